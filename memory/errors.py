@@ -1,0 +1,29 @@
+"""Errors raised by the memory package.
+
+    MemoryStoreError
+    ├── DriverUnavailable   no SQLite driver here can load sqlite-vec
+    ├── ModelMismatch       the database was indexed with another embedding model
+    ├── NotFound            no such item in this scope
+    └── EmbeddingFailed     the embedder raised or returned the wrong shape
+"""
+from __future__ import annotations
+
+
+class MemoryStoreError(Exception):
+    """Base of every error the memory package raises."""
+
+
+class DriverUnavailable(MemoryStoreError):
+    """No SQLite driver in this environment can load the sqlite-vec extension."""
+
+
+class ModelMismatch(MemoryStoreError):
+    """The database's vectors come from a different embedding model than the configured one."""
+
+
+class NotFound(MemoryStoreError):
+    """The item does not exist in the caller's scope."""
+
+
+class EmbeddingFailed(MemoryStoreError):
+    """The embedder failed or returned vectors of the wrong dimension."""

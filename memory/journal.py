@@ -1,0 +1,140 @@
+"""The verbatim session log: every message in and out, written before anything else happens."""
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from memory.db import Database
+from memory.errors import MemoryStoreError
+from memory.index import SearchIndex
+from memory.models import Message, Scope, ts
+
+log = logging.getLogger(__name__)
+
+_COLUMNS = "id, role, text, created_at, channel, channel_message_id, proactive"
+
+
+def _message(row: Any) -> Message:
+    id_, role, text, created, channel, channel_id, proactive = row
+    return Message(id_, role, text, ts(created), channel, channel_id, bool(proactive))  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class NewMessage:
+    """A message to log in bulk."""
+
+    role: str
+    text: str
+    created_at: float
+    channel: str = ""
+    channel_message_id: str | None = None
+
+
+class Journal:
+    """Append and read the session log; messages are also indexed for recall."""
+
+    def __init__(self, db: Database, index: SearchIndex) -> None:
+        self.db = db
+        self.index = index
+
+    async def add(
+        self, scope: Scope, role: str, text: str, *, channel: str = "", channel_message_id: str | None = None,
+        created_at: float | None = None, proactive: bool = False, index: bool = True,
+    ) -> Message:
+        """Log a message durably first, then index it; a failing index never loses the message."""
+        now = time.time() if created_at is None else created_at
+        async with self.db.transaction() as tx:
+            msg_id = await tx.execute(
+                "INSERT INTO messages(scope_id, role, text, created_at, channel, channel_message_id, proactive)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (scope.id, role, text, now, channel, channel_message_id, int(proactive)),
+            )
+        message = Message(msg_id, role, text, ts(now), channel, channel_message_id, proactive)  # type: ignore[arg-type]
+        if index and text.strip():
+            try:
+                await self._index(scope, [message])
+            except MemoryStoreError:
+                log.exception("message %s logged but not indexed; `mnemo reindex` will pick it up", msg_id)
+        return message
+
+    async def add_many(self, scope: Scope, items: Sequence[NewMessage]) -> list[Message]:
+        """Log and index many messages with one batched embedding and one transaction."""
+        vectors = await self.index.embed([m.text for m in items])
+        out = []
+        async with self.db.transaction() as tx:
+            for item, vector in zip(items, vectors):
+                msg_id = await tx.execute(
+                    "INSERT INTO messages(scope_id, role, text, created_at, channel, channel_message_id)"
+                    " VALUES (?, ?, ?, ?, ?, ?)",
+                    (scope.id, item.role, item.text, item.created_at, item.channel, item.channel_message_id),
+                )
+                doc = await self.index.add(tx, scope.id, "message", msg_id, item.text, vector, item.created_at)
+                await tx.execute("UPDATE messages SET doc_id = ? WHERE id = ?", (doc, msg_id))
+                out.append(Message(msg_id, item.role, item.text, ts(item.created_at),  # type: ignore[arg-type]
+                                   item.channel, item.channel_message_id))
+        return out
+
+    async def _index(self, scope: Scope, messages: Sequence[Message]) -> None:
+        vectors = await self.index.embed([m.text for m in messages])
+        async with self.db.transaction() as tx:
+            for message, vector in zip(messages, vectors):
+                doc = await self.index.add(
+                    tx, scope.id, "message", message.id, message.text, vector, message.created_at.timestamp()
+                )
+                await tx.execute("UPDATE messages SET doc_id = ? WHERE id = ?", (doc, message.id))
+
+    async def get(self, scope: Scope, message_id: int) -> Message | None:
+        """One message of this scope."""
+        async with self.db.reading() as tx:
+            row = await tx.fetchone(f"SELECT {_COLUMNS} FROM messages WHERE id = ? AND scope_id = ?", (message_id, scope.id))
+        return _message(row) if row else None
+
+    async def by_channel_id(self, scope: Scope, channel: str, channel_message_id: str) -> Message | None:
+        """The user message that arrived with this channel id, if it was logged before."""
+        async with self.db.reading() as tx:
+            row = await tx.fetchone(
+                f"SELECT {_COLUMNS} FROM messages WHERE scope_id = ? AND channel = ? AND channel_message_id = ?"
+                " AND role = 'user'", (scope.id, channel, channel_message_id),
+            )
+        return _message(row) if row else None
+
+    async def recent(self, scope: Scope, limit: int = 20, before_id: int | None = None) -> list[Message]:
+        """The last `limit` messages, oldest first."""
+        sql = f"SELECT {_COLUMNS} FROM messages WHERE scope_id = ?"
+        args: list[Any] = [scope.id]
+        if before_id is not None:
+            sql += " AND id < ?"
+            args.append(before_id)
+        async with self.db.reading() as tx:
+            rows = await tx.fetchall(sql + " ORDER BY id DESC LIMIT ?", (*args, limit))
+        return [_message(r) for r in reversed(rows)]
+
+    async def first(self, scope: Scope, limit: int = 2) -> list[Message]:
+        """The first messages ever exchanged in this scope."""
+        async with self.db.reading() as tx:
+            rows = await tx.fetchall(f"SELECT {_COLUMNS} FROM messages WHERE scope_id = ? ORDER BY id LIMIT ?", (scope.id, limit))
+        return [_message(r) for r in rows]
+
+    async def between(self, scope: Scope, start: float, end: float, limit: int = 200) -> list[Message]:
+        """Messages in [start, end), oldest first."""
+        async with self.db.reading() as tx:
+            rows = await tx.fetchall(
+                f"SELECT {_COLUMNS} FROM messages WHERE scope_id = ? AND created_at >= ? AND created_at < ?"
+                " ORDER BY created_at, id LIMIT ?", (scope.id, start, end, limit),
+            )
+        return [_message(r) for r in rows]
+
+    async def count(self, scope: Scope) -> int:
+        """How many messages the scope holds."""
+        async with self.db.reading() as tx:
+            return int((await tx.fetchone("SELECT count(*) FROM messages WHERE scope_id = ?", (scope.id,)))[0])
+
+    async def last_user_message(self, scope: Scope) -> Message | None:
+        """The newest message the user wrote."""
+        async with self.db.reading() as tx:
+            row = await tx.fetchone(
+                f"SELECT {_COLUMNS} FROM messages WHERE scope_id = ? AND role = 'user' ORDER BY id DESC LIMIT 1", (scope.id,)
+            )
+        return _message(row) if row else None

@@ -1,0 +1,219 @@
+"""Numbered schema migrations, recorded in the `migrations` table; running them twice is a no-op."""
+from __future__ import annotations
+
+import logging
+import time
+from typing import Awaitable, Callable
+
+from memory.db import Database, Tx
+
+log = logging.getLogger(__name__)
+
+Migration = Callable[[Tx], Awaitable[None]]
+
+
+async def m001_scopes_and_meta(tx: Tx) -> None:
+    """Create the scope table (companion x user) and key/value metadata."""
+    await tx.execute(
+        """CREATE TABLE scopes (
+            id INTEGER PRIMARY KEY,
+            companion_id TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            UNIQUE (companion_id, user_id))"""
+    )
+    await tx.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+
+
+async def m002_messages(tx: Tx) -> None:
+    """Create the verbatim session log."""
+    await tx.execute(
+        """CREATE TABLE messages (
+            id INTEGER PRIMARY KEY,
+            scope_id INTEGER NOT NULL REFERENCES scopes(id),
+            role TEXT NOT NULL CHECK (role IN ('user', 'assistant', 'system')),
+            text TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            channel TEXT NOT NULL DEFAULT '',
+            channel_message_id TEXT,
+            proactive INTEGER NOT NULL DEFAULT 0,
+            doc_id INTEGER)"""
+    )
+    await tx.execute("CREATE INDEX messages_scope_time ON messages(scope_id, created_at)")
+    await tx.execute(
+        "CREATE UNIQUE INDEX messages_channel_id ON messages(scope_id, channel, channel_message_id)"
+        " WHERE channel_message_id IS NOT NULL AND role = 'user'"
+    )
+
+
+async def m003_memory_items(tx: Tx) -> None:
+    """Create notes, profile entries, thoughts, diary, open topics, learned rules and the audit log."""
+    await tx.execute(
+        """CREATE TABLE notes (
+            id INTEGER PRIMARY KEY,
+            scope_id INTEGER NOT NULL REFERENCES scopes(id),
+            kind TEXT NOT NULL,
+            text TEXT NOT NULL,
+            importance INTEGER NOT NULL DEFAULT 5 CHECK (importance BETWEEN 1 AND 10),
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL,
+            valid_from REAL,
+            valid_to REAL,
+            superseded_by INTEGER REFERENCES notes(id),
+            source_message_ids TEXT NOT NULL DEFAULT '[]',
+            norm_hash TEXT NOT NULL,
+            doc_id INTEGER)"""
+    )
+    await tx.execute("CREATE INDEX notes_scope_kind ON notes(scope_id, kind, norm_hash)")
+    await tx.execute(
+        """CREATE TABLE profile_entries (
+            id INTEGER PRIMARY KEY,
+            scope_id INTEGER NOT NULL REFERENCES scopes(id),
+            category TEXT NOT NULL,
+            key TEXT NOT NULL,
+            value TEXT NOT NULL,
+            importance INTEGER NOT NULL DEFAULT 5,
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL,
+            doc_id INTEGER,
+            UNIQUE (scope_id, category, key))"""
+    )
+    await tx.execute(
+        """CREATE TABLE thoughts (
+            id INTEGER PRIMARY KEY,
+            scope_id INTEGER NOT NULL REFERENCES scopes(id),
+            text TEXT NOT NULL,
+            origin TEXT NOT NULL DEFAULT '',
+            created_at REAL NOT NULL,
+            doc_id INTEGER)"""
+    )
+    await tx.execute(
+        """CREATE TABLE diary_entries (
+            id INTEGER PRIMARY KEY,
+            scope_id INTEGER NOT NULL REFERENCES scopes(id),
+            day TEXT NOT NULL,
+            text TEXT NOT NULL,
+            created_at REAL NOT NULL,
+            doc_id INTEGER)"""
+    )
+    await tx.execute(
+        """CREATE TABLE open_topics (
+            id INTEGER PRIMARY KEY,
+            scope_id INTEGER NOT NULL REFERENCES scopes(id),
+            text TEXT NOT NULL,
+            due_at REAL,
+            origin TEXT NOT NULL DEFAULT '',
+            status TEXT NOT NULL DEFAULT 'open' CHECK (status IN ('open', 'raised', 'done', 'dropped')),
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL)"""
+    )
+    await tx.execute("CREATE INDEX open_topics_due ON open_topics(scope_id, status, due_at)")
+    await tx.execute(
+        """CREATE TABLE learned_rules (
+            id INTEGER PRIMARY KEY,
+            scope_id INTEGER NOT NULL REFERENCES scopes(id),
+            text TEXT NOT NULL,
+            status TEXT NOT NULL DEFAULT 'pending'
+                CHECK (status IN ('pending', 'active', 'disabled', 'rejected')),
+            created_at REAL NOT NULL,
+            decided_at REAL)"""
+    )
+    await tx.execute(
+        """CREATE TABLE audit_log (
+            id INTEGER PRIMARY KEY,
+            scope_id INTEGER NOT NULL REFERENCES scopes(id),
+            processing_id TEXT NOT NULL,
+            action TEXT NOT NULL,
+            item_type TEXT NOT NULL,
+            item_id INTEGER,
+            before TEXT,
+            after TEXT,
+            reason TEXT NOT NULL DEFAULT '',
+            created_at REAL NOT NULL)"""
+    )
+    await tx.execute("CREATE INDEX audit_scope_processing ON audit_log(scope_id, processing_id)")
+
+
+async def m004_search_index(tx: Tx) -> None:
+    """Create the search documents and their two full-text indexes, kept in step by triggers.
+
+    Words are indexed with unicode61 + porter (English inflections); a trigram index beside it
+    finds German compounds and inflections by substring ("Kino" in "Kinoabend"). The vector
+    table depends on the embedding model and is created by the store once the model is known.
+    """
+    await tx.execute(
+        """CREATE TABLE docs (
+            id INTEGER PRIMARY KEY,
+            scope_id INTEGER NOT NULL REFERENCES scopes(id),
+            source TEXT NOT NULL,
+            item_id INTEGER NOT NULL,
+            text TEXT NOT NULL,
+            content_hash TEXT NOT NULL,
+            importance INTEGER NOT NULL DEFAULT 5,
+            created_at REAL NOT NULL,
+            UNIQUE (source, item_id))"""
+    )
+    await tx.execute("CREATE INDEX docs_scope_source ON docs(scope_id, source, created_at)")
+    await tx.execute(
+        "CREATE VIRTUAL TABLE fts_words USING fts5(text, content='docs', content_rowid='id',"
+        " tokenize='porter unicode61 remove_diacritics 2')"
+    )
+    await tx.execute(
+        "CREATE VIRTUAL TABLE fts_trigram USING fts5(text, content='docs', content_rowid='id',"
+        " tokenize='trigram')"
+    )
+    for table in ("fts_words", "fts_trigram"):
+        await tx.execute(
+            f"CREATE TRIGGER docs_ai_{table} AFTER INSERT ON docs BEGIN"
+            f" INSERT INTO {table}(rowid, text) VALUES (new.id, new.text); END"
+        )
+        await tx.execute(
+            f"CREATE TRIGGER docs_ad_{table} AFTER DELETE ON docs BEGIN"
+            f" INSERT INTO {table}({table}, rowid, text) VALUES ('delete', old.id, old.text); END"
+        )
+        await tx.execute(
+            f"CREATE TRIGGER docs_au_{table} AFTER UPDATE OF text ON docs BEGIN"
+            f" INSERT INTO {table}({table}, rowid, text) VALUES ('delete', old.id, old.text);"
+            f" INSERT INTO {table}(rowid, text) VALUES (new.id, new.text); END"
+        )
+    await tx.execute(
+        """CREATE TABLE embedding_cache (
+            model TEXT NOT NULL,
+            purpose TEXT NOT NULL,
+            content_hash TEXT NOT NULL,
+            vector BLOB NOT NULL,
+            PRIMARY KEY (model, purpose, content_hash))"""
+    )
+
+
+MIGRATIONS: list[Migration] = [
+    m001_scopes_and_meta,
+    m002_messages,
+    m003_memory_items,
+    m004_search_index,
+]
+
+
+async def migrate(db: Database) -> list[str]:
+    """Apply every migration not yet recorded, each in its own transaction; return their names."""
+    async with db.transaction() as tx:
+        await tx.execute(
+            "CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)"
+        )
+        done = {row[0] for row in await tx.fetchall("SELECT name FROM migrations")}
+    applied = []
+    for migration in MIGRATIONS:
+        name = migration.__name__
+        if name in done:
+            continue
+        async with db.transaction() as tx:
+            await migration(tx)
+            await tx.execute("INSERT INTO migrations(name, applied_at) VALUES (?, ?)", (name, time.time()))
+        log.info("applied migration %s", name)
+        applied.append(name)
+    return applied
+
+
+def pending(applied: set[str]) -> list[str]:
+    """Names of the migrations not in applied, in order."""
+    return [m.__name__ for m in MIGRATIONS if m.__name__ not in applied]

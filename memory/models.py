@@ -1,0 +1,153 @@
+"""The plain records the store hands out."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Literal
+
+Source = Literal["message", "note", "profile", "thought", "diary"]
+SEARCHABLE: tuple[Source, ...] = ("message", "note", "profile", "thought", "diary")
+
+
+def ts(value: float | None) -> datetime | None:
+    """Turn a stored unix time into an aware UTC datetime."""
+    return None if value is None else datetime.fromtimestamp(value, tz=timezone.utc)
+
+
+@dataclass(frozen=True)
+class Scope:
+    """One companion talking with one user; every row belongs to exactly one scope."""
+
+    id: int
+    companion_id: str
+    user_id: str
+
+
+@dataclass(frozen=True)
+class Message:
+    """One line of the verbatim session log."""
+
+    id: int
+    role: str
+    text: str
+    created_at: datetime
+    channel: str = ""
+    channel_message_id: str | None = None
+    proactive: bool = False
+
+
+@dataclass(frozen=True)
+class Note:
+    """A fact about the user or the content of a conversation."""
+
+    id: int
+    kind: str
+    text: str
+    importance: int
+    created_at: datetime
+    updated_at: datetime
+    valid_from: datetime | None = None
+    valid_to: datetime | None = None
+    superseded_by: int | None = None
+    source_message_ids: tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class NoteWrite:
+    """What add_note did: stored a new note, or found an exact or semantic duplicate."""
+
+    note: Note
+    created: bool
+    duplicate: Literal["", "exact", "semantic"] = ""
+
+
+@dataclass(frozen=True)
+class ProfileEntry:
+    """A structured, always-present fact (category/key/value)."""
+
+    id: int
+    category: str
+    key: str
+    value: str
+    importance: int
+    updated_at: datetime
+
+
+@dataclass(frozen=True)
+class Thought:
+    """Something the companion concluded while reflecting."""
+
+    id: int
+    text: str
+    origin: str
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class DiaryEntry:
+    """The companion's own diary entry for one day."""
+
+    id: int
+    day: str
+    text: str
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class OpenTopic:
+    """Something to ask about later, due at a time."""
+
+    id: int
+    text: str
+    due_at: datetime | None
+    origin: str
+    status: str
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class LearnedRule:
+    """A behaviour rule; only 'active' rules reach the prompt, and only after the user's yes."""
+
+    id: int
+    text: str
+    status: str
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class AuditEntry:
+    """One change in one processing, with the item before and after."""
+
+    id: int
+    processing_id: str
+    action: str
+    item_type: str
+    item_id: int | None
+    before: dict | None
+    after: dict | None
+    reason: str
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class Components:
+    """The separate signals behind a search hit, kept for debugging and tuning."""
+
+    cosine: float = 0.0
+    words: float = 0.0
+    trigram: float = 0.0
+    age_days: float = 0.0
+    importance: int = 5
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    """One search result with its fused score and component scores."""
+
+    source: Source
+    item_id: int
+    text: str
+    score: float
+    created_at: datetime
+    components: Components = field(default_factory=Components)

@@ -1,0 +1,162 @@
+"""Notes: facts about the user and the content of conversations, deduplicated and searchable."""
+from __future__ import annotations
+
+import json
+import time
+from typing import Any, Sequence
+
+from memory import audit
+from memory.db import Database
+from memory.errors import NotFound
+from memory.index import SearchIndex
+from memory.models import Note, NoteWrite, Scope, ts
+from memory.text import normalize, content_hash
+
+_COLUMNS = ("id, kind, text, importance, created_at, updated_at, valid_from, valid_to,"
+            " superseded_by, source_message_ids, doc_id")
+
+
+def _note(row: Any) -> Note:
+    (id_, kind, text, importance, created, updated, valid_from, valid_to, superseded, sources, _doc) = row
+    return Note(
+        id=id_, kind=kind, text=text, importance=importance, created_at=ts(created),  # type: ignore[arg-type]
+        updated_at=ts(updated), valid_from=ts(valid_from), valid_to=ts(valid_to),  # type: ignore[arg-type]
+        superseded_by=superseded, source_message_ids=tuple(json.loads(sources)),
+    )
+
+
+class Notes:
+    """Store, edit, close and delete notes; each change moves row, vector and full text together."""
+
+    def __init__(self, db: Database, index: SearchIndex, semantic_threshold: float = 0.82) -> None:
+        self.db = db
+        self.index = index
+        self.semantic_threshold = semantic_threshold
+
+    async def add(
+        self, scope: Scope, text: str, *, kind: str = "fact", importance: int = 5,
+        source_message_ids: Sequence[int] = (), created_at: float | None = None,
+        valid_from: float | None = None, dedupe: bool = True, processing: str | None = None,
+        reason: str = "",
+    ) -> NoteWrite:
+        """Store a note unless the scope already holds the same (exact) or nearly the same (semantic) one."""
+        text = text.strip()
+        norm = content_hash(normalize(text))
+        if dedupe:
+            async with self.db.reading() as tx:
+                row = await tx.fetchone(
+                    f"SELECT {_COLUMNS} FROM notes WHERE scope_id = ? AND kind = ? AND norm_hash = ?"
+                    " AND valid_to IS NULL", (scope.id, kind, norm),
+                )
+            if row:
+                return NoteWrite(_note(row), created=False, duplicate="exact")
+        vector = (await self.index.embed([text]))[0]
+        if dedupe:
+            for _doc, item_id, cosine in await self.index.nearest(scope.id, vector, "note", k=3):
+                if cosine >= self.semantic_threshold:
+                    existing = await self.get(scope, item_id)
+                    if existing.kind == kind:
+                        return NoteWrite(existing, created=False, duplicate="semantic")
+        now = time.time() if created_at is None else created_at
+        processing = processing or audit.new_processing("note")
+        async with self.db.transaction() as tx:
+            note_id = await tx.execute(
+                "INSERT INTO notes(scope_id, kind, text, importance, created_at, updated_at, valid_from,"
+                " source_message_ids, norm_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (scope.id, kind, text, _clamp(importance), now, now, valid_from,
+                 json.dumps(list(source_message_ids)), norm),
+            )
+            doc_id = await self.index.add(tx, scope.id, "note", note_id, text, vector, now, _clamp(importance))
+            await tx.execute("UPDATE notes SET doc_id = ? WHERE id = ?", (doc_id, note_id))
+            note = _note(await tx.fetchone(f"SELECT {_COLUMNS} FROM notes WHERE id = ?", (note_id,)))
+            await audit.record(tx, scope.id, processing, "create", "note", note_id, after=note, reason=reason)
+        return NoteWrite(note, created=True)
+
+    async def get(self, scope: Scope, note_id: int) -> Note:
+        """One note of this scope, or NotFound."""
+        async with self.db.reading() as tx:
+            row = await tx.fetchone(f"SELECT {_COLUMNS} FROM notes WHERE id = ? AND scope_id = ?", (note_id, scope.id))
+        if row is None:
+            raise NotFound(f"note {note_id}")
+        return _note(row)
+
+    async def list(
+        self, scope: Scope, kind: str | None = None, *, include_closed: bool = False,
+        limit: int = 50, offset: int = 0,
+    ) -> list[Note]:
+        """Notes of the scope, newest first."""
+        sql = f"SELECT {_COLUMNS} FROM notes WHERE scope_id = ?"
+        args: list[Any] = [scope.id]
+        if kind:
+            sql += " AND kind = ?"
+            args.append(kind)
+        if not include_closed:
+            sql += " AND valid_to IS NULL"
+        sql += " ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?"
+        async with self.db.reading() as tx:
+            return [_note(r) for r in await tx.fetchall(sql, (*args, limit, offset))]
+
+    async def count(self, scope: Scope, *, include_closed: bool = False) -> int:
+        """How many notes the scope holds."""
+        sql = "SELECT count(*) FROM notes WHERE scope_id = ?" + ("" if include_closed else " AND valid_to IS NULL")
+        async with self.db.reading() as tx:
+            return int((await tx.fetchone(sql, (scope.id,)))[0])
+
+    async def edit(
+        self, scope: Scope, note_id: int, text: str, *, importance: int | None = None,
+        processing: str | None = None, reason: str = "",
+    ) -> Note:
+        """Change a note's text (re-embedded) and optionally its importance."""
+        before = await self.get(scope, note_id)
+        text = text.strip()
+        vector = (await self.index.embed([text]))[0]
+        processing = processing or audit.new_processing("edit")
+        imp = _clamp(importance) if importance is not None else None
+        async with self.db.transaction() as tx:
+            await tx.execute(
+                "UPDATE notes SET text = ?, norm_hash = ?, importance = COALESCE(?, importance), updated_at = ?"
+                " WHERE id = ? AND scope_id = ?",
+                (text, content_hash(normalize(text)), imp, time.time(), note_id, scope.id),
+            )
+            row = await tx.fetchone(f"SELECT {_COLUMNS} FROM notes WHERE id = ?", (note_id,))
+            if row[-1] is not None:
+                await self.index.update(tx, row[-1], text, vector, imp)
+            after = _note(row)
+            await audit.record(tx, scope.id, processing, "update", "note", note_id, before, after, reason)
+        return after
+
+    async def close(
+        self, scope: Scope, note_id: int, *, superseded_by: int | None = None,
+        processing: str | None = None, reason: str = "", at: float | None = None,
+    ) -> Note:
+        """End a note's validity (kept for history, gone from search)."""
+        before = await self.get(scope, note_id)
+        processing = processing or audit.new_processing("close")
+        async with self.db.transaction() as tx:
+            row = await tx.fetchone("SELECT doc_id FROM notes WHERE id = ?", (note_id,))
+            if row[0] is not None:
+                await self.index.remove(tx, row[0])
+            await tx.execute(
+                "UPDATE notes SET valid_to = ?, superseded_by = ?, doc_id = NULL, updated_at = ? WHERE id = ?",
+                (time.time() if at is None else at, superseded_by, time.time(), note_id),
+            )
+            after = _note(await tx.fetchone(f"SELECT {_COLUMNS} FROM notes WHERE id = ?", (note_id,)))
+            await audit.record(tx, scope.id, processing, "close", "note", note_id, before, after, reason)
+        return after
+
+    async def delete(self, scope: Scope, note_id: int, *, processing: str | None = None, reason: str = "") -> Note:
+        """Delete a note with its vector and full-text entries, in one transaction."""
+        before = await self.get(scope, note_id)
+        processing = processing or audit.new_processing("forget")
+        async with self.db.transaction() as tx:
+            row = await tx.fetchone("SELECT doc_id FROM notes WHERE id = ?", (note_id,))
+            if row[0] is not None:
+                await self.index.remove(tx, row[0])
+            await tx.execute("UPDATE notes SET superseded_by = NULL WHERE superseded_by = ?", (note_id,))
+            await tx.execute("DELETE FROM notes WHERE id = ? AND scope_id = ?", (note_id, scope.id))
+            await audit.record(tx, scope.id, processing, "delete", "note", note_id, before=before, reason=reason)
+        return before
+
+
+def _clamp(importance: int) -> int:
+    return max(1, min(10, int(importance)))

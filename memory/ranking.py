@@ -1,0 +1,69 @@
+"""How search candidates are scored: a pure fusion of meaning, words, trigrams, recency and importance."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Weights:
+    """Fusion weights; tuned on the LoCoMo and German development sets (docs/benchmarks.md)."""
+
+    vector: float = 1.0
+    words: float = 0.35
+    trigram: float = 0.25
+    recency_half_life_days: float = 30.0
+    recency_floor: float = 0.5
+    importance: float = 0.05  # share of the score that importance 1..10 may move
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """Raw signals for one document."""
+
+    doc_id: int
+    cosine: float
+    words: float  # bm25 as FTS5 reports it, negated: higher is better, 0 = no match
+    trigram: float
+    age_days: float
+    importance: int
+
+
+def recency_factor(age_days: float, half_life_days: float, floor: float) -> float:
+    """Exponential decay by age, never below floor: 1.0 now, 0.5 + floor/2 after one half-life."""
+    decay = math.pow(0.5, max(age_days, 0.0) / half_life_days)
+    return floor + (1.0 - floor) * decay
+
+
+def _scaled(values: list[float]) -> list[float]:
+    """Scale non-negative scores into 0..1 by the best of them."""
+    top = max(values, default=0.0)
+    return [v / top if top > 0 else 0.0 for v in values]
+
+
+def _spread(values: list[float]) -> list[float]:
+    """Min-max scale cosines so models with compressed similarity ranges weigh the same."""
+    if not values:
+        return []
+    low, high = min(values), max(values)
+    if high - low < 1e-9:
+        return [1.0 for _ in values]
+    return [(v - low) / (high - low) for v in values]
+
+
+def fuse(candidates: list[Candidate], weights: Weights) -> list[tuple[int, float]]:
+    """Score every candidate and return (doc_id, score) best first."""
+    if not candidates:
+        return []
+    cos = _spread([c.cosine for c in candidates])
+    words = _scaled([c.words for c in candidates])
+    tri = _scaled([c.trigram for c in candidates])
+    total = weights.vector + weights.words + weights.trigram
+    scored = []
+    for c, v, w, t in zip(candidates, cos, words, tri):
+        relevance = (weights.vector * v + weights.words * w + weights.trigram * t) / total
+        recency = recency_factor(c.age_days, weights.recency_half_life_days, weights.recency_floor)
+        importance = 1.0 + weights.importance * (c.importance - 5) / 5
+        scored.append((c.doc_id, relevance * recency * importance))
+    scored.sort(key=lambda pair: pair[1], reverse=True)
+    return scored

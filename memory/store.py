@@ -1,0 +1,99 @@
+"""MemoryStore: the one entry point to everything mnemo remembers, in one SQLite file."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Sequence
+
+from memory import audit
+from memory.db import Database
+from memory.embedder import Embedder, calibration
+from memory.index import SearchIndex
+from memory.items import Diary, Profile, Rules, Thoughts, Topics
+from memory.journal import Journal
+from memory.migrations import migrate
+from memory.models import AuditEntry, Scope, SearchHit, Source
+from memory.notes import Notes
+from memory.ranking import Weights
+
+DB_FILENAME = "mnemo.sqlite3"
+
+
+class MemoryStore:
+    """Messages, notes, profile, thoughts, diary, open topics, rules and audit, scoped per companion and user."""
+
+    def __init__(self, db: Database, index: SearchIndex, semantic_dedupe: float = 0.82) -> None:
+        self.db = db
+        self.index = index
+        self.messages = Journal(db, index)
+        self.notes = Notes(db, index, semantic_dedupe)
+        self.profile = Profile(db, index)
+        self.thoughts = Thoughts(db, index)
+        self.diary = Diary(db, index)
+        self.topics = Topics(db)
+        self.rules = Rules(db)
+        self._scopes: dict[tuple[str, str], Scope] = {}
+
+    @classmethod
+    async def open(
+        cls, path: Path | str, embedder: Embedder, *, weights: Weights | None = None,
+        semantic_dedupe: float | None = None,
+    ) -> "MemoryStore":
+        """Open the database (a file path, or a data directory), migrate it and check the embedding model."""
+        path = Path(path)
+        if path.suffix == "" or path.is_dir():
+            path = path / DB_FILENAME
+        db = await Database.open(path)
+        try:
+            await migrate(db)
+            index = SearchIndex(db, embedder, weights)
+            await index.ensure_model()
+        except BaseException:
+            await db.close()
+            raise
+        if semantic_dedupe is None:
+            semantic_dedupe = calibration(embedder.name).duplicate
+        return cls(db, index, semantic_dedupe)
+
+    async def close(self) -> None:
+        """Close the database."""
+        await self.db.close()
+
+    async def __aenter__(self) -> "MemoryStore":
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def scope(self, companion_id: str, user_id: str) -> Scope:
+        """The scope of one companion and one user, created on first use."""
+        key = (companion_id, user_id)
+        if key in self._scopes:
+            return self._scopes[key]
+        async with self.db.transaction() as tx:
+            await tx.execute(
+                "INSERT OR IGNORE INTO scopes(companion_id, user_id, created_at) VALUES (?, ?, ?)",
+                (companion_id, user_id, time.time()),
+            )
+            row = await tx.fetchone("SELECT id FROM scopes WHERE companion_id = ? AND user_id = ?", key)
+        scope = Scope(int(row[0]), companion_id, user_id)
+        self._scopes[key] = scope
+        return scope
+
+    async def search(
+        self, scope: Scope, query: str, sources: Sequence[Source] = ("note",), k: int = 10, *,
+        window: tuple[float, float] | None = None, now: float | None = None, min_cosine: float | None = None,
+    ) -> list[SearchHit]:
+        """Hybrid search (meaning + words + trigrams, recency and importance) within one scope."""
+        if not query.strip():
+            return []
+        return await self.index.search(scope.id, query, sources, k, window=window, now=now, min_cosine=min_cosine)
+
+    async def audit_log(self, scope: Scope, limit: int = 50) -> list[AuditEntry]:
+        """The newest audit entries of a scope, newest first."""
+        async with self.db.reading() as tx:
+            rows = await tx.fetchall(
+                f"SELECT {audit.AUDIT_COLUMNS} FROM audit_log WHERE scope_id = ? ORDER BY id DESC LIMIT ?",
+                (scope.id, limit),
+            )
+        return [audit.entry_from_row(r) for r in rows]

@@ -1,0 +1,205 @@
+"""The memory store on a real SQLite file: scope, dedupe, edits, deletes, atomicity, model checks."""
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from memory.errors import ModelMismatch, NotFound
+from memory.migrations import MIGRATIONS, migrate
+from memory.store import MemoryStore
+from tests.fakes.embedder import FakeEmbedder
+
+
+async def counts(store: MemoryStore) -> dict[str, int]:
+    """Rows in the note table and in each part of the search index."""
+    async with store.db.reading() as tx:
+        out = {}
+        for name, sql in {
+            "notes": "SELECT count(*) FROM notes",
+            "docs": "SELECT count(*) FROM docs",
+            "vectors": "SELECT count(*) FROM vec_docs",
+            "words": "SELECT count(*) FROM fts_words",
+            "trigrams": "SELECT count(*) FROM fts_trigram",
+        }.items():
+            out[name] = (await tx.fetchone(sql))[0]
+    return out
+
+
+async def fts_hits(store: MemoryStore, word: str) -> int:
+    async with store.db.reading() as tx:
+        return (await tx.fetchone("SELECT count(*) FROM fts_words WHERE fts_words MATCH ?", (f'"{word}"',)))[0]
+
+
+async def test_two_users_with_the_same_text_never_see_each_other(store: MemoryStore) -> None:
+    anna = await store.scope("mnemo", "anna")
+    ben = await store.scope("mnemo", "ben")
+    other_companion = await store.scope("other", "anna")
+    a = await store.notes.add(anna, "Mein Hund heißt Bello")
+    b = await store.notes.add(ben, "Mein Hund heißt Bello")
+    assert a.created and b.created and a.note.id != b.note.id
+    for scope, own in ((anna, a.note.id), (ben, b.note.id)):
+        hits = await store.search(scope, "Hund Bello")
+        assert [h.item_id for h in hits] == [own]
+    assert await store.search(other_companion, "Hund Bello") == []
+    with pytest.raises(NotFound):
+        await store.notes.get(ben, a.note.id)
+
+
+async def test_exact_duplicate_is_not_stored_twice(store: MemoryStore) -> None:
+    scope = await store.scope("mnemo", "anna")
+    first = await store.notes.add(scope, "Anna mag kurze Antworten.")
+    again = await store.notes.add(scope, "  anna MAG kurze antworten ")
+    assert again.duplicate == "exact" and again.note.id == first.note.id
+    assert (await counts(store))["notes"] == 1
+
+
+async def test_semantic_duplicate_is_not_stored_twice(store: MemoryStore) -> None:
+    scope = await store.scope("mnemo", "anna")
+    first = await store.notes.add(scope, "Anna trinkt morgens Tee")
+    # Same words in another order: the fake embedder maps it to the same vector (cosine 1.0).
+    again = await store.notes.add(scope, "Morgens trinkt Anna Tee")
+    assert again.duplicate == "semantic" and again.note.id == first.note.id
+    different = await store.notes.add(scope, "Anna trinkt abends Wein")
+    assert different.created
+    other_kind = await store.notes.add(scope, "Morgens trinkt Anna Tee", kind="content")
+    assert other_kind.created, "dedupe is within one kind"
+
+
+async def test_diary_entries_are_never_deduplicated(store: MemoryStore) -> None:
+    scope = await store.scope("mnemo", "anna")
+    await store.diary.add(scope, "2026-11-28", "Ein ruhiger Tag.")
+    await store.diary.add(scope, "2026-11-29", "Ein ruhiger Tag.")
+    assert await store.diary.count(scope) == 2
+
+
+async def test_edit_reembeds_and_reindexes(store: MemoryStore, embedder: FakeEmbedder) -> None:
+    scope = await store.scope("mnemo", "anna")
+    note = (await store.notes.add(scope, "Anna wohnt in Freiburg")).note
+    edited = await store.notes.edit(scope, note.id, "Anna wohnt in Leipzig", reason="umgezogen")
+    assert edited.text == "Anna wohnt in Leipzig"
+    assert ["Anna wohnt in Leipzig"] in embedder.calls
+    assert [h.item_id for h in await store.search(scope, "Leipzig")] == [note.id]
+    assert await fts_hits(store, "freiburg") == 0
+    log = await store.audit_log(scope)
+    assert log[0].action == "update" and log[0].before["text"] == "Anna wohnt in Freiburg"
+    assert log[0].after["text"] == "Anna wohnt in Leipzig" and log[0].reason == "umgezogen"
+
+
+async def test_delete_removes_row_vector_and_full_text(store: MemoryStore) -> None:
+    scope = await store.scope("mnemo", "anna")
+    keep = (await store.notes.add(scope, "Anna spielt Geige")).note
+    gone = (await store.notes.add(scope, "Anna hat Angst vor Spinnen")).note
+    await store.notes.delete(scope, gone.id, reason="/forget")
+    assert await counts(store) == {"notes": 1, "docs": 1, "vectors": 1, "words": 1, "trigrams": 1}
+    assert await fts_hits(store, "spinnen") == 0
+    assert [h.item_id for h in await store.search(scope, "Angst Spinnen Geige")] == [keep.id]
+    with pytest.raises(NotFound):
+        await store.notes.get(scope, gone.id)
+
+
+async def test_closed_note_leaves_search_but_keeps_history(store: MemoryStore) -> None:
+    scope = await store.scope("mnemo", "anna")
+    old = (await store.notes.add(scope, "Anna arbeitet bei Siemens")).note
+    new = (await store.notes.add(scope, "Anna arbeitet bei Bosch")).note
+    closed = await store.notes.close(scope, old.id, superseded_by=new.id, reason="nicht mehr")
+    assert closed.valid_to is not None and closed.superseded_by == new.id
+    assert [h.item_id for h in await store.search(scope, "Siemens")] != [old.id]
+    assert old.id in [n.id for n in await store.notes.list(scope, include_closed=True)]
+    assert old.id not in [n.id for n in await store.notes.list(scope)]
+
+
+async def _fail_on(store: MemoryStore, table: str) -> None:
+    """Make the next insert into table fail inside the store's transaction (a crash between steps)."""
+    async with store.db.transaction() as tx:
+        await tx.execute(
+            f"CREATE TEMP TRIGGER fail_{table} BEFORE INSERT ON {table} BEGIN SELECT RAISE(ABORT, 'injected'); END"
+        )
+
+
+async def test_failure_after_row_before_index_leaves_no_row(store: MemoryStore) -> None:
+    scope = await store.scope("mnemo", "anna")
+    await _fail_on(store, "docs")  # the note row is written, its index entry fails
+    with pytest.raises(Exception, match="injected"):
+        await store.notes.add(scope, "Anna sammelt Briefmarken")
+    assert await counts(store) == {"notes": 0, "docs": 0, "vectors": 0, "words": 0, "trigrams": 0}
+
+
+async def test_failure_after_index_before_commit_leaves_no_index_entry(store: MemoryStore) -> None:
+    scope = await store.scope("mnemo", "anna")
+    await _fail_on(store, "audit_log")  # row, vector and full text are written, the last step fails
+    with pytest.raises(Exception, match="injected"):
+        await store.notes.add(scope, "Anna sammelt Briefmarken")
+    assert await counts(store) == {"notes": 0, "docs": 0, "vectors": 0, "words": 0, "trigrams": 0}
+    assert await store.search(scope, "Briefmarken") == []
+
+
+async def test_failed_delete_keeps_the_whole_note(store: MemoryStore) -> None:
+    scope = await store.scope("mnemo", "anna")
+    note = (await store.notes.add(scope, "Anna sammelt Briefmarken")).note
+    await _fail_on(store, "audit_log")
+    with pytest.raises(Exception, match="injected"):
+        await store.notes.delete(scope, note.id)
+    assert await counts(store) == {"notes": 1, "docs": 1, "vectors": 1, "words": 1, "trigrams": 1}
+    assert [h.item_id for h in await store.search(scope, "Briefmarken")] == [note.id]
+
+
+async def test_other_model_is_refused_with_a_clear_message(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "mnemo.sqlite3"
+    store = await MemoryStore.open(path, FakeEmbedder(dim=64, name="model-a"))
+    await store.close()
+    with pytest.raises(ModelMismatch) as err:
+        await MemoryStore.open(path, FakeEmbedder(dim=32, name="model-b"))
+    message = str(err.value)
+    assert "model-a" in message and "model-b" in message and "MNEMO_EMBEDDING_MODEL" in message
+    reopened = await MemoryStore.open(path, FakeEmbedder(dim=64, name="model-a"))
+    await reopened.close()
+
+
+async def test_migrations_from_empty_and_rerun(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from memory.db import Database
+
+    db = await Database.open(tmp_path / "m.sqlite3")
+    try:
+        assert await migrate(db) == [m.__name__ for m in MIGRATIONS]
+        assert await migrate(db) == []
+        async with db.reading() as tx:
+            tables = {r[0] for r in await tx.fetchall("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            recorded = [r[0] for r in await tx.fetchall("SELECT name FROM migrations ORDER BY name")]
+        assert {"messages", "notes", "profile_entries", "thoughts", "diary_entries", "open_topics",
+                "learned_rules", "audit_log", "docs", "fts_words", "fts_trigram"} <= tables
+        assert recorded == sorted(m.__name__ for m in MIGRATIONS)
+    finally:
+        await db.close()
+
+
+async def test_identical_text_is_embedded_once(store: MemoryStore, embedder: FakeEmbedder) -> None:
+    anna = await store.scope("mnemo", "anna")
+    ben = await store.scope("mnemo", "ben")
+    await store.notes.add(anna, "Der Kuchen war lecker")
+    await store.notes.add(ben, "Der Kuchen war lecker")
+    flat = [t for call in embedder.calls for t in call]
+    assert flat.count("Der Kuchen war lecker") == 1
+
+
+async def test_messages_are_found_within_a_time_window(store: MemoryStore) -> None:
+    scope = await store.scope("mnemo", "anna")
+    day = 86400.0
+    now = time.time()
+    old = await store.messages.add(scope, "user", "Ich war im Kino", created_at=now - 3 * day)
+    new = await store.messages.add(scope, "user", "Ich war wieder im Kino", created_at=now - 0.5 * day)
+    everything = await store.search(scope, "Kino", sources=("message",))
+    assert {h.item_id for h in everything} == {old.id, new.id}
+    recent = await store.search(scope, "Kino", sources=("message",), window=(now - day, now))
+    assert [h.item_id for h in recent] == [new.id]
+
+
+async def test_rules_need_a_decision_to_become_active(store: MemoryStore) -> None:
+    scope = await store.scope("mnemo", "anna")
+    rule = await store.rules.propose(scope, "Antworte kurz.")
+    assert await store.rules.list(scope, "active") == []
+    await store.rules.decide(scope, rule.id, "active", reason="ja")
+    assert [r.text for r in await store.rules.list(scope, "active")] == ["Antworte kurz."]
+    other = await store.scope("mnemo", "ben")
+    with pytest.raises(NotFound):
+        await store.rules.decide(other, rule.id, "disabled")
