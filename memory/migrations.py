@@ -186,11 +186,24 @@ async def m004_search_index(tx: Tx) -> None:
     )
 
 
+async def m005_conversation_state(tx: Tx) -> None:
+    """Per scope: the rolling summary of what left the recent window, and how far extraction got."""
+    await tx.execute(
+        """CREATE TABLE conversation_state (
+            scope_id INTEGER PRIMARY KEY REFERENCES scopes(id),
+            summary TEXT NOT NULL DEFAULT '',
+            summary_upto INTEGER NOT NULL DEFAULT 0,
+            extracted_upto INTEGER NOT NULL DEFAULT 0,
+            updated_at REAL NOT NULL)"""
+    )
+
+
 MIGRATIONS: list[Migration] = [
     m001_scopes_and_meta,
     m002_messages,
     m003_memory_items,
     m004_search_index,
+    m005_conversation_state,
 ]
 
 

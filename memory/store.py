@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Sequence
 
 from memory import audit
+from memory.conversation import Conversations
 from memory.db import Database
 from memory.embedder import Embedder, calibration
 from memory.index import SearchIndex
@@ -32,6 +33,7 @@ class MemoryStore:
         self.diary = Diary(db, index)
         self.topics = Topics(db)
         self.rules = Rules(db)
+        self.conversations = Conversations(db)
         self._scopes: dict[tuple[str, str], Scope] = {}
 
     @classmethod

@@ -1,0 +1,266 @@
+"""The conversation engine: one message in, memory read before, a reply out, memory written after."""
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+import traceback
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Awaitable, Callable, Sequence
+from zoneinfo import ZoneInfo
+
+from bot import extraction, summary
+from bot.errors import LLMError
+from bot.llm import LLM, ChatMessage, Completion, SystemBlock
+from bot.markers import Marker, split_markers
+from bot.prompt import PromptContext, build_prompt
+from bot.safety import signals_crisis
+from bot.texts import crisis_help, t
+from bot.tools import TOOLS, run_tool
+from memory.embedder import calibration
+from memory.models import Scope
+from memory.store import MemoryStore
+
+log = logging.getLogger(__name__)
+
+MAX_TOOL_ROUNDS = 4
+MAX_BUBBLES = 3
+
+
+@dataclass(frozen=True)
+class Incoming:
+    """A message from a user on some channel."""
+
+    user_id: str
+    text: str
+    channel: str = "console"
+    channel_message_id: str | None = None
+
+
+@dataclass(frozen=True)
+class Button:
+    """An inline button: a label and the data it sends back."""
+
+    label: str
+    data: str
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What the channel shows the user: up to three bubbles, maybe buttons."""
+
+    bubbles: tuple[str, ...]
+    buttons: tuple[Button, ...] = ()
+    failed: bool = False
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    """The settings the engine needs."""
+
+    companion_id: str = "mnemo"
+    companion_name: str = "Mnemo"
+    persona: str = ""
+    language: str = "de"
+    zone: ZoneInfo = field(default_factory=lambda: ZoneInfo("Europe/Berlin"))
+    recent_messages: int = 12
+    max_message_chars: int = 4000
+    relevance_floor: float | None = None
+    crisis_country: str = "DE"
+    use_tools: bool = True
+    extraction: str = "after_reply"
+    extraction_quiet_seconds: float = 120.0
+
+
+def split_bubbles(text: str, limit: int = MAX_BUBBLES) -> tuple[str, ...]:
+    """Split a reply at blank lines into at most `limit` bubbles (the last one takes the rest)."""
+    parts = [p.strip() for p in text.split("\n\n") if p.strip()]
+    if len(parts) <= limit:
+        return tuple(parts)
+    return tuple(parts[: limit - 1]) + ("\n\n".join(parts[limit - 1 :]),)
+
+
+def check_input(text: str, limit: int) -> str | None:
+    """Why a message is refused ('too_long', 'not_text', 'empty'), or None when it is fine."""
+    if len(text) > limit:
+        return "too_long"
+    if "\x00" in text or sum(1 for c in text if ord(c) < 32 and c not in "\n\r\t") > max(3, len(text) // 20):
+        return "not_text"
+    if not text.strip():
+        return "empty"
+    return None
+
+
+class Engine:
+    """Handles each message: log first, recall, ask the model (with tools), reply, learn in the background."""
+
+    def __init__(
+        self, store: MemoryStore, chat: LLM, background: LLM, config: EngineConfig,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.store = store
+        self.chat = chat
+        self.background = background
+        self.config = config
+        self.clock = clock
+        self.floor = config.relevance_floor
+        if self.floor is None:
+            self.floor = calibration(store.index.embedder.name).relevant
+        self._tasks: set[asyncio.Task[object]] = set()
+        self._quiet: dict[int, tuple[asyncio.TimerHandle, Scope]] = {}
+        self.last_prompt: tuple[list[SystemBlock], list[ChatMessage]] | None = None
+
+    async def scope_for(self, user_id: str) -> Scope:
+        """The scope of this companion and the user."""
+        return await self.store.scope(self.config.companion_id, user_id)
+
+    async def handle(self, incoming: Incoming) -> Reply | None:
+        """Answer one message; None when the channel already delivered this message before."""
+        lang = self.config.language
+        problem = check_input(incoming.text, self.config.max_message_chars)
+        if problem:
+            return Reply((t(lang, problem, size=len(incoming.text), limit=self.config.max_message_chars),), failed=True)
+        scope = await self.scope_for(incoming.user_id)
+        if incoming.channel_message_id is not None and await self.store.messages.by_channel_id(
+            scope, incoming.channel, incoming.channel_message_id
+        ):
+            return None
+        previous = await self.store.messages.last_user_message(scope)
+        message = await self.store.messages.add(
+            scope, "user", incoming.text, channel=incoming.channel,
+            channel_message_id=incoming.channel_message_id, created_at=self.clock(),
+        )
+        try:
+            text = await self._answer(scope, incoming.text, message.id, previous.created_at if previous else None)
+        except LLMError:
+            log.warning("chat model failed for message %s", message.id, exc_info=True)
+            return Reply((t(lang, "model_down"),), failed=True)
+        if signals_crisis(incoming.text):
+            help_text = crisis_help(self.config.crisis_country, lang)
+            if help_text not in text:
+                text = f"{text}\n\n{help_text}" if text else help_text
+        bubbles = split_bubbles(text) or (t(lang, "empty"),)
+        await self.store.messages.add(scope, "assistant", "\n\n".join(bubbles), channel=incoming.channel,
+                                      created_at=self.clock())
+        self._after_reply(scope)
+        return Reply(bubbles)
+
+    async def _context(self, scope: Scope, user_text: str, message_id: int, previous_at: float | None) -> PromptContext:
+        store, now = self.store, self.clock()
+        window = await store.messages.recent(scope, self.config.recent_messages, before_id=message_id)
+        crisis = signals_crisis(user_text)
+        due = await store.topics.due(scope, now, limit=1)
+        return PromptContext(
+            companion_name=self.config.companion_name, language=self.config.language, user_text=user_text,
+            now_local=datetime.fromtimestamp(now, self.config.zone), persona=self.config.persona,
+            profile=await store.profile.list(scope), rules=await store.rules.list(scope, "active"),
+            notes=await store.search(scope, user_text, ("note",), k=5, now=now, min_cosine=self.floor),
+            thoughts=await store.search(scope, user_text, ("thought",), k=3, now=now, min_cosine=self.floor),
+            pinned=await store.messages.first(scope, 2),
+            summary=(await store.conversations.get(scope)).summary,
+            window=window,
+            previous_user_at=datetime.fromtimestamp(previous_at, self.config.zone) if previous_at else None,
+            due_topic=due[0] if due else None,
+            crisis_notice=crisis_help(self.config.crisis_country, self.config.language) if crisis else "",
+            tools=self.config.use_tools,
+        )
+
+    async def _answer(self, scope: Scope, user_text: str, message_id: int, previous: datetime | None) -> str:
+        ctx = await self._context(scope, user_text, message_id, previous.timestamp() if previous else None)
+        system, messages = build_prompt(ctx)
+        self.last_prompt = (system, list(messages))
+        looked_up: list[str] = []
+        for _ in range(MAX_TOOL_ROUNDS):
+            completion = await self.chat.complete(messages, system=system, tools=TOOLS if self.config.use_tools else None)
+            text, markers = split_markers(completion.text, user_text)
+            recalls = [m for m in markers if m.kind == "recall"]
+            await self._keep(scope, [m for m in markers if m.kind != "recall"])
+            if completion.tool_calls:
+                messages = messages + [ChatMessage("assistant", completion.text, tool_calls=completion.tool_calls)]
+                for call in completion.tool_calls:
+                    result = await run_tool(self.store, scope, call, self.config.zone, message_id)
+                    looked_up.append(f"{call.name}({call.arguments})")
+                    messages.append(ChatMessage("tool", result, tool_call_id=call.id))
+                continue
+            if recalls and not text:
+                found = [await self._recall(scope, m.content, message_id) for m in recalls]
+                looked_up += [m.content for m in recalls]
+                messages = messages + [ChatMessage("assistant", completion.text),
+                                       ChatMessage("user", "<lookup>\n" + "\n\n".join(found) + "\n</lookup>")]
+                continue
+            return text
+        return await self._final_without_tools(messages, system, user_text)
+
+    async def _final_without_tools(self, messages: list[ChatMessage], system: list[SystemBlock], user_text: str) -> str:
+        """After the last tool round, ask once more for a plain answer."""
+        completion: Completion = await self.chat.complete(messages, system=system, tools=None)
+        return split_markers(completion.text, user_text)[0]
+
+    async def _recall(self, scope: Scope, query: str, current_id: int) -> str:
+        hits = await self.store.search(scope, query, ("note", "profile", "thought", "message"), k=7)
+        hits = [h for h in hits if h.source != "message" or h.item_id < current_id][:6]
+        lines = [f'{h.created_at:%Y-%m-%d}: "{h.text}"' for h in hits]
+        return f"[{query}]\n" + ("\n".join(lines) if lines else "Nothing found.")
+
+    async def _keep(self, scope: Scope, markers: Sequence[Marker]) -> None:
+        for marker in markers:
+            if marker.kind == "thought":
+                await self.store.thoughts.add(scope, marker.content, origin="conversation")
+            elif marker.kind == "followup":
+                await self.store.topics.add(scope, marker.content, origin="conversation")
+
+    def _after_reply(self, scope: Scope) -> None:
+        """Schedule extraction and the summary refresh (now, or when the chat has gone quiet)."""
+        if self.config.extraction == "when_quiet":
+            waiting = self._quiet.pop(scope.id, None)
+            if waiting:
+                waiting[0].cancel()
+            handle = asyncio.get_running_loop().call_later(
+                self.config.extraction_quiet_seconds, lambda: self.spawn(self._learn(scope), "learn")
+            )
+            self._quiet[scope.id] = (handle, scope)
+        else:
+            self.spawn(self._learn(scope), "learn")
+
+    async def _learn(self, scope: Scope) -> None:
+        self._quiet.pop(scope.id, None)
+        try:
+            await extraction.extract(self.store, self.background, scope)
+            await summary.refresh_summary(self.store, self.background, scope, self.config.recent_messages)
+        except LLMError:
+            log.warning("background learning failed for scope %s; nothing stored", scope.id, exc_info=True)
+
+    def spawn(self, coro: Awaitable[object], name: str) -> asyncio.Task[object]:
+        """Run a background task; a failure is logged with where the task was created."""
+        created_at = "".join(traceback.format_stack(limit=4)[:-1])
+        task: asyncio.Task[object] = asyncio.ensure_future(coro)
+        task.set_name(name)
+        self._tasks.add(task)
+
+        def done(finished: asyncio.Task[object]) -> None:
+            self._tasks.discard(finished)
+            if not finished.cancelled() and finished.exception() is not None:
+                log.error("background task %s failed; created at:\n%s", name, created_at,
+                          exc_info=finished.exception())
+
+        task.add_done_callback(done)
+        return task
+
+    async def drain(self) -> None:
+        """Wait until every background task has finished (quiet-timers fire first)."""
+        waiting = list(self._quiet.values())
+        self._quiet.clear()
+        for handle, scope in waiting:
+            handle.cancel()
+            self.spawn(self._learn(scope), "learn")
+        while self._tasks:
+            await asyncio.gather(*list(self._tasks), return_exceptions=True)
+
+    async def close(self) -> None:
+        """Cancel background work."""
+        for handle, _scope in self._quiet.values():
+            handle.cancel()
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*list(self._tasks), return_exceptions=True)

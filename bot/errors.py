@@ -1,0 +1,39 @@
+"""Errors raised by the bot package.
+
+    BotError
+    ├── ConfigError          a setting is missing or wrong (one sentence for the operator)
+    └── LLMError             the model could not give a usable answer
+        ├── LLMUnavailable   connection refused, timeout, 5xx after retries
+        ├── LLMRateLimited   429 after retries
+        ├── LLMRejected      4xx other than 429: bad key, unknown model, bad request
+        └── LLMBadOutput     the reply is not the JSON (or shape) that was asked for
+"""
+from __future__ import annotations
+
+
+class BotError(Exception):
+    """Base of every error the bot package raises."""
+
+
+class ConfigError(BotError):
+    """A setting is missing or wrong; the message is one sentence an operator can act on."""
+
+
+class LLMError(BotError):
+    """The model could not give a usable answer."""
+
+
+class LLMUnavailable(LLMError):
+    """The model endpoint did not answer (connection, timeout, server error)."""
+
+
+class LLMRateLimited(LLMError):
+    """The model endpoint kept answering 429."""
+
+
+class LLMRejected(LLMError):
+    """The model endpoint refused the request (authentication, unknown model, bad request)."""
+
+
+class LLMBadOutput(LLMError):
+    """The model's reply is not in the shape that was asked for."""

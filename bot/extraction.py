@@ -1,0 +1,148 @@
+"""After a reply: pull facts about the user and the content of the talk out of the new messages."""
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from bot.errors import LLMBadOutput
+from bot.llm import LLM, ChatMessage, SystemBlock
+from bot.prompt import clip
+from memory import audit
+from memory.models import Message, Scope
+from memory.store import MemoryStore
+
+log = logging.getLogger(__name__)
+
+# Counted, never hidden: how often the background model answered with something unusable.
+failures: Counter[str] = Counter()
+
+SCHEMA = {
+    "type": "object",
+    "properties": {
+        "facts": {"type": "array", "items": {"type": "object", "properties": {
+            "text": {"type": "string"}, "importance": {"type": "integer"},
+            "source_ids": {"type": "array", "items": {"type": "integer"}}}, "required": ["text", "source_ids"]}},
+        "content": {"type": "array", "items": {"type": "object", "properties": {
+            "text": {"type": "string"},
+            "source_ids": {"type": "array", "items": {"type": "integer"}}}, "required": ["text", "source_ids"]}},
+        "profile": {"type": "array", "items": {"type": "object", "properties": {
+            "category": {"type": "string", "enum": ["facts", "emotional", "life_events"]},
+            "key": {"type": "string"}, "value": {"type": "string"},
+            "source_ids": {"type": "array", "items": {"type": "integer"}}},
+            "required": ["category", "key", "value", "source_ids"]}},
+    },
+    "required": ["facts", "content", "profile"],
+}
+
+INSTRUCTIONS = """You extract memories from a chat between a person (role "user") and their companion
+(role "assistant"). Answer only with JSON: {"facts": [...], "content": [...], "profile": [...]}.
+- facts: short, atomic facts ABOUT THE PERSON that the PERSON said themselves: preferences, projects,
+  plans, dates, people in their life. Write them in the chat's language, in the third person
+  ("Anna mag kurze Antworten."). importance 1-10 (10 = life-defining). source_ids = ids of the
+  person's messages that state it. Never take a fact from the assistant's words alone.
+- content: what was said and concluded in this exchange, one or two sentences each, with source_ids.
+- profile: stable core facts the person said about themselves, as category ("facts": name, work,
+  home, interests; "emotional": fears, needs, communication style; "life_events"), a short key
+  ("name", "work", "style") and a value ("Anna", "kurze Antworten"), with source_ids.
+- Small talk without substance gives empty lists. Never invent anything."""
+
+
+@dataclass(frozen=True)
+class ProfileDraft:
+    """A profile entry the model proposed, from the user's own words."""
+
+    category: str
+    key: str
+    value: str
+
+
+@dataclass(frozen=True)
+class Draft:
+    """A note the model proposed, checked against the messages it names."""
+
+    kind: str
+    text: str
+    importance: int
+    source_ids: tuple[int, ...]
+
+
+def accept(data: Any, messages: Sequence[Message]) -> list[Draft]:
+    """Keep the proposed items whose sources are real; a fact needs at least one user message as source."""
+    if not isinstance(data, dict):
+        raise LLMBadOutput(f"extraction is not a JSON object: {str(data)[:80]!r}")
+    roles = {m.id: m.role for m in messages}
+    drafts = []
+    for kind, key in (("fact", "facts"), ("content", "content")):
+        items = data.get(key) or []
+        if not isinstance(items, list):
+            raise LLMBadOutput(f"extraction field {key!r} is not a list")
+        for item in items:
+            if not isinstance(item, dict) or not str(item.get("text", "")).strip():
+                continue
+            ids = tuple(i for i in item.get("source_ids") or [] if isinstance(i, int) and i in roles)
+            if kind == "fact" and not any(roles[i] == "user" for i in ids):
+                log.info("dropped fact without a user source: %r", item.get("text"))
+                continue
+            try:
+                importance = max(1, min(10, int(item.get("importance", 5))))
+            except (TypeError, ValueError):
+                importance = 5
+            drafts.append(Draft(kind, clip(str(item["text"]).strip(), 500), importance, ids))
+    return drafts
+
+
+def accept_profile(data: Any, messages: Sequence[Message]) -> list[ProfileDraft]:
+    """Keep proposed profile entries that name a user message as source."""
+    user_ids = {m.id for m in messages if m.role == "user"}
+    items = (data.get("profile") if isinstance(data, dict) else None) or []
+    if not isinstance(items, list):
+        raise LLMBadOutput("extraction field 'profile' is not a list")
+    out = []
+    for item in items:
+        if not isinstance(item, dict):
+            continue
+        category = str(item.get("category", "facts"))
+        key, value = str(item.get("key", "")).strip(), str(item.get("value", "")).strip()
+        ids = [i for i in item.get("source_ids") or [] if isinstance(i, int)]
+        if key and value and category in ("facts", "emotional", "life_events") and user_ids.intersection(ids):
+            out.append(ProfileDraft(category, clip(key, 60), clip(value, 300)))
+    return out
+
+
+def transcript(messages: Sequence[Message]) -> str:
+    """The messages as numbered lines for the extraction prompt."""
+    return "\n".join(f"[{m.id}] {m.role}: {clip(m.text, 1200)}" for m in messages)
+
+
+async def extract(store: MemoryStore, llm: LLM, scope: Scope) -> int:
+    """Extract from the messages since the last extraction; return how many notes were stored."""
+    state = await store.conversations.get(scope)
+    recent = await store.messages.recent(scope, 40)
+    new = [m for m in recent if m.id > state.extracted_upto]
+    if not any(m.role == "user" for m in new):
+        return 0
+    completion = await llm.complete(
+        [ChatMessage("user", transcript(new))], system=[SystemBlock(INSTRUCTIONS)], json_schema=SCHEMA, max_tokens=800,
+    )
+    try:
+        data = completion.json()
+        drafts = accept(data, new)
+        profile = accept_profile(data, new)
+    except LLMBadOutput:
+        failures["extraction_bad_json"] += 1
+        log.warning("extraction answer was not the JSON asked for; nothing stored (%d so far)",
+                    failures["extraction_bad_json"], exc_info=True)
+        raise
+    processing = audit.new_processing("extract")
+    stored = 0
+    for d in drafts:
+        write = await store.notes.add(scope, d.text, kind=d.kind, importance=d.importance,
+                                      source_message_ids=d.source_ids, processing=processing, reason="extraction")
+        stored += write.created
+    for p in profile:
+        await store.profile.set(scope, p.category, p.key, p.value, processing=processing, reason="extraction")
+        stored += 1
+    await store.conversations.set_extracted(scope, new[-1].id)
+    return stored

@@ -1,0 +1,105 @@
+"""The LLM port: one `complete` call with messages, optional tools and an optional JSON schema."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, Sequence
+
+from bot.errors import LLMBadOutput
+
+Role = Literal["user", "assistant", "tool"]
+
+
+@dataclass(frozen=True)
+class SystemBlock:
+    """A part of the system prompt; `stable` blocks come first and may be cached by the provider."""
+
+    text: str
+    stable: bool = True
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """The model asks to run a tool."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class ChatMessage:
+    """One message of the conversation sent to the model."""
+
+    role: Role
+    content: str = ""
+    tool_calls: tuple[ToolCall, ...] = ()
+    tool_call_id: str | None = None  # for role "tool": which call this answers
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A tool the model may call, with a JSON schema for its arguments."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Token counts as the provider reports them."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+
+@dataclass(frozen=True)
+class Completion:
+    """What the model answered: text, tool calls, token usage."""
+
+    text: str
+    tool_calls: tuple[ToolCall, ...] = ()
+    usage: Usage = field(default_factory=Usage)
+    model: str = ""
+
+    def json(self) -> Any:
+        """The reply parsed as JSON (code fences tolerated), or LLMBadOutput."""
+        return parse_json(self.text)
+
+
+class LLM(Protocol):
+    """A chat model behind some provider."""
+
+    model: str
+
+    async def complete(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        system: Sequence[SystemBlock] = (),
+        tools: Sequence[ToolSpec] | None = None,
+        json_schema: dict[str, Any] | None = None,
+        max_tokens: int = 1024,
+    ) -> Completion:
+        """Answer the conversation; with json_schema, the text is a JSON document of that schema."""
+        ...
+
+
+def parse_json(text: str) -> Any:
+    """Parse a model's JSON reply, tolerating a surrounding ```json fence; raise LLMBadOutput otherwise."""
+    body = text.strip()
+    if body.startswith("```"):
+        body = body.split("\n", 1)[1] if "\n" in body else ""
+        body = body.rsplit("```", 1)[0]
+    try:
+        return json.loads(body)
+    except (json.JSONDecodeError, ValueError) as exc:
+        raise LLMBadOutput(f"expected JSON, got {text[:120]!r}") from exc
+
+
+def backoff_delays(attempts: int, base: float = 0.5, cap: float = 8.0) -> list[float]:
+    """Delays before each retry: exponential from base, capped."""
+    return [min(cap, base * (2**i)) for i in range(max(attempts - 1, 0))]

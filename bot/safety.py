@@ -1,0 +1,30 @@
+"""Signs of suicidal thoughts or acute danger, in German and English: a pure detection function."""
+from __future__ import annotations
+
+import re
+
+# Phrases, not single words: "Ich sterbe vor Lachen" or "killing it" must not trigger.
+_PATTERNS = [
+    r"\b(ich\s+will|ich\s+möchte|ich\s+wollte)\s+(nicht\s+mehr\s+leben|sterben|tot\s+sein)\b",
+    r"\bnicht\s+mehr\s+leben\s+(wollen|will|möchte)\b",
+    r"\b(mich|mir)\s+(umbringen|das\s+leben\s+nehmen|etwas\s+antun|was\s+antun)\b",
+    r"\bumbringen\b.*\bmich\b|\bmich\b.*\bumbringen\b",
+    r"\bselbstmord\b|\bsuizid\w*\b|\bsuicid\w*\b|\bsuicide\b",
+    r"\b(hat|macht)\s+(alles\s+)?keinen\s+sinn\s+mehr\b.*\b(leben|weiterleben)\b",
+    r"\bkeinen\s+sinn\s+mehr\s+zu\s+leben\b",
+    r"\bwill\s+nicht\s+mehr\s+aufwachen\b",
+    r"\bmich\s+(ritzen|schneiden)\b|\britze\s+mich\b",
+    r"\b(kill|hurt|harm)\s+myself\b",
+    r"\bend\s+(my|it\s+all|my\s+life)\b",
+    r"\b(want|wanna|going)\s+to\s+die\b",
+    r"\bdon'?t\s+want\s+to\s+(live|be\s+alive|wake\s+up)\b",
+    r"\bno\s+reason\s+to\s+live\b",
+    r"\b(er|sie)\s+(schlägt|bedroht)\s+mich\b|\bich\s+werde\s+(geschlagen|bedroht)\b",
+    r"\bsomeone\s+is\s+(hurting|threatening)\s+me\b",
+]
+_REGEX = re.compile("|".join(f"(?:{p})" for p in _PATTERNS), re.IGNORECASE)
+
+
+def signals_crisis(text: str) -> bool:
+    """True when the text shows signs of suicidal thoughts or acute danger."""
+    return bool(_REGEX.search(text))

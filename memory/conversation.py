@@ -1,0 +1,51 @@
+"""Per-scope conversation state: the rolling summary and the extraction cursor."""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from memory.db import Database
+from memory.models import Scope
+
+
+@dataclass(frozen=True)
+class ConversationState:
+    """What has been summarized and extracted so far (message ids, inclusive)."""
+
+    summary: str = ""
+    summary_upto: int = 0
+    extracted_upto: int = 0
+
+
+class Conversations:
+    """Read and advance the summary and the extraction cursor of a scope."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    async def get(self, scope: Scope) -> ConversationState:
+        """The state, empty for a new scope."""
+        async with self.db.reading() as tx:
+            row = await tx.fetchone(
+                "SELECT summary, summary_upto, extracted_upto FROM conversation_state WHERE scope_id = ?", (scope.id,)
+            )
+        return ConversationState(*row) if row else ConversationState()
+
+    async def set_summary(self, scope: Scope, summary: str, upto: int) -> None:
+        """Store a new summary that covers messages up to id `upto`."""
+        await self._upsert(scope, "summary = excluded.summary, summary_upto = excluded.summary_upto",
+                           summary=summary, summary_upto=upto)
+
+    async def set_extracted(self, scope: Scope, upto: int) -> None:
+        """Advance the extraction cursor (never backwards)."""
+        await self._upsert(scope, "extracted_upto = max(conversation_state.extracted_upto, excluded.extracted_upto)",
+                           extracted_upto=upto)
+
+    async def _upsert(self, scope: Scope, update: str, *, summary: str = "", summary_upto: int = 0,
+                      extracted_upto: int = 0) -> None:
+        async with self.db.transaction() as tx:
+            await tx.execute(
+                "INSERT INTO conversation_state(scope_id, summary, summary_upto, extracted_upto, updated_at)"
+                f" VALUES (?, ?, ?, ?, ?) ON CONFLICT(scope_id) DO UPDATE SET {update}, updated_at = excluded.updated_at",
+                (scope.id, summary, summary_upto, extracted_upto, time.time()),
+            )
