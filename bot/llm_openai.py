@@ -1,0 +1,270 @@
+"""The LLM port over any OpenAI-compatible Chat Completions API (OpenAI, Ollama, DeepSeek, OpenRouter, vLLM)."""
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import json
+import logging
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, TypeVar
+
+import openai
+from openai.types.chat import ChatCompletion
+
+from bot.errors import LLMBadOutput, LLMError, LLMRateLimited, LLMRejected, LLMUnavailable
+from bot.llm import ChatMessage, Completion, SystemBlock, ToolCall, ToolSpec, Usage, backoff_delays, parse_json
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+Sleep = Callable[[float], Awaitable[Any]]
+
+MAX_RETRY_AFTER = 30.0
+# Local servers (Ollama, vLLM) need no key, but the SDK refuses to start without one.
+NO_KEY = "no-key"
+
+
+class OpenAIChat:
+    """A chat model behind an OpenAI-compatible endpoint."""
+
+    def __init__(
+        self,
+        model: str,
+        base_url: str | None,
+        api_key: str | None,
+        *,
+        timeout: float = 60.0,
+        attempts: int = 4,
+        sleep: Sleep = asyncio.sleep,
+    ) -> None:
+        """Create the client; `attempts` counts the first try, `sleep` lets tests skip real waiting."""
+        if attempts < 1:
+            raise ValueError(f"attempts must be at least 1, got {attempts}")
+        self.model = model
+        self._api_key = api_key
+        self._timeout = timeout
+        self._attempts = attempts
+        self._sleep = sleep
+        self._client = openai.AsyncOpenAI(base_url=base_url, api_key=api_key or NO_KEY, timeout=timeout, max_retries=0)
+        self._where = f"model {model!r} at {self._client.base_url}"
+
+    async def complete(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        system: Sequence[SystemBlock] = (),
+        tools: Sequence[ToolSpec] | None = None,
+        json_schema: dict[str, Any] | None = None,
+        max_tokens: int = 1024,
+    ) -> Completion:
+        """Answer the conversation; with json_schema, ask for a JSON document of that schema."""
+        request = self._request(messages, system_text(system), tools, max_tokens)
+        if json_schema is None:
+            return self._completion(await self._create(request))
+        schema_format = {"type": "json_schema", "json_schema": {"name": "reply", "schema": json_schema}}
+        try:
+            return self._completion(await self._create({**request, "response_format": schema_format}))
+        except LLMRejected as exc:
+            if not _rejects_response_format(exc):
+                raise
+            log.warning("%s does not support json_schema output; falling back to json_object", self._where)
+        prompt = "\n\n".join(p for p in (system_text(system), schema_instruction(json_schema)) if p)
+        fallback = self._request(messages, prompt, tools, max_tokens)
+        return self._completion(await self._create({**fallback, "response_format": {"type": "json_object"}}))
+
+    async def ping(self) -> None:
+        """Check once that the endpoint answers, by listing its models."""
+        await self._call(self._client.models.list, attempts=1)
+
+    async def aclose(self) -> None:
+        """Close the HTTP client."""
+        await self._client.close()
+
+    def _request(
+        self, messages: Sequence[ChatMessage], system: str, tools: Sequence[ToolSpec] | None, max_tokens: int
+    ) -> dict[str, Any]:
+        """The keyword arguments of one chat.completions.create call."""
+        wire = [{"role": "system", "content": system}] if system else []
+        wire += [message_to_wire(m) for m in messages]
+        request: dict[str, Any] = {"model": self.model, "messages": wire, "max_tokens": max_tokens}
+        if tools:
+            request["tools"] = [tool_to_wire(t) for t in tools]
+        return request
+
+    async def _create(self, request: dict[str, Any]) -> ChatCompletion:
+        """Send one chat completion request with retries."""
+        response: ChatCompletion = await self._call(lambda: self._client.chat.completions.create(**request))
+        return response
+
+    def _completion(self, response: ChatCompletion) -> Completion:
+        """Translate the SDK response into a Completion."""
+        if not response.choices:
+            raise LLMBadOutput(f"{self._where} answered without any choice")
+        message = response.choices[0].message
+        calls = tuple(
+            ToolCall(id=c.id, name=c.function.name, arguments=tool_arguments(c.function.arguments))
+            for c in message.tool_calls or ()
+            if c.type == "function"
+        )
+        return Completion(
+            text=message.content or "", tool_calls=calls, usage=usage_from(response), model=response.model or self.model
+        )
+
+    async def _call(self, call: Callable[[], Awaitable[T]], attempts: int | None = None) -> T:
+        """Run an SDK call with this client's retry policy and error mapping."""
+        return await with_retries(call, self._error, openai.APIError, attempts or self._attempts, self._sleep)
+
+    def _error(self, exc: Exception, attempt: int) -> LLMError:
+        """The LLMError for an SDK error after `attempt` tries; never mentions the API key."""
+        if isinstance(exc, openai.APITimeoutError):
+            return LLMUnavailable(f"{self._where} did not answer within {self._timeout:g} s (attempt {attempt})")
+        if isinstance(exc, openai.APIStatusError):
+            detail = redact(error_detail(exc.body, exc.message), self._api_key)
+            return status_error(self._where, exc.status_code, detail, attempt)
+        if isinstance(exc, openai.APIConnectionError):
+            return LLMUnavailable(f"cannot reach {self._where}: {exc.__cause__ or exc} (attempt {attempt})")
+        return LLMBadOutput(f"{self._where} gave an unreadable answer: {redact(str(exc), self._api_key)}")
+
+
+async def with_retries(
+    call: Callable[[], Awaitable[T]],
+    to_llm_error: Callable[[Exception, int], LLMError],
+    catch: type[Exception],
+    attempts: int,
+    sleep: Sleep,
+) -> T:
+    """Run call; retry rate limits and outages after backoff_delays (or the server's retry-after), else raise.
+
+    Args:
+        to_llm_error: maps a caught SDK error and the attempt number to the LLMError to raise.
+        catch: the SDK's base error class; anything else propagates untouched.
+    """
+    delays = backoff_delays(attempts)
+    attempt = 0
+    while True:
+        attempt += 1
+        try:
+            return await call()
+        except catch as exc:
+            error = to_llm_error(exc, attempt)
+            if attempt >= attempts or not isinstance(error, (LLMRateLimited, LLMUnavailable)):
+                raise error from exc
+            delay = retry_after(exc) or delays[attempt - 1]
+            log.warning("%s; retrying in %.1f s", error, delay)
+            await sleep(delay)
+
+
+def status_error(where: str, status: int, detail: str, attempt: int) -> LLMError:
+    """The LLMError for an HTTP error status: 429 rate limited, 408/5xx unavailable, other 4xx rejected."""
+    if status == 429:
+        return LLMRateLimited(f"{where} answered 429 (rate limited) on attempt {attempt}: {detail}")
+    if status >= 500 or status == 408:
+        return LLMUnavailable(f"{where} answered {status} on attempt {attempt}: {detail}")
+    return LLMRejected(f"{where} rejected the request with {status}: {detail}")
+
+
+def system_text(blocks: Sequence[SystemBlock]) -> str:
+    """All system blocks as one text, stable blocks first so a provider-side prefix cache can hit."""
+    ordered = [b for b in blocks if b.stable] + [b for b in blocks if not b.stable]
+    return "\n\n".join(b.text for b in ordered if b.text)
+
+
+def schema_instruction(schema: dict[str, Any]) -> str:
+    """System-prompt text asking for a reply that is only JSON of the given schema."""
+    return (
+        "Answer only with one JSON document that matches this JSON schema, "
+        "without any other text and without code fences:\n" + json.dumps(schema, ensure_ascii=False)
+    )
+
+
+def message_to_wire(message: ChatMessage) -> dict[str, Any]:
+    """One ChatMessage as an OpenAI chat message."""
+    if message.role == "tool":
+        return {"role": "tool", "tool_call_id": message.tool_call_id, "content": message.content}
+    if message.role == "assistant" and message.tool_calls:
+        calls = [
+            {"id": c.id, "type": "function", "function": {"name": c.name, "arguments": json.dumps(c.arguments)}}
+            for c in message.tool_calls
+        ]
+        return {"role": "assistant", "content": message.content or None, "tool_calls": calls}
+    return {"role": message.role, "content": message.content}
+
+
+def tool_to_wire(tool: ToolSpec) -> dict[str, Any]:
+    """One ToolSpec as an OpenAI function tool."""
+    function = {"name": tool.name, "description": tool.description, "parameters": tool.parameters}
+    return {"type": "function", "function": function}
+
+
+def tool_arguments(raw: str) -> dict[str, Any]:
+    """The arguments of a tool call as a dict, or LLMBadOutput."""
+    if not raw.strip():
+        return {}  # some servers send "" for a tool without parameters
+    arguments = parse_json(raw)
+    if not isinstance(arguments, dict):
+        raise LLMBadOutput(f"tool arguments must be a JSON object, got {raw[:120]!r}")
+    return arguments
+
+
+def usage_from(response: ChatCompletion) -> Usage:
+    """Token usage of a response; servers that report none give zeros."""
+    usage = response.usage
+    if usage is None:
+        return Usage()
+    details = usage.prompt_tokens_details
+    cached = (details.cached_tokens or 0) if details is not None else 0
+    return Usage(input_tokens=usage.prompt_tokens, output_tokens=usage.completion_tokens, cache_read_tokens=cached)
+
+
+def _rejects_response_format(exc: LLMRejected) -> bool:
+    """Whether a rejection was a 400 complaining about response_format (older Ollama and friends)."""
+    cause = exc.__cause__
+    return isinstance(cause, openai.BadRequestError) and "response_format" in str(cause)
+
+
+def retry_after(exc: Exception) -> float | None:
+    """Seconds the server asked us to wait (retry-after-ms, retry-after seconds or date), capped at 30 s."""
+    response = getattr(exc, "response", None)
+    if response is None:
+        return None
+    seconds = parse_retry_after(response.headers)
+    return None if seconds is None else min(max(seconds, 0.0), MAX_RETRY_AFTER)
+
+
+def parse_retry_after(headers: Mapping[str, str]) -> float | None:
+    """The wait a response's headers ask for, in seconds, or None."""
+    millis = _number(headers.get("retry-after-ms"))
+    if millis is not None:
+        return millis / 1000
+    value = headers.get("retry-after")
+    if value is None:
+        return None
+    seconds = _number(value)
+    if seconds is not None:
+        return seconds
+    parsed = email.utils.parsedate_tz(value)
+    return None if parsed is None else email.utils.mktime_tz(parsed) - time.time()
+
+
+def _number(text: str | None) -> float | None:
+    """The text as a float, or None if it is missing or not a number."""
+    try:
+        return None if text is None else float(text)
+    except ValueError:
+        return None
+
+
+def error_detail(body: object, fallback: str) -> str:
+    """The server's error message from an error body, shortened."""
+    if isinstance(body, dict):
+        inner = body.get("error")
+        message = inner.get("message") if isinstance(inner, dict) else body.get("message")
+        if isinstance(message, str) and message:
+            return message[:300]
+    return fallback[:300]
+
+
+def redact(text: str, secret: str | None) -> str:
+    """The text with the secret (an API key a server echoed back) blanked out."""
+    return text.replace(secret, "***") if secret else text
