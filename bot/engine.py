@@ -133,8 +133,8 @@ class Engine:
         )
         try:
             text = await self._answer(scope, incoming.text, message.id, previous.created_at if previous else None)
-        except LLMError:
-            log.warning("chat model failed for message %s", message.id, exc_info=True)
+        except LLMError as exc:
+            log.warning("chat model failed for message %s: %s", message.id, exc)
             return Reply((t(lang, "model_down"),), failed=True)
         if signals_crisis(incoming.text):
             help_text = crisis_help(self.config.crisis_country, lang)
@@ -228,8 +228,8 @@ class Engine:
         try:
             await extraction.extract(self.store, self.background, scope)
             await summary.refresh_summary(self.store, self.background, scope, self.config.recent_messages)
-        except LLMError:
-            log.warning("background learning failed for scope %s; nothing stored", scope.id, exc_info=True)
+        except LLMError as exc:
+            log.warning("background learning failed for scope %s; nothing stored: %s", scope.id, exc)
 
     def spawn(self, coro: Awaitable[object], name: str) -> asyncio.Task[object]:
         """Run a background task; a failure is logged with where the task was created."""

@@ -1,0 +1,46 @@
+"""The `mnemo` command."""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import sys
+
+from bot.errors import BotError
+from memory.errors import MemoryStoreError
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    """Read the command line."""
+    parser = argparse.ArgumentParser(prog="mnemo", description="A companion with a long-term memory.")
+    parser.add_argument("--env-file", default=".env", help="settings file (default: .env)")
+    parser.add_argument("--log-level", default="WARNING")
+    sub = parser.add_subparsers(dest="command")
+    sub.add_parser("run", help="run the configured channels (default)")
+    sub.add_parser("console", help="chat in the terminal")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point: run mnemo; a configuration problem is one sentence and exit code 2."""
+    args = parse_args(argv)
+    logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    from bot import app
+    from bot.settings import load_settings
+
+    try:
+        settings = load_settings(args.env_file)
+        if args.command == "console":
+            settings = settings.model_copy(update={"channels": ["console"]})
+        asyncio.run(app.main(settings))
+    except (BotError, MemoryStoreError) as exc:
+        print(f"mnemo: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
