@@ -11,6 +11,7 @@ from typing import Awaitable, Callable, Sequence
 from zoneinfo import ZoneInfo
 
 from bot import extraction, summary
+from bot.consent import yes_or_no
 from bot.errors import LLMError
 from bot.llm import LLM, ChatMessage, Completion, SystemBlock
 from bot.markers import Marker, split_markers
@@ -19,7 +20,7 @@ from bot.safety import signals_crisis
 from bot.texts import crisis_help, t
 from bot.tools import TOOLS, run_tool
 from memory.embedder import calibration
-from memory.models import Scope
+from memory.models import LearnedRule, Scope
 from memory.store import MemoryStore
 
 log = logging.getLogger(__name__)
@@ -47,12 +48,21 @@ class Button:
 
 
 @dataclass(frozen=True)
+class Document:
+    """A file to hand to the user (an export)."""
+
+    filename: str
+    content: bytes
+
+
+@dataclass(frozen=True)
 class Reply:
-    """What the channel shows the user: up to three bubbles, maybe buttons."""
+    """What the channel shows the user: up to three bubbles, maybe rows of buttons under the last one."""
 
     bubbles: tuple[str, ...]
-    buttons: tuple[Button, ...] = ()
+    buttons: tuple[tuple[Button, ...], ...] = ()
     failed: bool = False
+    document: Document | None = None
 
 
 @dataclass(frozen=True)
@@ -71,6 +81,11 @@ class EngineConfig:
     use_tools: bool = True
     extraction: str = "after_reply"
     extraction_quiet_seconds: float = 120.0
+
+
+def rule_buttons(rule_id: int, lang: str) -> tuple[Button, ...]:
+    """The yes/no buttons under a rule question."""
+    return (Button(t(lang, "yes"), f"rule:yes:{rule_id}"), Button(t(lang, "no"), f"rule:no:{rule_id}"))
 
 
 def split_bubbles(text: str, limit: int = MAX_BUBBLES) -> tuple[str, ...]:
@@ -108,6 +123,7 @@ class Engine:
         if self.floor is None:
             self.floor = calibration(store.index.embedder.name).relevant
         self._tasks: set[asyncio.Task[object]] = set()
+        self._proposed: dict[int, LearnedRule] = {}
         self._quiet: dict[int, tuple[asyncio.TimerHandle, Scope]] = {}
         self.last_prompt: tuple[list[SystemBlock], list[ChatMessage]] | None = None
 
@@ -131,6 +147,11 @@ class Engine:
             scope, "user", incoming.text, channel=incoming.channel,
             channel_message_id=incoming.channel_message_id, created_at=self.clock(),
         )
+        decided = await self._decide_pending_rule(scope, incoming.text)
+        if decided is not None:
+            await self.store.messages.add(scope, "assistant", decided, channel=incoming.channel, created_at=self.clock())
+            return Reply((decided,))
+        self._proposed.pop(scope.id, None)
         try:
             text = await self._answer(scope, incoming.text, message.id, previous.created_at if previous else None)
         except LLMError as exc:
@@ -144,7 +165,24 @@ class Engine:
         await self.store.messages.add(scope, "assistant", "\n\n".join(bubbles), channel=incoming.channel,
                                       created_at=self.clock())
         self._after_reply(scope)
-        return Reply(bubbles)
+        rule = self._proposed.pop(scope.id, None)
+        if rule is None:
+            return Reply(bubbles)
+        question = t(lang, "rule_question", rule=rule.text)
+        bubbles = split_bubbles("\n\n".join(bubbles) + "\n\n" + question)
+        return Reply(bubbles, buttons=(rule_buttons(rule.id, lang),))
+
+    async def _decide_pending_rule(self, scope: Scope, text: str) -> str | None:
+        """A typed yes/no decides a pending rule (returns the answer); anything else discards it."""
+        pending = await self.store.rules.pending(scope)
+        if pending is None:
+            return None
+        verdict = yes_or_no(text)
+        if verdict == "yes":
+            await self.store.rules.decide(scope, pending.id, "active", reason=text)
+            return t(self.config.language, "rule_saved", rule=pending.text)
+        await self.store.rules.decide(scope, pending.id, "rejected", reason=text)
+        return t(self.config.language, "rule_dropped") if verdict == "no" else None
 
     async def _context(self, scope: Scope, user_text: str, message_id: int, previous_at: float | None) -> PromptContext:
         store, now = self.store, self.clock()
@@ -179,7 +217,10 @@ class Engine:
             if completion.tool_calls:
                 messages = messages + [ChatMessage("assistant", completion.text, tool_calls=completion.tool_calls)]
                 for call in completion.tool_calls:
-                    result = await run_tool(self.store, scope, call, self.config.zone, message_id)
+                    if call.name == "propose_rule":
+                        result = await self._propose_rule(scope, str(call.arguments.get("rule", "")))
+                    else:
+                        result = await run_tool(self.store, scope, call, self.config.zone, message_id)
                     looked_up.append(f"{call.name}({call.arguments})")
                     messages.append(ChatMessage("tool", result, tool_call_id=call.id))
                 continue
@@ -203,9 +244,18 @@ class Engine:
         lines = [f'{h.created_at:%Y-%m-%d}: "{h.text}"' for h in hits]
         return f"[{query}]\n" + ("\n".join(lines) if lines else "Nothing found.")
 
+    async def _propose_rule(self, scope: Scope, text: str) -> str:
+        text = " ".join(text.split())[:300]
+        if not text:
+            return "error: empty rule"
+        self._proposed[scope.id] = await self.store.rules.propose(scope, text)
+        return "The person will be asked to confirm this rule with yes/no buttons; do not ask yourself."
+
     async def _keep(self, scope: Scope, markers: Sequence[Marker]) -> None:
         for marker in markers:
-            if marker.kind == "thought":
+            if marker.kind == "rule":
+                await self._propose_rule(scope, marker.content)
+            elif marker.kind == "thought":
                 await self.store.thoughts.add(scope, marker.content, origin="conversation")
             elif marker.kind == "followup":
                 await self.store.topics.add(scope, marker.content, origin="conversation")

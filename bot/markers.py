@@ -1,17 +1,17 @@
-"""Markers for models without tool calling: [RECALL: …], [THOUGHT: …], [FOLLOWUP: …]."""
+"""Markers for models without tool calling: [RECALL: …], [THOUGHT: …], [FOLLOWUP: …], [RULE: …]."""
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
 
-_MARKER = re.compile(r"\[\s*(RECALL|THOUGHT|FOLLOWUP)\s*:\s*([^\[\]]*?)\s*\]", re.IGNORECASE)
+_MARKER = re.compile(r"\[\s*(RECALL|THOUGHT|FOLLOWUP|RULE)\s*:\s*([^\[\]]*?)\s*\]", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
 class Marker:
     """One marker the model wrote."""
 
-    kind: str  # "recall" | "thought" | "followup"
+    kind: str  # "recall" | "thought" | "followup" | "rule"
     content: str
 
 

@@ -33,6 +33,11 @@ TOOLS = (
         },
     ),
     ToolSpec(
+        "propose_rule",
+        "Propose one behaviour rule (one sentence) after the person objected to how you behave; they confirm it.",
+        {"type": "object", "properties": {"rule": {"type": "string"}}, "required": ["rule"]},
+    ),
+    ToolSpec(
         "read_diary",
         "Read your own latest diary entries.",
         {"type": "object", "properties": {"count": {"type": "integer", "minimum": 1, "maximum": 5}}},

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 from memory import audit
 from memory.conversation import Conversations
@@ -18,6 +18,8 @@ from memory.notes import Notes
 from memory.ranking import Weights
 
 DB_FILENAME = "mnemo.sqlite3"
+SCOPED_TABLES = ("messages", "notes", "profile_entries", "thoughts", "diary_entries", "open_topics",
+                 "learned_rules", "audit_log")
 
 
 class MemoryStore:
@@ -90,6 +92,30 @@ class MemoryStore:
         if not query.strip():
             return []
         return await self.index.search(scope.id, query, sources, k, window=window, now=now, min_cosine=min_cosine)
+
+    async def export(self, scope: Scope) -> dict[str, Any]:
+        """Everything stored for one scope, as plain JSON-ready data."""
+        out: dict[str, Any] = {"companion_id": scope.companion_id, "user_id": scope.user_id}
+        async with self.db.reading() as tx:
+            for table in SCOPED_TABLES:
+                cursor_rows = await tx.fetchall(f"SELECT * FROM {table} WHERE scope_id = ? ORDER BY id", (scope.id,))
+                names = [r[1] for r in await tx.fetchall(f"PRAGMA table_info({table})")]
+                out[table] = [
+                    {k: v for k, v in zip(names, row) if k not in ("scope_id", "doc_id", "norm_hash")}
+                    for row in cursor_rows
+                ]
+        return out
+
+    async def delete_scope(self, scope: Scope) -> int:
+        """Delete everything of one scope (rows, vectors, full text) in one transaction; returns rows removed."""
+        removed = 0
+        async with self.db.transaction() as tx:
+            await tx.execute("DELETE FROM vec_docs WHERE doc_id IN (SELECT id FROM docs WHERE scope_id = ?)", (scope.id,))
+            await tx.execute("UPDATE notes SET superseded_by = NULL WHERE scope_id = ?", (scope.id,))
+            for table in ("docs", *SCOPED_TABLES, "conversation_state"):
+                await tx.execute(f"DELETE FROM {table} WHERE scope_id = ?", (scope.id,))
+                removed += await tx.changes()
+        return removed
 
     async def audit_log(self, scope: Scope, limit: int = 50) -> list[AuditEntry]:
         """The newest audit entries of a scope, newest first."""
