@@ -18,9 +18,9 @@ from bot.markers import Marker, split_markers
 from bot.prompt import PromptContext, build_prompt
 from bot.safety import signals_crisis
 from bot.texts import crisis_help, t
-from bot.tools import TOOLS, run_tool
+from bot.tools import TOOLS, recall_window, run_tool
 from memory.embedder import calibration
-from memory.models import LearnedRule, Scope
+from memory.models import LearnedRule, Scope, Source
 from memory.store import MemoryStore
 
 log = logging.getLogger(__name__)
@@ -220,7 +220,7 @@ class Engine:
                     if call.name == "propose_rule":
                         result = await self._propose_rule(scope, str(call.arguments.get("rule", "")))
                     else:
-                        result = await run_tool(self.store, scope, call, self.config.zone, message_id)
+                        result = await run_tool(self.store, scope, call, self.config.zone, message_id, self.clock())
                     looked_up.append(f"{call.name}({call.arguments})")
                     messages.append(ChatMessage("tool", result, tool_call_id=call.id))
                 continue
@@ -239,7 +239,9 @@ class Engine:
         return split_markers(completion.text, user_text)[0]
 
     async def _recall(self, scope: Scope, query: str, current_id: int) -> str:
-        hits = await self.store.search(scope, query, ("note", "profile", "thought", "message"), k=7)
+        text, window = recall_window(query, None, self.clock(), self.config.zone)
+        sources: tuple[Source, ...] = ("message",) if window else ("note", "profile", "thought", "message")
+        hits = await self.store.search(scope, text, sources, k=7, window=window, now=self.clock())
         hits = [h for h in hits if h.source != "message" or h.item_id < current_id][:6]
         lines = [f'{h.created_at:%Y-%m-%d}: "{h.text}"' for h in hits]
         return f"[{query}]\n" + ("\n".join(lines) if lines else "Nothing found.")

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import logging
+import time as _time
 from datetime import datetime, time as dtime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -10,6 +11,7 @@ from bot.llm import ToolCall, ToolSpec
 from bot.prompt import clip
 from memory.models import Scope
 from memory.store import MemoryStore
+from memory.timewords import time_window
 
 log = logging.getLogger(__name__)
 
@@ -21,11 +23,13 @@ TOOLS = (
     ),
     ToolSpec(
         "recall_chat",
-        "Search the raw chat transcript, optionally only between two dates (YYYY-MM-DD, in the person's time zone).",
+        "Search the raw chat transcript. Time words in `when` or in the query ('gestern abend', 'letzte Woche',"
+        " 'yesterday evening') or two dates (YYYY-MM-DD) limit it to that time, in the person's time zone.",
         {
             "type": "object",
             "properties": {
                 "query": {"type": "string"},
+                "when": {"type": "string", "description": "time words, e.g. 'gestern abend'"},
                 "from_date": {"type": "string", "description": "first day, YYYY-MM-DD"},
                 "to_date": {"type": "string", "description": "last day, YYYY-MM-DD"},
             },
@@ -56,7 +60,22 @@ def day_window(from_date: str | None, to_date: str | None, zone: ZoneInfo) -> tu
     return start, end
 
 
-async def run_tool(store: MemoryStore, scope: Scope, call: ToolCall, zone: ZoneInfo, current_id: int = 0) -> str:
+def recall_window(query: str, when: str | None, now: float, zone: ZoneInfo) -> tuple[str, tuple[float, float] | None]:
+    """The search text and the hard time filter that time words in `when` or in the query name."""
+    moment = datetime.fromtimestamp(now, zone)
+    if when:
+        window = time_window(when, moment, zone)
+        if window:
+            return query, window.as_unix()
+    window = time_window(query, moment, zone)
+    if window:
+        return window.rest or query, window.as_unix()
+    return query, None
+
+
+async def run_tool(
+    store: MemoryStore, scope: Scope, call: ToolCall, zone: ZoneInfo, current_id: int = 0, now: float | None = None,
+) -> str:
     """Run one tool call and return its result as text for the model; bad arguments get a short error text.
 
     Messages from `current_id` on (the turn being answered) are left out of transcript results.
@@ -67,8 +86,9 @@ async def run_tool(store: MemoryStore, scope: Scope, call: ToolCall, zone: ZoneI
             hits = await store.search(scope, str(args.get("query", "")), ("note", "profile", "thought"), k=6)
             return _format([(h.created_at, h.text) for h in hits])
         if call.name == "recall_chat":
-            window = day_window(args.get("from_date"), args.get("to_date"), zone)
-            hits = await store.search(scope, str(args.get("query", "")), ("message",), k=9, window=window)
+            query, window = recall_window(str(args.get("query", "")), args.get("when"), now or _time.time(), zone)
+            window = day_window(args.get("from_date"), args.get("to_date"), zone) or window
+            hits = await store.search(scope, query, ("message",), k=9, window=window)
             hits = [h for h in hits if not current_id or h.item_id < current_id][:8]
             return _format([(h.created_at, h.text) for h in sorted(hits, key=lambda h: h.created_at)])
         if call.name == "read_diary":

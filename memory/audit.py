@@ -20,7 +20,8 @@ def new_processing(prefix: str = "p") -> str:
 def _jsonable(item: Any) -> Any:
     if item is None:
         return None
-    data = dataclasses.asdict(item) if dataclasses.is_dataclass(item) else dict(item)
+    is_record = dataclasses.is_dataclass(item) and not isinstance(item, type)
+    data = dataclasses.asdict(item) if is_record else dict(item)
     return {k: v.timestamp() if isinstance(v, datetime) else v for k, v in data.items()}
 
 

@@ -128,7 +128,7 @@ class Tx:
 
     async def fetchone(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Any:
         """Return the first row of a query, or None."""
-        rows = await self._conn.execute_fetchall(sql, params)
+        rows = list(await self._conn.execute_fetchall(sql, params))
         return rows[0] if rows else None
 
     async def changes(self) -> int:
