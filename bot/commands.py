@@ -9,8 +9,10 @@ from dataclasses import dataclass
 from bot.engine import Button, Document, Engine, Reply, rule_buttons
 from bot.prompt import clip
 from bot.texts import t
+from bot.why import explain
 from memory.errors import NotFound
-from memory.models import Scope
+from memory.models import AuditEntry, Scope
+from memory.undo import undo_latest
 
 log = logging.getLogger(__name__)
 
@@ -29,9 +31,16 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "topics": ("Offene Themen", "Open topics"),
     "export": ("Alle deine Daten als JSON", "All your data as JSON"),
     "deleteme": ("Alles über dich löschen", "Delete everything about you"),
+    "why": ("Woher ich etwas weiß", "Where I know something from"),
+    "undo": ("Letzte Änderung am Gedächtnis zurücknehmen", "Undo the last memory change"),
     "think": ("Jetzt nachdenken", "Reflect now"),
     "writediary": ("Jetzt Tagebuch schreiben", "Write the diary now"),
 }
+
+
+def _item_text(entry: AuditEntry) -> str:
+    item = entry.before or entry.after or {}
+    return clip(str(item.get("text") or item.get("value") or item.get("status") or ""), 120)
 
 
 def menu(lang: str) -> list[tuple[str, str]]:
@@ -185,6 +194,22 @@ class Commands:
         return Reply((self._t("deleteme_confirm"),),
                      buttons=((Button(self._t("deleteme_yes"), "deleteme:yes"), Button(self._t("cancel"), "cancel")),))
 
+    async def cmd_undo(self, scope: Scope, args: str) -> Reply:
+        entries = await undo_latest(self.store, scope)
+        if not entries:
+            return Reply((self._t("undo_nothing"),))
+        lines = [self._t("undo_done")] + [f"• {e.action} {e.item_type} #{e.item_id}: {_item_text(e)}" for e in entries]
+        return Reply(("\n".join(lines),))
+
+    async def cmd_why(self, scope: Scope, args: str) -> Reply:
+        if re.fullmatch(r"#?\d+", args):
+            ids = [int(args.lstrip("#"))]
+        elif args:
+            ids = [h.item_id for h in await self.store.search(scope, args, ("note",), k=3)]
+        else:
+            ids = self.engine.last_note_ids.get(scope.id, [])
+        return await explain(self.store, scope, ids, self.lang, self.engine.config.zone)
+
     async def cmd_think(self, scope: Scope, args: str) -> Reply:
         return Reply((self._t("not_yet"),))
 
@@ -207,6 +232,13 @@ class Commands:
                 return Pressed(done, done)
             if parts[0] == "rule" and len(parts) == 3 and parts[2].isdigit():
                 return await self._press_rule(scope, parts[1], int(parts[2]))
+            if parts[0] == "why" and len(parts) == 3 and parts[1] in ("wrong", "old") and parts[2].isdigit():
+                reason = "why: wrong" if parts[1] == "wrong" else "why: outdated"
+                if (await self.store.notes.get(scope, int(parts[2]))).valid_to is not None:
+                    return Pressed(self._t("button_stale"))
+                note = await self.store.notes.close(scope, int(parts[2]), reason=reason)
+                done = self._t("why_closed", text=clip(note.text, 200))
+                return Pressed(done, done)
             if parts == ["deleteme", "yes"]:
                 await self.store.delete_scope(scope)
                 return Pressed(self._t("deleteme_done"), self._t("deleteme_done"))

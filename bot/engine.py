@@ -3,22 +3,26 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 import time
 import traceback
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Awaitable, Callable, Sequence
 from zoneinfo import ZoneInfo
 
 from bot import extraction, summary
 from bot.consent import yes_or_no
+from bot.corrections import Change, correct, describe, looks_like_correction, propose_rule
 from bot.errors import LLMError
 from bot.llm import LLM, ChatMessage, Completion, SystemBlock
 from bot.markers import Marker, split_markers
-from bot.prompt import PromptContext, build_prompt
+from bot.prompt import PromptContext, build_prompt, clip
+from bot.replies import Button, Document, Incoming, Reply  # noqa: F401  (channels import them from here too)
 from bot.safety import signals_crisis
 from bot.texts import crisis_help, t
 from bot.tools import TOOLS, recall_window, run_tool
+from bot.why import asks_why, explain
 from memory.embedder import calibration
 from memory.models import LearnedRule, Scope, Source
 from memory.store import MemoryStore
@@ -27,42 +31,6 @@ log = logging.getLogger(__name__)
 
 MAX_TOOL_ROUNDS = 4
 MAX_BUBBLES = 3
-
-
-@dataclass(frozen=True)
-class Incoming:
-    """A message from a user on some channel."""
-
-    user_id: str
-    text: str
-    channel: str = "console"
-    channel_message_id: str | None = None
-
-
-@dataclass(frozen=True)
-class Button:
-    """An inline button: a label and the data it sends back."""
-
-    label: str
-    data: str
-
-
-@dataclass(frozen=True)
-class Document:
-    """A file to hand to the user (an export)."""
-
-    filename: str
-    content: bytes
-
-
-@dataclass(frozen=True)
-class Reply:
-    """What the channel shows the user: up to three bubbles, maybe rows of buttons under the last one."""
-
-    bubbles: tuple[str, ...]
-    buttons: tuple[tuple[Button, ...], ...] = ()
-    failed: bool = False
-    document: Document | None = None
 
 
 @dataclass(frozen=True)
@@ -81,6 +49,16 @@ class EngineConfig:
     use_tools: bool = True
     extraction: str = "after_reply"
     extraction_quiet_seconds: float = 120.0
+
+
+_DIARY_QUESTION = re.compile(
+    r"\b(tagebuch\w*|einträge|eintrag|diary|entries)\b.*\?|\bwas\s+hast\s+du\s+zuletzt\s+geschrieben"
+    r"|\bwhat\s+did\s+you\s+(last\s+)?write", re.IGNORECASE)
+
+
+def asks_about_diary(text: str) -> bool:
+    """True for questions about the companion's diary ('wie viele Einträge hast du?')."""
+    return bool(_DIARY_QUESTION.search(text))
 
 
 def rule_buttons(rule_id: int, lang: str) -> tuple[Button, ...]:
@@ -124,6 +102,7 @@ class Engine:
             self.floor = calibration(store.index.embedder.name).relevant
         self._tasks: set[asyncio.Task[object]] = set()
         self._proposed: dict[int, LearnedRule] = {}
+        self.last_note_ids: dict[int, list[int]] = {}
         self._quiet: dict[int, tuple[asyncio.TimerHandle, Scope]] = {}
         self.last_prompt: tuple[list[SystemBlock], list[ChatMessage]] | None = None
 
@@ -152,8 +131,19 @@ class Engine:
             await self.store.messages.add(scope, "assistant", decided, channel=incoming.channel, created_at=self.clock())
             return Reply((decided,))
         self._proposed.pop(scope.id, None)
+        if asks_why(incoming.text) and self.last_note_ids.get(scope.id):
+            reply = await explain(self.store, scope, self.last_note_ids[scope.id], lang, self.config.zone)
+            await self.store.messages.add(scope, "assistant", reply.bubbles[0], channel=incoming.channel,
+                                          created_at=self.clock())
+            return reply
+        objection = looks_like_correction(incoming.text)
+        changes = await self._correct(scope, incoming.text, message.id) if objection else []
+        extra = (f"You just corrected your memory because of this message:\n{describe(changes, 'en')}\n"
+                 "Say briefly what you changed.",) if changes else ()
+        if asks_about_diary(incoming.text):
+            extra += (await self._diary_facts(scope),)
         try:
-            text = await self._answer(scope, incoming.text, message.id, previous.created_at if previous else None)
+            text = await self._answer(scope, incoming.text, message.id, previous.created_at if previous else None, extra)
         except LLMError as exc:
             log.warning("chat model failed for message %s: %s", message.id, exc)
             return Reply((t(lang, "model_down"),), failed=True)
@@ -161,6 +151,10 @@ class Engine:
             help_text = crisis_help(self.config.crisis_country, lang)
             if help_text not in text:
                 text = f"{text}\n\n{help_text}" if text else help_text
+        if changes:
+            text = f"{text}\n\n{describe(changes, lang)}"
+        elif objection and scope.id not in self._proposed:
+            await self._rule_from_objection(scope, incoming.text, message.id)
         bubbles = split_bubbles(text) or (t(lang, "empty"),)
         await self.store.messages.add(scope, "assistant", "\n\n".join(bubbles), channel=incoming.channel,
                                       created_at=self.clock())
@@ -171,6 +165,37 @@ class Engine:
         question = t(lang, "rule_question", rule=rule.text)
         bubbles = split_bubbles("\n\n".join(bubbles) + "\n\n" + question)
         return Reply(bubbles, buttons=(rule_buttons(rule.id, lang),))
+
+    async def _diary_facts(self, scope: Scope) -> str:
+        """What the database says about the diary, so the answer does not depend on a lookup."""
+        count = await self.store.diary.count(scope)
+        latest = await self.store.diary.latest(scope, 1)
+        fact = f"Diary facts from the database: you have written {count} diary entries."
+        if latest:
+            fact += f' The latest ({latest[0].day}) says: "{clip(latest[0].text, 600)}"'
+        return fact
+
+    async def _previous_reply(self, scope: Scope, message_id: int) -> str:
+        before = await self.store.messages.recent(scope, 4, before_id=message_id)
+        return next((m.text for m in reversed(before) if m.role == "assistant"), "")
+
+    async def _correct(self, scope: Scope, text: str, message_id: int) -> list[Change]:
+        """Run the correction judge; a failing judge changes nothing."""
+        try:
+            return await correct(self.store, self.background, scope, text, await self._previous_reply(scope, message_id))
+        except LLMError as exc:
+            log.warning("correction judge failed; nothing changed: %s", exc)
+            return []
+
+    async def _rule_from_objection(self, scope: Scope, text: str, message_id: int) -> None:
+        """The user objected and no memory changed: one call proposes a behaviour rule (maybe none)."""
+        try:
+            rule = await propose_rule(self.background, text, await self._previous_reply(scope, message_id))
+        except LLMError as exc:
+            log.warning("rule proposal failed: %s", exc)
+            return
+        if rule:
+            await self._propose_rule(scope, rule)
 
     async def _decide_pending_rule(self, scope: Scope, text: str) -> str | None:
         """A typed yes/no decides a pending rule (returns the answer); anything else discards it."""
@@ -204,8 +229,12 @@ class Engine:
             tools=self.config.use_tools,
         )
 
-    async def _answer(self, scope: Scope, user_text: str, message_id: int, previous: datetime | None) -> str:
+    async def _answer(
+        self, scope: Scope, user_text: str, message_id: int, previous: datetime | None, extra: tuple[str, ...] = (),
+    ) -> str:
         ctx = await self._context(scope, user_text, message_id, previous.timestamp() if previous else None)
+        ctx = replace(ctx, extra=extra)
+        self.last_note_ids[scope.id] = [h.item_id for h in ctx.notes]
         system, messages = build_prompt(ctx)
         self.last_prompt = (system, list(messages))
         looked_up: list[str] = []

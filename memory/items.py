@@ -107,6 +107,21 @@ class Thoughts:
                                             text, vector, now, processing or audit.new_processing("thought"), origin)
         return Thought(item_id, text, origin, ts(now))  # type: ignore[arg-type]
 
+    async def delete(self, scope: Scope, thought_id: int, *, processing: str | None = None, reason: str = "") -> Thought:
+        """Delete a thought with its index entries."""
+        async with self.db.transaction() as tx:
+            row = await tx.fetchone("SELECT id, text, origin, created_at, doc_id FROM thoughts WHERE id = ? AND scope_id = ?",
+                                    (thought_id, scope.id))
+            if row is None:
+                raise NotFound(f"thought {thought_id}")
+            if row[4] is not None:
+                await self.index.remove(tx, row[4])
+            await tx.execute("DELETE FROM thoughts WHERE id = ?", (thought_id,))
+            thought = Thought(row[0], row[1], row[2], ts(row[3]))  # type: ignore[arg-type]
+            await audit.record(tx, scope.id, processing or audit.new_processing("forget"), "delete", "thought",
+                               thought_id, before=thought, reason=reason)
+        return thought
+
     async def latest(self, scope: Scope, limit: int = 3) -> list[Thought]:
         """The newest thoughts, newest first."""
         async with self.db.reading() as tx:

@@ -198,12 +198,18 @@ async def m005_conversation_state(tx: Tx) -> None:
     )
 
 
+async def m006_audit_undo(tx: Tx) -> None:
+    """Mark audit entries whose processing was undone, so /undo walks further back each time."""
+    await tx.execute("ALTER TABLE audit_log ADD COLUMN undone_at REAL")
+
+
 MIGRATIONS: list[Migration] = [
     m001_scopes_and_meta,
     m002_messages,
     m003_memory_items,
     m004_search_index,
     m005_conversation_state,
+    m006_audit_undo,
 ]
 
 

@@ -1,0 +1,49 @@
+"""'Why do you think that?': show a belief with the messages it came from, and buttons to correct it."""
+from __future__ import annotations
+
+import re
+from zoneinfo import ZoneInfo
+
+from bot.replies import Button, Reply
+from bot.prompt import clip
+from bot.texts import t
+from memory.errors import NotFound
+from memory.models import Scope
+from memory.store import MemoryStore
+
+_ASKS_WHY = re.compile(
+    r"\b(warum|wieso|weshalb)\s+(denkst|glaubst|meinst)\s+du\b|\bwoher\s+(weißt|weisst)\s+du\b"
+    r"|\bwie\s+kommst\s+du\s+(darauf|drauf)\b|\bwhy\s+do\s+you\s+(think|believe|say)\b|\bhow\s+do\s+you\s+know\b",
+    re.IGNORECASE,
+)
+
+
+def asks_why(text: str) -> bool:
+    """True when the user asks where a belief of the companion comes from."""
+    return bool(_ASKS_WHY.search(text))
+
+
+async def explain(store: MemoryStore, scope: Scope, note_ids: list[int], lang: str, zone: ZoneInfo) -> Reply:
+    """The notes with their source messages and [wrong] [outdated] [forget] buttons."""
+    lines: list[str] = []
+    rows: list[tuple[Button, ...]] = []
+    for note_id in note_ids[:3]:
+        try:
+            note = await store.notes.get(scope, note_id)
+        except NotFound:
+            continue
+        if note.valid_to is not None:
+            continue
+        sources = [m for m in [await store.messages.get(scope, i) for i in note.source_message_ids] if m]
+        lines.append(f"#{note.id} {note.text}")
+        for m in sources[:2]:
+            when = m.created_at.astimezone(zone).strftime("%d.%m.%Y %H:%M")
+            lines.append(f"   ↳ {t(lang, 'why_source', when=when)}: „{clip(m.text, 200)}“")
+        if not sources:
+            lines.append(f"   ↳ {t(lang, 'why_no_source')}")
+        rows.append((Button(t(lang, "why_wrong", id=note.id), f"why:wrong:{note.id}"),
+                     Button(t(lang, "why_outdated", id=note.id), f"why:old:{note.id}"),
+                     Button(t(lang, "why_forget", id=note.id), f"forget:{note.id}")))
+    if not lines:
+        return Reply((t(lang, "why_nothing"),))
+    return Reply(("\n".join([t(lang, "why_head")] + lines),), buttons=tuple(rows))

@@ -1,0 +1,122 @@
+"""Undo: revert the latest processing of a scope in reverse order, restoring deleted items with their ids."""
+from __future__ import annotations
+
+import json
+import logging
+import time
+from typing import Any
+
+from memory import audit
+from memory.models import AuditEntry, Scope
+from memory.store import MemoryStore
+from memory.text import content_hash, normalize
+
+log = logging.getLogger(__name__)
+
+
+async def latest_processing(store: MemoryStore, scope: Scope) -> list[AuditEntry]:
+    """The entries of the newest processing not yet undone (undo processings themselves are skipped)."""
+    async with store.db.reading() as tx:
+        row = await tx.fetchone(
+            "SELECT processing_id FROM audit_log WHERE scope_id = ? AND undone_at IS NULL"
+            " AND processing_id NOT LIKE 'undo-%' ORDER BY id DESC LIMIT 1", (scope.id,),
+        )
+        if row is None:
+            return []
+        rows = await tx.fetchall(
+            f"SELECT {audit.AUDIT_COLUMNS} FROM audit_log WHERE scope_id = ? AND processing_id = ? ORDER BY id DESC",
+            (scope.id, row[0]),
+        )
+    return [audit.entry_from_row(r) for r in rows]
+
+
+async def undo_latest(store: MemoryStore, scope: Scope) -> list[AuditEntry]:
+    """Revert the newest processing; returns its entries (empty when there is nothing to undo)."""
+    entries = await latest_processing(store, scope)
+    if not entries:
+        return []
+    processing = f"undo-{entries[0].processing_id}"
+    for entry in entries:
+        await _revert(store, scope, entry, processing)
+    async with store.db.transaction() as tx:
+        await tx.execute("UPDATE audit_log SET undone_at = ? WHERE scope_id = ? AND processing_id = ?",
+                         (time.time(), scope.id, entries[0].processing_id))
+    return entries
+
+
+async def _revert(store: MemoryStore, scope: Scope, e: AuditEntry, processing: str) -> None:
+    """Apply the inverse of one audit entry."""
+    before = e.before or {}
+    kind, action, item_id = e.item_type, e.action, e.item_id
+    assert item_id is not None
+    if kind == "note":
+        if action == "create":
+            await store.notes.delete(scope, item_id, processing=processing, reason="undo")
+        elif action == "update":
+            await store.notes.edit(scope, item_id, before["text"], importance=before["importance"],
+                                   processing=processing, reason="undo")
+        elif action in ("close", "delete"):
+            await _restore_note(store, scope, before, processing, reopen=action == "close")
+    elif kind == "profile":
+        if action == "create":
+            await store.profile.delete(scope, item_id, processing=processing, reason="undo")
+        else:
+            await store.profile.set(scope, before["category"], before["key"], before["value"],
+                                    importance=before.get("importance", 5), processing=processing, reason="undo")
+    elif kind == "thought":
+        if action == "create":
+            await store.thoughts.delete(scope, item_id, processing=processing, reason="undo")
+        else:
+            await _restore_thought(store, scope, before, processing)
+    elif kind == "rule":
+        if action == "update":
+            await _set_rule(store, scope, item_id, before["status"])
+        elif action == "delete":
+            await _restore_rule(store, scope, before)
+    elif kind == "topic" and action == "create":
+        await store.topics.set_status(scope, item_id, "dropped")
+    else:
+        log.warning("undo does not know how to revert %s %s", action, kind)
+
+
+async def _restore_note(store: MemoryStore, scope: Scope, note: dict[str, Any], processing: str, reopen: bool) -> None:
+    """Put a note back (same id) with its vector and full-text entries; its vector comes from the cache."""
+    vector = (await store.index.embed([note["text"]]))[0]
+    async with store.db.transaction() as tx:
+        if reopen:
+            await tx.execute("UPDATE notes SET valid_to = NULL, superseded_by = NULL, updated_at = ? WHERE id = ?"
+                             " AND scope_id = ?", (time.time(), note["id"], scope.id))
+        else:
+            await tx.execute(
+                "INSERT INTO notes(id, scope_id, kind, text, importance, created_at, updated_at, valid_from, valid_to,"
+                " superseded_by, source_message_ids, norm_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?)",
+                (note["id"], scope.id, note["kind"], note["text"], note["importance"], note["created_at"],
+                 time.time(), note.get("valid_from"), note.get("valid_to"),
+                 json.dumps(list(note.get("source_message_ids") or [])), content_hash(normalize(note["text"]))),
+            )
+        doc = await store.index.add(tx, scope.id, "note", note["id"], note["text"], vector, note["created_at"],
+                                    note["importance"])
+        await tx.execute("UPDATE notes SET doc_id = ? WHERE id = ?", (doc, note["id"]))
+        await audit.record(tx, scope.id, processing, "restore", "note", note["id"], after=note, reason="undo")
+
+
+async def _restore_thought(store: MemoryStore, scope: Scope, thought: dict[str, Any], processing: str) -> None:
+    vector = (await store.index.embed([thought["text"]]))[0]
+    async with store.db.transaction() as tx:
+        await tx.execute("INSERT INTO thoughts(id, scope_id, text, origin, created_at) VALUES (?, ?, ?, ?, ?)",
+                         (thought["id"], scope.id, thought["text"], thought["origin"], thought["created_at"]))
+        doc = await store.index.add(tx, scope.id, "thought", thought["id"], thought["text"], vector,
+                                    thought["created_at"])
+        await tx.execute("UPDATE thoughts SET doc_id = ? WHERE id = ?", (doc, thought["id"]))
+        await audit.record(tx, scope.id, processing, "restore", "thought", thought["id"], after=thought, reason="undo")
+
+
+async def _set_rule(store: MemoryStore, scope: Scope, rule_id: int, status: str) -> None:
+    async with store.db.transaction() as tx:
+        await tx.execute("UPDATE learned_rules SET status = ? WHERE id = ? AND scope_id = ?", (status, rule_id, scope.id))
+
+
+async def _restore_rule(store: MemoryStore, scope: Scope, rule: dict[str, Any]) -> None:
+    async with store.db.transaction() as tx:
+        await tx.execute("INSERT INTO learned_rules(id, scope_id, text, status, created_at) VALUES (?, ?, ?, ?, ?)",
+                         (rule["id"], scope.id, rule["text"], rule["status"], rule["created_at"]))
