@@ -239,6 +239,11 @@ class Commands:
                 note = await self.store.notes.close(scope, int(parts[2]), reason=reason)
                 done = self._t("why_closed", text=clip(note.text, 200))
                 return Pressed(done, done)
+            if parts[0] == "profile" and len(parts) == 3 and parts[1] in ("yes", "no") and parts[2].isdigit():
+                fact = await self.store.profile.decide(scope, int(parts[2]), parts[1] == "yes")
+                done = (self._t("profile_saved", fact=f"{fact.key}: {fact.value}") if parts[1] == "yes"
+                        else self._t("rule_dropped"))
+                return Pressed(done, done)
             if parts == ["deleteme", "yes"]:
                 await self.store.delete_scope(scope)
                 return Pressed(self._t("deleteme_done"), self._t("deleteme_done"))

@@ -24,6 +24,7 @@ from bot.texts import crisis_help, t
 from bot.tools import TOOLS, recall_window, run_tool
 from bot.why import asks_why, explain
 from memory.embedder import calibration
+from memory.errors import NotFound
 from memory.models import LearnedRule, Scope, Source
 from memory.store import MemoryStore
 
@@ -49,6 +50,7 @@ class EngineConfig:
     use_tools: bool = True
     extraction: str = "after_reply"
     extraction_quiet_seconds: float = 120.0
+    profile_consent: bool = False
 
 
 _DIARY_QUESTION = re.compile(
@@ -103,6 +105,7 @@ class Engine:
         self._tasks: set[asyncio.Task[object]] = set()
         self._proposed: dict[int, LearnedRule] = {}
         self.last_note_ids: dict[int, list[int]] = {}
+        self._asked_profile: dict[int, int] = {}
         self._quiet: dict[int, tuple[asyncio.TimerHandle, Scope]] = {}
         self.last_prompt: tuple[list[SystemBlock], list[ChatMessage]] | None = None
 
@@ -159,12 +162,22 @@ class Engine:
         await self.store.messages.add(scope, "assistant", "\n\n".join(bubbles), channel=incoming.channel,
                                       created_at=self.clock())
         self._after_reply(scope)
+        return await self._with_question(scope, bubbles)
+
+    async def _with_question(self, scope: Scope, bubbles: tuple[str, ...]) -> Reply:
+        """Add the one open yes/no question (a proposed rule, else a profile fact waiting for consent)."""
+        lang = self.config.language
         rule = self._proposed.pop(scope.id, None)
-        if rule is None:
+        fact = None if rule else await self.store.profile.pending(scope)
+        if rule is not None:
+            question, buttons = t(lang, "rule_question", rule=rule.text), rule_buttons(rule.id, lang)
+        elif fact is not None:
+            self._asked_profile[scope.id] = fact.id
+            question = t(lang, "profile_question", fact=f"{fact.key}: {fact.value}")
+            buttons = (Button(t(lang, "yes"), f"profile:yes:{fact.id}"), Button(t(lang, "no"), f"profile:no:{fact.id}"))
+        else:
             return Reply(bubbles)
-        question = t(lang, "rule_question", rule=rule.text)
-        bubbles = split_bubbles("\n\n".join(bubbles) + "\n\n" + question)
-        return Reply(bubbles, buttons=(rule_buttons(rule.id, lang),))
+        return Reply(split_bubbles("\n\n".join(bubbles) + "\n\n" + question), buttons=(buttons,))
 
     async def _diary_facts(self, scope: Scope) -> str:
         """What the database says about the diary, so the answer does not depend on a lookup."""
@@ -174,6 +187,20 @@ class Engine:
         if latest:
             fact += f' The latest ({latest[0].day}) says: "{clip(latest[0].text, 600)}"'
         return fact
+
+    async def _decide_pending_fact(self, scope: Scope, text: str) -> str | None:
+        """A typed yes/no decides the profile fact that was asked about; any other reply drops it."""
+        asked = self._asked_profile.pop(scope.id, None)
+        if asked is None:
+            return None
+        verdict = yes_or_no(text)
+        try:
+            fact = await self.store.profile.decide(scope, asked, verdict == "yes")
+        except NotFound:
+            return None
+        if verdict == "yes":
+            return t(self.config.language, "profile_saved", fact=f"{fact.key}: {fact.value}")
+        return t(self.config.language, "rule_dropped") if verdict == "no" else None
 
     async def _previous_reply(self, scope: Scope, message_id: int) -> str:
         before = await self.store.messages.recent(scope, 4, before_id=message_id)
@@ -201,7 +228,7 @@ class Engine:
         """A typed yes/no decides a pending rule (returns the answer); anything else discards it."""
         pending = await self.store.rules.pending(scope)
         if pending is None:
-            return None
+            return await self._decide_pending_fact(scope, text)
         verdict = yes_or_no(text)
         if verdict == "yes":
             await self.store.rules.decide(scope, pending.id, "active", reason=text)
@@ -307,7 +334,7 @@ class Engine:
     async def _learn(self, scope: Scope) -> None:
         self._quiet.pop(scope.id, None)
         try:
-            await extraction.extract(self.store, self.background, scope)
+            await extraction.extract(self.store, self.background, scope, self.config.profile_consent)
             await summary.refresh_summary(self.store, self.background, scope, self.config.recent_messages)
         except LLMError as exc:
             log.warning("background learning failed for scope %s; nothing stored: %s", scope.id, exc)

@@ -116,8 +116,11 @@ def transcript(messages: Sequence[Message]) -> str:
     return "\n".join(f"[{m.id}] {m.role}: {clip(m.text, 1200)}" for m in messages)
 
 
-async def extract(store: MemoryStore, llm: LLM, scope: Scope) -> int:
-    """Extract from the messages since the last extraction; return how many notes were stored."""
+async def extract(store: MemoryStore, llm: LLM, scope: Scope, consent: bool = False) -> int:
+    """Extract from the messages since the last extraction; return how many items were stored.
+
+    With consent, a profile fact under a new key waits for the user's yes instead of being stored.
+    """
     state = await store.conversations.get(scope)
     recent = await store.messages.recent(scope, 40)
     new = [m for m in recent if m.id > state.extracted_upto]
@@ -141,7 +144,11 @@ async def extract(store: MemoryStore, llm: LLM, scope: Scope) -> int:
         write = await store.notes.add(scope, d.text, kind=d.kind, importance=d.importance,
                                       source_message_ids=d.source_ids, processing=processing, reason="extraction")
         stored += write.created
+    known = {(e.category, e.key) for e in await store.profile.list(scope)}
     for p in profile:
+        if consent and (p.category, p.key) not in known:
+            await store.profile.propose(scope, p.category, p.key, p.value)
+            continue
         await store.profile.set(scope, p.category, p.key, p.value, processing=processing, reason="extraction")
         stored += 1
     await store.conversations.set_extracted(scope, new[-1].id)

@@ -21,6 +21,8 @@ TEXTS: dict[str, dict[str, str]] = {
     "rule_question": {"de": "Soll ich mir das merken? 📌 {rule}", "en": "Shall I remember this? 📌 {rule}"},
     "rule_saved": {"de": "📌 Gemerkt: {rule}", "en": "📌 Noted: {rule}"},
     "rule_dropped": {"de": "Okay, das merke ich mir nicht.", "en": "Okay, I won't keep that."},
+    "profile_question": {"de": "Darf ich mir das über dich merken? 👤 {fact}", "en": "May I remember this about you? 👤 {fact}"},
+    "profile_saved": {"de": "👤 Gemerkt: {fact}", "en": "👤 Noted: {fact}"},
     "yes": {"de": "Ja", "en": "Yes"},
     "no": {"de": "Nein", "en": "No"},
     "empty": {"de": "Die Nachricht war leer.", "en": "That message was empty."},

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from typing import Any
 
 from memory import audit
@@ -71,6 +72,41 @@ class Profile:
             )
         return [_profile(r) for r in rows]
 
+    async def propose(self, scope: Scope, category: str, key: str, value: str) -> PendingProfile:
+        """Hold a new profile fact until the user says yes (once per category/key)."""
+        now = time.time()
+        async with self.db.transaction() as tx:
+            same = await tx.fetchone("SELECT id FROM pending_profile WHERE scope_id = ? AND category = ? AND key = ?",
+                                     (scope.id, category, key))
+            if same:
+                await tx.execute("UPDATE pending_profile SET value = ? WHERE id = ?", (value, same[0]))
+                return PendingProfile(same[0], category, key, value)
+            item_id = await tx.execute(
+                "INSERT INTO pending_profile(scope_id, category, key, value, created_at) VALUES (?, ?, ?, ?, ?)",
+                (scope.id, category, key, value, now),
+            )
+        return PendingProfile(item_id, category, key, value)
+
+    async def pending(self, scope: Scope) -> PendingProfile | None:
+        """The oldest profile fact waiting for a yes, if any."""
+        async with self.db.reading() as tx:
+            row = await tx.fetchone("SELECT id, category, key, value FROM pending_profile WHERE scope_id = ?"
+                                    " ORDER BY id LIMIT 1", (scope.id,))
+        return PendingProfile(*row) if row else None
+
+    async def decide(self, scope: Scope, pending_id: int, accept: bool) -> PendingProfile:
+        """Store the pending fact (yes) or drop it (no); NotFound when it is not waiting any more."""
+        async with self.db.transaction() as tx:
+            row = await tx.fetchone("SELECT id, category, key, value FROM pending_profile WHERE id = ? AND scope_id = ?",
+                                    (pending_id, scope.id))
+            if row is None:
+                raise NotFound(f"pending profile fact {pending_id}")
+            await tx.execute("DELETE FROM pending_profile WHERE id = ?", (pending_id,))
+        fact = PendingProfile(*row)
+        if accept:
+            await self.set(scope, fact.category, fact.key, fact.value, reason="consent")
+        return fact
+
     async def delete(self, scope: Scope, entry_id: int, *, processing: str | None = None, reason: str = "") -> ProfileEntry:
         """Delete an entry with its index entries."""
         async with self.db.transaction() as tx:
@@ -85,6 +121,16 @@ class Profile:
             await audit.record(tx, scope.id, processing or audit.new_processing("forget"), "delete", "profile",
                                entry_id, before=entry, reason=reason)
         return entry
+
+
+@dataclass(frozen=True)
+class PendingProfile:
+    """A profile fact waiting for the user's yes."""
+
+    id: int
+    category: str
+    key: str
+    value: str
 
 
 def _profile(row: Any) -> ProfileEntry:

@@ -47,10 +47,13 @@ async def m002_messages(tx: Tx) -> None:
 
 
 async def m003_memory_items(tx: Tx) -> None:
-    """Create notes, profile entries, thoughts, diary, open topics, learned rules and the audit log."""
+    """Create notes, profile entries, thoughts, diary, open topics, learned rules and the audit log.
+
+    Ids that buttons carry are never reused (AUTOINCREMENT), so a stale button cannot hit a newer item.
+    """
     await tx.execute(
         """CREATE TABLE notes (
-            id INTEGER PRIMARY KEY,
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
             scope_id INTEGER NOT NULL REFERENCES scopes(id),
             kind TEXT NOT NULL,
             text TEXT NOT NULL,
@@ -67,7 +70,7 @@ async def m003_memory_items(tx: Tx) -> None:
     await tx.execute("CREATE INDEX notes_scope_kind ON notes(scope_id, kind, norm_hash)")
     await tx.execute(
         """CREATE TABLE profile_entries (
-            id INTEGER PRIMARY KEY,
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
             scope_id INTEGER NOT NULL REFERENCES scopes(id),
             category TEXT NOT NULL,
             key TEXT NOT NULL,
@@ -80,7 +83,7 @@ async def m003_memory_items(tx: Tx) -> None:
     )
     await tx.execute(
         """CREATE TABLE thoughts (
-            id INTEGER PRIMARY KEY,
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
             scope_id INTEGER NOT NULL REFERENCES scopes(id),
             text TEXT NOT NULL,
             origin TEXT NOT NULL DEFAULT '',
@@ -89,7 +92,7 @@ async def m003_memory_items(tx: Tx) -> None:
     )
     await tx.execute(
         """CREATE TABLE diary_entries (
-            id INTEGER PRIMARY KEY,
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
             scope_id INTEGER NOT NULL REFERENCES scopes(id),
             day TEXT NOT NULL,
             text TEXT NOT NULL,
@@ -98,7 +101,7 @@ async def m003_memory_items(tx: Tx) -> None:
     )
     await tx.execute(
         """CREATE TABLE open_topics (
-            id INTEGER PRIMARY KEY,
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
             scope_id INTEGER NOT NULL REFERENCES scopes(id),
             text TEXT NOT NULL,
             due_at REAL,
@@ -110,7 +113,7 @@ async def m003_memory_items(tx: Tx) -> None:
     await tx.execute("CREATE INDEX open_topics_due ON open_topics(scope_id, status, due_at)")
     await tx.execute(
         """CREATE TABLE learned_rules (
-            id INTEGER PRIMARY KEY,
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
             scope_id INTEGER NOT NULL REFERENCES scopes(id),
             text TEXT NOT NULL,
             status TEXT NOT NULL DEFAULT 'pending'
@@ -203,6 +206,19 @@ async def m006_audit_undo(tx: Tx) -> None:
     await tx.execute("ALTER TABLE audit_log ADD COLUMN undone_at REAL")
 
 
+async def m007_pending_profile(tx: Tx) -> None:
+    """Profile facts waiting for the user's yes (when consent is required); not searchable until then."""
+    await tx.execute(
+        """CREATE TABLE pending_profile (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            scope_id INTEGER NOT NULL REFERENCES scopes(id),
+            category TEXT NOT NULL,
+            key TEXT NOT NULL,
+            value TEXT NOT NULL,
+            created_at REAL NOT NULL)"""
+    )
+
+
 MIGRATIONS: list[Migration] = [
     m001_scopes_and_meta,
     m002_messages,
@@ -210,6 +226,7 @@ MIGRATIONS: list[Migration] = [
     m004_search_index,
     m005_conversation_state,
     m006_audit_undo,
+    m007_pending_profile,
 ]
 
 

@@ -18,8 +18,8 @@ from memory.notes import Notes
 from memory.ranking import Weights
 
 DB_FILENAME = "mnemo.sqlite3"
-SCOPED_TABLES = ("messages", "notes", "profile_entries", "thoughts", "diary_entries", "open_topics",
-                 "learned_rules", "audit_log")
+SCOPED_TABLES = ("messages", "notes", "profile_entries", "pending_profile", "thoughts", "diary_entries",
+                 "open_topics", "learned_rules", "audit_log")
 
 
 class MemoryStore:

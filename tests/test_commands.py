@@ -140,3 +140,14 @@ async def test_every_command_answers(setup) -> None:  # type: ignore[no-untyped-
                  "export", "deleteme", "think", "writediary", "nosuchcommand"):
         reply = await commands.run("anna", f"/{name}")
         assert reply is not None and reply.bubbles and all(b.strip() for b in reply.bubbles), name
+
+
+async def test_a_stale_forget_button_never_hits_a_newer_note(setup, store: MemoryStore) -> None:  # type: ignore[no-untyped-def]
+    engine, commands, chat = setup
+    scope = await engine.scope_for("anna")
+    old = (await store.notes.add(scope, "Anna mag Jazz")).note
+    await commands.press("anna", f"forget:{old.id}")
+    new = (await store.notes.add(scope, "Anna mag Techno")).note
+    assert new.id != old.id, "ids that buttons carry are never reused"
+    assert (await commands.press("anna", f"forget:{old.id}")).notice == "Diese Auswahl gibt es nicht (mehr)."
+    assert [n.text for n in await store.notes.list(scope)] == ["Anna mag Techno"]

@@ -171,3 +171,33 @@ async def test_why_shows_the_source_and_corrects_with_a_button(world) -> None:  
     assert pressed.text is not None and "Stadtbibliothek" in pressed.text
     assert (await store.notes.get(scope, note.id)).valid_to is not None
     assert (await commands.press("anna", f"why:old:{note.id}")).notice == "Das ist schon erledigt."
+
+
+async def test_with_consent_a_new_profile_fact_waits_for_a_yes(tmp_path, real_embedder) -> None:  # type: ignore[no-untyped-def]
+    store = await MemoryStore.open(tmp_path, real_embedder)
+    chat, background = ScriptedLLM(), ScriptedLLM()
+
+    def extract(call: Call) -> str:
+        ids = [int(i) for i in re.findall(r"^\[(\d+)\] user:", call.messages[0].content, re.M)]
+        return json.dumps({"facts": [], "content": [], "profile": [
+            {"category": "facts", "key": "Wohnort", "value": "Leipzig", "source_ids": ids[:1]}]})
+
+    background.responder = extract  # type: ignore[assignment]
+    engine = Engine(store, chat, background, EngineConfig(profile_consent=True))
+    commands = Commands(engine)
+    try:
+        chat.enqueue("Schön, Leipzig!")
+        await engine.handle(Incoming("anna", "Ich wohne in Leipzig."))
+        await engine.drain()
+        scope = await engine.scope_for("anna")
+        assert await store.profile.list(scope) == []
+        chat.enqueue("Wie geht's?")
+        reply = await engine.handle(Incoming("anna", "Hallo!"))
+        assert reply is not None and "Darf ich mir das über dich merken? 👤 Wohnort: Leipzig" in reply.bubbles[-1]
+        pressed = await commands.press("anna", reply.buttons[0][0].data)
+        assert pressed.text == "👤 Gemerkt: Wohnort: Leipzig"
+        assert [(e.key, e.value) for e in await store.profile.list(scope)] == [("Wohnort", "Leipzig")]
+        assert (await commands.press("anna", reply.buttons[0][0].data)).notice == "Diese Auswahl gibt es nicht (mehr)."
+    finally:
+        await engine.close()
+        await store.close()
