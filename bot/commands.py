@@ -4,6 +4,8 @@ from __future__ import annotations
 import json
 import logging
 import re
+import time
+from zoneinfo import ZoneInfo
 from dataclasses import dataclass
 
 from bot.engine import Button, Document, Engine, Reply, rule_buttons
@@ -12,11 +14,20 @@ from bot.texts import t
 from bot.why import explain
 from memory.errors import NotFound
 from memory.models import AuditEntry, Scope
+from memory.preferences import parse_value
 from memory.undo import undo_latest
+from scheduler.diary import write_diary
+from scheduler.reflection import reflect
+from scheduler.service import Scheduler
 
 log = logging.getLogger(__name__)
 
 PAGE = 10
+
+# Words a user may type in /settings, German and English, and the preference each one sets.
+SETTING_KEYS = {"diary": "diary_time", "tagebuch": "diary_time", "reflection": "reflection_time",
+                "nachdenken": "reflection_time", "hours": "active_hours", "stunden": "active_hours",
+                "zeiten": "active_hours", "checkins": "checkins", "check-ins": "checkins"}
 
 # Command name -> (German description, English description); the order is the menu's.
 COMMANDS: dict[str, tuple[str, str]] = {
@@ -29,6 +40,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "profile": ("Dein Profil", "Your profile"),
     "thoughts": ("Meine Gedanken", "My thoughts"),
     "topics": ("Offene Themen", "Open topics"),
+    "settings": ("Tagebuch, Zeiten, Check-ins einstellen", "Diary, times, check-ins"),
     "export": ("Alle deine Daten als JSON", "All your data as JSON"),
     "deleteme": ("Alles über dich löschen", "Delete everything about you"),
     "why": ("Woher ich etwas weiß", "Where I know something from"),
@@ -68,8 +80,9 @@ class Pressed:
 class Commands:
     """Runs commands and button presses for a user, always within that user's own scope."""
 
-    def __init__(self, engine: Engine) -> None:
+    def __init__(self, engine: Engine, scheduler: Scheduler | None = None) -> None:
         self.engine = engine
+        self.scheduler = scheduler
         self.store = engine.store
         self.lang = engine.config.language
 
@@ -140,6 +153,8 @@ class Commands:
         return Reply(("\n".join(lines),), buttons=rows + ((cancel,),))
 
     async def cmd_diary(self, scope: Scope, args: str) -> Reply:
+        if args.lower() in ("on", "an", "off", "aus"):
+            return await self.cmd_settings(scope, f"diary {args}")
         count = max(1, min(10, int(args))) if args.isdigit() else 1
         entries = await self.store.diary.latest(scope, count)
         if not entries:
@@ -210,11 +225,57 @@ class Commands:
             ids = self.engine.last_note_ids.get(scope.id, [])
         return await explain(self.store, scope, ids, self.lang, self.engine.config.zone)
 
+    async def cmd_settings(self, scope: Scope, args: str) -> Reply:
+        words = args.split()
+        if len(words) >= 2:
+            key = SETTING_KEYS.get(words[0].lower())
+            value = " ".join(words[1:])
+            if key == "diary_time" and value.lower() in ("on", "an", "off", "aus"):
+                key = "diary_push"
+            if key is None:
+                return Reply((self._t("settings_usage"),))
+            try:
+                parsed = parse_value(key, value)
+            except ValueError as exc:
+                return Reply((self._t("settings_bad", expected=str(exc)),))
+            await self.store.preferences.set(scope, key, parsed)
+            if self.scheduler is not None:
+                await self.scheduler.sync_jobs()
+            head = self._t("settings_saved")
+        else:
+            head = self._t("settings_head")
+        p = await self.store.preferences.get(scope)
+        onoff = {True: self._t("on"), False: self._t("off")}
+        lines = [head, f"diary: {p.diary_time} (push {onoff[p.diary_push]})", f"reflection: {p.reflection_time}",
+                 f"hours: {p.active_hours}", f"checkins: {onoff[p.checkins]}", self._t("settings_usage")]
+        return Reply(("\n".join(lines),))
+
     async def cmd_think(self, scope: Scope, args: str) -> Reply:
-        return Reply((self._t("not_yet"),))
+        if self.scheduler is None:
+            return Reply((self._t("not_yet"),))
+        try:
+            result = await reflect(self.store, self.scheduler.writer, scope, force=True)
+        except Exception:
+            log.exception("reflection on demand failed")
+            return Reply((self._t("job_failed"),))
+        thoughts = [th.text for th in result.thoughts if th.text != "(nichts Neues)"] if result else []
+        if not thoughts:
+            return Reply((self._t("think_nothing"),))
+        return Reply(("\n".join([self._t("thoughts_head")] + [f"• {th}" for th in thoughts]),))
 
     async def cmd_writediary(self, scope: Scope, args: str) -> Reply:
-        return Reply((self._t("not_yet"),))
+        if self.scheduler is None:
+            return Reply((self._t("not_yet"),))
+        prefs = await self.store.preferences.get(scope)
+        zone = ZoneInfo(prefs.timezone) if prefs.timezone else self.engine.config.zone
+        try:
+            entry = await write_diary(self.store, self.scheduler.writer, scope, time.time(), zone)
+        except Exception:
+            log.exception("diary on demand failed")
+            return Reply((self._t("job_failed"),))
+        if entry is None:
+            return Reply((self._t("diary_nothing"),))
+        return Reply((f"📔 {entry.day}\n{entry.text}",))
 
     async def press(self, user_id: str, data: str) -> Pressed:
         """Act on a button's data for the user who pressed it; forged or stale data changes nothing."""

@@ -25,7 +25,8 @@ from bot.tools import TOOLS, recall_window, run_tool
 from bot.why import asks_why, explain
 from memory.embedder import calibration
 from memory.errors import NotFound
-from memory.models import LearnedRule, Scope, Source
+from memory.models import LearnedRule, OpenTopic, Scope, Source
+from scheduler.topics import topic_raised
 from memory.store import MemoryStore
 
 log = logging.getLogger(__name__)
@@ -106,6 +107,7 @@ class Engine:
         self._proposed: dict[int, LearnedRule] = {}
         self.last_note_ids: dict[int, list[int]] = {}
         self._asked_profile: dict[int, int] = {}
+        self._due_topic: dict[int, OpenTopic] = {}
         self._quiet: dict[int, tuple[asyncio.TimerHandle, Scope]] = {}
         self.last_prompt: tuple[list[SystemBlock], list[ChatMessage]] | None = None
 
@@ -158,6 +160,9 @@ class Engine:
             text = f"{text}\n\n{describe(changes, lang)}"
         elif objection and scope.id not in self._proposed:
             await self._rule_from_objection(scope, incoming.text, message.id)
+        topic = self._due_topic.pop(scope.id, None)
+        if topic is not None and topic_raised(text, topic.text):
+            await self.store.topics.set_status(scope, topic.id, "raised")
         bubbles = split_bubbles(text) or (t(lang, "empty"),)
         await self.store.messages.add(scope, "assistant", "\n\n".join(bubbles), channel=incoming.channel,
                                       created_at=self.clock())
@@ -178,6 +183,15 @@ class Engine:
         else:
             return Reply(bubbles)
         return Reply(split_bubbles("\n\n".join(bubbles) + "\n\n" + question), buttons=(buttons,))
+
+    async def compose_proactive(self, scope: Scope, reason: str, detail: str) -> str:
+        """Write a message the companion sends on its own, with the normal prompt plus the reason."""
+        last = await self.store.messages.last_user_message(scope)
+        ctx = await self._context(scope, detail or reason, 1 << 62, last.created_at.timestamp() if last else None)
+        ctx = replace(ctx, user_text="", proactive=f"{reason}: {detail}", crisis_notice="")
+        system, messages = build_prompt(ctx)
+        completion = await self.chat.complete(messages, system=system, tools=None)
+        return split_markers(completion.text)[0]
 
     async def _diary_facts(self, scope: Scope) -> str:
         """What the database says about the diary, so the answer does not depend on a lookup."""
@@ -262,6 +276,8 @@ class Engine:
         ctx = await self._context(scope, user_text, message_id, previous.timestamp() if previous else None)
         ctx = replace(ctx, extra=extra)
         self.last_note_ids[scope.id] = [h.item_id for h in ctx.notes]
+        if ctx.due_topic is not None:
+            self._due_topic[scope.id] = ctx.due_topic
         system, messages = build_prompt(ctx)
         self.last_prompt = (system, list(messages))
         looked_up: list[str] = []
@@ -334,7 +350,8 @@ class Engine:
     async def _learn(self, scope: Scope) -> None:
         self._quiet.pop(scope.id, None)
         try:
-            await extraction.extract(self.store, self.background, scope, self.config.profile_consent)
+            await extraction.extract(self.store, self.background, scope, self.config.profile_consent,
+                                     datetime.fromtimestamp(self.clock(), self.config.zone))
             await summary.refresh_summary(self.store, self.background, scope, self.config.recent_messages)
         except LLMError as exc:
             log.warning("background learning failed for scope %s; nothing stored: %s", scope.id, exc)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import logging
 from collections import Counter
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any, Sequence
 
 from bot.errors import LLMBadOutput
@@ -32,12 +33,15 @@ SCHEMA = {
             "key": {"type": "string"}, "value": {"type": "string"},
             "source_ids": {"type": "array", "items": {"type": "integer"}}},
             "required": ["category", "key", "value", "source_ids"]}},
+        "topics": {"type": "array", "items": {"type": "object", "properties": {
+            "text": {"type": "string"}, "due": {"type": "string"},
+            "source_ids": {"type": "array", "items": {"type": "integer"}}}, "required": ["text", "source_ids"]}},
     },
     "required": ["facts", "content", "profile"],
 }
 
 INSTRUCTIONS = """You extract memories from a chat between a person (role "user") and their companion
-(role "assistant"). Answer only with JSON: {"facts": [...], "content": [...], "profile": [...]}.
+(role "assistant"). Answer only with JSON: {"facts": [...], "content": [...], "profile": [...], "topics": [...]}.
 - facts: short, atomic facts ABOUT THE PERSON that the PERSON said themselves: preferences, projects,
   plans, dates, people in their life. Write them in the chat's language, in the third person
   ("Anna mag kurze Antworten."). importance 1-10 (10 = life-defining). source_ids = ids of the
@@ -46,6 +50,9 @@ INSTRUCTIONS = """You extract memories from a chat between a person (role "user"
 - profile: stable core facts the person said about themselves, as category ("facts": name, work,
   home, interests; "emotional": fears, needs, communication style; "life_events"), a short key
   ("name", "work", "style") and a value ("Anna", "kurze Antworten"), with source_ids.
+- topics: things the person has coming up that a friend would ask about afterwards (an appointment,
+  an exam, a trip), as a short question to ask ("Wie war der Zahnarzttermin?") with "due" = the local
+  date and time after which to ask (ISO 8601, e.g. "2026-11-26T18:00"), and source_ids.
 - Small talk without substance gives empty lists. Never invent anything."""
 
 
@@ -111,12 +118,43 @@ def accept_profile(data: Any, messages: Sequence[Message]) -> list[ProfileDraft]
     return out
 
 
+@dataclass(frozen=True)
+class TopicDraft:
+    """Something to ask about later, due after a local time."""
+
+    text: str
+    due_at: float | None
+
+
+def accept_topics(data: Any, messages: Sequence[Message], now: datetime) -> list[TopicDraft]:
+    """Keep proposed topics that come from a user message; a missing or broken due time means tomorrow."""
+    user_ids = {m.id for m in messages if m.role == "user"}
+    items = (data.get("topics") if isinstance(data, dict) else None) or []
+    if not isinstance(items, list):
+        raise LLMBadOutput("extraction field 'topics' is not a list")
+    out = []
+    for item in items:
+        if not isinstance(item, dict) or not str(item.get("text", "")).strip():
+            continue
+        if not user_ids.intersection(i for i in item.get("source_ids") or [] if isinstance(i, int)):
+            continue
+        try:
+            due = datetime.fromisoformat(str(item.get("due")))
+            due = due if due.tzinfo else due.replace(tzinfo=now.tzinfo)
+        except ValueError:
+            due = now + timedelta(days=1)
+        out.append(TopicDraft(clip(str(item["text"]).strip(), 300), due.timestamp()))
+    return out
+
+
 def transcript(messages: Sequence[Message]) -> str:
     """The messages as numbered lines for the extraction prompt."""
     return "\n".join(f"[{m.id}] {m.role}: {clip(m.text, 1200)}" for m in messages)
 
 
-async def extract(store: MemoryStore, llm: LLM, scope: Scope, consent: bool = False) -> int:
+async def extract(
+    store: MemoryStore, llm: LLM, scope: Scope, consent: bool = False, now: datetime | None = None,
+) -> int:
     """Extract from the messages since the last extraction; return how many items were stored.
 
     With consent, a profile fact under a new key waits for the user's yes instead of being stored.
@@ -126,13 +164,17 @@ async def extract(store: MemoryStore, llm: LLM, scope: Scope, consent: bool = Fa
     new = [m for m in recent if m.id > state.extracted_upto]
     if not any(m.role == "user" for m in new):
         return 0
+    now = now or datetime.now().astimezone()
+    header = f"Now (the person's local time): {now:%A, %Y-%m-%d %H:%M}\n\n"
     completion = await llm.complete(
-        [ChatMessage("user", transcript(new))], system=[SystemBlock(INSTRUCTIONS)], json_schema=SCHEMA, max_tokens=800,
+        [ChatMessage("user", header + transcript(new))], system=[SystemBlock(INSTRUCTIONS)], json_schema=SCHEMA,
+        max_tokens=900,
     )
     try:
         data = completion.json()
         drafts = accept(data, new)
         profile = accept_profile(data, new)
+        topics = accept_topics(data, new, now)
     except LLMBadOutput:
         failures["extraction_bad_json"] += 1
         log.warning("extraction answer was not the JSON asked for; nothing stored (%d so far)",
@@ -150,6 +192,9 @@ async def extract(store: MemoryStore, llm: LLM, scope: Scope, consent: bool = Fa
             await store.profile.propose(scope, p.category, p.key, p.value)
             continue
         await store.profile.set(scope, p.category, p.key, p.value, processing=processing, reason="extraction")
+        stored += 1
+    for topic in topics:
+        await store.topics.add(scope, topic.text, due_at=topic.due_at, origin="conversation")
         stored += 1
     await store.conversations.set_extracted(scope, new[-1].id)
     return stored

@@ -66,6 +66,8 @@ class PromptContext:
     crisis_notice: str = ""
     tools: bool = True
     extra: Sequence[str] = field(default_factory=tuple)
+    proactive: str = ""  # set when the companion speaks first: the reason, computed by the program
+    welcome_back_after: float = 3600.0
 
 
 def clip(text: str, limit: int) -> str:
@@ -135,6 +137,10 @@ def volatile_hint(ctx: PromptContext) -> str:
     if ctx.previous_user_at is not None:
         gap = (ctx.now_local - ctx.previous_user_at).total_seconds()
         lines.append(f"The person's previous message was {describe_gap(gap, 'en')}.")
+        if gap >= ctx.welcome_back_after and not ctx.proactive:
+            lines.append("The person is back after a break: pick up where you left off. Things that were "
+                         "planned in the earlier messages may have happened since – ask how they went "
+                         "instead of wishing luck for them.")
     else:
         lines.append("This is the first message of the person.")
     if ctx.due_topic is not None:
@@ -166,7 +172,12 @@ def build_prompt(ctx: PromptContext) -> tuple[list[SystemBlock], list[ChatMessag
     window_ids = {m.id for m in ctx.window}
     pinned = [m for m in ctx.pinned if m.id not in window_ids]
     messages = _as_chat(pinned) + _as_chat(ctx.window)
-    current = f"<context>\n{volatile_hint(ctx)}\n</context>\n\n{defuse(clip(ctx.user_text, MESSAGE_CHARS * 3))}"
+    if ctx.proactive:
+        current = (f"<context>\n{volatile_hint(ctx)}\nWhy you may write now: {ctx.proactive}\n</context>\n\n"
+                   "(The person has not written. Write one short message to them now, as yourself, because of "
+                   "the reason above. If writing now would be intrusive, answer with nothing at all.)")
+    else:
+        current = f"<context>\n{volatile_hint(ctx)}\n</context>\n\n{defuse(clip(ctx.user_text, MESSAGE_CHARS * 3))}"
     messages.append(ChatMessage("user", current))
     return system, _merge_roles(messages)
 

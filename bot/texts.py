@@ -71,6 +71,20 @@ TEXTS: dict[str, dict[str, str]] = {
     },
     "deleteme_yes": {"de": "Ja, alles löschen", "en": "Yes, delete everything"},
     "deleteme_done": {"de": "Erledigt. Ich habe alles über dich gelöscht.", "en": "Done. I have deleted everything about you."},
+    "settings_head": {"de": "Deine Einstellungen:", "en": "Your settings:"},
+    "settings_usage": {
+        "de": "Ändern mit z. B. /settings diary 23:30, /settings diary on, /settings reflection 22:00, "
+              "/settings hours 9-21, /settings checkins off",
+        "en": "Change with e.g. /settings diary 23:30, /settings diary on, /settings reflection 22:00, "
+              "/settings hours 9-21, /settings checkins off",
+    },
+    "settings_bad": {"de": "Das verstehe ich nicht – erwartet: {expected}", "en": "I don't understand – expected: {expected}"},
+    "settings_saved": {"de": "Gespeichert.", "en": "Saved."},
+    "on": {"de": "an", "en": "on"},
+    "off": {"de": "aus", "en": "off"},
+    "think_nothing": {"de": "Ich habe nachgedacht, aber nichts Neues gefunden.", "en": "I reflected but found nothing new."},
+    "diary_nothing": {"de": "Heute gab es kein Gespräch – also auch keinen Eintrag.", "en": "No conversation today – so no entry."},
+    "job_failed": {"de": "Das hat gerade nicht geklappt – mein Sprachmodell antwortet nicht.", "en": "That didn't work – my language model is not answering."},
     "not_yet": {
         "de": "Das kann ich noch nicht auf Knopfdruck – Nachdenken und Tagebuch kommen mit dem Zeitplaner.",
         "en": "I can't do that on demand yet – reflection and the diary come with the scheduler.",

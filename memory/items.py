@@ -143,10 +143,13 @@ class Thoughts:
     def __init__(self, db: Database, index: SearchIndex) -> None:
         self.db, self.index = db, index
 
-    async def add(self, scope: Scope, text: str, *, origin: str = "", processing: str | None = None) -> Thought:
+    async def add(
+        self, scope: Scope, text: str, *, origin: str = "", processing: str | None = None,
+        created_at: float | None = None,
+    ) -> Thought:
         """Store and index a thought."""
         vector = (await self.index.embed([text]))[0]
-        now = time.time()
+        now = time.time() if created_at is None else created_at
         async with self.db.transaction() as tx:
             item_id = await _insert_indexed(tx, self.index, scope, "thoughts", "thought",
                                             {"text": text, "origin": origin, "created_at": now},
@@ -182,10 +185,12 @@ class Diary:
     def __init__(self, db: Database, index: SearchIndex) -> None:
         self.db, self.index = db, index
 
-    async def add(self, scope: Scope, day: str, text: str, *, processing: str | None = None) -> DiaryEntry:
+    async def add(
+        self, scope: Scope, day: str, text: str, *, processing: str | None = None, created_at: float | None = None,
+    ) -> DiaryEntry:
         """Store and index one entry."""
         vector = (await self.index.embed([text]))[0]
-        now = time.time()
+        now = time.time() if created_at is None else created_at
         async with self.db.transaction() as tx:
             item_id = await _insert_indexed(tx, self.index, scope, "diary_entries", "diary",
                                             {"day": day, "text": text, "created_at": now},
@@ -213,9 +218,11 @@ class Topics:
     def __init__(self, db: Database) -> None:
         self.db = db
 
-    async def add(self, scope: Scope, text: str, *, due_at: float | None = None, origin: str = "") -> OpenTopic:
+    async def add(
+        self, scope: Scope, text: str, *, due_at: float | None = None, origin: str = "", created_at: float | None = None,
+    ) -> OpenTopic:
         """Remember something to ask about."""
-        now = time.time()
+        now = time.time() if created_at is None else created_at
         async with self.db.transaction() as tx:
             item_id = await tx.execute(
                 "INSERT INTO open_topics(scope_id, text, due_at, origin, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)",

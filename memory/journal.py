@@ -131,6 +131,15 @@ class Journal:
         async with self.db.reading() as tx:
             return int((await tx.fetchone("SELECT count(*) FROM messages WHERE scope_id = ?", (scope.id,)))[0])
 
+    async def last_proactive(self, scope: Scope) -> Message | None:
+        """The newest message the companion sent on its own."""
+        async with self.db.reading() as tx:
+            row = await tx.fetchone(
+                f"SELECT {_COLUMNS} FROM messages WHERE scope_id = ? AND proactive = 1 ORDER BY id DESC LIMIT 1",
+                (scope.id,),
+            )
+        return _message(row) if row else None
+
     async def last_user_message(self, scope: Scope) -> Message | None:
         """The newest message the user wrote."""
         async with self.db.reading() as tx:

@@ -219,6 +219,17 @@ async def m007_pending_profile(tx: Tx) -> None:
     )
 
 
+async def m008_preferences(tx: Tx) -> None:
+    """Per-user preferences set from the chat (diary push, times, active hours, check-ins)."""
+    await tx.execute(
+        """CREATE TABLE preferences (
+            scope_id INTEGER NOT NULL REFERENCES scopes(id),
+            key TEXT NOT NULL,
+            value TEXT NOT NULL,
+            PRIMARY KEY (scope_id, key))"""
+    )
+
+
 MIGRATIONS: list[Migration] = [
     m001_scopes_and_meta,
     m002_messages,
@@ -227,6 +238,7 @@ MIGRATIONS: list[Migration] = [
     m005_conversation_state,
     m006_audit_undo,
     m007_pending_profile,
+    m008_preferences,
 ]
 
 

@@ -15,11 +15,12 @@ from memory.journal import Journal
 from memory.migrations import migrate
 from memory.models import AuditEntry, Scope, SearchHit, Source
 from memory.notes import Notes
+from memory.preferences import PreferenceStore
 from memory.ranking import Weights
 
 DB_FILENAME = "mnemo.sqlite3"
 SCOPED_TABLES = ("messages", "notes", "profile_entries", "pending_profile", "thoughts", "diary_entries",
-                 "open_topics", "learned_rules", "audit_log")
+                 "open_topics", "learned_rules", "audit_log", "preferences")
 
 
 class MemoryStore:
@@ -36,6 +37,7 @@ class MemoryStore:
         self.topics = Topics(db)
         self.rules = Rules(db)
         self.conversations = Conversations(db)
+        self.preferences = PreferenceStore(db)
         self._scopes: dict[tuple[str, str], Scope] = {}
 
     @classmethod
@@ -84,6 +86,16 @@ class MemoryStore:
         self._scopes[key] = scope
         return scope
 
+    async def scopes(self, companion_id: str) -> list[Scope]:
+        """Every scope of a companion whose user has written at least once."""
+        async with self.db.reading() as tx:
+            rows = await tx.fetchall(
+                "SELECT s.id, s.companion_id, s.user_id FROM scopes s WHERE s.companion_id = ? AND EXISTS"
+                " (SELECT 1 FROM messages m WHERE m.scope_id = s.id AND m.role = 'user') ORDER BY s.id",
+                (companion_id,),
+            )
+        return [Scope(int(r[0]), r[1], r[2]) for r in rows]
+
     async def search(
         self, scope: Scope, query: str, sources: Sequence[Source] = ("note",), k: int = 10, *,
         window: tuple[float, float] | None = None, now: float | None = None, min_cosine: float | None = None,
@@ -98,7 +110,7 @@ class MemoryStore:
         out: dict[str, Any] = {"companion_id": scope.companion_id, "user_id": scope.user_id}
         async with self.db.reading() as tx:
             for table in SCOPED_TABLES:
-                cursor_rows = await tx.fetchall(f"SELECT * FROM {table} WHERE scope_id = ? ORDER BY id", (scope.id,))
+                cursor_rows = await tx.fetchall(f"SELECT * FROM {table} WHERE scope_id = ? ORDER BY rowid", (scope.id,))
                 names = [r[1] for r in await tx.fetchall(f"PRAGMA table_info({table})")]
                 out[table] = [
                     {k: v for k, v in zip(names, row) if k not in ("scope_id", "doc_id", "norm_hash")}

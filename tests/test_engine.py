@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import AsyncIterator
 
 import pytest
@@ -113,7 +114,7 @@ async def test_extraction_stores_user_facts_with_their_sources(
     engine: Engine, chat: ScriptedLLM, background: ScriptedLLM, store: MemoryStore
 ) -> None:
     def extract(call: Call) -> str:
-        ids = [int(line[1:line.index("]")]) for line in call.messages[0].content.splitlines()]
+        ids = [int(i) for i in re.findall(r"^\[(\d+)\] ", call.messages[0].content, re.M)]
         user_id, bot_id = ids[0], ids[1]
         return json.dumps({
             "facts": [

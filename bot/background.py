@@ -1,0 +1,53 @@
+"""Adapters that let the scheduler use the bot's models and channels (its Writer and Sender ports)."""
+from __future__ import annotations
+
+import logging
+from typing import Mapping
+
+from bot.channel import Messenger
+from bot.llm import LLM, ChatMessage, SystemBlock
+from memory.models import Scope
+
+log = logging.getLogger(__name__)
+
+
+class LLMWriter:
+    """The scheduler's Writer port on top of the background model."""
+
+    def __init__(self, llm: LLM) -> None:
+        self.llm = llm
+
+    async def __call__(self, instructions: str, material: str, *, max_tokens: int = 800) -> str:
+        """Ask the model; errors propagate to the job, which then stores and sends nothing."""
+        completion = await self.llm.complete([ChatMessage("user", material)], system=[SystemBlock(instructions)],
+                                             max_tokens=max_tokens)
+        return completion.text
+
+
+def channel_of(user_id: str) -> str:
+    """Which channel a scope's user id belongs to: 'tg:…' Telegram, '@…:…' Matrix, else the terminal."""
+    if user_id.startswith("tg:"):
+        return "telegram"
+    if user_id.startswith("@") and ":" in user_id:
+        return "matrix"
+    return "console"
+
+
+class ChannelSender:
+    """The scheduler's Sender port: deliver through the channel the user talks on."""
+
+    def __init__(self, channels: Mapping[str, Messenger]) -> None:
+        self.channels = channels
+
+    async def deliver(self, scope: Scope, text: str) -> bool:
+        """Send; False (logged) when the user's channel is not running or the send failed."""
+        channel = self.channels.get(channel_of(scope.user_id))
+        if channel is None:
+            log.warning("no running channel for %s; message not sent", scope.user_id)
+            return False
+        try:
+            await channel.send(scope.user_id, text)
+        except Exception:
+            log.exception("sending to %s failed", scope.user_id)
+            return False
+        return True

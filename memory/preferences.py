@@ -1,0 +1,75 @@
+"""Per-user preferences, set from the chat: typed reads with defaults, string storage."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, fields, replace
+from typing import Any
+
+from memory.db import Database
+from memory.models import Scope
+
+
+@dataclass(frozen=True)
+class Preferences:
+    """What a user chose; the defaults apply until they change something."""
+
+    diary_push: bool = False
+    diary_time: str = "23:45"
+    reflection_time: str = "22:00"
+    active_hours: str = "9-21"
+    checkins: bool = True
+    timezone: str = ""  # empty: the deployment's MNEMO_TIMEZONE
+
+    def hours(self) -> tuple[int, int]:
+        """Active hours as (start, end)."""
+        start, end = self.active_hours.split("-")
+        return int(start), int(end)
+
+
+def parse_value(key: str, raw: str) -> Any:
+    """Validate and convert a preference value typed by a user; ValueError with a short reason."""
+    if key in ("diary_push", "checkins"):
+        if raw.lower() in ("on", "an", "ja", "yes", "true", "1"):
+            return True
+        if raw.lower() in ("off", "aus", "nein", "no", "false", "0"):
+            return False
+        raise ValueError("on/off")
+    if key in ("diary_time", "reflection_time"):
+        match = re.fullmatch(r"(\d{1,2})[:.](\d{2})", raw)
+        if not match or int(match.group(1)) > 23 or int(match.group(2)) > 59:
+            raise ValueError("HH:MM")
+        return f"{int(match.group(1)):02d}:{match.group(2)}"
+    if key == "active_hours":
+        match = re.fullmatch(r"(\d{1,2})\s*-\s*(\d{1,2})", raw)
+        if not match or int(match.group(1)) > 24 or int(match.group(2)) > 24:
+            raise ValueError("9-21")
+        return f"{int(match.group(1))}-{int(match.group(2))}"
+    raise ValueError(f"unknown preference {key}")
+
+
+class PreferenceStore:
+    """Read and change preferences of a scope."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    async def get(self, scope: Scope) -> Preferences:
+        """The user's preferences with defaults filled in."""
+        async with self.db.reading() as tx:
+            rows = dict(await tx.fetchall("SELECT key, value FROM preferences WHERE scope_id = ?", (scope.id,)))
+        prefs = Preferences()
+        types = {f.name: f.type for f in fields(Preferences)}
+        values: dict[str, Any] = {}
+        for key, raw in rows.items():
+            if key in types:
+                values[key] = raw == "1" if key in ("diary_push", "checkins") else raw
+        return replace(prefs, **values)
+
+    async def set(self, scope: Scope, key: str, value: Any) -> Preferences:
+        """Store one preference (already validated)."""
+        stored = ("1" if value else "0") if isinstance(value, bool) else str(value)
+        async with self.db.transaction() as tx:
+            await tx.execute("INSERT INTO preferences(scope_id, key, value) VALUES (?, ?, ?)"
+                             " ON CONFLICT(scope_id, key) DO UPDATE SET value = excluded.value",
+                             (scope.id, key, stored))
+        return await self.get(scope)

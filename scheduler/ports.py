@@ -1,0 +1,30 @@
+"""What the scheduler needs from the outside, as small ports the bot package fills in."""
+from __future__ import annotations
+
+from typing import Protocol
+
+from memory.models import Scope
+
+
+class Writer(Protocol):
+    """A model that writes a text from instructions and material (the background model)."""
+
+    async def __call__(self, instructions: str, material: str, *, max_tokens: int = 800) -> str:
+        """Return the model's text; raise on failure."""
+        ...
+
+
+class Composer(Protocol):
+    """Writes a proactive message with the normal conversation prompt plus a reason."""
+
+    async def compose_proactive(self, scope: Scope, reason: str, detail: str) -> str:
+        """Return the message to send (empty when the model declines); raise on failure."""
+        ...
+
+
+class Sender(Protocol):
+    """Delivers a message to a user on their channel."""
+
+    async def deliver(self, scope: Scope, text: str) -> bool:
+        """Send text to the scope's user; True when it was delivered."""
+        ...

@@ -1,0 +1,163 @@
+"""The scheduler in the bot's process: APScheduler jobs persisted in the data directory.
+
+Jobs: a planner every 15 minutes (check-ins for every user, and per-user jobs for new users),
+and per user a reflection and a diary at the user's times in the user's zone. After downtime a
+missed job runs once (coalesce, grace period), never in a burst.
+"""
+from __future__ import annotations
+
+import logging
+import time
+from collections import Counter
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Awaitable, Callable
+from zoneinfo import ZoneInfo
+
+from apscheduler.schedulers.asyncio import AsyncIOScheduler
+from apscheduler.triggers.base import BaseTrigger
+from apscheduler.triggers.cron import CronTrigger
+from apscheduler.triggers.interval import IntervalTrigger
+
+from memory.models import Scope
+from memory.store import MemoryStore
+from scheduler.checkin import check_in
+from scheduler.diary import write_diary
+from scheduler.ports import Composer, Sender, Writer
+from scheduler.reflection import reflect
+
+log = logging.getLogger(__name__)
+
+PLANNER_MINUTES = 15
+GRACE_SECONDS = 6 * 3600
+
+failures: Counter[str] = Counter()
+_running: "Scheduler | None" = None  # the instance APScheduler's persisted jobs call into
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    """One job: its id, what it runs, for which scope, and when."""
+
+    id: str
+    kind: str  # "planner" | "reflect" | "diary"
+    scope_id: int
+    trigger: BaseTrigger
+
+
+async def run_job(kind: str, scope_id: int) -> None:
+    """Entry point of persisted jobs: run `kind` now on the running scheduler."""
+    if _running is None:
+        log.warning("job %s for scope %s fired without a running scheduler", kind, scope_id)
+        return
+    await _running.run(kind, scope_id, time.time())
+
+
+class Scheduler:
+    """Owns the jobs; `run` does the work of one job at a given time (also used with a simulated clock)."""
+
+    def __init__(
+        self, store: MemoryStore, companion_id: str, writer: Writer, composer: Composer, sender: Sender,
+        zone: ZoneInfo, data_dir: Path, silence: timedelta = timedelta(hours=24),
+    ) -> None:
+        self.store, self.companion_id = store, companion_id
+        self.writer, self.composer, self.sender = writer, composer, sender
+        self.zone, self.silence = zone, silence
+        self.jobs_url = f"sqlite:///{Path(data_dir) / 'jobs.sqlite3'}"
+        self._aps: AsyncIOScheduler | None = None
+
+    async def specs(self) -> list[JobSpec]:
+        """Every job that should exist now: the planner and each user's reflection and diary."""
+        quarter = IntervalTrigger(minutes=PLANNER_MINUTES, start_date=datetime(2020, 1, 1, tzinfo=self.zone), timezone=self.zone)
+        out = [JobSpec("planner", "planner", 0, quarter)]
+        for scope in await self.store.scopes(self.companion_id):
+            prefs = await self.store.preferences.get(scope)
+            zone = ZoneInfo(prefs.timezone) if prefs.timezone else self.zone
+            for kind, at in (("reflect", prefs.reflection_time), ("diary", prefs.diary_time)):
+                hour, minute = (int(x) for x in at.split(":"))
+                out.append(JobSpec(f"{kind}:{scope.id}", kind, scope.id, CronTrigger(hour=hour, minute=minute, timezone=zone)))
+        return out
+
+    async def start(self) -> None:
+        """Start APScheduler with the persistent job store and make sure every job exists."""
+        global _running
+        from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
+
+        self._aps = AsyncIOScheduler(
+            jobstores={"default": SQLAlchemyJobStore(url=self.jobs_url)},
+            job_defaults={"coalesce": True, "misfire_grace_time": GRACE_SECONDS, "max_instances": 1},
+            timezone=self.zone,
+        )
+        _running = self
+        self._aps.start()
+        await self.sync_jobs()
+
+    async def sync_jobs(self) -> None:
+        """Add jobs for new users and move jobs whose time a user changed; existing ones keep their next run."""
+        assert self._aps is not None
+        for spec in await self.specs():
+            job = self._aps.get_job(spec.id)
+            if job is not None and str(job.trigger) == str(spec.trigger):
+                continue
+            self._aps.add_job("scheduler.service:run_job", spec.trigger, args=(spec.kind, spec.scope_id),
+                              id=spec.id, replace_existing=True)
+
+    async def stop(self) -> None:
+        """Stop running jobs (they stay stored for the next start)."""
+        global _running
+        if self._aps is not None:
+            self._aps.shutdown(wait=False)
+            self._aps = None
+        _running = None
+
+    async def run(self, kind: str, scope_id: int, now: float) -> None:
+        """Do one job's work at `now`; a failure is logged and counted, other users are not affected."""
+        try:
+            if kind == "planner":
+                await self.plan(now)
+                return
+            scope = next((s for s in await self.store.scopes(self.companion_id) if s.id == scope_id), None)
+            if scope is None:
+                return
+            if kind == "reflect":
+                await reflect(self.store, self.writer, scope, now=now)
+            elif kind == "diary":
+                await self.diary(scope, now)
+        except Exception:
+            failures[kind] += 1
+            log.exception("%s job for scope %s failed; nothing was sent", kind, scope_id)
+
+    async def plan(self, now: float) -> None:
+        """The planner: a check-in decision for every user, then jobs for users who are new."""
+        for scope in await self.store.scopes(self.companion_id):
+            try:
+                await check_in(self.store, self.composer, self.sender, scope, now, self.zone, self.silence)
+            except Exception:
+                failures["checkin"] += 1
+                log.exception("check-in for scope %s failed; nothing was sent", scope.id)
+        if self._aps is not None:
+            await self.sync_jobs()
+
+    async def diary(self, scope: Scope, now: float) -> None:
+        """Write the diary entry and push it when the user asked for that."""
+        prefs = await self.store.preferences.get(scope)
+        zone = ZoneInfo(prefs.timezone) if prefs.timezone else self.zone
+        entry = await write_diary(self.store, self.writer, scope, now, zone)
+        if entry is not None and prefs.diary_push:
+            await self.sender.deliver(scope, f"📔 {entry.day}\n{entry.text}")
+
+    async def run_due(self, start: float, end: float, on_run: Callable[[str, int, float], Awaitable[None]] | None = None) -> int:
+        """Run every job whose fire time falls in (start, end], in time order, at that time (simulated clocks)."""
+        due: list[tuple[float, str, int]] = []
+        for spec in await self.specs():
+            fire = spec.trigger.get_next_fire_time(None, datetime.fromtimestamp(start, self.zone))
+            while fire is not None and fire.timestamp() <= end:
+                if fire.timestamp() > start:
+                    due.append((fire.timestamp(), spec.kind, spec.scope_id))
+                fire = spec.trigger.get_next_fire_time(fire, fire + timedelta(seconds=1))
+        for at, kind, scope_id in sorted(due):
+            await self.run(kind, scope_id, at)
+            if on_run:
+                await on_run(kind, scope_id, at)
+        return len(due)
