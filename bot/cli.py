@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import logging
+import os
 import sys
 
 from typing import TYPE_CHECKING
@@ -19,10 +19,24 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     """Read the command line."""
     parser = argparse.ArgumentParser(prog="mnemo", description="A companion with a long-term memory.")
     parser.add_argument("--env-file", default=".env", help="settings file (default: .env)")
-    parser.add_argument("--log-level", default="WARNING")
+    parser.add_argument("--log-level", default=os.environ.get("MNEMO_LOG_LEVEL", "WARNING"),
+                        help="DEBUG, INFO, WARNING (default; or MNEMO_LOG_LEVEL), ERROR")
     sub = parser.add_subparsers(dest="command")
     sub.add_parser("run", help="run the configured channels (default)")
     sub.add_parser("console", help="chat in the terminal")
+    doctor = sub.add_parser("doctor", help="check configuration, database, model, messengers and clock")
+    doctor.add_argument("--no-model", action="store_true", help="skip the call to the chat model")
+    backup = sub.add_parser("backup", help="copy the database to a timestamped file (online)")
+    backup.add_argument("target", nargs="?", help="file to write (default: DATA_DIR/backups/…)")
+    migrate = sub.add_parser("migrate", help="show the schema migrations the next start applies")
+    migrate.add_argument("--dry-run", action="store_true", default=True)
+    sub.add_parser("stats", help="counts per kind and per user")
+    export = sub.add_parser("export", help="write one user's memory as JSON")
+    export.add_argument("--user", required=True)
+    export.add_argument("--out", help="file (default: stdout)")
+    load = sub.add_parser("import", help="load a user's memory exported by `mnemo export`")
+    load.add_argument("file")
+    load.add_argument("--user", help="import under another user id")
     undo = sub.add_parser("undo", help="revert the latest memory change of a user")
     undo.add_argument("--user", required=True, help="user id as stored, e.g. tg:123456 or @anna:example.org")
     return parser.parse_args(argv)
@@ -48,18 +62,83 @@ async def undo(settings: "Settings", user_id: str) -> int:
     return 0
 
 
+async def _doctor(settings: "Settings", args: argparse.Namespace) -> int:
+    from bot import ops
+
+    checks = await ops.doctor(settings, check_model=not args.no_model)
+    print(ops.format_checks(checks))
+    return 0 if all(c.ok for c in checks) else 1
+
+
+async def _backup(settings: "Settings", args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from bot import ops
+
+    print(await ops.make_backup(settings, Path(args.target) if args.target else None))
+    return 0
+
+
+async def _migrate(settings: "Settings", args: argparse.Namespace) -> int:
+    from bot import ops
+
+    todo = await ops.migration_plan(settings)
+    print("\n".join(todo) if todo else "schema up to date")
+    return 0
+
+
+async def _stats(settings: "Settings", args: argparse.Namespace) -> int:
+    from bot import ops
+
+    for row in await ops.stats(settings):
+        print("  ".join(f"{k}={v}" for k, v in row.items()))
+    return 0
+
+
+async def _export(settings: "Settings", args: argparse.Namespace) -> int:
+    import json
+
+    from bot import ops
+
+    text = json.dumps(await ops.export_user(settings, args.user), ensure_ascii=False, indent=2)
+    if args.out:
+        with open(args.out, "w", encoding="utf-8") as f:
+            f.write(text)
+    else:
+        print(text)
+    return 0
+
+
+async def _import(settings: "Settings", args: argparse.Namespace) -> int:
+    import json
+
+    from bot import ops
+
+    with open(args.file, encoding="utf-8") as f:
+        data = json.load(f)
+    counts = await ops.import_user(settings, data, args.user)
+    print("imported: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+    return 0
+
+
+OPS = {"doctor": _doctor, "backup": _backup, "migrate": _migrate, "stats": _stats, "export": _export,
+       "import": _import}
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point: run mnemo; a configuration problem is one sentence and exit code 2."""
     args = parse_args(argv)
-    logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s %(message)s")
-    from bot import app
+    from bot import app, logs
     from bot.settings import load_settings
 
+    logs.install(args.log_level)
     try:
         settings = load_settings(args.env_file)
+        logs.install(args.log_level, secrets=settings.secrets())
         if args.command == "undo":
             return asyncio.run(undo(settings, args.user))
+        if args.command in OPS:
+            return asyncio.run(OPS[args.command](settings, args))
         if args.command == "console":
             settings = settings.model_copy(update={"channels": ["console"]})
         asyncio.run(app.main(settings))

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -60,22 +61,48 @@ class Settings(BaseSettings):
     telegram_token: str | None = None
     telegram_base_url: str = "https://api.telegram.org/bot"
     telegram_allowed_users: IdList = Field(default_factory=list)
+    telegram_refuse_unknown: bool = True
+    telegram_webhook_url: str | None = None
+    telegram_webhook_listen: str = "127.0.0.1"
+    telegram_webhook_port: int = 8443
+    telegram_webhook_secret: str | None = None
     matrix_homeserver: str | None = None
     matrix_user_id: str | None = None
     matrix_password: str | None = None
     matrix_access_token: str | None = None
     matrix_allowed_users: IdList = Field(default_factory=list)
+    matrix_device_name: str = "mnemo"
 
     recent_messages: int = 12
     extraction: Literal["after_reply", "when_quiet"] = "after_reply"
     extraction_quiet_seconds: float = 120.0
     max_message_chars: int = 4000
+    profile_consent: bool = False
     crisis_country: str = "DE"
 
     @field_validator("channels", "telegram_allowed_users", "matrix_allowed_users", mode="before")
     @classmethod
     def _lists(cls, value: object) -> object:
         return _split(value)
+
+    @field_validator("telegram_base_url")
+    @classmethod
+    def _bot_api_base(cls, value: str) -> str:
+        if not value.rstrip("/").endswith("/bot"):
+            raise ValueError("the Bot API base URL must end in /bot (e.g. https://api.telegram.org/bot)")
+        return value.rstrip("/")
+
+    @field_validator("telegram_webhook_url", "telegram_webhook_secret", mode="before")
+    @classmethod
+    def _empty_is_none(cls, value: object) -> object:
+        return None if isinstance(value, str) and not value.strip() else value
+
+    @field_validator("telegram_webhook_secret")
+    @classmethod
+    def _webhook_secret(cls, value: str | None) -> str | None:
+        if value is not None and not re.fullmatch(r"[A-Za-z0-9_-]{1,256}", value):
+            raise ValueError("use 1 to 256 characters from A-Z, a-z, 0-9, _ and -")
+        return value
 
     @field_validator("timezone")
     @classmethod
@@ -90,6 +117,12 @@ class Settings(BaseSettings):
     def zone(self) -> ZoneInfo:
         """The user's time zone."""
         return ZoneInfo(self.timezone)
+
+    def secrets(self) -> list[str]:
+        """Every token, key and password, so logs can mask them."""
+        values = [self.chat_api_key, self.background_api_key, self.telegram_token, self.matrix_password,
+                  self.matrix_access_token, getattr(self, "telegram_webhook_secret", None)]
+        return [v for v in values if v]
 
     @property
     def active_channels(self) -> list[str]:

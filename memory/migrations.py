@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import logging
 import time
+from pathlib import Path
 from typing import Awaitable, Callable
 
 from memory.db import Database, Tx
@@ -242,13 +243,31 @@ MIGRATIONS: list[Migration] = [
 ]
 
 
-async def migrate(db: Database) -> list[str]:
-    """Apply every migration not yet recorded, each in its own transaction; return their names."""
+async def applied_migrations(db: Database) -> set[str]:
+    """Names of the migrations recorded in the database (none for a new file)."""
+    async with db.reading() as tx:
+        exists = await tx.fetchone("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'migrations'")
+        if not exists:
+            return set()
+        return {row[0] for row in await tx.fetchall("SELECT name FROM migrations")}
+
+
+async def migrate(db: Database, backup_dir: Path | None = None) -> list[str]:
+    """Apply every migration not yet recorded, each in its own transaction; return their names.
+
+    With backup_dir, an existing database is copied there first whenever something is to be applied.
+    """
+    done = await applied_migrations(db)
+    todo = pending(done)
+    if todo and done and backup_dir is not None:
+        from memory.backup import backup, backup_name
+
+        copy = await backup(db, backup_name(backup_dir, "before-migration"))
+        log.warning("backed up the database to %s before applying %s", copy, ", ".join(todo))
     async with db.transaction() as tx:
         await tx.execute(
             "CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)"
         )
-        done = {row[0] for row in await tx.fetchall("SELECT name FROM migrations")}
     applied = []
     for migration in MIGRATIONS:
         name = migration.__name__

@@ -51,7 +51,7 @@ class MemoryStore:
             path = path / DB_FILENAME
         db = await Database.open(path)
         try:
-            await migrate(db)
+            await migrate(db, backup_dir=path.parent / "backups")
             index = SearchIndex(db, embedder, weights)
             await index.ensure_model()
         except BaseException:

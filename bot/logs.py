@@ -1,0 +1,36 @@
+"""Logging: one structured line per event on stderr (journald keeps it), secrets masked."""
+from __future__ import annotations
+
+import logging
+import sys
+from typing import Iterable
+
+
+class LineFormatter(logging.Formatter):
+    """`time level logger: message` on one line; a traceback follows escaped on the same line."""
+
+    def __init__(self, secrets: Iterable[str] = ()) -> None:
+        super().__init__()
+        self.secrets = sorted({s for s in secrets if s and len(s) >= 6}, key=len, reverse=True)
+
+    def format(self, record: logging.LogRecord) -> str:
+        """Render one record as a single masked line."""
+        line = f"{self.formatTime(record, '%Y-%m-%dT%H:%M:%S')} {record.levelname.lower()} {record.name}: {record.getMessage()}"
+        if record.exc_info:
+            line += " | " + self.formatException(record.exc_info).replace("\n", "\\n")
+        for secret in self.secrets:
+            line = line.replace(secret, "***")
+        return line
+
+
+def install(level: str = "WARNING", secrets: Iterable[str] = ()) -> None:
+    """Send every log record to stderr as one masked line at the given level."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(LineFormatter(secrets))
+    root = logging.getLogger()
+    for old in list(root.handlers):
+        root.removeHandler(old)
+    root.addHandler(handler)
+    root.setLevel(level.upper())
+    for noisy in ("httpx", "httpcore", "aiosqlite", "apscheduler.executors.default"):
+        logging.getLogger(noisy).setLevel(max(logging.WARNING, root.level))

@@ -1,0 +1,84 @@
+"""Operator commands: backup restored and opened, migration dry run, export/import, doctor."""
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+from bot import ops
+from bot.settings import Settings
+from memory.embedder import make_embedder
+from memory.store import DB_FILENAME, MemoryStore
+from tests.fakes.llm_api import FakeLLM
+from tests.fakes.telegram_api import FakeTelegram
+
+
+def settings_for(tmp_path: Path, **extra: object) -> Settings:
+    return Settings(_env_file=None, data_dir=tmp_path / "data", **extra)  # type: ignore[call-arg]
+
+
+async def seed(settings: Settings) -> None:
+    async with await MemoryStore.open(settings.data_dir, make_embedder()) as store:
+        scope = await store.scope(settings.companion_id, "tg:42")
+        msg = await store.messages.add(scope, "user", "Ich spiele Cello im Orchester.")
+        await store.notes.add(scope, "Anna spielt Cello im Orchester.", source_message_ids=[msg.id])
+        await store.profile.set(scope, "facts", "name", "Anna")
+
+
+async def test_a_backup_opens_and_holds_the_memory(tmp_path: Path) -> None:
+    settings = settings_for(tmp_path)
+    await seed(settings)
+    copy = await ops.make_backup(settings)
+    assert copy.parent == settings.data_dir / "backups" and copy.exists()
+    async with await MemoryStore.open(copy, make_embedder()) as restored:
+        scope = await restored.scope(settings.companion_id, "tg:42")
+        assert [h.text for h in await restored.search(scope, "Welches Instrument spielt sie?")][:1] == [
+            "Anna spielt Cello im Orchester."]
+
+
+async def test_migration_dry_run_changes_nothing_and_a_real_start_backs_up_first(tmp_path: Path) -> None:
+    settings = settings_for(tmp_path)
+    await seed(settings)
+    path = settings.data_dir / DB_FILENAME
+    async with await MemoryStore.open(path, make_embedder()) as store:  # pretend m008 is new
+        async with store.db.transaction() as tx:
+            await tx.execute("DROP TABLE preferences")
+            await tx.execute("DELETE FROM migrations WHERE name = 'm008_preferences'")
+    before = hashlib.sha256(path.read_bytes()).hexdigest()
+    assert await ops.migration_plan(settings) == ["m008_preferences"]
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == before
+    async with await MemoryStore.open(path, make_embedder()):
+        pass
+    assert await ops.migration_plan(settings) == []
+    assert [p.name.startswith("mnemo-before-migration-") for p in (settings.data_dir / "backups").iterdir()] == [True]
+
+
+async def test_export_and_import_move_one_user(tmp_path: Path) -> None:
+    source = settings_for(tmp_path / "a")
+    await seed(source)
+    data = await ops.export_user(source, "tg:42")
+    target = settings_for(tmp_path / "b")
+    counts = await ops.import_user(target, data, "tg:99")
+    assert counts["messages"] == 1 and counts["notes"] == 1 and counts["profile"] == 1
+    async with await MemoryStore.open(target.data_dir, make_embedder()) as store:
+        scope = await store.scope(target.companion_id, "tg:99")
+        note = (await store.notes.list(scope))[0]
+        source_msg = await store.messages.get(scope, note.source_message_ids[0])
+        assert source_msg is not None and source_msg.text == "Ich spiele Cello im Orchester."
+    rows = await ops.stats(target)
+    assert [(r["user"], r["messages"], r["notes"]) for r in rows] == [("tg:99", 1, 1)]
+
+
+async def test_doctor_checks_model_and_telegram(tmp_path: Path) -> None:
+    async with FakeLLM() as llm, FakeTelegram(token="123:ABC", bot_username="mnemo_bot") as tg:
+        settings = settings_for(tmp_path, chat_base_url=llm.openai_base_url, telegram_token="123:ABC",
+                                telegram_base_url=tg.base_url)
+        checks = await ops.doctor(settings)
+    assert all(c.ok for c in checks), ops.format_checks(checks)
+    assert {c.name for c in checks} >= {"sqlite driver", "embedding model", "database", "chat model", "telegram", "clock"}
+    assert next(c for c in checks if c.name == "telegram").detail == "@mnemo_bot"
+
+
+async def test_doctor_fails_when_nothing_answers(tmp_path: Path) -> None:
+    settings = settings_for(tmp_path, chat_base_url="http://127.0.0.1:9/v1")
+    checks = await ops.doctor(settings)
+    assert not next(c for c in checks if c.name == "chat model").ok
