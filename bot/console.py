@@ -4,7 +4,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
-from typing import Callable, TextIO
+from typing import Awaitable, Callable, TextIO
 
 from bot.engine import Engine, Incoming, Reply
 from bot.texts import t
@@ -21,7 +21,7 @@ class ConsoleChannel:
 
     def __init__(
         self, engine: Engine, *, stdin: TextIO | None = None, stdout: TextIO | None = None,
-        user_id: str = CONSOLE_USER, commands: Callable[[str, str], "asyncio.Future[Reply | None]"] | None = None,
+        user_id: str = CONSOLE_USER, commands: Callable[[str, str], Awaitable[Reply | None]] | None = None,
     ) -> None:
         self.engine = engine
         self.stdin = stdin or sys.stdin

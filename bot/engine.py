@@ -143,8 +143,8 @@ class Engine:
             return reply
         objection = looks_like_correction(incoming.text)
         changes = await self._correct(scope, incoming.text, message.id) if objection else []
-        extra = (f"You just corrected your memory because of this message:\n{describe(changes, 'en')}\n"
-                 "Say briefly what you changed.",) if changes else ()
+        extra: tuple[str, ...] = (f"You just corrected your memory because of this message:\n"
+                                  f"{describe(changes, 'en')}\nSay briefly what you changed.",) if changes else ()
         if asks_about_diary(incoming.text):
             extra += (await self._diary_facts(scope),)
         try:

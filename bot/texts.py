@@ -109,6 +109,10 @@ TEXTS: dict[str, dict[str, str]] = {
     "not_text_kind": {"de": "Damit kann ich leider nichts anfangen – ich lese nur Text.", "en": "Sorry, I can only read text."},
     "refused": {"de": "Ich spreche nur mit Menschen, die mein Betreiber freigeschaltet hat.", "en": "I only talk to people my operator has allowed."},
     "thinking": {"de": "…", "en": "…"},
+    "failed": {
+        "de": "Da ist bei mir etwas schiefgegangen – versuch es bitte gleich noch einmal.",
+        "en": "Something went wrong on my side – please try again in a moment.",
+    },
 
     "no_model_hint": {
         "de": "Kein Sprachmodell antwortet unter {url}. Starte Ollama (ollama serve) oder setze MNEMO_CHAT_BASE_URL, "

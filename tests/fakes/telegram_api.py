@@ -72,12 +72,13 @@ class FakeTelegram:
         self._failures: dict[str, list[tuple[int, str, JSON | None]]] = {}
         self._next_update_id = 1
         self._message_ids, self._callback_ids = itertools.count(1), itertools.count(1)
+        self.documents: list[JSON] = []
         self._update_event = asyncio.Event()
         self._closing = False
         self._runner: web.AppRunner | None = None
         self._methods: dict[str, Callable[[JSON], Any]] = {  # sync, or async (getUpdates)
             "getme": self._get_me, "getupdates": self._get_updates,
-            "sendmessage": self._send_message,
+            "sendmessage": self._send_message, "senddocument": self._send_document,
             "editmessagetext": partial(self._edit, kind="text"),
             "editmessagereplymarkup": partial(self._edit, kind="reply_markup"),
             "answercallbackquery": partial(self._record, self.callback_answers),
@@ -288,6 +289,16 @@ class FakeTelegram:
         self.messages[msg["message_id"]] = msg
         self.sent.append(p | {"message_id": msg["message_id"], "parse_mode": p.get("parse_mode"),
                               "reply_markup": p.get("reply_markup")})
+        return msg
+
+    def _send_document(self, p: JSON) -> JSON:
+        """sendDocument: record params (document = {"filename", "content"}) and return a Message."""
+        self.documents.append(p)
+        chat = self._chats.get(p["chat_id"], {"id": p["chat_id"], "type": "private"})
+        msg: JSON = {"message_id": next(self._message_ids), "from": self.bot_user, "chat": chat,
+                     "date": int(time.time()),
+                     "document": {"file_id": "DOC1", "file_unique_id": "d1", "file_name": p["document"]["filename"]}}
+        self.messages[msg["message_id"]] = msg
         return msg
 
     def _edit(self, p: JSON, kind: str) -> JSON | bool:
