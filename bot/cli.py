@@ -39,7 +39,32 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     load.add_argument("--user", help="import under another user id")
     undo = sub.add_parser("undo", help="revert the latest memory change of a user")
     undo.add_argument("--user", required=True, help="user id as stored, e.g. tg:123456 or @anna:example.org")
+    _analyse_parser(sub)
     return parser.parse_args(argv)
+
+
+def _analyse_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    """The `analyse` subcommand: a second model's outside view of the transcripts."""
+    from datetime import date
+    from pathlib import Path
+
+    p = sub.add_parser("analyse", help="let a second model analyse the transcripts (outside view)")
+    p.add_argument("--user", help="user id as stored (default: the only user)")
+    p.add_argument("--from", dest="start", type=date.fromisoformat, help="first day, YYYY-MM-DD")
+    p.add_argument("--to", dest="end", type=date.fromisoformat, help="last day, YYYY-MM-DD")
+    p.add_argument("--sample", type=int, help="an even sample of N conversations (first, last, evenly spaced)")
+    p.add_argument("--keywords", help="comma-separated; keep only conversations mentioning one of them")
+    p.add_argument("--gap-hours", type=float, help="a longer pause starts a new conversation (default: 6)")
+    p.add_argument("--mode", choices=("blind", "blueprint"), default="blind")
+    p.add_argument("--provider", choices=("openai", "anthropic"), help="analyst (default: the background model)")
+    p.add_argument("--model")
+    p.add_argument("--base-url")
+    p.add_argument("--api-key")
+    p.add_argument("--questions", type=Path, help="file with one question a line (default: six built-in ones)")
+    p.add_argument("--preview", action="store_true", help="show the size of the run and stop")
+    p.add_argument("--yes", action="store_true", help="start without asking")
+    p.add_argument("--list", action="store_true", help="list saved reports")
+    p.add_argument("--delete", metavar="NAME", help="delete a saved report")
 
 
 async def undo(settings: "Settings", user_id: str) -> int:
@@ -121,8 +146,14 @@ async def _import(settings: "Settings", args: argparse.Namespace) -> int:
     return 0
 
 
+async def _analyse(settings: "Settings", args: argparse.Namespace) -> int:
+    from bot import analysis
+
+    return await analysis.run_command(settings, args)
+
+
 OPS = {"doctor": _doctor, "backup": _backup, "migrate": _migrate, "stats": _stats, "export": _export,
-       "import": _import}
+       "import": _import, "analyse": _analyse}
 
 
 def main(argv: list[str] | None = None) -> int:
