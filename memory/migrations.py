@@ -231,6 +231,24 @@ async def m008_preferences(tx: Tx) -> None:
     )
 
 
+async def m009_outbox(tx: Tx) -> None:
+    """Messages the companion sends on its own, recorded before sending and marked after."""
+    await tx.execute(
+        """CREATE TABLE outbox (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            scope_id INTEGER NOT NULL REFERENCES scopes(id),
+            kind TEXT NOT NULL,
+            text TEXT NOT NULL,
+            status TEXT NOT NULL DEFAULT 'pending' CHECK (status IN ('pending', 'sent', 'failed')),
+            attempts INTEGER NOT NULL DEFAULT 0,
+            next_try REAL NOT NULL,
+            last_error TEXT NOT NULL DEFAULT '',
+            created_at REAL NOT NULL,
+            sent_at REAL)"""
+    )
+    await tx.execute("CREATE INDEX outbox_due ON outbox(status, next_try)")
+
+
 MIGRATIONS: list[Migration] = [
     m001_scopes_and_meta,
     m002_messages,
@@ -240,6 +258,7 @@ MIGRATIONS: list[Migration] = [
     m006_audit_undo,
     m007_pending_profile,
     m008_preferences,
+    m009_outbox,
 ]
 
 

@@ -15,12 +15,13 @@ from memory.journal import Journal
 from memory.migrations import migrate
 from memory.models import AuditEntry, Scope, SearchHit, Source
 from memory.notes import Notes
+from memory.outbox import Outbox
 from memory.preferences import PreferenceStore
 from memory.ranking import Weights
 
 DB_FILENAME = "mnemo.sqlite3"
 SCOPED_TABLES = ("messages", "notes", "profile_entries", "pending_profile", "thoughts", "diary_entries",
-                 "open_topics", "learned_rules", "audit_log", "preferences")
+                 "open_topics", "learned_rules", "audit_log", "preferences", "outbox")
 
 
 class MemoryStore:
@@ -38,6 +39,7 @@ class MemoryStore:
         self.rules = Rules(db)
         self.conversations = Conversations(db)
         self.preferences = PreferenceStore(db)
+        self.outbox = Outbox(db)
         self._scopes: dict[tuple[str, str], Scope] = {}
 
     @classmethod

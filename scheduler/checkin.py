@@ -21,6 +21,7 @@ async def gather(store: MemoryStore, scope: Scope, now: float, zone: ZoneInfo,
     last_user = await store.messages.last_user_message(scope)
     newest = await store.messages.recent(scope, 1)
     last_proactive = await store.messages.last_proactive(scope)
+    waiting = [item for item in await store.outbox.items(scope) if item.status == "pending" and item.kind == "checkin"]
     due = await store.topics.due(scope, now, limit=5)
     topic = next((tp.text for tp in due if tp.origin != "reflection"), None)
     concern = next((tp.text for tp in due if tp.origin == "reflection"), None)
@@ -29,7 +30,7 @@ async def gather(store: MemoryStore, scope: Scope, now: float, zone: ZoneInfo,
         last_user_message=last_user.created_at if last_user else None,
         last_message=newest[-1].created_at if newest else None,
         last_proactive=last_proactive.created_at if last_proactive else None,
-        proactive_unanswered=bool(newest and newest[-1].proactive),
+        proactive_unanswered=bool(newest and newest[-1].proactive) or bool(waiting),
         active_hours=prefs.hours(), checkins_enabled=prefs.checkins,
         due_topic=topic, concern=concern, silence_threshold=silence,
     )
@@ -49,8 +50,7 @@ async def check_in(
     if not text:
         return Decision(False, "model declined")
     if not await sender.deliver(scope, text):
-        return Decision(False, "delivery failed")
-    await store.messages.add(scope, "assistant", text, channel="proactive", created_at=now, proactive=True)
+        log.warning("check-in for scope %s not delivered yet; the outbox retries it", scope.id)
     for topic in await store.topics.due(scope, now, limit=5):
         if topic.text == decision.detail:
             await store.topics.set_status(scope, topic.id, "raised")

@@ -23,6 +23,7 @@ from apscheduler.triggers.interval import IntervalTrigger
 from memory.models import Scope
 from memory.store import MemoryStore
 from scheduler.checkin import check_in
+from scheduler.delivery import OutboxSender
 from scheduler.diary import write_diary
 from scheduler.ports import Composer, Sender, Writer
 from scheduler.reflection import reflect
@@ -60,11 +61,13 @@ class Scheduler:
     def __init__(
         self, store: MemoryStore, companion_id: str, writer: Writer, composer: Composer, sender: Sender,
         zone: ZoneInfo, data_dir: Path, silence: timedelta = timedelta(hours=24),
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self.store, self.companion_id = store, companion_id
         self.writer, self.composer, self.sender = writer, composer, sender
         self.zone, self.silence = zone, silence
         self.jobs_url = f"sqlite:///{Path(data_dir) / 'jobs.sqlite3'}"
+        self.outbox = OutboxSender(store, sender, clock)
         self._aps: AsyncIOScheduler | None = None
 
     async def specs(self) -> list[JobSpec]:
@@ -129,10 +132,12 @@ class Scheduler:
             log.exception("%s job for scope %s failed; nothing was sent", kind, scope_id)
 
     async def plan(self, now: float) -> None:
-        """The planner: a check-in decision for every user, then jobs for users who are new."""
-        for scope in await self.store.scopes(self.companion_id):
+        """The planner: retry the outbox, a check-in decision for every user, then jobs for new users."""
+        scopes = await self.store.scopes(self.companion_id)
+        await self.outbox.flush(scopes)
+        for scope in scopes:
             try:
-                await check_in(self.store, self.composer, self.sender, scope, now, self.zone, self.silence)
+                await check_in(self.store, self.composer, self.outbox, scope, now, self.zone, self.silence)
             except Exception:
                 failures["checkin"] += 1
                 log.exception("check-in for scope %s failed; nothing was sent", scope.id)
@@ -145,7 +150,7 @@ class Scheduler:
         zone = ZoneInfo(prefs.timezone) if prefs.timezone else self.zone
         entry = await write_diary(self.store, self.writer, scope, now, zone)
         if entry is not None and prefs.diary_push:
-            await self.sender.deliver(scope, f"📔 {entry.day}\n{entry.text}")
+            await self.outbox.deliver(scope, f"📔 {entry.day}\n{entry.text}", kind="diary")
 
     async def run_due(self, start: float, end: float, on_run: Callable[[str, int, float], Awaitable[None]] | None = None) -> int:
         """Run every job whose fire time falls in (start, end], in time order, at that time (simulated clocks)."""

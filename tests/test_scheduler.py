@@ -68,7 +68,7 @@ async def world(store: MemoryStore, tmp_path: Path) -> AsyncIterator[tuple[Engin
     engine = Engine(store, chat, background, EngineConfig(zone=BERLIN), clock=clock)
     sender = RecordingSender(clock)
     scheduler = Scheduler(store, "mnemo", LLMWriter(background), engine, sender, BERLIN, tmp_path,
-                          silence=timedelta(hours=48))
+                          silence=timedelta(hours=48), clock=clock)
     yield engine, scheduler, sender, clock, background
     await engine.close()
 
@@ -168,3 +168,56 @@ async def test_a_restart_keeps_the_jobs_and_runs_a_missed_diary_once(world, stor
         assert job is not None and job.next_run_time > datetime.now(BERLIN)
     finally:
         await scheduler.stop()
+
+
+class FlakySender:
+    """A channel that fails a number of times before it accepts messages."""
+
+    def __init__(self, failures: int) -> None:
+        self.failures = failures
+        self.delivered: list[str] = []
+
+    async def deliver(self, scope: Scope, text: str) -> bool:
+        if self.failures > 0:
+            self.failures -= 1
+            raise ConnectionError("503 from the messenger")
+        self.delivered.append(text)
+        return True
+
+
+async def test_outbox_retries_with_backoff_and_delivers_exactly_once_across_a_restart(store: MemoryStore) -> None:
+    from scheduler.delivery import BACKOFF, OutboxSender
+
+    clock = Clock(DAY1.timestamp())
+    scope = await store.scope("mnemo", "tg:1")
+    await store.messages.add(scope, "user", "Hallo", created_at=clock.now)
+    flaky = FlakySender(failures=2)
+    outbox = OutboxSender(store, flaky, clock)
+    assert not await outbox.deliver(scope, "Wie geht es dir?")
+    assert await outbox.flush([scope]) == 0, "not due before the backoff"
+    clock.now += BACKOFF[0]
+    assert await outbox.flush([scope]) == 0  # second failure
+    restarted = OutboxSender(store, flaky, clock)  # a restart: only the database carries the message
+    clock.now += BACKOFF[1]
+    assert await restarted.flush([scope]) == 1
+    clock.now += 3600
+    assert await restarted.flush([scope]) == 0
+    assert flaky.delivered == ["Wie geht es dir?"]
+    assert [(i.status, i.attempts) for i in await store.outbox.items(scope)] == [("sent", 3)]
+    assert (await store.messages.last_proactive(scope)).text == "Wie geht es dir?"  # type: ignore[union-attr]
+
+
+async def test_when_the_model_fails_nothing_is_sent(world, store: MemoryStore) -> None:  # type: ignore[no-untyped-def]
+    from bot.errors import LLMUnavailable
+
+    engine, scheduler, sender, clock, background = world
+    clock.now = (DAY1 + timedelta(hours=10)).timestamp()
+    await engine.handle(Incoming("tg:1", "Hallo"))
+    await engine.drain()
+    chat = engine.chat
+    assert isinstance(chat, ScriptedLLM)
+    chat.responder = lambda call: (_ for _ in ()).throw(LLMUnavailable("down"))  # type: ignore[assignment]
+    await drive(scheduler, clock, DAY1 + timedelta(days=3))
+    assert sender.sent == []
+    scope = await engine.scope_for("tg:1")
+    assert await store.outbox.items(scope) == []

@@ -1,0 +1,73 @@
+"""The outbox: every message the companion sends on its own is recorded before it is sent."""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from memory.db import Database
+from memory.models import Scope
+
+
+@dataclass(frozen=True)
+class OutboxItem:
+    """One recorded outgoing message."""
+
+    id: int
+    scope_id: int
+    kind: str
+    text: str
+    status: str
+    attempts: int
+
+
+def _item(row: Any) -> OutboxItem:
+    return OutboxItem(*row)
+
+
+_COLS = "id, scope_id, kind, text, status, attempts"
+
+
+class Outbox:
+    """Record, list due, and mark outgoing messages."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    async def record(self, scope: Scope, kind: str, text: str, now: float | None = None) -> OutboxItem:
+        """Record a message as pending, due at once."""
+        now = time.time() if now is None else now
+        async with self.db.transaction() as tx:
+            item_id = await tx.execute(
+                "INSERT INTO outbox(scope_id, kind, text, next_try, created_at) VALUES (?, ?, ?, ?, ?)",
+                (scope.id, kind, text, now, now),
+            )
+        return OutboxItem(item_id, scope.id, kind, text, "pending", 0)
+
+    async def due(self, now: float, limit: int = 50) -> list[OutboxItem]:
+        """Pending messages whose next try has come, oldest first."""
+        async with self.db.reading() as tx:
+            rows = await tx.fetchall(f"SELECT {_COLS} FROM outbox WHERE status = 'pending' AND next_try <= ?"
+                                     " ORDER BY id LIMIT ?", (now, limit))
+        return [_item(r) for r in rows]
+
+    async def mark_sent(self, item_id: int, now: float) -> None:
+        """The channel accepted the message."""
+        async with self.db.transaction() as tx:
+            await tx.execute("UPDATE outbox SET status = 'sent', sent_at = ?, attempts = attempts + 1 WHERE id = ?",
+                             (now, item_id))
+
+    async def mark_failed(self, item_id: int, error: str, next_try: float | None) -> None:
+        """A try failed: retry at next_try, or give up (None)."""
+        async with self.db.transaction() as tx:
+            await tx.execute(
+                "UPDATE outbox SET attempts = attempts + 1, last_error = ?, next_try = COALESCE(?, next_try),"
+                " status = CASE WHEN ? IS NULL THEN 'failed' ELSE 'pending' END WHERE id = ?",
+                (error[:500], next_try, next_try, item_id),
+            )
+
+    async def items(self, scope: Scope) -> list[OutboxItem]:
+        """Every recorded message of a scope, oldest first."""
+        async with self.db.reading() as tx:
+            rows = await tx.fetchall(f"SELECT {_COLS} FROM outbox WHERE scope_id = ? ORDER BY id", (scope.id,))
+        return [_item(r) for r in rows]

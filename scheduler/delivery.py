@@ -1,0 +1,63 @@
+"""Delivery through the outbox: record first, send, mark sent; failed sends retried with backoff."""
+from __future__ import annotations
+
+import logging
+import time
+from typing import Callable
+
+from memory.models import Scope
+from memory.store import MemoryStore
+from scheduler.ports import Sender
+
+log = logging.getLogger(__name__)
+
+# Seconds before the 1st, 2nd, … retry; after the last one the message is given up (status failed).
+BACKOFF = (30.0, 120.0, 600.0, 3600.0, 3 * 3600.0)
+
+
+def next_try(attempts: int, now: float) -> float | None:
+    """When to try again after `attempts` failed tries, or None to give up."""
+    return now + BACKOFF[attempts] if attempts < len(BACKOFF) else None
+
+
+class OutboxSender:
+    """A Sender that never loses a message: each one is recorded before it is sent and marked after."""
+
+    def __init__(self, store: MemoryStore, channel: Sender, clock: Callable[[], float] = time.time) -> None:
+        self.store = store
+        self.channel = channel
+        self.clock = clock
+
+    async def deliver(self, scope: Scope, text: str, kind: str = "checkin") -> bool:
+        """Record the message and try to send it now; True when it went out at once."""
+        item = await self.store.outbox.record(scope, kind, text, self.clock())
+        return await self._send(scope, item.id, kind, text, 0)
+
+    async def flush(self, scopes: list[Scope]) -> int:
+        """Retry every due message (after a failure or a restart); returns how many went out."""
+        by_id = {s.id: s for s in scopes}
+        sent = 0
+        for item in await self.store.outbox.due(self.clock()):
+            scope = by_id.get(item.scope_id)
+            if scope is not None:
+                sent += await self._send(scope, item.id, item.kind, item.text, item.attempts)
+        return sent
+
+    async def _send(self, scope: Scope, item_id: int, kind: str, text: str, attempts: int) -> bool:
+        now = self.clock()
+        try:
+            delivered = await self.channel.deliver(scope, text)
+            error = "" if delivered else "the channel did not accept the message"
+        except Exception as exc:
+            delivered, error = False, f"{type(exc).__name__}: {exc}"
+            log.warning("sending outbox item %s failed: %s", item_id, error)
+        if not delivered:
+            retry = next_try(attempts, now)
+            await self.store.outbox.mark_failed(item_id, error, retry)
+            if retry is None:
+                log.error("outbox item %s given up after %d tries: %s", item_id, attempts + 1, error)
+            return False
+        await self.store.outbox.mark_sent(item_id, now)
+        await self.store.messages.add(scope, "assistant", text, channel="proactive", created_at=now,
+                                      proactive=kind == "checkin")
+        return True
