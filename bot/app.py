@@ -4,13 +4,18 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import signal
 from typing import AsyncIterator
 
+from bot.channel import Messenger
+from bot.commands import Commands
 from bot.engine import Engine, EngineConfig
-from bot.errors import LLMError
+from bot.errors import ConfigError, LLMError
 from bot.llm import LLM
 from bot.llm_factory import make_llm
+from bot.matrix import MatrixChannel, MatrixConfig
 from bot.settings import Settings
+from bot.telegram import TelegramChannel, TelegramConfig
 from bot.texts import t
 from memory.embedder import make_embedder
 from memory.store import MemoryStore
@@ -25,7 +30,7 @@ def engine_config(settings: Settings) -> EngineConfig:
         language=settings.language, zone=settings.zone, recent_messages=settings.recent_messages,
         max_message_chars=settings.max_message_chars, relevance_floor=settings.relevance_floor,
         crisis_country=settings.crisis_country, extraction=settings.extraction,
-        extraction_quiet_seconds=settings.extraction_quiet_seconds,
+        extraction_quiet_seconds=settings.extraction_quiet_seconds, profile_consent=settings.profile_consent,
     )
 
 
@@ -77,16 +82,74 @@ async def check_model(settings: Settings, llm: LLM) -> str | None:
     return None
 
 
+def telegram_config(settings: Settings) -> TelegramConfig:
+    """The Telegram channel's part of the settings."""
+    if not settings.telegram_token:
+        raise ConfigError("The telegram channel needs MNEMO_TELEGRAM_TOKEN (a bot token from @BotFather).")
+    return TelegramConfig(
+        token=settings.telegram_token, base_url=settings.telegram_base_url,
+        allowed_users=frozenset(settings.telegram_allowed_users), refuse_unknown=settings.telegram_refuse_unknown,
+        webhook_url=settings.telegram_webhook_url, webhook_listen=settings.telegram_webhook_listen,
+        webhook_port=settings.telegram_webhook_port, webhook_secret=settings.telegram_webhook_secret,
+    )
+
+
+def matrix_config(settings: Settings) -> MatrixConfig:
+    """The Matrix channel's part of the settings (its session, sync token and keys live in data_dir/matrix)."""
+    if not (settings.matrix_homeserver and settings.matrix_user_id):
+        raise ConfigError("The matrix channel needs MNEMO_MATRIX_HOMESERVER and MNEMO_MATRIX_USER_ID.")
+    if not (settings.matrix_password or settings.matrix_access_token):
+        raise ConfigError("The matrix channel needs MNEMO_MATRIX_PASSWORD or MNEMO_MATRIX_ACCESS_TOKEN.")
+    return MatrixConfig(
+        homeserver=settings.matrix_homeserver, user_id=settings.matrix_user_id, password=settings.matrix_password,
+        access_token=settings.matrix_access_token, allowed_users=frozenset(settings.matrix_allowed_users),
+        data_dir=settings.data_dir / "matrix", device_name=settings.matrix_device_name,
+    )
+
+
+def build_channels(settings: Settings, engine: Engine, commands: Commands) -> list[Messenger]:
+    """The messengers to run, in start order (the terminal is not one of them)."""
+    channels: list[Messenger] = []
+    for name in settings.active_channels:
+        if name == "telegram":
+            channels.append(TelegramChannel(engine, commands, telegram_config(settings)))
+        elif name == "matrix":
+            channels.append(MatrixChannel(engine, commands, matrix_config(settings)))
+        elif name != "console":
+            raise ConfigError(f"MNEMO_CHANNELS names an unknown channel {name!r} (use console, telegram, matrix).")
+    return channels
+
+
+async def until_stopped() -> None:
+    """Wait for SIGINT or SIGTERM."""
+    loop = asyncio.get_running_loop()
+    stopped = asyncio.Event()
+    signals = (signal.SIGINT, signal.SIGTERM)
+    for sig in signals:
+        loop.add_signal_handler(sig, stopped.set)
+    try:
+        await stopped.wait()
+    finally:
+        for sig in signals:
+            loop.remove_signal_handler(sig)
+
+
 async def main(settings: Settings) -> None:
-    """Run the configured channels until they end or the process is stopped."""
+    """Run the configured channels until the terminal chat ends or the process is stopped."""
     from bot.console import ConsoleChannel
 
-    channels = settings.active_channels
     async with running_engine(settings) as engine:
         hint = await check_model(settings, engine.chat)
         if hint:
             print(hint, flush=True)
-        if channels != ["console"]:
-            unknown = [c for c in channels if c != "console"]
-            log.error("channels not available in this version: %s", ", ".join(unknown))
-        await ConsoleChannel(engine).run()
+        commands = Commands(engine)
+        messengers = build_channels(settings, engine, commands)
+        run_console = "console" in settings.active_channels or not messengers
+        async with contextlib.AsyncExitStack() as running:
+            for messenger in messengers:
+                await messenger.start()
+                running.push_async_callback(messenger.stop)
+            if run_console:
+                await ConsoleChannel(engine, commands=commands.run).run()
+            else:
+                await until_stopped()

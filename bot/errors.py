@@ -2,6 +2,7 @@
 
     BotError
     ├── ConfigError          a setting is missing or wrong (one sentence for the operator)
+    ├── MatrixError          the homeserver refused or could not do what the channel asked
     └── LLMError             the model could not give a usable answer
         ├── LLMUnavailable   connection refused, timeout, 5xx after retries
         ├── LLMRateLimited   429 after retries
@@ -17,6 +18,10 @@ class BotError(Exception):
 
 class ConfigError(BotError):
     """A setting is missing or wrong; the message is one sentence an operator can act on."""
+
+
+class MatrixError(BotError):
+    """The homeserver refused or could not do what the channel asked (send, create a room, sync)."""
 
 
 class LLMError(BotError):

@@ -109,6 +109,9 @@ TEXTS: dict[str, dict[str, str]] = {
     "not_text_kind": {"de": "Damit kann ich leider nichts anfangen – ich lese nur Text.", "en": "Sorry, I can only read text."},
     "refused": {"de": "Ich spreche nur mit Menschen, die mein Betreiber freigeschaltet hat.", "en": "I only talk to people my operator has allowed."},
     "thinking": {"de": "…", "en": "…"},
+    "react_with": {"de": "Reagiere mit:", "en": "React with:"},
+    "export_as_text": {"de": "Die Datei ließ sich nicht hochladen – hier sind deine Daten als Text (gekürzt):",
+                       "en": "The file could not be uploaded – here is your data as text (shortened):"},
     "failed": {
         "de": "Da ist bei mir etwas schiefgegangen – versuch es bitte gleich noch einmal.",
         "en": "Something went wrong on my side – please try again in a moment.",
