@@ -8,6 +8,7 @@ import signal
 from typing import AsyncIterator
 
 from bot.channel import Messenger
+from bot.background import ChannelSender, LLMWriter, Pushes
 from bot.commands import Commands
 from bot.engine import Engine, EngineConfig
 from bot.errors import ConfigError, LLMError
@@ -19,6 +20,7 @@ from bot.telegram import TelegramChannel, TelegramConfig
 from bot.texts import t
 from memory.embedder import make_embedder
 from memory.store import MemoryStore
+from scheduler.service import Scheduler
 
 log = logging.getLogger(__name__)
 
@@ -145,11 +147,20 @@ async def main(settings: Settings) -> None:
         commands = Commands(engine)
         messengers = build_channels(settings, engine, commands)
         run_console = "console" in settings.active_channels or not messengers
+        console = ConsoleChannel(engine, commands=commands.run) if run_console else None
+        routes: dict[str, Pushes] = {m.name: m for m in messengers}
+        if console is not None:
+            routes["console"] = console
+        scheduler = Scheduler(engine.store, settings.companion_id, LLMWriter(engine.background), engine,
+                              ChannelSender(routes), settings.zone, settings.data_dir)
+        commands.scheduler = scheduler
         async with contextlib.AsyncExitStack() as running:
             for messenger in messengers:
                 await messenger.start()
                 running.push_async_callback(messenger.stop)
-            if run_console:
-                await ConsoleChannel(engine, commands=commands.run).run()
+            await scheduler.start()
+            running.push_async_callback(scheduler.stop)
+            if console is not None:
+                await console.run()
             else:
                 await until_stopped()

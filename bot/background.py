@@ -2,9 +2,8 @@
 from __future__ import annotations
 
 import logging
-from typing import Mapping
+from typing import Mapping, Protocol
 
-from bot.channel import Messenger
 from bot.llm import LLM, ChatMessage, SystemBlock
 from memory.models import Scope
 
@@ -33,10 +32,18 @@ def channel_of(user_id: str) -> str:
     return "console"
 
 
+class Pushes(Protocol):
+    """Anything that can push a text to a user (every channel, the terminal included)."""
+
+    async def send(self, user_id: str, text: str) -> None:
+        """Send text to the user."""
+        ...
+
+
 class ChannelSender:
     """The scheduler's Sender port: deliver through the channel the user talks on."""
 
-    def __init__(self, channels: Mapping[str, Messenger]) -> None:
+    def __init__(self, channels: Mapping[str, Pushes]) -> None:
         self.channels = channels
 
     async def deliver(self, scope: Scope, text: str) -> bool:
