@@ -72,15 +72,22 @@ class Settings(BaseSettings):
     matrix_access_token: str | None = None
     matrix_allowed_users: IdList = Field(default_factory=list)
     matrix_device_name: str = "mnemo"
+    # Messenger access, groups and streaming (shared by Telegram and Matrix).
+    unknown_users: Literal["pair", "refuse", "silent"] = "pair"
+    pairing_minutes: float = Field(default=10.0, gt=0)
+    admins: IdList = Field(default_factory=list)
+    telegram_allowed_groups: IdList = Field(default_factory=list)
+    streaming: bool = True
 
     recent_messages: int = 12
-    extraction: Literal["after_reply", "when_quiet"] = "after_reply"
+    extraction: Literal["after_reply", "when_quiet"] = "when_quiet"
     extraction_quiet_seconds: float = 120.0
     max_message_chars: int = 4000
     profile_consent: bool = False
     crisis_country: str = "DE"
 
-    @field_validator("channels", "telegram_allowed_users", "matrix_allowed_users", mode="before")
+    @field_validator("channels", "telegram_allowed_users", "matrix_allowed_users", "admins",
+                     "telegram_allowed_groups", mode="before")
     @classmethod
     def _lists(cls, value: object) -> object:
         return _split(value)
@@ -112,6 +119,13 @@ class Settings(BaseSettings):
         except (ZoneInfoNotFoundError, ValueError) as exc:
             raise ValueError(f"unknown time zone {value!r} (use e.g. Europe/Berlin)") from exc
         return value
+
+    @property
+    def unknown_users_mode(self) -> Literal["pair", "refuse", "silent"]:
+        """MNEMO_UNKNOWN_USERS; an old MNEMO_TELEGRAM_REFUSE_UNKNOWN=false still means silence when it is unset."""
+        if "unknown_users" not in self.model_fields_set and not self.telegram_refuse_unknown:
+            return "silent"
+        return self.unknown_users
 
     @property
     def zone(self) -> ZoneInfo:
