@@ -1,0 +1,116 @@
+"""Load: simulated users chatting at once through the engine with a zero-latency model.
+
+Prints messages per second, the longest event-loop stall (embedding and database work must not
+block the loop) and the process RSS with the embedding model loaded; then ingest speed and the
+database size per 10k notes. Usage: .venv/bin/python bench/load.py [--users 50] [--messages 20]
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.conversation import ScriptedModel, user_line  # noqa: E402
+from bot.engine import Engine, EngineConfig, Incoming  # noqa: E402
+from memory.embedder import make_embedder  # noqa: E402
+from memory.store import MemoryStore  # noqa: E402
+
+
+class StallMeter:
+    """Measures how late a 5 ms timer fires: the longest time the event loop was blocked."""
+
+    def __init__(self) -> None:
+        self.worst = 0.0
+        self._task: asyncio.Task[None] | None = None
+
+    async def _tick(self) -> None:
+        while True:
+            start = time.perf_counter()
+            await asyncio.sleep(0.005)
+            self.worst = max(self.worst, time.perf_counter() - start - 0.005)
+
+    def __enter__(self) -> "StallMeter":
+        self._task = asyncio.create_task(self._tick())
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._task:
+            self._task.cancel()
+
+
+def rss_mb() -> float:
+    """Peak resident set size of this process in MB."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+async def chat_load(users: int, per_user: int) -> dict[str, float]:
+    """All users send their messages concurrently; each user's messages in order."""
+    rng = random.Random(3)
+    model = ScriptedModel(rng)
+    with tempfile.TemporaryDirectory() as tmp:
+        store = await MemoryStore.open(Path(tmp), make_embedder())
+        engine = Engine(store, model, model, EngineConfig(extraction="when_quiet"))
+
+        async def user(n: int) -> None:
+            for i in range(per_user):
+                await engine.handle(Incoming(f"user{n}", user_line(rng, i)))
+
+        with StallMeter() as meter:
+            start = time.perf_counter()
+            await asyncio.gather(*(user(n) for n in range(users)))
+            elapsed = time.perf_counter() - start
+            await engine.drain()
+        await engine.close()
+        await store.close()
+    total = users * per_user
+    return {"users": users, "messages": total, "seconds": round(elapsed, 2),
+            "messages_per_second": round(total / elapsed, 1), "worst_stall_ms": round(meter.worst * 1000, 1),
+            "rss_mb": round(rss_mb())}
+
+
+async def ingest(notes: int) -> dict[str, float]:
+    """Notes per second through the store API (embedding included) and database size per 10k notes."""
+    with tempfile.TemporaryDirectory() as tmp:
+        store = await MemoryStore.open(Path(tmp), make_embedder())
+        scope = await store.scope("mnemo", "anna")
+        rng = random.Random(5)
+        start = time.perf_counter()
+        for i in range(notes):
+            await store.notes.add(scope, f"Anna erzählte am Tag {i} von {rng.choice(['Garten', 'Arbeit', 'Cello'])}"
+                                         f" und {rng.randint(0, 10**6)}.", dedupe=False)
+        elapsed = time.perf_counter() - start
+        await store.close()
+        size = sum(f.stat().st_size for f in Path(tmp).glob("mnemo.sqlite3*"))
+    return {"notes": notes, "notes_per_second": round(notes / elapsed, 1),
+            "mb_per_10k_notes": round(size / 1e6 * 10_000 / notes, 1)}
+
+
+def main() -> None:
+    """Print the load and ingest figures."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--users", type=int, default=50)
+    parser.add_argument("--messages", type=int, default=20, help="messages per user")
+    parser.add_argument("--notes", type=int, default=2000, help="notes for the ingest figure")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    load = asyncio.run(chat_load(args.users, args.messages))
+    print(f"load: {load['users']} users, {load['messages']} messages in {load['seconds']} s = "
+          f"{load['messages_per_second']} msg/s; worst event-loop stall {load['worst_stall_ms']} ms; "
+          f"peak RSS {load['rss_mb']} MB")
+    fill = asyncio.run(ingest(args.notes))
+    print(f"ingest: {fill['notes']} notes at {fill['notes_per_second']} notes/s; "
+          f"{fill['mb_per_10k_notes']} MB per 10k notes")
+    if args.json:
+        print(json.dumps({"load": load, "ingest": fill}))
+
+
+if __name__ == "__main__":
+    main()
