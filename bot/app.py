@@ -90,7 +90,9 @@ def telegram_config(settings: Settings) -> TelegramConfig:
         raise ConfigError("The telegram channel needs MNEMO_TELEGRAM_TOKEN (a bot token from @BotFather).")
     return TelegramConfig(
         token=settings.telegram_token, base_url=settings.telegram_base_url,
-        allowed_users=frozenset(settings.telegram_allowed_users), refuse_unknown=settings.telegram_refuse_unknown,
+        allowed_users=frozenset(settings.telegram_allowed_users), admins=frozenset(settings.admins),
+        unknown_users=settings.unknown_users_mode, pairing_minutes=settings.pairing_minutes,
+        allowed_groups=frozenset(settings.telegram_allowed_groups), streaming=settings.streaming,
         webhook_url=settings.telegram_webhook_url, webhook_listen=settings.telegram_webhook_listen,
         webhook_port=settings.telegram_webhook_port, webhook_secret=settings.telegram_webhook_secret,
     )

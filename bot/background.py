@@ -2,10 +2,13 @@
 from __future__ import annotations
 
 import logging
-from typing import Mapping, Protocol
+from typing import Mapping, Protocol, Sequence
 
 from bot.llm import LLM, ChatMessage, SystemBlock
+from bot.replies import Button
+from memory.access import is_group_scope
 from memory.models import Scope
+from memory.outbox import ButtonRows
 
 log = logging.getLogger(__name__)
 
@@ -35,8 +38,8 @@ def channel_of(user_id: str) -> str:
 class Pushes(Protocol):
     """Anything that can push a text to a user (every channel, the terminal included)."""
 
-    async def send(self, user_id: str, text: str) -> None:
-        """Send text to the user."""
+    async def send(self, user_id: str, text: str, buttons: Sequence[Sequence[Button]] | None = None) -> None:
+        """Send text (with rows of buttons under it) to the user."""
         ...
 
 
@@ -46,14 +49,20 @@ class ChannelSender:
     def __init__(self, channels: Mapping[str, Pushes]) -> None:
         self.channels = channels
 
-    async def deliver(self, scope: Scope, text: str) -> bool:
-        """Send; False (logged) when the user's channel is not running or the send failed."""
+    async def deliver(self, scope: Scope, text: str, *, buttons: ButtonRows = ()) -> bool:
+        """Send; False (logged) when the scope is a group, the user's channel is not running or the send failed."""
+        if is_group_scope(scope.user_id):
+            log.warning("not sending to %s: mnemo speaks first only in private chats", scope.user_id)
+            return False
         channel = self.channels.get(channel_of(scope.user_id))
         if channel is None:
             log.warning("no running channel for %s; message not sent", scope.user_id)
             return False
         try:
-            await channel.send(scope.user_id, text)
+            if buttons:
+                await channel.send(scope.user_id, text, [[Button(label, data) for label, data in row] for row in buttons])
+            else:
+                await channel.send(scope.user_id, text)
         except Exception:
             log.exception("sending to %s failed", scope.user_id)
             return False

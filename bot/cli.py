@@ -40,7 +40,27 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     undo = sub.add_parser("undo", help="revert the latest memory change of a user")
     undo.add_argument("--user", required=True, help="user id as stored, e.g. tg:123456 or @anna:example.org")
     _analyse_parser(sub)
+    _companion_parser(sub)
+    _pair_parser(sub)
     return parser.parse_args(argv)
+
+
+def _pair_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    """The `pair` subcommand: list, approve and revoke pairing requests of unknown messenger users."""
+    p = sub.add_parser("pair", help="list, approve or revoke messenger users who asked to talk (pairing codes)")
+    actions = p.add_subparsers(dest="action", required=True)
+    actions.add_parser("list", help="open pairing requests and approved users")
+    approve = actions.add_parser("approve", help="approve a pairing code; the user joins the allowlist")
+    approve.add_argument("code", help="the 8-character code the user was given")
+    revoke = actions.add_parser("revoke", help="take an approved user off the allowlist")
+    revoke.add_argument("user", help="user id as stored, e.g. tg:123456 or @anna:example.org")
+
+
+def _companion_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+    """The `companion` subcommand: create a companion (its personality written once) or list them."""
+    from bot.persona import add_parser
+
+    add_parser(sub)
 
 
 def _analyse_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
@@ -152,14 +172,41 @@ async def _analyse(settings: "Settings", args: argparse.Namespace) -> int:
     return await analysis.run_command(settings, args)
 
 
+async def _companion(settings: "Settings", args: argparse.Namespace) -> int:
+    from bot import persona
+
+    return await persona.run_command(settings, args)
+
+
+async def _pair(settings: "Settings", args: argparse.Namespace) -> int:
+    import time
+
+    from bot.access import run_pair
+    from memory.access import AccessStore
+    from memory.db import Database
+    from memory.migrations import migrate
+    from memory.store import DB_FILENAME
+
+    db = await Database.open(settings.data_dir / DB_FILENAME)
+    try:
+        await migrate(db, backup_dir=settings.data_dir / "backups")
+        code, text = await run_pair(AccessStore(db), args.action, getattr(args, "code", None) or
+                                    getattr(args, "user", None), settings.language, time.time())
+    finally:
+        await db.close()
+    print(text, file=sys.stdout if code == 0 else sys.stderr)
+    return code
+
+
 OPS = {"doctor": _doctor, "backup": _backup, "migrate": _migrate, "stats": _stats, "export": _export,
-       "import": _import, "analyse": _analyse}
+       "import": _import, "analyse": _analyse, "companion": _companion,
+       "pair": _pair}
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point: run mnemo; a configuration problem is one sentence and exit code 2."""
     args = parse_args(argv)
-    from bot import app, logs
+    from bot import logs
     from bot.settings import load_settings
 
     logs.install(args.log_level)
@@ -172,6 +219,8 @@ def main(argv: list[str] | None = None) -> int:
             return asyncio.run(OPS[args.command](settings, args))
         if args.command == "console":
             settings = settings.model_copy(update={"channels": ["console"]})
+        from bot import app  # the messengers and model SDKs load only when mnemo runs, not for `mnemo pair`
+
         asyncio.run(app.main(settings))
     except (BotError, MemoryStoreError) as exc:
         print(f"mnemo: {exc}", file=sys.stderr)

@@ -8,6 +8,7 @@ import time
 from zoneinfo import ZoneInfo
 from dataclasses import dataclass
 
+from bot import relationship
 from bot.engine import Button, Document, Engine, Reply, rule_buttons
 from bot.prompt import clip
 from bot.texts import t
@@ -18,6 +19,7 @@ from memory.preferences import parse_value
 from memory.undo import undo_latest
 from scheduler.diary import write_diary
 from scheduler.reflection import reflect
+from scheduler.relationship import wish_of
 from scheduler.service import Scheduler
 
 log = logging.getLogger(__name__)
@@ -47,10 +49,13 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "undo": ("Letzte Änderung am Gedächtnis zurücknehmen", "Undo the last memory change"),
     "think": ("Jetzt nachdenken", "Reflect now"),
     "writediary": ("Jetzt Tagebuch schreiben", "Write the diary now"),
+    "relationship": ("Wo wir zwei stehen", "Where we two stand"),
 }
 
 
 def _item_text(entry: AuditEntry) -> str:
+    if entry.item_type == "relationship":
+        return clip(entry.reason, 120)
     item = entry.before or entry.after or {}
     return clip(str(item.get("text") or item.get("value") or item.get("status") or ""), 120)
 
@@ -103,7 +108,8 @@ class Commands:
         return reply
 
     async def cmd_start(self, scope: Scope, args: str) -> Reply:
-        return Reply((self._t("start", name=self.engine.config.companion_name),))
+        companion = await self.store.companions.get(scope.companion_id)
+        return Reply((self._t("start", name=companion.name if companion else self.engine.config.companion_name),))
 
     async def cmd_help(self, scope: Scope, args: str) -> Reply:
         lines = [self._t("help_head")] + [f"/{name} – {desc}" for name, desc in menu(self.lang)]
@@ -262,6 +268,12 @@ class Commands:
         if not thoughts:
             return Reply((self._t("think_nothing"),))
         return Reply(("\n".join([self._t("thoughts_head")] + [f"• {th}" for th in thoughts]),))
+
+    async def cmd_relationship(self, scope: Scope, args: str) -> Reply:
+        state = await self.store.relationships.get(scope)
+        wish = wish_of(await self.store.companions.get(scope.companion_id))
+        history = await self.store.relationships.history(scope, 6)
+        return Reply((relationship.show(self.lang, state, wish, history, self.engine.config.zone),))
 
     async def cmd_writediary(self, scope: Scope, args: str) -> Reply:
         if self.scheduler is None:

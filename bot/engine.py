@@ -15,17 +15,18 @@ from bot import extraction, summary
 from bot.consent import yes_or_no
 from bot.corrections import Change, correct, describe, looks_like_correction, propose_rule
 from bot.errors import LLMError
-from bot.llm import LLM, ChatMessage, Completion, SystemBlock
+from bot.llm import LLM, ChatMessage, Completion, OnText, SystemBlock
 from bot.markers import Marker, split_markers
-from bot.prompt import PromptContext, build_prompt, clip
+from bot.prompt import PromptContext, build_prompt, clip, own_questions
 from bot.replies import Button, Document, Incoming, Reply  # noqa: F401  (channels import them from here too)
 from bot.safety import signals_crisis
+from bot.streaming import preview_text
 from bot.texts import crisis_help, t
 from bot.tools import TOOLS, recall_window, run_tool
 from bot.why import asks_why, explain
 from memory.embedder import calibration
 from memory.errors import NotFound
-from memory.models import LearnedRule, OpenTopic, Scope, Source
+from memory.models import LearnedRule, Message, OpenTopic, Scope, Source
 from scheduler.topics import topic_raised
 from memory.store import MemoryStore
 
@@ -88,6 +89,20 @@ def check_input(text: str, limit: int) -> str | None:
     return None
 
 
+def _previewer(on_progress: OnText | None, user_text: str) -> OnText | None:
+    """An on_text for the chat model that hands on only what may be shown (no markers, nothing empty)."""
+    if on_progress is None:
+        return None
+    progress = on_progress
+
+    async def show(text: str) -> None:
+        visible = preview_text(text, user_text)
+        if visible:
+            await progress(visible)
+
+    return show
+
+
 class Engine:
     """Handles each message: log first, recall, ask the model (with tools), reply, learn in the background."""
 
@@ -115,31 +130,35 @@ class Engine:
         """The scope of this companion and the user."""
         return await self.store.scope(self.config.companion_id, user_id)
 
-    async def handle(self, incoming: Incoming) -> Reply | None:
-        """Answer one message; None when the channel already delivered this message before."""
+    async def handle(self, incoming: Incoming, on_progress: OnText | None = None) -> Reply | None:
+        """Answer one message; None when this message (by its channel id) was answered before.
+
+        A message that was logged but not answered (the process stopped in between) is answered now,
+        without logging it twice. With on_progress, the reply's visible text so far is handed over
+        while the model writes its final answer.
+        """
         lang = self.config.language
         problem = check_input(incoming.text, self.config.max_message_chars)
         if problem:
             return Reply((t(lang, problem, size=len(incoming.text), limit=self.config.max_message_chars),), failed=True)
         scope = await self.scope_for(incoming.user_id)
-        if incoming.channel_message_id is not None and await self.store.messages.by_channel_id(
-            scope, incoming.channel, incoming.channel_message_id
-        ):
+        message = await self._logged_before(scope, incoming)
+        if message is not None and await self._answered(scope, incoming):
             return None
-        previous = await self.store.messages.last_user_message(scope)
-        message = await self.store.messages.add(
-            scope, "user", incoming.text, channel=incoming.channel,
-            channel_message_id=incoming.channel_message_id, created_at=self.clock(),
-        )
+        previous = await self.store.messages.last_user_message(scope, before_id=message.id if message else None)
+        if message is None:
+            message = await self.store.messages.add(
+                scope, "user", incoming.text, channel=incoming.channel,
+                channel_message_id=incoming.channel_message_id, created_at=self.clock(),
+            )
         decided = await self._decide_pending_rule(scope, incoming.text)
         if decided is not None:
-            await self.store.messages.add(scope, "assistant", decided, channel=incoming.channel, created_at=self.clock())
+            await self._log_reply(scope, incoming, decided)
             return Reply((decided,))
         self._proposed.pop(scope.id, None)
         if asks_why(incoming.text) and self.last_note_ids.get(scope.id):
             reply = await explain(self.store, scope, self.last_note_ids[scope.id], lang, self.config.zone)
-            await self.store.messages.add(scope, "assistant", reply.bubbles[0], channel=incoming.channel,
-                                          created_at=self.clock())
+            await self._log_reply(scope, incoming, reply.bubbles[0])
             return reply
         objection = looks_like_correction(incoming.text)
         changes = await self._correct(scope, incoming.text, message.id) if objection else []
@@ -148,7 +167,8 @@ class Engine:
         if asks_about_diary(incoming.text):
             extra += (await self._diary_facts(scope),)
         try:
-            text = await self._answer(scope, incoming.text, message.id, previous.created_at if previous else None, extra)
+            text = await self._answer(scope, incoming.text, message.id, previous.created_at if previous else None, extra,
+                                      on_progress)
         except LLMError as exc:
             log.warning("chat model failed for message %s: %s", message.id, exc)
             return Reply((t(lang, "model_down"),), failed=True)
@@ -164,10 +184,33 @@ class Engine:
         if topic is not None and topic_raised(text, topic.text):
             await self.store.topics.set_status(scope, topic.id, "raised")
         bubbles = split_bubbles(text) or (t(lang, "empty"),)
-        await self.store.messages.add(scope, "assistant", "\n\n".join(bubbles), channel=incoming.channel,
-                                      created_at=self.clock())
+        await self._log_reply(scope, incoming, "\n\n".join(bubbles))
         self._after_reply(scope)
         return await self._with_question(scope, bubbles)
+
+    async def earlier_reply(self, incoming: Incoming) -> Reply | None:
+        """The reply recorded for a message answered before, to deliver it again after a crash; None if none."""
+        if incoming.channel_message_id is None:
+            return None
+        scope = await self.scope_for(incoming.user_id)
+        recorded = await self.store.messages.reply_to(scope, incoming.channel, incoming.channel_message_id)
+        return Reply(split_bubbles(recorded.text) or (recorded.text,)) if recorded else None
+
+    async def _logged_before(self, scope: Scope, incoming: Incoming) -> Message | None:
+        """The user message logged earlier under this channel id, if any."""
+        if incoming.channel_message_id is None:
+            return None
+        return await self.store.messages.by_channel_id(scope, incoming.channel, incoming.channel_message_id)
+
+    async def _answered(self, scope: Scope, incoming: Incoming) -> bool:
+        """Whether a reply to this message was recorded."""
+        assert incoming.channel_message_id is not None  # only messages with a channel id are looked up
+        return await self.store.messages.reply_to(scope, incoming.channel, incoming.channel_message_id) is not None
+
+    async def _log_reply(self, scope: Scope, incoming: Incoming, text: str) -> None:
+        """Record the reply, tied to the message it answers, so a restart knows it was answered."""
+        await self.store.messages.add(scope, "assistant", text, channel=incoming.channel,
+                                      channel_message_id=incoming.channel_message_id, created_at=self.clock())
 
     async def _with_question(self, scope: Scope, bubbles: tuple[str, ...]) -> Reply:
         """Add the one open yes/no question (a proposed rule, else a profile fact waiting for consent)."""
@@ -268,10 +311,14 @@ class Engine:
             due_topic=due[0] if due else None,
             crisis_notice=crisis_help(self.config.crisis_country, self.config.language) if crisis else "",
             tools=self.config.use_tools,
+            companion=await store.companions.get(self.config.companion_id),
+            relationship=await store.relationships.get(scope),
+            own_questions=own_questions(window),
         )
 
     async def _answer(
         self, scope: Scope, user_text: str, message_id: int, previous: datetime | None, extra: tuple[str, ...] = (),
+        on_progress: OnText | None = None,
     ) -> str:
         ctx = await self._context(scope, user_text, message_id, previous.timestamp() if previous else None)
         ctx = replace(ctx, extra=extra)
@@ -281,8 +328,10 @@ class Engine:
         system, messages = build_prompt(ctx)
         self.last_prompt = (system, list(messages))
         looked_up: list[str] = []
+        on_text = _previewer(on_progress, user_text)
         for _ in range(MAX_TOOL_ROUNDS):
-            completion = await self.chat.complete(messages, system=system, tools=TOOLS if self.config.use_tools else None)
+            completion = await self.chat.complete(messages, system=system, tools=TOOLS if self.config.use_tools else None,
+                                                  on_text=on_text)
             text, markers = split_markers(completion.text, user_text)
             recalls = [m for m in markers if m.kind == "recall"]
             await self._keep(scope, [m for m in markers if m.kind != "recall"])
@@ -303,11 +352,12 @@ class Engine:
                                        ChatMessage("user", "<lookup>\n" + "\n\n".join(found) + "\n</lookup>")]
                 continue
             return text
-        return await self._final_without_tools(messages, system, user_text)
+        return await self._final_without_tools(messages, system, user_text, on_text)
 
-    async def _final_without_tools(self, messages: list[ChatMessage], system: list[SystemBlock], user_text: str) -> str:
+    async def _final_without_tools(self, messages: list[ChatMessage], system: list[SystemBlock], user_text: str,
+                                   on_text: OnText | None = None) -> str:
         """After the last tool round, ask once more for a plain answer."""
-        completion: Completion = await self.chat.complete(messages, system=system, tools=None)
+        completion: Completion = await self.chat.complete(messages, system=system, tools=None, on_text=on_text)
         return split_markers(completion.text, user_text)[0]
 
     async def _recall(self, scope: Scope, query: str, current_id: int) -> str:

@@ -1,4 +1,8 @@
-"""After a reply: pull facts about the user and the content of the talk out of the new messages."""
+"""After a reply: pull facts about the user, the people in their life and the content of the talk out of the new messages.
+
+Every new note passes admission control first (`memory.admission`): small talk and repeats are dropped
+and counted, and a note that contradicts a stored one replaces it through the correction flow.
+"""
 from __future__ import annotations
 
 import logging
@@ -11,7 +15,9 @@ from bot.errors import LLMBadOutput
 from bot.llm import LLM, ChatMessage, SystemBlock
 from bot.prompt import clip
 from memory import audit
-from memory.models import Message, Scope
+from memory.admission import Thresholds
+from memory.kinship import PersonDraft, is_vague
+from memory.models import Message, Note, Scope
 from memory.store import MemoryStore
 
 log = logging.getLogger(__name__)
@@ -36,12 +42,20 @@ SCHEMA = {
         "topics": {"type": "array", "items": {"type": "object", "properties": {
             "text": {"type": "string"}, "due": {"type": "string"},
             "source_ids": {"type": "array", "items": {"type": "integer"}}}, "required": ["text", "source_ids"]}},
+        "people": {"type": "array", "items": {"type": "object", "properties": {
+            "name": {"type": "string"}, "aliases": {"type": "array", "items": {"type": "string"}},
+            "relation": {"type": "string"}, "facts": {"type": "array", "items": {"type": "string"}},
+            "same_as": {"type": "string"},
+            "relations": {"type": "array", "items": {"type": "object", "properties": {
+                "to": {"type": "string"}, "relation": {"type": "string"}}, "required": ["to", "relation"]}},
+            "source_ids": {"type": "array", "items": {"type": "integer"}}}, "required": ["name", "source_ids"]}},
     },
     "required": ["facts", "content", "profile"],
 }
 
 INSTRUCTIONS = """You extract memories from a chat between a person (role "user") and their companion
-(role "assistant"). Answer only with JSON: {"facts": [...], "content": [...], "profile": [...], "topics": [...]}.
+(role "assistant"). Answer only with JSON:
+{"facts": [...], "content": [...], "profile": [...], "topics": [...], "people": [...]}.
 - facts: short, atomic facts ABOUT THE PERSON that the PERSON said themselves: preferences, projects,
   plans, dates, people in their life. Write them in the chat's language, in the third person
   ("Anna mag kurze Antworten."). importance 1-10 (10 = life-defining). source_ids = ids of the
@@ -53,6 +67,14 @@ INSTRUCTIONS = """You extract memories from a chat between a person (role "user"
 - topics: things the person has coming up that a friend would ask about afterwards (an appointment,
   an exam, a trip), as a short question to ask ("Wie war der Zahnarzttermin?") with "due" = the local
   date and time after which to ask (ISO 8601, e.g. "2026-11-26T18:00"), and source_ids.
+- people: each person the PERSON mentions (never the person themselves or the assistant), once: "name" as
+  the person calls them (a first name; a description like "meine Schwester" while no name is known),
+  "aliases" (other names for them), "relation" to the person ("Schwester", "Kollegin", "Partner"; "" when
+  unknown), "facts" (short third-person sentences about them that the person said, naming them:
+  "Miriam arbeitet im Krankenhaus."), "same_as" (only when the messages show that this name and an earlier
+  description are one person: name "Miriam", same_as "meine Schwester"), "relations" to other named people
+  ([{"to": "Tobias", "relation": "Ehefrau"}] for "Miriam ist Tobias' Frau"), and source_ids. Facts about
+  other people go here, not into "facts".
 - Small talk without substance gives empty lists. Never invent anything."""
 
 
@@ -147,6 +169,90 @@ def accept_topics(data: Any, messages: Sequence[Message], now: datetime) -> list
     return out
 
 
+@dataclass(frozen=True)
+class PeopleDraft:
+    """A person the user mentioned, with the facts about them and their relations to other people."""
+
+    person: PersonDraft
+    facts: tuple[str, ...]
+    links: tuple[tuple[str, str], ...]  # (other person's name, this person's relation to them)
+    source_ids: tuple[int, ...]
+
+
+def _strings(value: Any, limit: int, count: int = 10) -> tuple[str, ...]:
+    items = value if isinstance(value, list) else []
+    return tuple(clip(" ".join(str(v).split()), limit) for v in items[:count] if str(v).strip())
+
+
+def accept_people(data: Any, messages: Sequence[Message]) -> list[PeopleDraft]:
+    """Keep proposed people that a user message names; vague ones ('ein Freund') are left out."""
+    user_ids = {m.id for m in messages if m.role == "user"}
+    items = (data.get("people") if isinstance(data, dict) else None) or []
+    if not isinstance(items, list):
+        raise LLMBadOutput("extraction field 'people' is not a list")
+    out = []
+    for item in items:
+        if not isinstance(item, dict):
+            continue
+        name = clip(" ".join(str(item.get("name", "")).split()), 80)
+        ids = tuple(i for i in item.get("source_ids") or [] if isinstance(i, int) and i in user_ids)
+        if not name or is_vague(name) or not ids:
+            continue
+        links = tuple((clip(str(r["to"]).strip(), 80), clip(str(r["relation"]).strip(), 60))
+                      for r in item.get("relations") or [] if isinstance(r, dict)
+                      and str(r.get("to", "")).strip() and str(r.get("relation", "")).strip())
+        person = PersonDraft(name, _strings(item.get("aliases"), 80), clip(str(item.get("relation") or "").strip(), 60),
+                             clip(str(item.get("same_as") or "").strip(), 80))
+        out.append(PeopleDraft(person, _strings(item.get("facts"), 500), links, ids))
+    return out
+
+
+async def store_note(
+    store: MemoryStore, scope: Scope, text: str, *, kind: str, importance: int, sources: Sequence[int],
+    processing: str, admission: Thresholds | None,
+) -> tuple[Note | None, bool]:
+    """Store a note after admission control; returns (the note or the one it repeats, whether it is new)."""
+    if admission is None:
+        write = await store.notes.add(scope, text, kind=kind, importance=importance, source_message_ids=sources,
+                                      processing=processing, reason="extraction")
+        return write.note, write.created
+    verdict = await store.admission.check(scope, text, kind, admission)
+    await store.admission.count(scope, verdict.verdict)
+    if verdict.verdict == "drop":
+        log.info("admission dropped %r (%s, score %.2f)", text, verdict.reason, verdict.score)
+        return (await store.notes.get(scope, verdict.other) if verdict.other else None), False
+    write = await store.notes.add(scope, text, kind=kind, importance=importance, source_message_ids=sources,
+                                  processing=processing, reason="extraction", dedupe=verdict.verdict == "admit")
+    if verdict.verdict == "contradiction" and verdict.other is not None:
+        await store.notes.close(scope, verdict.other, superseded_by=write.note.id, processing=processing,
+                                reason=f"contradicted by: {text}")
+    return write.note, write.created
+
+
+async def store_people(
+    store: MemoryStore, scope: Scope, drafts: Sequence[PeopleDraft], *, processing: str, admission: Thresholds | None,
+    now: float,
+) -> int:
+    """Match or create each person (merging records the user showed to be one), store their facts and relations."""
+    stored = 0
+    for draft in drafts:
+        person = await store.people.observe(scope, draft.person, processing=processing, reason="extraction", now=now)
+        note_ids = []
+        for fact in draft.facts:
+            note, created = await store_note(store, scope, fact, kind="fact", importance=5, sources=draft.source_ids,
+                                             processing=processing, admission=admission)
+            stored += created
+            if note is not None:
+                note_ids.append(note.id)
+        await store.people.link_notes(scope, person.id, note_ids, processing=processing, reason="extraction")
+        for name, relation in draft.links:
+            other = await store.people.observe(scope, PersonDraft(name), processing=processing, reason="extraction",
+                                               now=now)
+            await store.people.relate(scope, person.id, other.id, relation, processing=processing,
+                                      reason="extraction", now=now)
+    return stored
+
+
 def transcript(messages: Sequence[Message]) -> str:
     """The messages as numbered lines for the extraction prompt."""
     return "\n".join(f"[{m.id}] {m.role}: {clip(m.text, 1200)}" for m in messages)
@@ -154,10 +260,12 @@ def transcript(messages: Sequence[Message]) -> str:
 
 async def extract(
     store: MemoryStore, llm: LLM, scope: Scope, consent: bool = False, now: datetime | None = None,
+    admission: Thresholds | None = None,
 ) -> int:
     """Extract from the messages since the last extraction; return how many items were stored.
 
     With consent, a profile fact under a new key waits for the user's yes instead of being stored.
+    With admission thresholds, each new note is checked before it is stored (None: no check).
     """
     state = await store.conversations.get(scope)
     recent = await store.messages.recent(scope, 40)
@@ -175,6 +283,7 @@ async def extract(
         drafts = accept(data, new)
         profile = accept_profile(data, new)
         topics = accept_topics(data, new, now)
+        people = accept_people(data, new)
     except LLMBadOutput:
         failures["extraction_bad_json"] += 1
         log.warning("extraction answer was not the JSON asked for; nothing stored (%d so far)",
@@ -183,9 +292,11 @@ async def extract(
     processing = audit.new_processing("extract")
     stored = 0
     for d in drafts:
-        write = await store.notes.add(scope, d.text, kind=d.kind, importance=d.importance,
-                                      source_message_ids=d.source_ids, processing=processing, reason="extraction")
-        stored += write.created
+        _note, created = await store_note(store, scope, d.text, kind=d.kind, importance=d.importance,
+                                          sources=d.source_ids, processing=processing, admission=admission)
+        stored += created
+    stored += await store_people(store, scope, people, processing=processing, admission=admission,
+                                 now=now.timestamp())
     known = {(e.category, e.key) for e in await store.profile.list(scope)}
     for p in profile:
         if consent and (p.category, p.key) not in known:

@@ -3,11 +3,13 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, Sequence
+from typing import Any, Awaitable, Callable, Literal, Protocol, Sequence
 
 from bot.errors import LLMBadOutput
 
 Role = Literal["user", "assistant", "tool"]
+# Receives the reply's text so far while the model writes (the whole text each time, not a delta).
+OnText = Callable[[str], Awaitable[None]]
 
 
 @dataclass(frozen=True)
@@ -83,8 +85,14 @@ class LLM(Protocol):
         tools: Sequence[ToolSpec] | None = None,
         json_schema: dict[str, Any] | None = None,
         max_tokens: int = 1024,
+        on_text: OnText | None = None,
     ) -> Completion:
-        """Answer the conversation; with json_schema, the text is a JSON document of that schema."""
+        """Answer the conversation; with json_schema, the text is a JSON document of that schema.
+
+        With on_text, the reply is streamed: on_text gets the text written so far, again and again,
+        until the model starts a tool call (its text is not forwarded after that). A retry after a
+        broken stream starts the text from the beginning.
+        """
         ...
 
 

@@ -7,10 +7,11 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 
 import anthropic
+import httpx
 from anthropic.types import Message
 
 from bot.errors import ConfigError, LLMBadOutput, LLMError, LLMUnavailable
-from bot.llm import ChatMessage, Completion, SystemBlock, ToolCall, ToolSpec, Usage
+from bot.llm import ChatMessage, Completion, OnText, SystemBlock, ToolCall, ToolSpec, Usage
 from bot.llm_openai import Sleep, error_detail, redact, schema_instruction, status_error, with_retries
 
 log = logging.getLogger(__name__)
@@ -54,8 +55,9 @@ class AnthropicChat:
         tools: Sequence[ToolSpec] | None = None,
         json_schema: dict[str, Any] | None = None,
         max_tokens: int = 1024,
+        on_text: OnText | None = None,
     ) -> Completion:
-        """Answer the conversation; with json_schema, the system prompt asks for JSON of that schema."""
+        """Answer the conversation; with json_schema, the system prompt asks for JSON of that schema; with on_text, stream."""
         request: dict[str, Any] = {
             "model": self.model,
             "messages": messages_to_wire(messages),
@@ -66,8 +68,23 @@ class AnthropicChat:
             request["system"] = system_blocks
         if tools:
             request["tools"] = [tool_to_wire(t) for t in tools]
+        if on_text is not None and json_schema is None:
+            return completion_from(await self._call(lambda: self._stream(request, on_text)))
         response: Message = await self._call(lambda: self._client.messages.create(**request))
         return completion_from(response)
+
+    async def _stream(self, request: dict[str, Any], on_text: OnText) -> Message:
+        """Stream one message, forwarding the text so far until a tool call begins."""
+        text, tool_started = "", False
+        async with self._client.messages.stream(**request) as stream:
+            async for event in stream:
+                if event.type == "content_block_start" and event.content_block.type == "tool_use":
+                    tool_started = True
+                elif event.type == "text" and not tool_started:
+                    text += event.text
+                    await on_text(text)
+            message: Message = await stream.get_final_message()
+        return message
 
     async def ping(self) -> None:
         """Check once that the endpoint answers and accepts the key, by listing its models."""
@@ -79,10 +96,13 @@ class AnthropicChat:
 
     async def _call(self, call: Callable[[], Awaitable[T]], attempts: int | None = None) -> T:
         """Run an SDK call with this client's retry policy and error mapping."""
-        return await with_retries(call, self._error, anthropic.APIError, attempts or self._attempts, self._sleep)
+        return await with_retries(call, self._error, (anthropic.APIError, httpx.TransportError),
+                                  attempts or self._attempts, self._sleep)
 
     def _error(self, exc: Exception, attempt: int) -> LLMError:
         """The LLMError for an SDK error after `attempt` tries; never mentions the API key."""
+        if isinstance(exc, httpx.TransportError):  # a stream that broke off after the response began
+            return LLMUnavailable(f"{self._where} broke off while answering: {exc!r} (attempt {attempt})")
         if isinstance(exc, anthropic.APITimeoutError):
             return LLMUnavailable(f"{self._where} did not answer within {self._timeout:g} s (attempt {attempt})")
         if isinstance(exc, anthropic.APIStatusError):

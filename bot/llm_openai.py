@@ -7,13 +7,25 @@ import json
 import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+import httpx
 import openai
-from openai.types.chat import ChatCompletion
+from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
 from bot.errors import LLMBadOutput, LLMError, LLMRateLimited, LLMRejected, LLMUnavailable
-from bot.llm import ChatMessage, Completion, SystemBlock, ToolCall, ToolSpec, Usage, backoff_delays, parse_json
+from bot.llm import (
+    ChatMessage,
+    Completion,
+    OnText,
+    SystemBlock,
+    ToolCall,
+    ToolSpec,
+    Usage,
+    backoff_delays,
+    parse_json,
+)
 
 log = logging.getLogger(__name__)
 
@@ -57,9 +69,12 @@ class OpenAIChat:
         tools: Sequence[ToolSpec] | None = None,
         json_schema: dict[str, Any] | None = None,
         max_tokens: int = 1024,
+        on_text: OnText | None = None,
     ) -> Completion:
-        """Answer the conversation; with json_schema, ask for a JSON document of that schema."""
+        """Answer the conversation; with json_schema, ask for a JSON document of that schema; with on_text, stream."""
         request = self._request(messages, system_text(system), tools, max_tokens)
+        if json_schema is None and on_text is not None:
+            return await self._stream(request, on_text)
         if json_schema is None:
             return self._completion(await self._create(request))
         schema_format = {"type": "json_schema", "json_schema": {"name": "reply", "schema": json_schema}}
@@ -97,6 +112,31 @@ class OpenAIChat:
         response: ChatCompletion = await self._call(lambda: self._client.chat.completions.create(**request))
         return response
 
+    async def _stream(self, request: dict[str, Any], on_text: OnText) -> Completion:
+        """Stream one chat completion, forwarding the text so far; a broken stream is retried from the start."""
+        streamed = {**request, "stream": True, "stream_options": {"include_usage": True}}
+        try:
+            return await self._call(lambda: self._stream_once(streamed, on_text))
+        except LLMRejected as exc:
+            if "stream_options" not in str(exc.__cause__):
+                raise
+            log.warning("%s does not accept stream_options; streaming without token usage", self._where)
+        return await self._call(lambda: self._stream_once({**request, "stream": True}, on_text))
+
+    async def _stream_once(self, request: dict[str, Any], on_text: OnText) -> Completion:
+        """Read one streamed response to its end."""
+        reply = StreamedReply()
+        stream = await self._client.chat.completions.create(**request)
+        try:
+            async for chunk in stream:
+                if reply.add(chunk) and not reply.calls:
+                    await on_text(reply.text)
+        finally:
+            await stream.close()
+        if not reply.started:
+            raise LLMBadOutput(f"{self._where} streamed no choice")
+        return reply.completion(self.model)
+
     def _completion(self, response: ChatCompletion) -> Completion:
         """Translate the SDK response into a Completion."""
         if not response.choices:
@@ -113,10 +153,13 @@ class OpenAIChat:
 
     async def _call(self, call: Callable[[], Awaitable[T]], attempts: int | None = None) -> T:
         """Run an SDK call with this client's retry policy and error mapping."""
-        return await with_retries(call, self._error, openai.APIError, attempts or self._attempts, self._sleep)
+        return await with_retries(call, self._error, (openai.APIError, httpx.TransportError),
+                                  attempts or self._attempts, self._sleep)
 
     def _error(self, exc: Exception, attempt: int) -> LLMError:
         """The LLMError for an SDK error after `attempt` tries; never mentions the API key."""
+        if isinstance(exc, httpx.TransportError):  # a stream that broke off after the response began
+            return LLMUnavailable(f"{self._where} broke off while answering: {exc!r} (attempt {attempt})")
         if isinstance(exc, openai.APITimeoutError):
             return LLMUnavailable(f"{self._where} did not answer within {self._timeout:g} s (attempt {attempt})")
         if isinstance(exc, openai.APIStatusError):
@@ -130,7 +173,7 @@ class OpenAIChat:
 async def with_retries(
     call: Callable[[], Awaitable[T]],
     to_llm_error: Callable[[Exception, int], LLMError],
-    catch: type[Exception],
+    catch: type[Exception] | tuple[type[Exception], ...],
     attempts: int,
     sleep: Sleep,
 ) -> T:
@@ -153,6 +196,47 @@ async def with_retries(
             delay = retry_after(exc) or delays[attempt - 1]
             log.warning("%s; retrying in %.1f s", error, delay)
             await sleep(delay)
+
+
+@dataclass
+class StreamedReply:
+    """A streamed chat completion put back together: text, tool calls merged from their deltas, usage."""
+
+    text: str = ""
+    calls: dict[int, dict[str, str]] = field(default_factory=dict)
+    usage: Usage = field(default_factory=Usage)
+    model: str = ""
+    started: bool = False
+
+    def add(self, chunk: ChatCompletionChunk) -> bool:
+        """Merge one chunk; True when it added text."""
+        self.model = chunk.model or self.model
+        if chunk.usage is not None:
+            details = chunk.usage.prompt_tokens_details
+            cached = (details.cached_tokens or 0) if details is not None else 0
+            self.usage = Usage(chunk.usage.prompt_tokens, chunk.usage.completion_tokens, cached)
+        if not chunk.choices:
+            return False
+        self.started = True
+        delta = chunk.choices[0].delta
+        for part in delta.tool_calls or ():
+            call = self.calls.setdefault(part.index, {"id": "", "name": "", "arguments": ""})
+            call["id"] = part.id or call["id"]
+            if part.function is not None:
+                call["name"] += part.function.name or ""  # sent whole in the first delta by every server seen
+                call["arguments"] += part.function.arguments or ""
+        if delta.content:
+            self.text += delta.content
+            return True
+        return False
+
+    def completion(self, model: str) -> Completion:
+        """The finished Completion; LLMBadOutput when a tool call's arguments are not a JSON object."""
+        calls = tuple(
+            ToolCall(id=c["id"] or f"call_{i}", name=c["name"], arguments=tool_arguments(c["arguments"]))
+            for i, c in sorted(self.calls.items())
+        )
+        return Completion(text=self.text, tool_calls=calls, usage=self.usage, model=self.model or model)
 
 
 def status_error(where: str, status: int, detail: str, attempt: int) -> LLMError:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 
 @dataclass(frozen=True)
@@ -38,3 +39,11 @@ class Reply:
     buttons: tuple[tuple[Button, ...], ...] = ()
     failed: bool = False
     document: Document | None = None
+
+
+class Answer(NamedTuple):
+    """What a button press answers: a short notice, and optionally a new text and buttons for its message."""
+
+    notice: str
+    text: str | None = None
+    buttons: tuple[tuple[Button, ...], ...] = ()

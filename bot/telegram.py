@@ -1,18 +1,33 @@
-"""The Telegram channel: python-telegram-bot's Application in front of the engine and the commands."""
+"""The Telegram channel: python-telegram-bot's Application in front of the engine and the commands.
+
+Updates come from our own long polling (bot/telegram_polling.py) or PTB's webhook server; either way each
+one is stored in the inbox before it is confirmed, handled once, and marked handled after its reply was
+recorded and sent. Private chats are for allowed users (unknown users get a pairing code); in allowed
+groups mnemo answers only when mentioned or replied to, with the group's own memory.
+"""
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
+import json
 import logging
 import secrets
+import time
 import weakref
-from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlparse
 
-from telegram import CallbackQuery, InlineKeyboardButton, InlineKeyboardMarkup, Update
+from telegram import (
+    CallbackQuery,
+    InlineKeyboardMarkup,
+    Message,
+    ReplyParameters,
+    Update,
+    User,
+)
 from telegram.constants import ChatAction, ChatType
 from telegram.error import BadRequest, Forbidden, InvalidToken, NetworkError, TelegramError
 from telegram.ext import (
@@ -24,17 +39,31 @@ from telegram.ext import (
     ContextTypes,
     MessageHandler,
     TypeHandler,
+    Updater,
     filters,
 )
 
+from bot.access import Access, AccessConfig, ApprovedUser, RecentIds, UnknownUsers
 from bot.commands import Commands, Pressed, menu
 from bot.engine import Button, Engine, Incoming, Reply
 from bot.errors import ConfigError
+from bot.streaming import GROUP_PREVIEW_EVERY, PREVIEW_EVERY, LivePreview
+from bot.telegram_messages import (
+    GROUPS,
+    addressed_to_bot,
+    chat_scope,
+    group_text,
+    keyboard,
+    scope_user,
+    split_message,
+    telegram_id,
+)
+from bot.telegram_polling import WATCHDOG, Poller, patiently
 from bot.texts import t
+from memory.access import is_group_scope
 
 log = logging.getLogger(__name__)
 
-MESSAGE_LIMIT = 4096  # Telegram's limit for one message, counted here in UTF-16 code units to be safe
 TYPING_EVERY = 4.0  # Telegram shows "typing…" for about 5 s
 ALLOWED_UPDATES = ("message", "edited_message", "callback_query")
 
@@ -48,62 +77,25 @@ class TelegramConfig:
     token: str
     base_url: str = "https://api.telegram.org/bot"
     allowed_users: frozenset[str] = frozenset()
-    refuse_unknown: bool = True
+    admins: frozenset[str] = frozenset()  # 'tg:<id>'; they may approve pairing codes with /pair
+    unknown_users: UnknownUsers = "pair"
+    pairing_minutes: float = 10.0
+    allowed_groups: frozenset[str] = frozenset()  # group chat ids, e.g. '-1001234567890'
+    streaming: bool = True
+    watchdog: float = WATCHDOG
     webhook_url: str | None = None
     webhook_listen: str = "127.0.0.1"
     webhook_port: int = 8443
     webhook_secret: str | None = None
 
 
-def scope_user(telegram_user_id: int) -> str:
-    """The engine's user id for a Telegram user."""
-    return f"tg:{telegram_user_id}"
-
-
-def telegram_id(user_id: str) -> int:
-    """The Telegram user id in 'tg:<id>' or '<id>'; ValueError for anything else."""
-    bare = user_id.removeprefix("tg:")
-    if not bare.lstrip("-").isdigit():
-        raise ValueError(f"not a Telegram user id: {user_id!r}")
-    return int(bare)
-
-
-def _utf16_len(text: str) -> int:
-    return len(text.encode("utf-16-le")) // 2
-
-
-def _fitting(text: str, limit: int) -> int:
-    """How many characters from the start of text fit into `limit` UTF-16 code units (at least one)."""
-    units = 0
-    for i, char in enumerate(text):
-        units += 2 if ord(char) > 0xFFFF else 1
-        if units > limit:
-            return max(i, 1)
-    return len(text)
-
-
-def split_message(text: str, limit: int = MESSAGE_LIMIT) -> list[str]:
-    """Split text into messages of at most `limit`, preferring paragraph, line and word boundaries."""
-    chunks: list[str] = []
-    rest = text.strip()
-    while _utf16_len(rest) > limit:
-        end = _fitting(rest, limit)
-        cut, skip = end, 0
-        for separator in ("\n\n", "\n", " "):
-            found = rest.rfind(separator, 0, end)
-            if found >= end // 2:
-                cut, skip = found, len(separator)
-                break
-        chunks.append(rest[:cut].rstrip())
-        rest = rest[cut + skip:].lstrip()
-    chunks.append(rest)
-    return [c for c in chunks if c]
-
-
-def keyboard(rows: Sequence[Sequence[Button]]) -> InlineKeyboardMarkup | None:
-    """Inline buttons for rows of Button; None when there are none."""
-    markup = [[InlineKeyboardButton(b.label, callback_data=b.data) for b in row] for row in rows if row]
-    return InlineKeyboardMarkup(markup) if markup else None
+def access_config(config: TelegramConfig) -> AccessConfig:
+    """The access part of the Telegram settings, ids written as scopes."""
+    return AccessConfig(
+        allowed=frozenset(scope_user(telegram_id(u)) for u in config.allowed_users),
+        admins=frozenset(a for a in config.admins if a.startswith("tg:")),
+        unknown_users=config.unknown_users, pairing_minutes=config.pairing_minutes,
+    )
 
 
 def file_base_url(base_url: str) -> str:
@@ -111,40 +103,29 @@ def file_base_url(base_url: str) -> str:
     return base_url.rstrip("/").removesuffix("/bot") + "/file/bot"
 
 
-class RecentIds:
-    """Remembers the last `size` keys it was shown, to say whether a key is new."""
+class PerChatOrder(BaseUpdateProcessor):
+    """Updates of different chats run concurrently; those of one chat one after another, in order.
 
-    def __init__(self, size: int = 10_000) -> None:
-        self._order: deque[object] = deque(maxlen=size)
-        self._keys: set[object] = set()
+    After an update was processed (its reply recorded and sent, or its failure reported), `done` is
+    called; an update whose processing was cancelled (shutdown, crash) is not marked.
+    """
 
-    def first_time(self, key: object) -> bool:
-        """True the first time a key is shown (while it is among the last `size`)."""
-        if key in self._keys:
-            return False
-        if len(self._order) == self._order.maxlen:
-            self._keys.discard(self._order[0])
-        self._order.append(key)
-        self._keys.add(key)
-        return True
-
-
-class PerUserOrder(BaseUpdateProcessor):
-    """Updates of different users run concurrently; those of one user run one after another, in order."""
-
-    def __init__(self, max_concurrent_updates: int = 32) -> None:
+    def __init__(self, done: Callable[[Update], Awaitable[None]], max_concurrent_updates: int = 32) -> None:
         super().__init__(max_concurrent_updates)
+        self._done = done
         self._locks: weakref.WeakValueDictionary[int, asyncio.Lock] = weakref.WeakValueDictionary()
 
     async def do_process_update(self, update: object, coroutine: Awaitable[Any]) -> None:
-        """Wait for this user's earlier updates, then process this one."""
-        user = update.effective_user if isinstance(update, Update) else None
-        key = user.id if user else 0
+        """Wait for this chat's earlier updates, process this one, then mark it handled."""
+        chat = update.effective_chat if isinstance(update, Update) else None
+        key = chat.id if chat else 0
         lock = self._locks.get(key)
         if lock is None:
             lock = self._locks[key] = asyncio.Lock()
         async with lock:
             await coroutine
+            if isinstance(update, Update):
+                await self._done(update)
 
     async def initialize(self) -> None:
         """Nothing to set up."""
@@ -154,24 +135,30 @@ class PerUserOrder(BaseUpdateProcessor):
 
 
 class TelegramChannel:
-    """Answers allowed Telegram users through the engine and the commands; pushes messages on request."""
+    """Answers allowed Telegram users and groups through the engine and the commands; pushes messages on request."""
 
     name = "telegram"
 
-    def __init__(self, engine: Engine, commands: Commands, config: TelegramConfig) -> None:
+    def __init__(self, engine: Engine, commands: Commands, config: TelegramConfig,
+                 clock: Callable[[], float] = time.time) -> None:
         self.engine = engine
         self.commands = commands
         self.config = config
+        self.clock = clock
         self.lang = engine.config.language
-        self.allowed = frozenset(u.removeprefix("tg:") for u in config.allowed_users)
+        self.access = Access(engine.store.access, access_config(config), self.lang, clock)
+        self.inbox = engine.store.inbox
         self.webhook_secret = config.webhook_secret or secrets.token_urlsafe(32)
-        self._seen_updates = RecentIds()
-        self._turned_away = RecentIds()
+        self._replayed: set[int] = set()
+        self._ignored_groups = RecentIds()
         self.app: Application[Any, Any, Any, Any, Any, Any] = (
             ApplicationBuilder().token(config.token).base_url(config.base_url)
-            .base_file_url(file_base_url(config.base_url)).job_queue(None)
-            .concurrent_updates(PerUserOrder()).build()
+            .base_file_url(file_base_url(config.base_url)).job_queue(None).updater(None)
+            .concurrent_updates(PerChatOrder(self._handled)).build()
         )
+        self.poller: Poller | None = None
+        self._webhook: Updater | None = None
+        self._pump: asyncio.Task[None] | None = None
         self._add_handlers()
 
     def _add_handlers(self) -> None:
@@ -187,13 +174,15 @@ class TelegramChannel:
     # --- lifecycle ------------------------------------------------------------------------------
 
     async def start(self) -> None:
-        """Connect, register the command menu and begin polling (or listening for the webhook)."""
-        if not self.allowed:
-            log.warning("MNEMO_TELEGRAM_ALLOWED_USERS is empty: the bot will answer nobody")
+        """Connect, register the command menu, answer what was left unhandled, then receive new updates."""
+        if not self.access.config.allowed and self.access.config.unknown_users != "pair":
+            log.warning("MNEMO_TELEGRAM_ALLOWED_USERS is empty and pairing is off: the bot will answer nobody")
         try:
             await self.app.initialize()
             await self._set_menu()
             await self.app.start()
+            await self.inbox.prune(self.clock())
+            await self._replay()
             await self._receive()
         except BaseException as exc:
             await self.stop()
@@ -208,12 +197,16 @@ class TelegramChannel:
 
     async def _receive(self) -> None:
         """Start long polling, or the webhook server when a webhook URL is set."""
-        updater = self.app.updater
-        assert updater is not None  # ApplicationBuilder always builds one unless told not to
         if not self.config.webhook_url:
-            await updater.start_polling(allowed_updates=ALLOWED_UPDATES)
+            self.poller = Poller(self.app.bot, self._take, allowed_updates=ALLOWED_UPDATES,
+                                 watchdog=self.config.watchdog)
+            await self.poller.start()
             return
-        await updater.start_webhook(
+        arrived: asyncio.Queue[object] = asyncio.Queue()
+        self._webhook = Updater(bot=self.app.bot, update_queue=arrived)
+        await self._webhook.initialize()
+        self._pump = asyncio.create_task(self._pump_webhook(arrived), name="telegram-webhook-intake")
+        await self._webhook.start_webhook(
             listen=self.config.webhook_listen, port=self.config.webhook_port,
             url_path=urlparse(self.config.webhook_url).path.lstrip("/"), webhook_url=self.config.webhook_url,
             secret_token=self.webhook_secret, allowed_updates=ALLOWED_UPDATES,
@@ -221,8 +214,18 @@ class TelegramChannel:
 
     async def stop(self) -> None:
         """Stop receiving, finish the updates in hand, and disconnect (in reverse of start)."""
-        if self.app.updater is not None and self.app.updater.running:
-            await self.app.updater.stop()
+        if self.poller is not None:
+            await self.poller.stop()
+            self.poller = None
+        if self._webhook is not None:
+            if self._webhook.running:
+                await self._webhook.stop()
+            await self._webhook.shutdown()
+            self._webhook = None
+        if self._pump is not None:
+            self._pump.cancel()
+            await asyncio.gather(self._pump, return_exceptions=True)
+            self._pump = None
         if self.app.running:
             await self.app.stop()
         await self.app.shutdown()
@@ -237,78 +240,202 @@ class TelegramChannel:
         except TelegramError:
             log.warning("could not register the command menu; commands still work when typed", exc_info=True)
 
-    # --- the Messenger port ---------------------------------------------------------------------
+    # --- the inbox: store first, confirm after, mark handled last -------------------------------------------
+
+    async def _take(self, updates: Sequence[Update]) -> None:
+        """Store a batch in the inbox, then queue the updates that are new (a redelivery is dropped here)."""
+        rows = [(str(u.update_id), json.dumps(u.to_dict()) if await self._keeps(u) else None) for u in updates]
+        new = set(await self.inbox.record(self.name, rows, self.clock()))
+        for update in updates:
+            if str(update.update_id) in new:
+                await self.app.update_queue.put(update)
+
+    async def _keeps(self, update: Update) -> bool:
+        """Whether an update's content may be stored: an allowed user's in private, or meant for mnemo in a group."""
+        user, chat = update.effective_user, update.effective_chat
+        if user is None or chat is None:
+            return False
+        if chat.type == ChatType.PRIVATE:
+            return await self.access.allows(scope_user(user.id))
+        if chat.type not in GROUPS or str(chat.id) not in self.config.allowed_groups:
+            return False
+        message = update.message
+        return update.callback_query is not None or (
+            message is not None and message.text is not None and self._addressed(message))
+
+    async def _replay(self) -> None:
+        """Queue the updates that were stored but not handled when mnemo stopped (or crashed)."""
+        for entry in await self.inbox.unhandled(self.name):
+            assert entry.payload is not None  # unhandled() lists only rows with content
+            update = Update.de_json(json.loads(entry.payload), self.app.bot)
+            self._replayed.add(update.update_id)
+            await self.app.update_queue.put(update)
+        if self._replayed:
+            log.warning("answering %d Telegram updates left unhandled by the last run", len(self._replayed))
+
+    async def _pump_webhook(self, arrived: asyncio.Queue[object]) -> None:
+        """Move what the webhook server received through the inbox into the application."""
+        while True:
+            update = await arrived.get()
+            if isinstance(update, Update):
+                await self._take([update])
+
+    async def _handled(self, update: Update) -> None:
+        """Mark an update handled (its reply was recorded and sent, or its failure told)."""
+        await self.inbox.done(self.name, str(update.update_id), self.clock())
+        self._replayed.discard(update.update_id)
+
+    # --- sending ----------------------------------------------------------------------------------------
 
     async def send(self, user_id: str, text: str, buttons: Sequence[Sequence[Button]] | None = None) -> None:
-        """Push a message to an allowed user ('tg:<id>' or '<id>'); raises TelegramError if Telegram refuses."""
+        """Push a message to an allowed user ('tg:<id>' or '<id>'); never to a group; raises TelegramError."""
+        if is_group_scope(user_id):
+            raise ValueError(f"not pushing to {user_id}: mnemo speaks first only in private chats")
         chat_id = telegram_id(user_id)
-        if str(chat_id) not in self.allowed:
-            log.warning("not pushing to Telegram user %s: not on MNEMO_TELEGRAM_ALLOWED_USERS", chat_id)
+        if not await self.access.allows(scope_user(chat_id)):
+            log.warning("not pushing to Telegram user %s: neither on MNEMO_TELEGRAM_ALLOWED_USERS nor paired", chat_id)
             return
         await self._send(chat_id, (text,), keyboard(buttons or ()))
 
-    async def _send(self, chat_id: int, bubbles: Sequence[str], markup: InlineKeyboardMarkup | None) -> None:
-        """Send bubbles as plain text, split at Telegram's limit, with the buttons under the last one."""
+    async def _send(self, chat_id: int, bubbles: Sequence[str], markup: InlineKeyboardMarkup | None, *,
+                    preview: int | None = None, reply_to: int | None = None) -> None:
+        """Send bubbles as plain text split at Telegram's limit, buttons under the last; the preview becomes the first.
+
+        A 429 (flood control) is waited out and the same chunk sent again, so every chunk arrives once, in order.
+        """
         chunks = [chunk for bubble in bubbles for chunk in split_message(bubble)]
         for i, chunk in enumerate(chunks):
-            last = i == len(chunks) - 1
-            await self.app.bot.send_message(chat_id, chunk, reply_markup=markup if last else None)
+            markup_here = markup if i == len(chunks) - 1 else None
+            if i == 0 and preview is not None and await self._finalize(chat_id, preview, chunk, markup_here):
+                continue
+            replying = ReplyParameters(reply_to, allow_sending_without_reply=True) if i == 0 and reply_to else None
+            await patiently(functools.partial(self.app.bot.send_message, chat_id, chunk, reply_markup=markup_here,
+                                              reply_parameters=replying))
 
-    async def _deliver(self, chat_id: int, reply: Reply) -> None:
-        """Show a reply: its bubbles, its buttons, and its document if it has one."""
-        await self._send(chat_id, reply.bubbles, keyboard(reply.buttons))
+    async def _finalize(self, chat_id: int, message_id: int, text: str, markup: InlineKeyboardMarkup | None) -> bool:
+        """Edit the preview into the final first chunk; False when the preview is gone (then it is sent anew)."""
+        try:
+            await patiently(functools.partial(self.app.bot.edit_message_text, text, chat_id=chat_id,
+                                              message_id=message_id, reply_markup=markup))
+        except BadRequest as exc:
+            if "message is not modified" in str(exc).lower():
+                return True
+            log.warning("could not finalize the preview in chat %s (%s); sending the reply anew", chat_id, exc)
+            return False
+        return True
+
+    async def _deliver(self, chat_id: int, reply: Reply, *, preview: int | None = None,
+                       reply_to: int | None = None) -> None:
+        """Show a reply: its bubbles (replacing the preview), its buttons, and its document if it has one."""
+        await self._send(chat_id, reply.bubbles, keyboard(reply.buttons), preview=preview, reply_to=reply_to)
         if reply.document is not None:
-            await self.app.bot.send_document(chat_id, reply.document.content, filename=reply.document.filename)
+            document = reply.document
+            await patiently(functools.partial(self.app.bot.send_document, chat_id, document.content,
+                                              filename=document.filename))
+
+    def _preview(self, chat_id: int, reply_to: int | None, group: bool) -> LivePreview[int]:
+        """A preview message in this chat, edited while the model writes."""
+        async def show(text: str) -> int:
+            replying = ReplyParameters(reply_to, allow_sending_without_reply=True) if reply_to else None
+            sent = await patiently(functools.partial(self.app.bot.send_message, chat_id, split_message(text)[0],
+                                                     reply_parameters=replying))
+            return sent.message_id
+
+        async def edit(message_id: int, text: str) -> None:
+            await patiently(functools.partial(self.app.bot.edit_message_text, split_message(text)[0],
+                                              chat_id=chat_id, message_id=message_id))
+
+        return LivePreview(show, edit, GROUP_PREVIEW_EVERY if group else PREVIEW_EVERY)
 
     # --- handlers ---------------------------------------------------------------------------------
 
+    def _addressed(self, message: Message) -> bool:
+        return addressed_to_bot(message, self.app.bot.id, self.app.bot.username)
+
     async def _gate(self, update: Update, context: Context) -> None:
-        """Let through each update once, from private chats with allowed users; stop everything else."""
-        if not self._seen_updates.first_time(update.update_id):
-            log.info("update %s was delivered again; skipped", update.update_id)
-            raise ApplicationHandlerStop
+        """Let through private chats with allowed users and what is meant for mnemo in allowed groups."""
         user, chat = update.effective_user, update.effective_chat
-        if user is None or chat is None:
+        if user is None or chat is None or user.is_bot:
             raise ApplicationHandlerStop
-        if chat.type != ChatType.PRIVATE:
-            log.info("ignoring update %s from a %s chat; mnemo talks in private chats only",
-                     update.update_id, chat.type)
+        if chat.type == ChatType.PRIVATE:
+            if not await self.access.allows(scope_user(user.id)):
+                await self._turn_away(update, user)
+                raise ApplicationHandlerStop
+            return
+        if chat.type not in GROUPS:
+            log.info("ignoring update %s from a %s chat", update.update_id, chat.type)
             raise ApplicationHandlerStop
-        if str(user.id) not in self.allowed:
-            await self._turn_away(user.id, chat.id)
+        if str(chat.id) not in self.config.allowed_groups:
+            if self._ignored_groups.first_time(chat.id):
+                log.warning("ignoring group %s (%s): not on MNEMO_TELEGRAM_ALLOWED_GROUPS", chat.id, chat.title)
+            raise ApplicationHandlerStop
+        message = update.message
+        if update.callback_query is None and (message is None or message.text is None or not self._addressed(message)):
             raise ApplicationHandlerStop
 
-    async def _turn_away(self, user_id: int, chat_id: int) -> None:
-        """Refuse an unknown user once per process (or stay silent), storing nothing of theirs."""
-        if not self._turned_away.first_time(user_id):
+    async def _turn_away(self, update: Update, user: User) -> None:
+        """Answer an unknown user's message with a pairing code, a refusal or silence; store nothing of theirs."""
+        if update.message is None:
             return
-        log.warning("Telegram user %s is not on MNEMO_TELEGRAM_ALLOWED_USERS; %s", user_id,
-                    "refused" if self.config.refuse_unknown else "ignored")
-        if self.config.refuse_unknown:
-            await self.app.bot.send_message(chat_id, t(self.lang, "refused"))
+        text = await self.access.turn_away(self.name, scope_user(user.id), user.full_name)
+        if text is not None:
+            await patiently(functools.partial(self.app.bot.send_message, update.message.chat_id, text))
 
     async def _on_text(self, update: Update, context: Context) -> None:
-        """A text: a /command goes to the commands, everything else to the engine."""
-        message, user = update.message, update.effective_user
-        assert message is not None and message.text is not None and user is not None  # ensured by the filter
-        user_id = scope_user(user.id)
-        async with self._typing(message.chat_id):
-            reply = await self.commands.run(user_id, message.text) if message.text.startswith("/") else None
-            if reply is None:
-                reply = await self.engine.handle(Incoming(
-                    user_id, message.text, channel=self.name,
-                    channel_message_id=f"{message.chat_id}:{message.message_id}",
-                ))
-        if reply is None:
-            log.info("message %s:%s was answered before; skipped", message.chat_id, message.message_id)
+        """A text: an admin's /pair, a /command, or a message for the engine (streamed when that is on)."""
+        message, user, chat = update.message, update.effective_user, update.effective_chat
+        assert message is not None and message.text is not None and user is not None and chat is not None
+        group, command = chat.type in GROUPS, message.text.startswith("/")
+        if not group and await self._admin(chat.id, scope_user(user.id), message.text):
             return
-        await self._deliver(message.chat_id, reply)
+        if group and command and not self.access.is_admin(scope_user(user.id)):
+            log.info("command from a group member who is no admin ignored in group %s", chat.id)
+            return
+        scope = chat_scope(chat, user)
+        text = group_text(message.text, self.app.bot.username, user.first_name) if group and not command else message.text
+        incoming = Incoming(scope, text, channel=self.name, channel_message_id=f"{chat.id}:{message.message_id}")
+        reply_to = message.message_id if group else None
+        preview = self._preview(chat.id, reply_to, group) if self.config.streaming else None
+        try:
+            async with self._typing(chat.id, preview):
+                reply = await self.commands.run(scope, text) if command else None
+                if reply is None:
+                    reply = await self.engine.handle(incoming, on_progress=preview.update if preview else None)
+        finally:
+            shown = await preview.close() if preview else None
+        if reply is None and update.update_id in self._replayed:
+            reply = await self.engine.earlier_reply(incoming)  # recorded before a crash, maybe never sent
+        if reply is None:
+            log.info("message %s was answered before; skipped", incoming.channel_message_id)
+            return
+        await self._deliver(chat.id, reply, preview=shown, reply_to=reply_to)
+
+    async def _admin(self, chat_id: int, user_id: str, text: str) -> bool:
+        """Run an admin's /pair command; True when it was one."""
+        answer = await self.access.admin_command(user_id, text)
+        if answer is None:
+            return False
+        await self._send(chat_id, (answer.text,), None)
+        if answer.approved is not None:
+            await self._welcome(answer.approved)
+        return True
+
+    async def _welcome(self, user: ApprovedUser) -> None:
+        """Tell a user approved from the chat that they can write now."""
+        if user.channel != self.name:
+            return
+        try:
+            await self._send(telegram_id(user.user_id), (t(self.lang, "paired_welcome"),), None)
+        except TelegramError as exc:
+            log.warning("could not welcome %s: %s", user.user_id, exc)
 
     async def _on_press(self, update: Update, context: Context) -> None:
-        """A button press: let the commands decide, answer the press, and update the message."""
+        """A button press: let the commands decide (in the chat's scope), answer the press, and update the message."""
         query = update.callback_query
         assert query is not None  # ensured by CallbackQueryHandler
-        pressed = await self.commands.press(scope_user(query.from_user.id), query.data or "")
+        chat = update.effective_chat
+        scope = chat_scope(chat, query.from_user) if chat is not None else scope_user(query.from_user.id)
+        pressed = await self.commands.press(scope, query.data or "")
         await query.answer(pressed.notice or None)
         if pressed.text is not None:
             await self._edit(query, pressed)
@@ -325,7 +452,8 @@ class TelegramChannel:
     async def _on_other(self, update: Update, context: Context) -> None:
         """A photo, sticker, voice message or the like: say that only text is read."""
         assert update.effective_chat is not None
-        await self.app.bot.send_message(update.effective_chat.id, t(self.lang, "not_text_kind"))
+        await patiently(functools.partial(self.app.bot.send_message, update.effective_chat.id,
+                                          t(self.lang, "not_text_kind")))
 
     async def _on_edited(self, update: Update, context: Context) -> None:
         """An edited message: ignored, since the original was already answered."""
@@ -333,22 +461,24 @@ class TelegramChannel:
         log.info("edited message %s ignored", f"{message.chat_id}:{message.message_id}" if message else "?")
 
     async def _on_error(self, update: object, context: Context) -> None:
-        """Log a failed update and tell its allowed user one short sentence."""
+        """Log a failed update and tell its chat one short sentence."""
         log.error("telegram update %s failed", getattr(update, "update_id", "?"), exc_info=context.error)
         user = update.effective_user if isinstance(update, Update) else None
         chat = update.effective_chat if isinstance(update, Update) else None
-        if user is None or chat is None or str(user.id) not in self.allowed or isinstance(context.error, Forbidden):
+        if user is None or chat is None or isinstance(context.error, Forbidden):
+            return
+        if chat.type == ChatType.PRIVATE and not await self.access.allows(scope_user(user.id)):
             return
         try:
-            await self.app.bot.send_message(chat.id, t(self.lang, "failed"))
+            await patiently(functools.partial(self.app.bot.send_message, chat.id, t(self.lang, "failed")))
         except TelegramError as exc:
             log.warning("could not tell chat %s about the failure: %s", chat.id, exc)
 
     @contextlib.asynccontextmanager
-    async def _typing(self, chat_id: int) -> AsyncIterator[None]:
-        """Show "typing…" now and every few seconds until the block is done."""
+    async def _typing(self, chat_id: int, preview: LivePreview[int] | None = None) -> AsyncIterator[None]:
+        """Show "typing…" now and every few seconds until the block is done or the preview is visible."""
         await self._send_typing(chat_id)
-        task = asyncio.create_task(self._keep_typing(chat_id), name=f"typing:{chat_id}")
+        task = asyncio.create_task(self._keep_typing(chat_id, preview), name=f"typing:{chat_id}")
         try:
             yield
         finally:
@@ -360,9 +490,11 @@ class TelegramChannel:
                 if current is not None and current.cancelling():
                     raise
 
-    async def _keep_typing(self, chat_id: int) -> None:
+    async def _keep_typing(self, chat_id: int, preview: LivePreview[int] | None) -> None:
         while True:
             await asyncio.sleep(TYPING_EVERY)
+            if preview is not None and preview.visible:
+                return
             await self._send_typing(chat_id)
 
     async def _send_typing(self, chat_id: int) -> None:

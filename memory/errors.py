@@ -4,7 +4,9 @@
     ├── DriverUnavailable   no SQLite driver here can load sqlite-vec
     ├── ModelMismatch       the database was indexed with another embedding model
     ├── NotFound            no such item in this scope
-    └── EmbeddingFailed     the embedder raised or returned the wrong shape
+    ├── Expired             a pairing code was found but is no longer valid
+    ├── EmbeddingFailed     the embedder raised or returned the wrong shape
+    └── CompanionExists     a companion with this id was already created
 """
 from __future__ import annotations
 
@@ -27,3 +29,11 @@ class NotFound(MemoryStoreError):
 
 class EmbeddingFailed(MemoryStoreError):
     """The embedder failed or returned vectors of the wrong dimension."""
+
+
+class Expired(MemoryStoreError):
+    """The item exists but its time has run out (a pairing code past its validity)."""
+
+
+class CompanionExists(MemoryStoreError):
+    """A companion with this id already exists; its core personality is never rewritten."""

@@ -9,6 +9,7 @@ import asyncio
 import logging
 import time
 from collections import OrderedDict
+from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
@@ -23,6 +24,7 @@ from memory.ranking import Candidate, Weights, fuse
 log = logging.getLogger(__name__)
 
 CANDIDATES = 60  # per retriever, before fusion
+CONTEXT_GAP_SECONDS = 3600.0  # messages further apart than this are not each other's context
 _QUERY_CACHE = 512
 
 
@@ -145,72 +147,196 @@ class SearchIndex:
         window: tuple[float, float] | None = None, now: float | None = None,
         min_cosine: float | None = None,
     ) -> list[SearchHit]:
-        """Hybrid search within one scope: vector KNN and two FTS5 indexes, fused by `ranking.fuse`."""
-        now = time.time() if now is None else now
+        """Hybrid search within one scope: embed the query, then `search_vector`."""
         qvec = (await self.embed([query], "query"))[0]
-        words = textmod.content_words(query)
-        src = list(sources)
-        src_marks = ",".join("?" * len(src))
-        time_sql, time_args = ("", ()) if window is None else (" AND d.created_at >= ? AND d.created_at < ?", window)
-        async with self.db.reading() as tx:
-            vec_time = "" if window is None else " AND created_at >= ? AND created_at < ?"
-            vec_rows = await tx.fetchall(
-                f"SELECT doc_id, distance FROM vec_docs WHERE embedding MATCH ? AND k = ? AND scope_id = ?"
-                f" AND source IN ({src_marks}){vec_time}",
-                (_blob(qvec, self.embedder.dim), CANDIDATES, scope_id, *src, *(window or ())),
-            )
-            lexical: dict[str, dict[int, float]] = {}
-            for table, match in (("fts_words", textmod.words_match(words)), ("fts_trigram", textmod.trigram_match(words))):
-                if not match:
-                    lexical[table] = {}
-                    continue
-                rows = await tx.fetchall(
-                    f"SELECT d.id, -{table}.rank FROM {table} JOIN docs d ON d.id = {table}.rowid"
-                    f" WHERE {table} MATCH ? AND d.scope_id = ? AND d.source IN ({src_marks}){time_sql}"
-                    f" ORDER BY {table}.rank LIMIT ?",
-                    (match, scope_id, *src, *time_args, CANDIDATES),
-                )
-                lexical[table] = {doc: score for doc, score in rows}
-            cosines = {doc: 1.0 - dist for doc, dist in vec_rows}
-            ids = set(cosines) | set(lexical["fts_words"]) | set(lexical["fts_trigram"])
-            if not ids:
-                return []
-            marks = ",".join("?" * len(ids))
-            docs = {
-                row[0]: row
-                for row in await tx.fetchall(
-                    f"SELECT id, source, item_id, text, created_at, importance FROM docs WHERE id IN ({marks})",
-                    tuple(ids),
-                )
-            }
-            lacking = [d for d in ids if d not in cosines]
-            if lacking:
-                marks = ",".join("?" * len(lacking))
-                for doc, blob in await tx.fetchall(
-                    f"SELECT doc_id, embedding FROM vec_docs WHERE doc_id IN ({marks})", tuple(lacking)
-                ):
-                    cosines[doc] = float(np.frombuffer(blob, dtype=np.float32) @ qvec)
-        candidates = [
-            Candidate(
-                doc_id=d, cosine=cosines.get(d, 0.0), words=lexical["fts_words"].get(d, 0.0),
-                trigram=lexical["fts_trigram"].get(d, 0.0), age_days=(now - docs[d][4]) / 86400.0,
-                importance=docs[d][5],
-            )
-            for d in ids if d in docs
-        ]
+        return await self.search_vector(scope_id, qvec, query, sources, k, window=window, now=now, min_cosine=min_cosine)
+
+    async def search_vector(
+        self, scope_id: int, qvec: np.ndarray, query: str, sources: Sequence[Source], k: int = 10, *,
+        window: tuple[float, float] | None = None, now: float | None = None,
+        min_cosine: float | None = None,
+    ) -> list[SearchHit]:
+        """Hybrid search with an embedded query: vector KNN and two FTS5 indexes, fused by `ranking.fuse`."""
+        found = await self.candidates(scope_id, qvec, query, sources, window=window, now=now)
+        candidates = found.candidates
         if min_cosine is not None:
             candidates = [c for c in candidates if c.cosine >= min_cosine]
         by_id = {c.doc_id: c for c in candidates}
-        hits = []
-        for doc_id, score in fuse(candidates, self.weights)[:k]:
-            _, source, item_id, body, created, importance = docs[doc_id]
-            c = by_id[doc_id]
-            hits.append(SearchHit(
-                source=source, item_id=item_id, text=body, score=score, created_at=ts(created),  # type: ignore[arg-type]
-                components=Components(cosine=c.cosine, words=c.words, trigram=c.trigram,
-                                      age_days=c.age_days, importance=importance),
-            ))
-        return hits
+        return [_hit(found.docs[doc_id], by_id[doc_id], score) for doc_id, score in fuse(candidates, self.weights)[:k]]
+
+    async def candidates(
+        self, scope_id: int, qvec: np.ndarray, query: str, sources: Sequence[Source], *,
+        window: tuple[float, float] | None = None, now: float | None = None,
+    ) -> Found:
+        """Collect each retriever's candidates with all their raw signals (retrievers weighted 0 are skipped)."""
+        now = time.time() if now is None else now
+        where = _Where(scope_id, tuple(sources), window)
+        periods = textmod.named_periods(query)
+        async with self.db.reading() as tx:
+            cosines = await self._knn(tx, qvec, where) if self.weights.vector > 0 else {}
+            lexical = await self._lexical(tx, textmod.content_words(query), where)
+            ids = set(cosines) | set(lexical["fts_words"]) | set(lexical["fts_trigram"])
+            docs = await _docs(tx, ids)
+            cosines.update(await _cosines(tx, [d for d in ids if d not in cosines], qvec))
+            related = await _related(tx, docs)
+        candidates = [
+            Candidate(
+                doc_id=d, cosine=cosines.get(d, 0.0), words=lexical["fts_words"].get(d, 0.0),
+                trigram=lexical["fts_trigram"].get(d, 0.0), age_days=(now - doc.created_at) / 86400.0,
+                importance=doc.importance, related=tuple(sorted(related.get(d, ()))),
+                dated=any(start <= doc.created_at < end for start, end in periods),
+            )
+            for d, doc in docs.items()
+        ]
+        return Found(candidates, docs)
+
+    async def _lexical(self, tx: Tx, words: list[str], where: _Where) -> dict[str, dict[int, float]]:
+        """bm25 of the best matches in each full-text index, for the query words not common in the scope."""
+        out: dict[str, dict[int, float]] = {"fts_words": {}, "fts_trigram": {}}
+        if not words or self.weights.words <= 0 and self.weights.trigram <= 0:
+            return out
+        words = textmod.distinctive(words, *await _doc_counts(tx, words, where))
+        for table, match, weight in (
+            ("fts_words", textmod.words_match(words), self.weights.words),
+            ("fts_trigram", textmod.trigram_match(words), self.weights.trigram),
+        ):
+            if weight > 0 and match:
+                out[table] = await _fts(tx, table, match, where)
+        return out
+
+    async def _knn(self, tx: Tx, qvec: np.ndarray, where: _Where) -> dict[int, float]:
+        """Cosine of the nearest documents (sqlite-vec KNN within the scope partition)."""
+        marks = ",".join("?" * len(where.sources))
+        time_sql = "" if where.window is None else " AND created_at >= ? AND created_at < ?"
+        rows = await tx.fetchall(
+            f"SELECT doc_id, distance FROM vec_docs WHERE embedding MATCH ? AND k = ? AND scope_id = ?"
+            f" AND source IN ({marks}){time_sql}",
+            (_blob(qvec, self.embedder.dim), CANDIDATES, where.scope_id, *where.sources, *(where.window or ())),
+        )
+        return {doc: 1.0 - dist for doc, dist in rows}
+
+
+@dataclass(frozen=True)
+class _Where:
+    """Which documents a search may see."""
+
+    scope_id: int
+    sources: tuple[Source, ...]
+    window: tuple[float, float] | None
+
+
+@dataclass(frozen=True)
+class IndexedDoc:
+    """A search document as the index holds it."""
+
+    doc_id: int
+    source: Source
+    item_id: int
+    text: str
+    created_at: float
+    importance: int
+
+
+@dataclass(frozen=True)
+class Found:
+    """Every retriever's candidates with their raw signals, and the documents they point to."""
+
+    candidates: list[Candidate]
+    docs: dict[int, IndexedDoc]
+
+
+async def _fts(tx: Tx, table: str, match: str, where: _Where) -> dict[int, float]:
+    """bm25 (negated: higher is better) of the best-matching documents in one FTS5 table."""
+    marks = ",".join("?" * len(where.sources))
+    time_sql = "" if where.window is None else " AND d.created_at >= ? AND d.created_at < ?"
+    rows = await tx.fetchall(
+        f"SELECT d.id, -{table}.rank FROM {table} JOIN docs d ON d.id = {table}.rowid"
+        f" WHERE {table} MATCH ? AND d.scope_id = ? AND d.source IN ({marks}){time_sql}"
+        f" ORDER BY {table}.rank LIMIT ?",
+        (match, where.scope_id, *where.sources, *(where.window or ()), CANDIDATES),
+    )
+    return {doc: score for doc, score in rows}
+
+
+async def _doc_counts(tx: Tx, words: list[str], where: _Where) -> tuple[dict[str, int], int]:
+    """How many of the scope's documents hold each word, and how many documents it has."""
+    marks = ",".join("?" * len(where.sources))
+    total = await tx.fetchone(
+        f"SELECT count(*) FROM docs WHERE scope_id = ? AND source IN ({marks})", (where.scope_id, *where.sources)
+    )
+    counts = {}
+    for word in words:
+        row = await tx.fetchone(
+            f"SELECT count(*) FROM fts_words JOIN docs d ON d.id = fts_words.rowid"
+            f" WHERE fts_words MATCH ? AND d.scope_id = ? AND d.source IN ({marks})",
+            (f'"{word}"', where.scope_id, *where.sources),
+        )
+        counts[word] = int(row[0])
+    return counts, int(total[0])
+
+
+async def _related(tx: Tx, docs: dict[int, IndexedDoc]) -> dict[int, set[int]]:
+    """Each document's context among docs: the messages just before and after it, and notes linked to messages."""
+    related: dict[int, set[int]] = {}
+
+    def link(a: int | None, b: int | None) -> None:
+        if a in docs and b in docs and a != b:
+            related.setdefault(a, set()).add(b)  # type: ignore[arg-type]
+            related.setdefault(b, set()).add(a)  # type: ignore[arg-type]
+
+    messages = [d for d, doc in docs.items() if doc.source == "message"]
+    notes = [d for d, doc in docs.items() if doc.source == "note"]
+    if messages:
+        for doc, before, after in await tx.fetchall(
+            "SELECT d.id,"
+            " (SELECT p.doc_id FROM messages p WHERE p.scope_id = m.scope_id AND p.created_at >= m.created_at - ?"
+            "  AND (p.created_at, p.id) < (m.created_at, m.id) ORDER BY p.created_at DESC, p.id DESC LIMIT 1),"
+            " (SELECT n.doc_id FROM messages n WHERE n.scope_id = m.scope_id AND n.created_at <= m.created_at + ?"
+            "  AND (n.created_at, n.id) > (m.created_at, m.id) ORDER BY n.created_at, n.id LIMIT 1)"
+            f" FROM docs d JOIN messages m ON m.id = d.item_id WHERE d.source = 'message'"
+            f" AND d.id IN ({','.join('?' * len(messages))})",
+            (CONTEXT_GAP_SECONDS, CONTEXT_GAP_SECONDS, *messages),
+        ):
+            link(doc, before)
+            link(doc, after)
+    if notes:
+        for doc, message_doc in await tx.fetchall(
+            "SELECT d.id, m.doc_id FROM docs d JOIN notes n ON n.id = d.item_id, json_each(n.source_message_ids) j"
+            f" JOIN messages m ON m.id = j.value WHERE d.source = 'note' AND d.id IN ({','.join('?' * len(notes))})",
+            tuple(notes),
+        ):
+            link(doc, message_doc)
+    return related
+
+
+async def _docs(tx: Tx, ids: set[int]) -> dict[int, IndexedDoc]:
+    """The documents with these ids."""
+    if not ids:
+        return {}
+    marks = ",".join("?" * len(ids))
+    rows = await tx.fetchall(
+        f"SELECT id, source, item_id, text, created_at, importance FROM docs WHERE id IN ({marks})", tuple(ids)
+    )
+    return {row[0]: IndexedDoc(*row) for row in rows}
+
+
+async def _cosines(tx: Tx, ids: list[int], qvec: np.ndarray) -> dict[int, float]:
+    """Cosine of the query with stored vectors (for documents only a word index found)."""
+    if not ids:
+        return {}
+    marks = ",".join("?" * len(ids))
+    rows = await tx.fetchall(f"SELECT doc_id, embedding FROM vec_docs WHERE doc_id IN ({marks})", tuple(ids))
+    return {doc: float(np.frombuffer(blob, dtype=np.float32) @ qvec) for doc, blob in rows}
+
+
+def _hit(doc: IndexedDoc, c: Candidate, score: float) -> SearchHit:
+    """A search hit with its fused score and raw signals."""
+    return SearchHit(
+        source=doc.source, item_id=doc.item_id, text=doc.text, score=score,
+        created_at=ts(doc.created_at),  # type: ignore[arg-type]
+        components=Components(cosine=c.cosine, words=c.words, trigram=c.trigram,
+                              age_days=c.age_days, importance=doc.importance),
+    )
 
 
 def _blob(vector: np.ndarray, dim: int) -> bytes:

@@ -220,6 +220,7 @@ class Topics:
 
     async def add(
         self, scope: Scope, text: str, *, due_at: float | None = None, origin: str = "", created_at: float | None = None,
+        processing: str | None = None,
     ) -> OpenTopic:
         """Remember something to ask about."""
         now = time.time() if created_at is None else created_at
@@ -228,7 +229,7 @@ class Topics:
                 "INSERT INTO open_topics(scope_id, text, due_at, origin, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)",
                 (scope.id, text, due_at, origin, now, now),
             )
-            await audit.record(tx, scope.id, audit.new_processing("topic"), "create", "topic", item_id,
+            await audit.record(tx, scope.id, processing or audit.new_processing("topic"), "create", "topic", item_id,
                                after={"text": text, "due_at": due_at}, reason=origin)
         return OpenTopic(item_id, text, ts(due_at), origin, "open", ts(now))  # type: ignore[arg-type]
 

@@ -140,10 +140,37 @@ class Journal:
             )
         return _message(row) if row else None
 
-    async def last_user_message(self, scope: Scope) -> Message | None:
-        """The newest message the user wrote."""
+    async def last_user_message(self, scope: Scope, before_id: int | None = None) -> Message | None:
+        """The newest message the user wrote (before the message `before_id`, when given)."""
         async with self.db.reading() as tx:
             row = await tx.fetchone(
-                f"SELECT {_COLUMNS} FROM messages WHERE scope_id = ? AND role = 'user' ORDER BY id DESC LIMIT 1", (scope.id,)
+                f"SELECT {_COLUMNS} FROM messages WHERE scope_id = ? AND role = 'user' AND (? IS NULL OR id < ?)"
+                " ORDER BY id DESC LIMIT 1", (scope.id, before_id, before_id),
             )
         return _message(row) if row else None
+
+    async def reply_to(self, scope: Scope, channel: str, channel_message_id: str) -> Message | None:
+        """The reply recorded for the user message that arrived with this channel id, if there is one.
+
+        Replies carry the id of the message they answer; for replies logged before they did, the next
+        reply on the same channel counts.
+        """
+        async with self.db.reading() as tx:
+            row = await tx.fetchone(
+                f"SELECT {_COLUMNS} FROM messages WHERE scope_id = ? AND role = 'assistant' AND channel = ?"
+                " AND (channel_message_id = ? OR (channel_message_id IS NULL AND id > (SELECT id FROM messages"
+                " WHERE scope_id = ? AND channel = ? AND channel_message_id = ? AND role = 'user')))"
+                " ORDER BY channel_message_id IS NULL, id LIMIT 1",
+                (scope.id, channel, channel_message_id, scope.id, channel, channel_message_id),
+            )
+        return _message(row) if row else None
+
+    async def proactive_texts_since(self, scope: Scope, since: float) -> list[str]:
+        """Texts the companion sent on its own (check-ins, pushes) since `since`, newest first."""
+        async with self.db.reading() as tx:
+            rows = await tx.fetchall(
+                "SELECT text FROM messages WHERE scope_id = ? AND role = 'assistant'"
+                " AND (proactive = 1 OR channel = 'proactive') AND created_at >= ? ORDER BY id DESC",
+                (scope.id, since),
+            )
+        return [str(r[0]) for r in rows]

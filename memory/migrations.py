@@ -249,6 +249,139 @@ async def m009_outbox(tx: Tx) -> None:
     await tx.execute("CREATE INDEX outbox_due ON outbox(status, next_try)")
 
 
+async def m010_access(tx: Tx) -> None:
+    """Users the operator approved by pairing code, and the open pairing requests of unknown users."""
+    await tx.execute(
+        """CREATE TABLE approved_users (
+            channel TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            display_name TEXT NOT NULL DEFAULT '',
+            approved_at REAL NOT NULL,
+            approved_by TEXT NOT NULL,
+            revoked_at REAL,
+            revoked_by TEXT,
+            PRIMARY KEY (channel, user_id))"""
+    )
+    await tx.execute("CREATE INDEX approved_users_user ON approved_users(user_id)")
+    await tx.execute(
+        """CREATE TABLE pairing_requests (
+            code TEXT PRIMARY KEY,
+            channel TEXT NOT NULL,
+            user_id TEXT NOT NULL,
+            display_name TEXT NOT NULL DEFAULT '',
+            created_at REAL NOT NULL,
+            expires_at REAL NOT NULL,
+            UNIQUE (channel, user_id))"""
+    )
+
+
+async def m011_inbox(tx: Tx) -> None:
+    """Incoming updates, stored before they are confirmed to the messenger and marked once handled."""
+    await tx.execute(
+        """CREATE TABLE inbox (
+            channel TEXT NOT NULL,
+            event_id TEXT NOT NULL,
+            payload TEXT,
+            received_at REAL NOT NULL,
+            handled_at REAL,
+            PRIMARY KEY (channel, event_id))"""
+    )
+    await tx.execute("CREATE INDEX inbox_unhandled ON inbox(channel, handled_at)")
+
+
+async def m012_companions_and_relationships(tx: Tx) -> None:
+    """Companions (the deployment's characters) and the relationship of each companion with each user."""
+    await tx.execute(
+        """CREATE TABLE companions (
+            id TEXT PRIMARY KEY,
+            name TEXT NOT NULL,
+            age INTEGER,
+            template TEXT NOT NULL DEFAULT '',
+            sliders TEXT NOT NULL DEFAULT '{}',
+            wish TEXT NOT NULL,
+            core TEXT NOT NULL,
+            created_at REAL NOT NULL)"""
+    )
+    await tx.execute(
+        """CREATE TABLE relationships (
+            scope_id INTEGER PRIMARY KEY REFERENCES scopes(id),
+            stage TEXT NOT NULL,
+            familiarity INTEGER NOT NULL CHECK (familiarity BETWEEN 0 AND 100),
+            trust INTEGER NOT NULL CHECK (trust BETWEEN 0 AND 100),
+            affection INTEGER NOT NULL CHECK (affection BETWEEN 0 AND 100),
+            playfulness INTEGER NOT NULL CHECK (playfulness BETWEEN 0 AND 100),
+            mood TEXT NOT NULL DEFAULT '',
+            notes TEXT NOT NULL DEFAULT '',
+            intentions TEXT NOT NULL DEFAULT '[]',
+            evolving TEXT NOT NULL DEFAULT '{}',
+            stage_changed_at REAL NOT NULL,
+            updated_at REAL NOT NULL)"""
+    )
+
+
+async def m013_people(tx: Tx) -> None:
+    """People in the user's life, bi-temporal relations (to the user when b is NULL), and notes linked to a person."""
+    await tx.execute(
+        """CREATE TABLE people (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            scope_id INTEGER NOT NULL REFERENCES scopes(id),
+            name TEXT NOT NULL,
+            aliases TEXT NOT NULL DEFAULT '[]',
+            relation TEXT NOT NULL DEFAULT '',
+            valid_from REAL,
+            valid_to REAL,
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL,
+            merged_into INTEGER REFERENCES people(id),
+            doc_id INTEGER)"""
+    )
+    await tx.execute("CREATE INDEX people_scope ON people(scope_id, valid_to)")
+    await tx.execute(
+        """CREATE TABLE person_relations (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            scope_id INTEGER NOT NULL REFERENCES scopes(id),
+            a INTEGER NOT NULL REFERENCES people(id),
+            b INTEGER REFERENCES people(id),
+            relation TEXT NOT NULL,
+            valid_from REAL,
+            valid_to REAL,
+            recorded_at REAL NOT NULL,
+            retracted_at REAL)"""
+    )
+    await tx.execute("CREATE INDEX person_relations_a ON person_relations(a, b)")
+    await tx.execute("ALTER TABLE notes ADD COLUMN person_id INTEGER REFERENCES people(id)")
+    await tx.execute("CREATE INDEX notes_person ON notes(person_id)")
+
+
+async def m014_reminders(tx: Tx) -> None:
+    """Reminders the user asked for; outbox messages may carry buttons (a reminder's snooze buttons)."""
+    await tx.execute(
+        """CREATE TABLE reminders (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            scope_id INTEGER NOT NULL REFERENCES scopes(id),
+            text TEXT NOT NULL,
+            due_at REAL NOT NULL,
+            repeat TEXT NOT NULL DEFAULT '' CHECK (repeat IN ('', 'daily', 'weekly')),
+            status TEXT NOT NULL DEFAULT 'active' CHECK (status IN ('active', 'done', 'cancelled')),
+            created_at REAL NOT NULL,
+            updated_at REAL NOT NULL,
+            fired_at REAL)"""
+    )
+    await tx.execute("CREATE INDEX reminders_due ON reminders(status, due_at)")
+    await tx.execute("ALTER TABLE outbox ADD COLUMN buttons TEXT NOT NULL DEFAULT '[]'")
+
+
+async def m015_admission_counts(tx: Tx) -> None:
+    """How many notes admission control admitted, dropped and sent to the correction flow, per scope."""
+    await tx.execute(
+        """CREATE TABLE admission_counts (
+            scope_id INTEGER NOT NULL REFERENCES scopes(id),
+            outcome TEXT NOT NULL,
+            count INTEGER NOT NULL DEFAULT 0,
+            PRIMARY KEY (scope_id, outcome))"""
+    )
+
+
 MIGRATIONS: list[Migration] = [
     m001_scopes_and_meta,
     m002_messages,
@@ -259,6 +392,12 @@ MIGRATIONS: list[Migration] = [
     m007_pending_profile,
     m008_preferences,
     m009_outbox,
+    m010_access,
+    m011_inbox,
+    m012_companions_and_relationships,
+    m013_people,
+    m014_reminders,
+    m015_admission_counts,
 ]
 
 

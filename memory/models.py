@@ -5,8 +5,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Literal
 
-Source = Literal["message", "note", "profile", "thought", "diary"]
-SEARCHABLE: tuple[Source, ...] = ("message", "note", "profile", "thought", "diary")
+Source = Literal["message", "note", "profile", "thought", "diary", "person"]
+SEARCHABLE: tuple[Source, ...] = ("message", "note", "profile", "thought", "diary", "person")
 
 
 def ts(value: float | None) -> datetime | None:

@@ -1,12 +1,16 @@
 """Notes: facts about the user and the content of conversations, deduplicated and searchable."""
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
+from dataclasses import dataclass
 from typing import Any, Sequence
 
+import numpy as np
+
 from memory import audit
-from memory.db import Database
+from memory.db import Database, Tx
 from memory.errors import NotFound
 from memory.index import SearchIndex
 from memory.models import Note, NoteWrite, Scope, ts
@@ -23,6 +27,18 @@ def _note(row: Any) -> Note:
         updated_at=ts(updated), valid_from=ts(valid_from), valid_to=ts(valid_to),  # type: ignore[arg-type]
         superseded_by=superseded, source_message_ids=tuple(json.loads(sources)),
     )
+
+
+@dataclass(frozen=True)
+class NewNote:
+    """A note to store in bulk."""
+
+    text: str
+    kind: str = "fact"
+    importance: int = 5
+    source_message_ids: tuple[int, ...] = ()
+    created_at: float | None = None  # now, when not given
+    valid_from: float | None = None
 
 
 class Notes:
@@ -57,20 +73,36 @@ class Notes:
                     existing = await self.get(scope, item_id)
                     if existing.kind == kind:
                         return NoteWrite(existing, created=False, duplicate="semantic")
-        now = time.time() if created_at is None else created_at
+        item = NewNote(text, kind, importance, tuple(source_message_ids), created_at, valid_from)
+        async with self.db.transaction() as tx:
+            note = await self._insert(tx, scope, item, vector, processing or audit.new_processing("note"), reason)
+        return NoteWrite(note, created=True)
+
+    async def add_many(
+        self, scope: Scope, items: Sequence[NewNote], *, processing: str | None = None, reason: str = "",
+    ) -> list[Note]:
+        """Store many notes without dedupe, with one batched embedding and one transaction."""
+        items = [dataclasses.replace(item, text=item.text.strip()) for item in items]
+        vectors = await self.index.embed([item.text for item in items])
         processing = processing or audit.new_processing("note")
         async with self.db.transaction() as tx:
-            note_id = await tx.execute(
-                "INSERT INTO notes(scope_id, kind, text, importance, created_at, updated_at, valid_from,"
-                " source_message_ids, norm_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (scope.id, kind, text, _clamp(importance), now, now, valid_from,
-                 json.dumps(list(source_message_ids)), norm),
-            )
-            doc_id = await self.index.add(tx, scope.id, "note", note_id, text, vector, now, _clamp(importance))
-            await tx.execute("UPDATE notes SET doc_id = ? WHERE id = ?", (doc_id, note_id))
-            note = _note(await tx.fetchone(f"SELECT {_COLUMNS} FROM notes WHERE id = ?", (note_id,)))
-            await audit.record(tx, scope.id, processing, "create", "note", note_id, after=note, reason=reason)
-        return NoteWrite(note, created=True)
+            return [await self._insert(tx, scope, item, vector, processing, reason) for item, vector in zip(items, vectors)]
+
+    async def _insert(self, tx: Tx, scope: Scope, item: NewNote, vector: np.ndarray, processing: str, reason: str) -> Note:
+        """Write a note row and its index entry, and audit the creation; all in tx."""
+        importance = _clamp(item.importance)
+        created = time.time() if item.created_at is None else item.created_at
+        note_id = await tx.execute(
+            "INSERT INTO notes(scope_id, kind, text, importance, created_at, updated_at, valid_from,"
+            " source_message_ids, norm_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            (scope.id, item.kind, item.text, importance, created, created, item.valid_from,
+             json.dumps(list(item.source_message_ids)), content_hash(normalize(item.text))),
+        )
+        doc_id = await self.index.add(tx, scope.id, "note", note_id, item.text, vector, created, importance)
+        await tx.execute("UPDATE notes SET doc_id = ? WHERE id = ?", (doc_id, note_id))
+        note = _note(await tx.fetchone(f"SELECT {_COLUMNS} FROM notes WHERE id = ?", (note_id,)))
+        await audit.record(tx, scope.id, processing, "create", "note", note_id, after=note, reason=reason)
+        return note
 
     async def get(self, scope: Scope, note_id: int) -> Note:
         """One note of this scope, or NotFound."""

@@ -1,12 +1,16 @@
 """The outbox: every message the companion sends on its own is recorded before it is sent."""
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass
 from typing import Any
 
 from memory.db import Database
 from memory.models import Scope
+
+# Rows of buttons under a message, each (label, data): plain data, so the memory knows no messenger.
+ButtonRows = tuple[tuple[tuple[str, str], ...], ...]
 
 
 @dataclass(frozen=True)
@@ -19,13 +23,15 @@ class OutboxItem:
     text: str
     status: str
     attempts: int
+    buttons: ButtonRows = ()
 
 
 def _item(row: Any) -> OutboxItem:
-    return OutboxItem(*row)
+    rows = tuple(tuple((str(label), str(data)) for label, data in row) for row in json.loads(row[6]))
+    return OutboxItem(row[0], row[1], row[2], row[3], row[4], row[5], rows)
 
 
-_COLS = "id, scope_id, kind, text, status, attempts"
+_COLS = "id, scope_id, kind, text, status, attempts, buttons"
 
 
 class Outbox:
@@ -34,15 +40,16 @@ class Outbox:
     def __init__(self, db: Database) -> None:
         self.db = db
 
-    async def record(self, scope: Scope, kind: str, text: str, now: float | None = None) -> OutboxItem:
-        """Record a message as pending, due at once."""
+    async def record(self, scope: Scope, kind: str, text: str, now: float | None = None,
+                     buttons: ButtonRows = ()) -> OutboxItem:
+        """Record a message (with its buttons) as pending, due at once."""
         now = time.time() if now is None else now
         async with self.db.transaction() as tx:
             item_id = await tx.execute(
-                "INSERT INTO outbox(scope_id, kind, text, next_try, created_at) VALUES (?, ?, ?, ?, ?)",
-                (scope.id, kind, text, now, now),
+                "INSERT INTO outbox(scope_id, kind, text, next_try, created_at, buttons) VALUES (?, ?, ?, ?, ?, ?)",
+                (scope.id, kind, text, now, now, json.dumps(buttons, ensure_ascii=False)),
             )
-        return OutboxItem(item_id, scope.id, kind, text, "pending", 0)
+        return OutboxItem(item_id, scope.id, kind, text, "pending", 0, buttons)
 
     async def due(self, now: float, limit: int = 50) -> list[OutboxItem]:
         """Pending messages whose next try has come, oldest first."""

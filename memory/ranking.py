@@ -1,4 +1,4 @@
-"""How search candidates are scored: a pure fusion of meaning, words, trigrams, recency and importance."""
+"""How search candidates are scored: a pure fusion of meaning, words, trigrams, context, dates, recency and importance."""
 from __future__ import annotations
 
 import math
@@ -10,10 +10,12 @@ class Weights:
     """Fusion weights; tuned on the LoCoMo and German development sets (docs/benchmarks.md)."""
 
     vector: float = 1.0
-    words: float = 0.35
-    trigram: float = 0.25
+    words: float = 0.5
+    trigram: float = 0.15
+    context: float = 0.2  # share of its best related candidate's relevance a document borrows
+    dated: float = 0.2  # bonus for a document from a date the query names
     recency_half_life_days: float = 30.0
-    recency_floor: float = 0.5
+    recency_floor: float = 0.9  # recency only breaks near-ties: old memories must stay findable
     importance: float = 0.05  # share of the score that importance 1..10 may move
 
 
@@ -27,6 +29,8 @@ class Candidate:
     trigram: float
     age_days: float
     importance: int
+    related: tuple[int, ...] = ()  # doc ids of its context: adjacent messages, linked notes and messages
+    dated: bool = False  # created on a date the query names
 
 
 def recency_factor(age_days: float, half_life_days: float, floor: float) -> float:
@@ -51,19 +55,29 @@ def _spread(values: list[float]) -> list[float]:
     return [(v - low) / (high - low) for v in values]
 
 
-def fuse(candidates: list[Candidate], weights: Weights) -> list[tuple[int, float]]:
-    """Score every candidate and return (doc_id, score) best first."""
-    if not candidates:
-        return []
+def relevance(candidates: list[Candidate], weights: Weights) -> dict[int, float]:
+    """Weighted sum of the normalized retriever scores, 0..1, by doc id."""
+    total = weights.vector + weights.words + weights.trigram
+    if not candidates or total <= 0:
+        return {c.doc_id: 0.0 for c in candidates}
     cos = _spread([c.cosine for c in candidates])
     words = _scaled([c.words for c in candidates])
     tri = _scaled([c.trigram for c in candidates])
-    total = weights.vector + weights.words + weights.trigram
+    return {
+        c.doc_id: (weights.vector * v + weights.words * w + weights.trigram * t) / total
+        for c, v, w, t in zip(candidates, cos, words, tri)
+    }
+
+
+def fuse(candidates: list[Candidate], weights: Weights) -> list[tuple[int, float]]:
+    """Score every candidate and return (doc_id, score) best first."""
+    base = relevance(candidates, weights)
     scored = []
-    for c, v, w, t in zip(candidates, cos, words, tri):
-        relevance = (weights.vector * v + weights.words * w + weights.trigram * t) / total
-        recency = recency_factor(c.age_days, weights.recency_half_life_days, weights.recency_floor)
-        importance = 1.0 + weights.importance * (c.importance - 5) / 5
-        scored.append((c.doc_id, relevance * recency * importance))
+    for c in candidates:
+        context = max((base[r] for r in c.related if r in base), default=0.0)
+        score = base[c.doc_id] + weights.context * context + (weights.dated if c.dated else 0.0)
+        score *= recency_factor(c.age_days, weights.recency_half_life_days, weights.recency_floor)
+        score *= 1.0 + weights.importance * (c.importance - 5) / 5
+        scored.append((c.doc_id, score))
     scored.sort(key=lambda pair: pair[1], reverse=True)
     return scored

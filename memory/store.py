@@ -6,9 +6,13 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from memory import audit
+from memory.admission import AdmissionControl
+from memory.access import AccessStore
+from memory.companions import Companions
 from memory.conversation import Conversations
 from memory.db import Database
 from memory.embedder import Embedder, calibration
+from memory.inbox import Inbox
 from memory.index import SearchIndex
 from memory.items import Diary, Profile, Rules, Thoughts, Topics
 from memory.journal import Journal
@@ -16,18 +20,23 @@ from memory.migrations import migrate
 from memory.models import AuditEntry, Scope, SearchHit, Source
 from memory.notes import Notes
 from memory.outbox import Outbox
+from memory.people import People
 from memory.preferences import PreferenceStore
 from memory.ranking import Weights
+from memory.relationship import Relationships
+from memory.reminders import Reminders
 
 DB_FILENAME = "mnemo.sqlite3"
 SCOPED_TABLES = ("messages", "notes", "profile_entries", "pending_profile", "thoughts", "diary_entries",
-                 "open_topics", "learned_rules", "audit_log", "preferences", "outbox")
+                 "open_topics", "learned_rules", "audit_log", "preferences", "outbox",
+                 "relationships", "person_relations", "people", "reminders", "admission_counts")
 
 
 class MemoryStore:
     """Messages, notes, profile, thoughts, diary, open topics, rules and audit, scoped per companion and user."""
 
-    def __init__(self, db: Database, index: SearchIndex, semantic_dedupe: float = 0.82) -> None:
+    def __init__(self, db: Database, index: SearchIndex, semantic_dedupe: float = 0.82,
+                 related: float | None = None) -> None:
         self.db = db
         self.index = index
         self.messages = Journal(db, index)
@@ -40,6 +49,14 @@ class MemoryStore:
         self.conversations = Conversations(db)
         self.preferences = PreferenceStore(db)
         self.outbox = Outbox(db)
+        self.access = AccessStore(db)
+        self.inbox = Inbox(db)
+        self.companions = Companions(db)
+        self.relationships = Relationships(db)
+        self.people = People(db, index, self.notes)
+        self.reminders = Reminders(db)
+        related = calibration(index.embedder.name).relevant if related is None else related
+        self.admission = AdmissionControl(db, index, self.notes, related)
         self._scopes: dict[tuple[str, str], Scope] = {}
 
     @classmethod

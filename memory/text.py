@@ -4,6 +4,7 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
+from datetime import datetime, timedelta, timezone
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -69,11 +70,82 @@ def stem(word: str) -> str:
 
 
 def words_match(words: list[str]) -> str:
-    """FTS5 query over the word index: any of the words (quoted, so no user text is FTS syntax)."""
-    return " OR ".join(f'"{w}"' for w in words)
+    """FTS5 query over the word index: any of the words, or two neighbours as a phrase, which bm25 adds up.
+
+    Terms are quoted, so no user text is FTS syntax.
+    """
+    phrases = [f"{a} {b}" for a, b in zip(words, words[1:])]
+    return " OR ".join(f'"{t}"' for t in [*words, *phrases])
 
 
 def trigram_match(words: list[str]) -> str:
     """FTS5 query over the trigram index: any stem of 4+ letters as a substring."""
     stems = {stem(w) for w in words if len(w) >= 4}
     return " OR ".join(f'"{s}"' for s in sorted(stems))
+
+
+# A word that occurs in more than this share of a scope's documents (the user's own name, say)
+# tells little about which memory is meant; it is left out of the full-text queries.
+COMMON_SHARE = 0.1
+COMMON_MIN_DOCS = 5
+
+
+def distinctive(words: list[str], doc_counts: dict[str, int], total_docs: int) -> list[str]:
+    """The words that are not common in the scope; all of them when every one is common."""
+    limit = max(COMMON_SHARE * total_docs, COMMON_MIN_DOCS)
+    kept = [w for w in words if doc_counts.get(w, 0) <= limit]
+    return kept or words
+
+
+_MONTHS = {
+    **{m: i for i, m in enumerate("january february march april may june july august september october"
+                                   " november december".split(), start=1)},
+    **{m: i for i, m in enumerate("januar februar märz april mai juni juli august september oktober"
+                                   " november dezember".split(), start=1)},
+    "jänner": 1, "sept": 9,
+    **{m: i for i, m in enumerate("jan feb mar apr may jun jul aug sep oct nov dec".split(), start=1)},
+}
+_MONTH = "|".join(sorted(_MONTHS, key=len, reverse=True))
+_DAY_MONTH_YEAR = re.compile(rf"\b(\d{{1,2}})(?:st|nd|rd|th|\.)?\s+({_MONTH})\.?,?\s+(\d{{4}})\b")
+_MONTH_DAY_YEAR = re.compile(rf"\b({_MONTH})\.?\s+(\d{{1,2}})(?:st|nd|rd|th)?,?\s+(\d{{4}})\b")
+_MONTH_YEAR = re.compile(rf"\b({_MONTH})\.?,?\s+(\d{{4}})\b")
+_ISO_DAY = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
+DATE_SLACK = timedelta(days=3)  # people misremember a date by a few days
+
+
+def named_periods(text: str) -> list[tuple[float, float]]:
+    """Unix-time windows (UTC, with a few days' slack) of the calendar dates a text names with their year.
+
+    "on 8 May, 2023", "May 8th, 2023", "am 8. Mai 2023", "2023-05-08" name a day; "in May 2023" a month.
+    Dates without a year, and relative ones ("last week"), are left to the caller's time window.
+    """
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    days: list[tuple[int, int, int]] = []
+    for day, month, year in _DAY_MONTH_YEAR.findall(folded):
+        days.append((int(year), _MONTHS[month], int(day)))
+    for month, day, year in _MONTH_DAY_YEAR.findall(folded):
+        days.append((int(year), _MONTHS[month], int(day)))
+    days += [(int(y), int(m), int(d)) for y, m, d in _ISO_DAY.findall(folded)]
+    periods = [p for p in (_day(*d) for d in days) if p]
+    if not periods:
+        periods = [p for p in (_month(int(year), _MONTHS[month]) for month, year in _MONTH_YEAR.findall(folded)) if p]
+    return [((start - DATE_SLACK).timestamp(), (end + DATE_SLACK).timestamp()) for start, end in periods]
+
+
+def _day(year: int, month: int, day: int) -> tuple[datetime, datetime] | None:
+    """The day as a [start, end) pair, or None when there is no such day."""
+    try:
+        start = datetime(year, month, day, tzinfo=timezone.utc)
+    except ValueError:
+        return None
+    return start, start + timedelta(days=1)
+
+
+def _month(year: int, month: int) -> tuple[datetime, datetime] | None:
+    """The month as a [start, end) pair, or None for an impossible year."""
+    try:
+        start = datetime(year, month, 1, tzinfo=timezone.utc)
+        end = datetime(year + month // 12, month % 12 + 1, 1, tzinfo=timezone.utc)
+    except ValueError:
+        return None
+    return start, end

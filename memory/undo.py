@@ -75,6 +75,12 @@ async def _revert(store: MemoryStore, scope: Scope, e: AuditEntry, processing: s
             await _restore_rule(store, scope, before)
     elif kind == "topic" and action == "create":
         await store.topics.set_status(scope, item_id, "dropped")
+    elif kind == "relationship" and action == "update":
+        await store.relationships.restore(scope, before, processing)
+    elif kind in ("person", "person_relation"):
+        await store.people.revert(scope, e, processing)
+    elif kind == "reminder":
+        await store.reminders.revert(scope, e)
     else:
         log.warning("undo does not know how to revert %s %s", action, kind)
 

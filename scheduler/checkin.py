@@ -2,20 +2,33 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
+from memory.access import is_group_scope
 from memory.models import Scope
 from memory.store import MemoryStore
 from scheduler.planner import CheckinFacts, Decision, decide_checkin
 from scheduler.ports import Composer, Sender
+from scheduler.relationship import silence_for
 
 log = logging.getLogger(__name__)
 
+REPEAT_WINDOW = 24 * 3600.0  # seconds within which an identical proactive text is never sent again
+
+
+def repeats(text: str, earlier: Sequence[str]) -> bool:
+    """Whether a proactive text is the same (ignoring case and spacing) as one sent before."""
+    key = " ".join(text.split()).casefold()
+    return any(" ".join(e.split()).casefold() == key for e in earlier)
+
 
 async def gather(store: MemoryStore, scope: Scope, now: float, zone: ZoneInfo,
-                 silence: timedelta = timedelta(hours=24)) -> CheckinFacts:
-    """The planner's facts for one user at `now`."""
+                 silence: timedelta | None = None) -> CheckinFacts:
+    """The planner's facts for one user at `now`; the silence threshold comes from the stage unless given."""
+    if silence is None:
+        silence = silence_for((await store.relationships.get(scope)).stage)
     prefs = await store.preferences.get(scope)
     zone = ZoneInfo(prefs.timezone) if prefs.timezone else zone
     last_user = await store.messages.last_user_message(scope)
@@ -38,9 +51,11 @@ async def gather(store: MemoryStore, scope: Scope, now: float, zone: ZoneInfo,
 
 async def check_in(
     store: MemoryStore, composer: Composer, sender: Sender, scope: Scope, now: float, zone: ZoneInfo,
-    silence: timedelta = timedelta(hours=24),
+    silence: timedelta | None = None,
 ) -> Decision:
     """Decide for one user and, when the rules allow, write and deliver one message."""
+    if is_group_scope(scope.user_id):
+        return Decision(False, "group chat: mnemo speaks first only in private chats")
     facts = await gather(store, scope, now, zone, silence)
     decision = decide_checkin(facts)
     if not decision.send:
@@ -49,6 +64,9 @@ async def check_in(
     text = (await composer.compose_proactive(scope, decision.reason, f"{decision.detail}\n{dates}")).strip()
     if not text:
         return Decision(False, "model declined")
+    if repeats(text, await store.messages.proactive_texts_since(scope, now - REPEAT_WINDOW)):
+        log.info("check-in for scope %s not sent: the same text went out within 24 h", scope.id)
+        return Decision(False, "same text sent within 24 h")
     if not await sender.deliver(scope, text):
         log.warning("check-in for scope %s not delivered yet; the outbox retries it", scope.id)
     for topic in await store.topics.due(scope, now, limit=5):

@@ -6,6 +6,7 @@ import time
 from typing import Callable
 
 from memory.models import Scope
+from memory.outbox import ButtonRows
 from memory.store import MemoryStore
 from scheduler.ports import Sender
 
@@ -28,10 +29,13 @@ class OutboxSender:
         self.channel = channel
         self.clock = clock
 
-    async def deliver(self, scope: Scope, text: str, kind: str = "checkin") -> bool:
-        """Record the message and try to send it now; True when it went out at once."""
-        item = await self.store.outbox.record(scope, kind, text, self.clock())
-        return await self._send(scope, item.id, kind, text, 0)
+    async def deliver(self, scope: Scope, text: str, kind: str = "checkin", *, buttons: ButtonRows = ()) -> bool:
+        """Record the message and try to send it now; True when it went out at once.
+
+        Only kind "checkin" is logged as proactive (and so counts against the check-in budget).
+        """
+        item = await self.store.outbox.record(scope, kind, text, self.clock(), buttons)
+        return await self._send(scope, item.id, kind, text, 0, buttons)
 
     async def flush(self, scopes: list[Scope]) -> int:
         """Retry every due message (after a failure or a restart); returns how many went out."""
@@ -40,13 +44,16 @@ class OutboxSender:
         for item in await self.store.outbox.due(self.clock()):
             scope = by_id.get(item.scope_id)
             if scope is not None:
-                sent += await self._send(scope, item.id, item.kind, item.text, item.attempts)
+                sent += await self._send(scope, item.id, item.kind, item.text, item.attempts, item.buttons)
         return sent
 
-    async def _send(self, scope: Scope, item_id: int, kind: str, text: str, attempts: int) -> bool:
+    async def _send(self, scope: Scope, item_id: int, kind: str, text: str, attempts: int,
+                    buttons: ButtonRows = ()) -> bool:
         now = self.clock()
         try:
-            delivered = await self.channel.deliver(scope, text)
+            # Buttons only when there are some: senders written before buttons existed take just the text.
+            delivered = await (self.channel.deliver(scope, text, buttons=buttons) if buttons
+                               else self.channel.deliver(scope, text))
             error = "" if delivered else "the channel did not accept the message"
         except Exception as exc:
             delivered, error = False, f"{type(exc).__name__}: {exc}"

@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from memory.models import Scope
+from memory.outbox import ButtonRows
 
 
 class Writer(Protocol):
@@ -25,6 +26,6 @@ class Composer(Protocol):
 class Sender(Protocol):
     """Delivers a message to a user on their channel."""
 
-    async def deliver(self, scope: Scope, text: str) -> bool:
-        """Send text to the scope's user; True when it was delivered."""
+    async def deliver(self, scope: Scope, text: str, *, buttons: ButtonRows = ()) -> bool:
+        """Send text (with buttons under it, if any) to the scope's user; True when it was delivered."""
         ...

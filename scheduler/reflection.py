@@ -3,10 +3,15 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from dataclasses import dataclass
+from typing import Any
 
+from memory import audit
 from memory.models import Message, Scope, Thought
+from memory.relationship import EVOLVING_FIELDS, Logged, Relationship
 from memory.store import MemoryStore
+from scheduler import relationship
 from scheduler.errors import BadModelOutput
 from scheduler.ports import Writer
 
@@ -24,8 +29,18 @@ Answer these five questions for yourself:
 State observations as facts only when the conversations show them; mark assumptions as assumptions
 ("Ich vermute …"). Check your earlier thoughts critically: confirm them only with new evidence, and
 say so when they were wrong. Write in the conversation's language.
+Then say how the relationship moved. Propose small changes (-5 to +5, mostly 0) to the four values only
+when the conversations give a reason; the program decides the stage and limits every change.
 Answer only with JSON: {{"thoughts": ["one or two sentences each", ...],
-"concern": "something you would like to bring up with the person, or empty"}}"""
+"concern": "something you would like to bring up with the person, or empty",
+"relationship": {{"changes": {{"familiarity": 0, "trust": 0, "affection": 0, "playfulness": 0}},
+"why": "what in the conversations justifies the changes",
+"mood": "your mood towards the person, a few words",
+"notes": "how the relationship stands, one or two sentences",
+"intentions": ["at most five things you intend with the person; the whole list, it replaces the old one"],
+"opinions": ["opinions of your own that came up, if any"],
+"rituals": ["recurring things you two share, if any"],
+"in_jokes": ["jokes only you two share, if any"]}}}}"""
 
 
 @dataclass(frozen=True)
@@ -34,6 +49,7 @@ class Reflection:
 
     thoughts: tuple[Thought, ...]
     concern: str
+    changes: tuple[relationship.Change, ...] = ()
 
 
 def _exchanges(messages: list[Message], user_chars: int, bot_chars: int, me: str) -> str:
@@ -69,7 +85,11 @@ async def reflect(
     earlier = await store.search(scope, user_lines, ("thought",), k=3) if user_lines else []
     latest = await store.thoughts.latest(scope, 3)
     profile = await store.profile.list(scope)
+    companion = await store.companions.get(scope.companion_id)
+    bond = await store.relationships.get(scope)
     material = "\n\n".join([
+        "Your core personality:\n" + (companion.core if companion else "(not written)"),
+        "Your relationship with the person now:\n" + relationship.describe(bond, relationship.wish_of(companion)),
         "Profile:\n" + "\n".join(f"- {p.key}: {p.value}" for p in profile),
         "Last exchanges:\n" + _exchanges(messages, 200, 300, "Ich"),
         "Relevant notes:\n" + "\n".join(f"- {h.text}" for h in notes),
@@ -83,16 +103,60 @@ async def reflect(
         raise BadModelOutput(f"reflection answer is not JSON: {raw[:80]!r}") from exc
     if not isinstance(data, dict) or not isinstance(data.get("thoughts"), list):
         raise BadModelOutput(f"reflection answer is not the JSON asked for: {raw[:80]!r}")
+    try:
+        proposal = relationship.parse_proposal(data["relationship"]) if data.get("relationship") else None
+    except ValueError as exc:
+        raise BadModelOutput(f"reflection's relationship part is not the shape asked for: {exc}") from exc
+    processing = audit.new_processing("reflect")  # one processing: /undo takes back the whole reflection
     kept = []
     for text in data["thoughts"]:
         if isinstance(text, str) and text.strip():
-            kept.append(await store.thoughts.add(scope, text.strip()[:600], origin="reflection", created_at=now))
+            kept.append(await store.thoughts.add(scope, text.strip()[:600], origin="reflection", created_at=now,
+                                                 processing=processing))
     concern = str(data.get("concern") or "").strip()[:400]
     if concern:
-        await store.topics.add(scope, concern, origin="reflection", created_at=now)
+        await store.topics.add(scope, concern, origin="reflection", created_at=now, processing=processing)
     if not kept:  # record that a reflection happened even when it found nothing to keep
-        kept.append(await store.thoughts.add(scope, "(nichts Neues)", origin="reflection", created_at=now))
-    return Reflection(tuple(kept), concern)
+        kept.append(await store.thoughts.add(scope, "(nichts Neues)", origin="reflection", created_at=now,
+                                             processing=processing))
+    changes = await update_relationship(store, scope, bond, proposal or relationship.Proposal(),
+                                        time.time() if now is None else now,
+                                        relationship.wish_of(companion), processing)
+    return Reflection(tuple(kept), concern, tuple(changes))
+
+
+async def update_relationship(
+    store: MemoryStore, scope: Scope, state: Relationship, proposal: relationship.Proposal, now: float, wish: str,
+    processing: str,
+) -> list[relationship.Change]:
+    """Apply a proposal through the pure rules and store the result with one audit entry per change."""
+    new, changes = relationship.apply(state, proposal, now, wish)
+    logged = [_logged_change(c, state, now, proposal.why) for c in changes]
+    for name in ("mood", "notes", "intentions", *EVOLVING_FIELDS):
+        old, value = getattr(state, name), getattr(new, name)
+        if old != value:
+            logged.append(Logged({name: _plain(old)}, {name: _plain(value)}, proposal.why or "reflection"))
+    if logged:
+        await store.relationships.save(scope, new, logged, processing)
+    for c in changes:
+        if c.rules:
+            log.info("relationship of scope %s: %s %+d asked, %+d applied (%s)", scope.id, c.value, c.asked,
+                     c.applied, c.reason)
+    return changes
+
+
+def _logged_change(c: relationship.Change, state: Relationship, now: float, why: str) -> Logged:
+    """The audit form of one change; a stage entry also carries when the stage last changed, for /undo."""
+    extra = {"asked": c.asked, "applied": c.applied, "rules": [list(r) for r in c.rules], "why": why}
+    if c.value == "stage":
+        moved_at = now if c.applied else state.stage_changed_at
+        return Logged({"stage": c.before, "stage_changed_at": state.stage_changed_at},
+                      {"stage": c.after, "stage_changed_at": moved_at}, c.reason, extra)
+    return Logged({c.value: c.before}, {c.value: c.after}, c.reason, extra)
+
+
+def _plain(value: Any) -> Any:
+    return list(value) if isinstance(value, tuple) else value
 
 
 def _unfence(text: str) -> str:

@@ -154,3 +154,42 @@ def parse_reminder(text: str, now: datetime, zone: ZoneInfo) -> Reminder | AskBa
         if due <= now:
             return AskBack("time")  # "um 9" when 9 o'clock has passed: today evening or tomorrow?
     return Reminder(subject, due)
+
+
+_EXPLICIT = re.compile(r"\b(erinnere?\s+mich|erinner\s+mich|remind\s+me)\b", re.I)
+SNOOZES = ("10m", "1h", "tomorrow")
+
+
+def explicit_request(text: str) -> bool:
+    """True when the text asks for a reminder in so many words (only then is an unclear one asked back)."""
+    return bool(_EXPLICIT.search(text))
+
+
+def original_case(subject: str, text: str) -> str:
+    """The subject as the user wrote it ('zahnarzt' in 'an den Zahnarzt' -> 'Zahnarzt')."""
+    found = re.search(re.escape(subject), text, re.I)
+    return found.group(0) if found else subject
+
+
+def next_due(due: datetime, repeat: str, now: datetime, zone: ZoneInfo) -> datetime | None:
+    """The next time a repeating reminder fires after `now`, at the same wall-clock time; None for one-time ones."""
+    if repeat not in ("daily", "weekly"):
+        return None
+    step = timedelta(days=1 if repeat == "daily" else 7)
+    local = due.astimezone(zone)
+    day, at = local.date(), local.timetz().replace(tzinfo=None)
+    following = datetime.combine(day + step, at, zone)
+    while following <= now:
+        day += step
+        following = datetime.combine(day + step, at, zone)
+    return following
+
+
+def snooze_until(choice: str, now: datetime, due: datetime, zone: ZoneInfo) -> datetime:
+    """When a snoozed reminder comes back: in 10 minutes, in an hour, or tomorrow at its usual time."""
+    if choice in ("10m", "1h"):  # absolute seconds: wall-clock arithmetic would be off by an hour across DST
+        return datetime.fromtimestamp(now.timestamp() + (600 if choice == "10m" else 3600), zone)
+    if choice == "tomorrow":
+        return datetime.combine(now.astimezone(zone).date() + timedelta(days=1),
+                                due.astimezone(zone).timetz().replace(tzinfo=None), zone)
+    raise ValueError(f"unknown snooze {choice!r}")

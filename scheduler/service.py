@@ -1,7 +1,8 @@
 """The scheduler in the bot's process: APScheduler jobs persisted in the data directory.
 
 Jobs: a planner every 15 minutes (check-ins for every user, and per-user jobs for new users),
-and per user a reflection and a diary at the user's times in the user's zone. After downtime a
+per user a reflection and a diary at the user's times in the user's zone, and one job per active
+reminder at its due time (moved to the next time after a repeating one fired). After downtime a
 missed job runs once (coalesce, grace period), never in a burst.
 """
 from __future__ import annotations
@@ -18,6 +19,7 @@ from zoneinfo import ZoneInfo
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from apscheduler.triggers.base import BaseTrigger
 from apscheduler.triggers.cron import CronTrigger
+from apscheduler.triggers.date import DateTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
 from memory.models import Scope
@@ -25,6 +27,7 @@ from memory.store import MemoryStore
 from scheduler.checkin import check_in
 from scheduler.delivery import OutboxSender
 from scheduler.diary import write_diary
+from scheduler.due_reminders import push_due
 from scheduler.ports import Composer, Sender, Writer
 from scheduler.reflection import reflect
 
@@ -42,7 +45,7 @@ class JobSpec:
     """One job: its id, what it runs, for which scope, and when."""
 
     id: str
-    kind: str  # "planner" | "reflect" | "diary"
+    kind: str  # "planner" | "reflect" | "diary" | "reminder"
     scope_id: int
     trigger: BaseTrigger
 
@@ -60,10 +63,10 @@ class Scheduler:
 
     def __init__(
         self, store: MemoryStore, companion_id: str, writer: Writer, composer: Composer, sender: Sender,
-        zone: ZoneInfo, data_dir: Path, silence: timedelta = timedelta(hours=24),
-        clock: Callable[[], float] = time.time,
+        zone: ZoneInfo, data_dir: Path, silence: timedelta | None = None,  # None: by the relationship's stage
+        clock: Callable[[], float] = time.time, lang: str = "de",
     ) -> None:
-        self.store, self.companion_id = store, companion_id
+        self.store, self.companion_id, self.lang = store, companion_id, lang
         self.writer, self.composer, self.sender = writer, composer, sender
         self.zone, self.silence = zone, silence
         self.jobs_url = f"sqlite:///{Path(data_dir) / 'jobs.sqlite3'}"
@@ -80,6 +83,9 @@ class Scheduler:
             for kind, at in (("reflect", prefs.reflection_time), ("diary", prefs.diary_time)):
                 hour, minute = (int(x) for x in at.split(":"))
                 out.append(JobSpec(f"{kind}:{scope.id}", kind, scope.id, CronTrigger(hour=hour, minute=minute, timezone=zone)))
+            for reminder in await self.store.reminders.active(scope):
+                out.append(JobSpec(f"reminder:{reminder.id}", "reminder", scope.id,
+                                   DateTrigger(run_date=reminder.due_at.astimezone(zone), timezone=zone)))
         return out
 
     async def start(self) -> None:
@@ -94,21 +100,34 @@ class Scheduler:
         )
         _running = self
         self._aps.start()
+        self.store.reminders.on_change = self.refresh
         await self.sync_jobs()
 
     async def sync_jobs(self) -> None:
         """Add jobs for new users and move jobs whose time a user changed; existing ones keep their next run."""
         assert self._aps is not None
-        for spec in await self.specs():
+        specs = await self.specs()
+        for spec in specs:
             job = self._aps.get_job(spec.id)
             if job is not None and str(job.trigger) == str(spec.trigger):
                 continue
             self._aps.add_job("scheduler.service:run_job", spec.trigger, args=(spec.kind, spec.scope_id),
                               id=spec.id, replace_existing=True)
+        wanted = {spec.id for spec in specs}
+        for job in self._aps.get_jobs():
+            if job.id.startswith("reminder:") and job.id not in wanted:
+                job.remove()  # cancelled, or already fired
+
+    async def refresh(self) -> None:
+        """Bring the jobs in line with the reminders after one changed (only while running)."""
+        if self._aps is not None:
+            await self.sync_jobs()
 
     async def stop(self) -> None:
         """Stop running jobs (they stay stored for the next start)."""
         global _running
+        if self.store.reminders.on_change == self.refresh:
+            self.store.reminders.on_change = None
         if self._aps is not None:
             self._aps.shutdown(wait=False)
             self._aps = None
@@ -127,6 +146,8 @@ class Scheduler:
                 await reflect(self.store, self.writer, scope, now=now)
             elif kind == "diary":
                 await self.diary(scope, now)
+            elif kind == "reminder":
+                await push_due(self.store, self.outbox, scope, now, self.zone, self.lang)
         except Exception:
             failures[kind] += 1
             log.exception("%s job for scope %s failed; nothing was sent", kind, scope_id)

@@ -1,6 +1,7 @@
 """The OpenAI and Anthropic adapters, with the real SDKs talking HTTP to the local FakeLLM."""
 from __future__ import annotations
 
+import itertools
 import json
 import socket
 from collections.abc import AsyncIterator
@@ -340,3 +341,61 @@ async def test_make_llm_builds_each_provider_and_refuses_unknown_ones() -> None:
     with pytest.raises(ConfigError, match="API key"):
         make_llm("anthropic", "claude-x", None, None, 5.0)
 
+
+
+# --- streaming (on_text) --------------------------------------------------------------------------------
+
+
+class Seen(list[str]):
+    """An on_text that records the text so far each time it is called."""
+
+    async def __call__(self, text: str) -> None:
+        self.append(text)
+
+
+@both
+async def test_a_streamed_reply_hands_over_the_growing_text_and_ends_as_the_same_completion(
+    fake: FakeLLM, provider: str,
+) -> None:
+    fake.enqueue("Schön, dass du wieder da bist – erzähl!")
+    seen = Seen()
+    async with chat(provider, fake) as llm:
+        result = await llm.complete(HELLO, on_text=seen)
+    assert fake.last_request.json["stream"] is True
+    assert result.text == "Schön, dass du wieder da bist – erzähl!"
+    assert len(seen) > 2 and seen[-1] == result.text
+    assert all(later.startswith(earlier) for earlier, later in itertools.pairwise(seen))  # the whole text so far
+    assert result.tool_calls == ()
+
+
+@both
+async def test_streamed_tool_calls_are_put_together_and_their_text_is_not_forwarded_after_they_start(
+    fake: FakeLLM, provider: str,
+) -> None:
+    fake.enqueue_tool_calls([("remember", {"fact": "plays the cello"}), ("remember", {"fact": "lives in Köln"})],
+                            text="Moment")
+    seen = Seen()
+    async with chat(provider, fake) as llm:
+        result = await llm.complete(HELLO, tools=[REMEMBER], on_text=seen)
+    assert [(c.name, c.arguments) for c in result.tool_calls] == [
+        ("remember", {"fact": "plays the cello"}), ("remember", {"fact": "lives in Köln"})]
+    assert all(c.id for c in result.tool_calls) and len({c.id for c in result.tool_calls}) == 2
+    assert result.text == "Moment" and seen == ["Moment"]
+
+
+async def test_openai_streaming_reports_usage(fake: FakeLLM) -> None:
+    fake.enqueue("ok then")
+    async with chat("openai", fake) as llm:
+        result = await llm.complete(HELLO, on_text=Seen())
+    assert fake.last_request.json["stream_options"] == {"include_usage": True}
+    assert result.usage.output_tokens == count_tokens("ok then") and result.usage.input_tokens > 0
+
+
+@both
+async def test_a_failed_stream_is_retried_from_the_start(fake: FakeLLM, provider: str) -> None:
+    fake.enqueue_error(503)
+    fake.enqueue("Jetzt aber.")
+    seen, sleeps = Seen(), Sleeps()
+    async with chat(provider, fake, sleep=sleeps) as llm:
+        result = await llm.complete(HELLO, on_text=seen)
+    assert result.text == "Jetzt aber." and seen[-1] == "Jetzt aber." and len(sleeps) == 1

@@ -68,8 +68,12 @@ async def tg() -> AsyncIterator[FakeTelegram]:
 
 
 def make_channel(tg: FakeTelegram, engine: Engine, **config: Any) -> TelegramChannel:
-    """A channel for the fake; Anna (42) and Ben (43, written the other accepted way) are allowed."""
-    settings = TelegramConfig(token=tg.token, base_url=tg.base_url, allowed_users=frozenset({str(USER), f"tg:{OTHER}"}))
+    """A channel for the fake; Anna (42) and Ben (43, written the other accepted way) are allowed.
+
+    Replies are not streamed here (one sendMessage per bubble); tests/test_telegram_polish.py streams.
+    """
+    settings = TelegramConfig(token=tg.token, base_url=tg.base_url, allowed_users=frozenset({str(USER), f"tg:{OTHER}"}),
+                              streaming=False)
     return TelegramChannel(engine, Commands(engine), dataclasses.replace(settings, **config))
 
 
@@ -360,8 +364,17 @@ async def test_a_typed_ja_decides_the_pending_rule(
 
 
 async def test_an_unknown_user_is_refused_once_and_nothing_is_stored(
-    tg: FakeTelegram, channel: TelegramChannel, store: MemoryStore, chat: ScriptedLLM,
+    tg: FakeTelegram, engine: Engine, store: MemoryStore, chat: ScriptedLLM,
 ) -> None:
+    channel = make_channel(tg, engine, unknown_users="refuse")  # pairing: tests/test_telegram_polish.py
+    await channel.start()
+    try:
+        await _refused_once(tg, store, chat)
+    finally:
+        await channel.stop()
+
+
+async def _refused_once(tg: FakeTelegram, store: MemoryStore, chat: ScriptedLLM) -> None:
     (refusal,) = await exchange(tg, "Hallo, wer bist du?", user=STRANGER)
     assert (refusal["chat_id"], refusal["text"]) == (STRANGER, t("de", "refused"))
     tg.send_text(STRANGER, "/export")
@@ -383,7 +396,7 @@ async def test_an_unknown_user_is_refused_once_and_nothing_is_stored(
 async def test_an_unknown_user_meets_silence_when_refusals_are_off(
     tg: FakeTelegram, engine: Engine, store: MemoryStore,
 ) -> None:
-    ch = make_channel(tg, engine, refuse_unknown=False)
+    ch = make_channel(tg, engine, unknown_users="silent")
     await ch.start()
     try:
         tg.send_text(STRANGER, "Hallo?")
@@ -482,7 +495,8 @@ async def test_build_channels_needs_a_token_and_wires_the_settings(engine: Engin
     (channel,) = build_channels(settings, engine, Commands(engine))
     assert isinstance(channel, TelegramChannel) and channel.name == "telegram"
     config = telegram_config(settings)
-    assert config.allowed_users == {"42", "43"} and config.webhook_port == 8443 and not config.refuse_unknown
+    assert config.allowed_users == {"42", "43"} and config.webhook_port == 8443
+    assert config.unknown_users == "silent"  # the old MNEMO_TELEGRAM_REFUSE_UNKNOWN=false still means silence
     assert channel.webhook_secret  # a random secret when none is set
     with pytest.raises(ValueError, match="/bot"):
         Settings(**base, telegram_base_url="http://127.0.0.1:8081/")  # type: ignore[arg-type]

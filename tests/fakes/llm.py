@@ -1,12 +1,13 @@
 """A scripted LLM that implements the port: replies are queued, requests are recorded."""
 from __future__ import annotations
 
+import asyncio
 from collections import deque
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from bot.errors import LLMError
-from bot.llm import ChatMessage, Completion, SystemBlock, ToolCall, ToolSpec, Usage
+from bot.llm import ChatMessage, Completion, OnText, SystemBlock, ToolCall, ToolSpec, Usage
 
 
 @dataclass
@@ -17,6 +18,7 @@ class Call:
     system: list[SystemBlock]
     tools: list[ToolSpec] | None
     json_schema: dict[str, Any] | None
+    streamed: bool = False
 
     @property
     def prompt(self) -> str:
@@ -32,6 +34,8 @@ class ScriptedLLM:
         self.queue: deque[Completion | LLMError] = deque()
         self.calls: list[Call] = []
         self.responder: Callable[[Call], Completion | str] = lambda call: "ok"
+        self.chunks = 3  # a streamed reply arrives in this many pieces
+        self.chunk_delay = 0.0  # seconds between the pieces
 
     def enqueue(self, text: str = "", tool_calls: Sequence[ToolCall] = ()) -> None:
         """Queue a reply."""
@@ -44,11 +48,23 @@ class ScriptedLLM:
     async def complete(
         self, messages: Sequence[ChatMessage], *, system: Sequence[SystemBlock] = (),
         tools: Sequence[ToolSpec] | None = None, json_schema: dict[str, Any] | None = None, max_tokens: int = 1024,
+        on_text: OnText | None = None,
     ) -> Completion:
-        """Record the call and answer from the queue."""
-        call = Call(list(messages), list(system), list(tools) if tools else None, json_schema)
+        """Record the call and answer from the queue; with on_text, a reply without tool calls is streamed."""
+        call = Call(list(messages), list(system), list(tools) if tools else None, json_schema, on_text is not None)
         self.calls.append(call)
         item = self.queue.popleft() if self.queue else self.responder(call)
         if isinstance(item, LLMError):
             raise item
-        return item if isinstance(item, Completion) else Completion(item, (), Usage(10, 10), self.model)
+        completion = item if isinstance(item, Completion) else Completion(item, (), Usage(10, 10), self.model)
+        if on_text is not None and not completion.tool_calls:
+            await self._stream(completion.text, on_text)
+        return completion
+
+    async def _stream(self, text: str, on_text: OnText) -> None:
+        """Hand the text to on_text in `chunks` growing prefixes, `chunk_delay` apart."""
+        step = max(1, -(-len(text) // max(self.chunks, 1)))
+        for end in range(step, len(text) + step, step):
+            if self.chunk_delay:
+                await asyncio.sleep(self.chunk_delay)
+            await on_text(text[: min(end, len(text))])

@@ -6,6 +6,7 @@ import asyncio
 import inspect
 import itertools
 import json
+import re
 import time
 from collections.abc import Callable
 from functools import partial
@@ -58,6 +59,7 @@ class FakeTelegram:
                                "first_name": "Mnemo", "username": bot_username}
         self.sent: list[JSON] = []  # sendMessage params + message_id, reply_markup parsed
         self.edits: list[JSON] = []  # successful edit params + "kind" ("text" / "reply_markup")
+        self.edit_times: list[float] = []  # time.monotonic() of each successful edit, parallel to `edits`
         self.callback_answers: list[JSON] = []
         self.chat_actions: list[JSON] = []
         self.commands: dict[tuple[str, str], list[JSON]] = {}  # (scope, language_code) -> list
@@ -69,11 +71,13 @@ class FakeTelegram:
         self.port = 0
         self._users: dict[int, JSON] = {}
         self._chats: dict[Any, JSON] = {}
-        self._failures: dict[str, list[tuple[int, str, JSON | None]]] = {}
+        self._failures: dict[str, list[tuple[int, str, JSON | None] | None]] = {}  # None: let one call pass
         self._next_update_id = 1
         self._message_ids, self._callback_ids = itertools.count(1), itertools.count(1)
         self.documents: list[JSON] = []
         self._update_event = asyncio.Event()
+        self._released = asyncio.Event()  # set on close: lets hanging getUpdates calls end
+        self.hang_updates = 0  # the next n getUpdates calls hang until the client gives up (or close)
         self._closing = False
         self._runner: web.AppRunner | None = None
         self._methods: dict[str, Callable[[JSON], Any]] = {  # sync, or async (getUpdates)
@@ -104,6 +108,7 @@ class FakeTelegram:
     async def __aexit__(self, *exc: object) -> None:
         """Release long-pollers and stop the server."""
         self._closing = True
+        self._released.set()
         self._wake_pollers()
         if self._runner is not None:
             await self._runner.cleanup()
@@ -120,8 +125,11 @@ class FakeTelegram:
 
     def send_text(self, user_id: int, text: str, chat_id: int | None = None,
                   first_name: str = "Anna", language_code: str = "de",
-                  chat_type: str = "private") -> int:
-        """Queue a message update from a user; `/cmd` text gets a bot_command entity."""
+                  chat_type: str = "private", reply_to: int | None = None) -> int:
+        """Queue a message update from a user; `/cmd` gets a bot_command entity, `@name` a mention.
+
+        `reply_to` is the id of a message (the bot's or a user's) this one replies to.
+        """
         user = self._users[user_id] = {"id": user_id, "is_bot": False, "first_name": first_name,
                                        "language_code": language_code}
         cid = user_id if chat_id is None else chat_id
@@ -130,9 +138,17 @@ class FakeTelegram:
         self._chats[cid] = chat
         msg: JSON = {"message_id": next(self._message_ids), "from": user, "chat": chat,
                      "date": int(time.time()), "text": text}
+        entities = []
         if text.startswith("/"):  # e.g. "/start" or "/start@mnemo_bot"; length in UTF-16 units
             length = len(text.split(maxsplit=1)[0].encode("utf-16-le")) // 2
-            msg["entities"] = [{"type": "bot_command", "offset": 0, "length": length}]
+            entities.append({"type": "bot_command", "offset": 0, "length": length})
+        for found in re.finditer(r"(?<!\S)@[A-Za-z0-9_]{5,32}", text):  # as Telegram marks @username
+            offset = len(text[: found.start()].encode("utf-16-le")) // 2
+            entities.append({"type": "mention", "offset": offset, "length": len(found.group(0))})
+        if entities:
+            msg["entities"] = entities
+        if reply_to is not None:
+            msg["reply_to_message"] = {k: v for k, v in self.messages[reply_to].items() if k != "reply_to_message"}
         self.messages[msg["message_id"]] = msg
         return self.send_update({"message": msg})
 
@@ -173,14 +189,14 @@ class FakeTelegram:
         return statuses
 
     def fail_next(self, method: str, status: int = 429, retry_after: int = 1, count: int = 1,
-                  description: str | None = None) -> None:
-        """Make the next `count` calls of `method` fail with a Bot API error."""
+                  description: str | None = None, after: int = 0) -> None:
+        """Make the next `count` calls of `method` fail with a Bot API error (after `after` calls that succeed)."""
         params = {"retry_after": retry_after} if status == 429 else None
         if description is None:
             description = HTTPStatus(status).phrase
             description += f": retry after {retry_after}" if status == 429 else ""
         failure = (status, description, params)
-        self._failures.setdefault(method.lower(), []).extend([failure] * count)
+        self._failures.setdefault(method.lower(), []).extend([None] * after + [failure] * count)
 
     async def wait_until(self, predicate: Callable[[], bool], timeout: float = 5,
                          what: str | Callable[[], str] = "condition") -> None:
@@ -233,8 +249,8 @@ class FakeTelegram:
         params = await self._params(request)
         if isinstance(cid := params.get("chat_id"), str) and cid.lstrip("-").isdigit():
             params["chat_id"] = int(cid)  # else an int already, or "@channelusername"
-        if failures := self._failures.get(method.lower()):
-            return _error(*failures.pop(0))
+        if (failures := self._failures.get(method.lower())) and (failure := failures.pop(0)) is not None:
+            return _error(*failure)
         handler = self._methods.get(method.lower())
         if handler is None:
             self.unknown.append((method, params))
@@ -255,6 +271,10 @@ class FakeTelegram:
         """getUpdates: confirm everything below offset, then long-poll up to `timeout` s."""
         if self.webhook.get("url"):
             raise ApiError(409, _WEBHOOK_CONFLICT)
+        if self.hang_updates > 0:  # a stuck connection: no answer at all
+            self.hang_updates -= 1
+            await self._released.wait()
+            return []
         offset, limit = int(p.get("offset") or 0), min(max(int(p.get("limit") or 100), 1), 100)
         if offset < 0:  # "-n": keep only the last n updates
             self.pending = self.pending[offset:]
@@ -305,6 +325,7 @@ class FakeTelegram:
         """Shared edit logic: find the message, reject no-op edits, record, return it."""
         if p.get("inline_message_id"):
             self.edits.append(p | {"kind": kind})
+            self.edit_times.append(time.monotonic())
             return True
         msg = self.messages.get(int(p.get("message_id") or 0))
         if msg is None or msg["chat"]["id"] != p.get("chat_id"):
@@ -317,6 +338,7 @@ class FakeTelegram:
         msg.clear()
         msg.update(new | {"edit_date": int(time.time())})
         self.edits.append(p | {"kind": kind})
+        self.edit_times.append(time.monotonic())
         return msg
 
     @staticmethod

@@ -1,0 +1,102 @@
+"""German memory retrieval benchmark: index the notes through the real store and ask the questions.
+
+Usage: bench/german.py [PATH] [--json]
+
+Prints any@1, any@5 and MRR for the hybrid search and for each retriever alone; with --json the
+last line is the hybrid's figures as one JSON object.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.metrics import RETRIEVERS, any_at, mean, reciprocal_rank  # noqa: E402
+from memory.embedder import Embedder, make_embedder  # noqa: E402
+from memory.models import Scope  # noqa: E402
+from memory.notes import NewNote  # noqa: E402
+from memory.ranking import Weights  # noqa: E402
+from memory.store import MemoryStore  # noqa: E402
+
+DEFAULT_PATH = ROOT.parent / "shared" / "data" / "german" / "memories_de_dev.json"
+HITS = 10
+
+
+def load(path: Path) -> dict[str, Any]:
+    """Read the set: `notes` (id, date, text) and `questions` (q, gold)."""
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def day(value: str) -> float:
+    """Unix time of an ISO date at noon UTC."""
+    return datetime.fromisoformat(value).replace(hour=12, tzinfo=timezone.utc).timestamp()
+
+
+def now_of(data: dict[str, Any]) -> float:
+    """The moment of asking: the day after the newest note."""
+    return max(day(n["date"]) for n in data["notes"]) + 86400.0
+
+
+async def index(store: MemoryStore, data: dict[str, Any]) -> tuple[Scope, dict[int, str]]:
+    """Store every note as a fact of one user; return the scope and the set's id of each stored note."""
+    scope = await store.scope("mnemo", "anna")
+    notes = await store.notes.add_many(scope, [NewNote(n["text"], kind="fact", created_at=day(n["date"]))
+                                               for n in data["notes"]])
+    return scope, {stored.id: n["id"] for stored, n in zip(notes, data["notes"])}
+
+
+async def evaluate(store: MemoryStore, scope: Scope, ids: dict[int, str], data: dict[str, Any]) -> dict[str, float]:
+    """any@1, any@5 and MRR over all questions."""
+    rows = []
+    now = now_of(data)
+    for q in data["questions"]:
+        hits = await store.search(scope, q["q"], sources=("note",), k=HITS, now=now)
+        ranked = [ids[h.item_id] for h in hits]
+        gold = set(q["gold"])
+        rows.append((any_at(ranked, gold, 1), any_at(ranked, gold, 5), reciprocal_rank(ranked, gold, HITS)))
+    return {name: round(mean([r[i] for r in rows]), 3) for i, name in enumerate(("any@1", "any@5", "mrr"))}
+
+
+async def measure(path: Path, embedder: Embedder, weights: Weights, data: dict[str, Any]) -> dict[str, float]:
+    """Index the set into a fresh store at path and evaluate it with the given weights."""
+    store = await MemoryStore.open(path, embedder, weights=weights)
+    try:
+        scope, ids = await index(store, data)
+        return await evaluate(store, scope, ids, data)
+    finally:
+        await store.close()
+
+
+async def main(argv: list[str] | None = None) -> None:
+    """Print every retriever's figures (with --json, the hybrid's as the last line)."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("path", nargs="?", type=Path, default=DEFAULT_PATH)
+    parser.add_argument("--json", action="store_true", help="print the hybrid's figures as one JSON object last")
+    args = parser.parse_args(argv)
+    path = args.path if args.path.is_absolute() else ROOT / args.path
+    data = load(path.resolve())
+    embedder = make_embedder()
+    print(f"German set {path.name}: {len(data['notes'])} notes, {len(data['questions'])} questions, model {embedder.name}")
+    print(f"{'retriever':<9} {'any@1':>6} {'any@5':>6} {'MRR':>6} {'seconds':>8}")
+    results = {}
+    with tempfile.TemporaryDirectory(prefix="mnemo-german-") as tmp:
+        for name, weights in RETRIEVERS.items():
+            start = time.perf_counter()
+            results[name] = await measure(Path(tmp) / f"{name}.sqlite3", embedder, weights, data)
+            r = results[name]
+            print(f"{name:<9} {r['any@1']:>6.3f} {r['any@5']:>6.3f} {r['mrr']:>6.3f} {time.perf_counter() - start:>8.1f}")
+    if args.json:
+        print(json.dumps(results["hybrid"]))
+
+
+if __name__ == "__main__":
+    asyncio.run(main())

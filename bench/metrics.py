@@ -1,0 +1,44 @@
+"""Retrieval metrics and the per-retriever weights shared by the benchmarks."""
+from __future__ import annotations
+
+import dataclasses
+from typing import Hashable, Iterable, Sequence
+
+from memory.ranking import Weights
+
+# The store's default weights, and the same with every other retriever switched off, so the
+# single-retriever figures go through the very same search code.
+RETRIEVERS: dict[str, Weights] = {
+    "hybrid": Weights(),
+    "vector": dataclasses.replace(Weights(), words=0.0, trigram=0.0),
+    "words": dataclasses.replace(Weights(), vector=0.0, trigram=0.0),
+    "trigram": dataclasses.replace(Weights(), vector=0.0, words=0.0),
+}
+
+
+def dedupe(items: Iterable[Hashable]) -> list[Hashable]:
+    """Keep the first occurrence of each item, in order."""
+    return list(dict.fromkeys(items))
+
+
+def any_at(ranked: Sequence[Hashable], gold: set[Hashable], k: int) -> float:
+    """1.0 when one of the gold items is in the top k."""
+    return 1.0 if gold & set(ranked[:k]) else 0.0
+
+
+def frac_at(ranked: Sequence[Hashable], gold: set[Hashable], k: int) -> float:
+    """Share of the gold items found in the top k."""
+    return len(gold & set(ranked[:k])) / len(gold)
+
+
+def reciprocal_rank(ranked: Sequence[Hashable], gold: set[Hashable], k: int = 10) -> float:
+    """1 / rank of the first gold item within the top k, else 0."""
+    for rank, item in enumerate(ranked[:k], start=1):
+        if item in gold:
+            return 1.0 / rank
+    return 0.0
+
+
+def mean(values: Sequence[float]) -> float:
+    """Arithmetic mean; 0.0 for no values."""
+    return sum(values) / len(values) if values else 0.0

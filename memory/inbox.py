@@ -1,0 +1,81 @@
+"""The inbox: every incoming update is stored before the messenger is told it arrived, and marked once handled.
+
+A channel records a batch, confirms it to the messenger only afterwards, and marks each update handled after
+its reply was recorded and sent. After a crash the unhandled rows are processed again; an update that is
+delivered a second time is recognised by its id, across restarts.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from memory.db import Database
+
+KEEP_SECONDS = 7 * 24 * 3600.0  # handled ids are kept this long to recognise redeliveries
+
+
+@dataclass(frozen=True)
+class InboxEntry:
+    """One received update: its id on the channel, the raw payload (None when not kept), when it came."""
+
+    channel: str
+    event_id: str
+    payload: str | None
+    received_at: float
+
+
+class Inbox:
+    """Record incoming updates once, list those not yet handled, mark them handled."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+
+    async def record(self, channel: str, items: Sequence[tuple[str, str | None]], now: float) -> list[str]:
+        """Store (event id, payload) pairs in one transaction; return the ids that were new.
+
+        A None payload records only the id (for updates of unknown users, whose content is not kept);
+        such rows count as handled at once.
+        """
+        new: list[str] = []
+        async with self.db.transaction() as tx:
+            for event_id, payload in items:
+                await tx.execute(
+                    "INSERT OR IGNORE INTO inbox(channel, event_id, payload, received_at, handled_at)"
+                    " VALUES (?, ?, ?, ?, ?)", (channel, event_id, payload, now, None if payload is not None else now),
+                )
+                if await tx.changes():
+                    new.append(event_id)
+        return new
+
+    async def done(self, channel: str, event_id: str, now: float) -> None:
+        """Mark an update handled and drop its payload (the id stays to recognise a redelivery)."""
+        async with self.db.transaction() as tx:
+            await tx.execute("UPDATE inbox SET handled_at = ?, payload = NULL WHERE channel = ? AND event_id = ?"
+                             " AND handled_at IS NULL", (now, channel, event_id))
+
+    async def unhandled(self, channel: str) -> list[InboxEntry]:
+        """Updates received but not handled (the process stopped or crashed), oldest first."""
+        async with self.db.reading() as tx:
+            rows = await tx.fetchall(
+                "SELECT channel, event_id, payload, received_at FROM inbox WHERE channel = ? AND handled_at IS NULL"
+                " AND payload IS NOT NULL ORDER BY received_at, rowid", (channel,),
+            )
+        return [_entry(r) for r in rows]
+
+    async def handled(self, channel: str, event_id: str) -> bool:
+        """Whether this update was handled already."""
+        async with self.db.reading() as tx:
+            row = await tx.fetchone("SELECT handled_at FROM inbox WHERE channel = ? AND event_id = ?",
+                                    (channel, event_id))
+        return row is not None and row[0] is not None
+
+    async def prune(self, now: float, keep: float = KEEP_SECONDS) -> int:
+        """Forget handled updates older than `keep` seconds; returns how many."""
+        async with self.db.transaction() as tx:
+            await tx.execute("DELETE FROM inbox WHERE handled_at IS NOT NULL AND handled_at < ?", (now - keep,))
+            return await tx.changes()
+
+
+def _entry(row: Any) -> InboxEntry:
+    return InboxEntry(row[0], str(row[1]), row[2], float(row[3]))
