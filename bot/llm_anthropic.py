@@ -4,19 +4,18 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, TypeVar
+from typing import Any
 
 import anthropic
 import httpx
 from anthropic.types import Message
 
-from bot.errors import ConfigError, LLMBadOutput, LLMError, LLMUnavailable
+from bot.errors import ConfigError, LLMBadOutput, LLMError
 from bot.llm import ChatMessage, Completion, OnText, SystemBlock, ToolCall, ToolSpec, Usage
-from bot.llm_openai import Sleep, error_detail, redact, schema_instruction, status_error, with_retries
+from bot.llm_common import Sleep, T, schema_instruction, sdk_error, with_retries
 
 log = logging.getLogger(__name__)
 
-T = TypeVar("T")
 
 CACHE_POINT = {"type": "ephemeral"}
 
@@ -101,16 +100,7 @@ class AnthropicChat:
 
     def _error(self, exc: Exception, attempt: int) -> LLMError:
         """The LLMError for an SDK error after `attempt` tries; never mentions the API key."""
-        if isinstance(exc, httpx.TransportError):  # a stream that broke off after the response began
-            return LLMUnavailable(f"{self._where} broke off while answering: {exc!r} (attempt {attempt})")
-        if isinstance(exc, anthropic.APITimeoutError):
-            return LLMUnavailable(f"{self._where} did not answer within {self._timeout:g} s (attempt {attempt})")
-        if isinstance(exc, anthropic.APIStatusError):
-            detail = redact(error_detail(exc.body, exc.message), self._api_key)
-            return status_error(self._where, exc.status_code, detail, attempt)
-        if isinstance(exc, anthropic.APIConnectionError):
-            return LLMUnavailable(f"cannot reach {self._where}: {exc.__cause__ or exc} (attempt {attempt})")
-        return LLMBadOutput(f"{self._where} gave an unreadable answer: {redact(str(exc), self._api_key)}")
+        return sdk_error(anthropic, exc, self._where, self._timeout, self._api_key, attempt)
 
 
 def system_to_wire(blocks: Sequence[SystemBlock], json_schema: dict[str, Any] | None) -> list[dict[str, Any]]:

@@ -2,19 +2,17 @@
 from __future__ import annotations
 
 import asyncio
-import email.utils
 import json
 import logging
-import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
 import httpx
 import openai
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
-from bot.errors import LLMBadOutput, LLMError, LLMRateLimited, LLMRejected, LLMUnavailable
+from bot.errors import LLMBadOutput, LLMError, LLMRejected
 from bot.llm import (
     ChatMessage,
     Completion,
@@ -23,16 +21,12 @@ from bot.llm import (
     ToolCall,
     ToolSpec,
     Usage,
-    backoff_delays,
     parse_json,
 )
+from bot.llm_common import Sleep, T, schema_instruction, sdk_error, with_retries
 
 log = logging.getLogger(__name__)
 
-T = TypeVar("T")
-Sleep = Callable[[float], Awaitable[Any]]
-
-MAX_RETRY_AFTER = 30.0
 # Local servers (Ollama, vLLM) need no key, but the SDK refuses to start without one.
 NO_KEY = "no-key"
 
@@ -158,44 +152,7 @@ class OpenAIChat:
 
     def _error(self, exc: Exception, attempt: int) -> LLMError:
         """The LLMError for an SDK error after `attempt` tries; never mentions the API key."""
-        if isinstance(exc, httpx.TransportError):  # a stream that broke off after the response began
-            return LLMUnavailable(f"{self._where} broke off while answering: {exc!r} (attempt {attempt})")
-        if isinstance(exc, openai.APITimeoutError):
-            return LLMUnavailable(f"{self._where} did not answer within {self._timeout:g} s (attempt {attempt})")
-        if isinstance(exc, openai.APIStatusError):
-            detail = redact(error_detail(exc.body, exc.message), self._api_key)
-            return status_error(self._where, exc.status_code, detail, attempt)
-        if isinstance(exc, openai.APIConnectionError):
-            return LLMUnavailable(f"cannot reach {self._where}: {exc.__cause__ or exc} (attempt {attempt})")
-        return LLMBadOutput(f"{self._where} gave an unreadable answer: {redact(str(exc), self._api_key)}")
-
-
-async def with_retries(
-    call: Callable[[], Awaitable[T]],
-    to_llm_error: Callable[[Exception, int], LLMError],
-    catch: type[Exception] | tuple[type[Exception], ...],
-    attempts: int,
-    sleep: Sleep,
-) -> T:
-    """Run call; retry rate limits and outages after backoff_delays (or the server's retry-after), else raise.
-
-    Args:
-        to_llm_error: maps a caught SDK error and the attempt number to the LLMError to raise.
-        catch: the SDK's base error class; anything else propagates untouched.
-    """
-    delays = backoff_delays(attempts)
-    attempt = 0
-    while True:
-        attempt += 1
-        try:
-            return await call()
-        except catch as exc:
-            error = to_llm_error(exc, attempt)
-            if attempt >= attempts or not isinstance(error, (LLMRateLimited, LLMUnavailable)):
-                raise error from exc
-            delay = retry_after(exc) or delays[attempt - 1]
-            log.warning("%s; retrying in %.1f s", error, delay)
-            await sleep(delay)
+        return sdk_error(openai, exc, self._where, self._timeout, self._api_key, attempt)
 
 
 @dataclass
@@ -239,27 +196,10 @@ class StreamedReply:
         return Completion(text=self.text, tool_calls=calls, usage=self.usage, model=self.model or model)
 
 
-def status_error(where: str, status: int, detail: str, attempt: int) -> LLMError:
-    """The LLMError for an HTTP error status: 429 rate limited, 408/5xx unavailable, other 4xx rejected."""
-    if status == 429:
-        return LLMRateLimited(f"{where} answered 429 (rate limited) on attempt {attempt}: {detail}")
-    if status >= 500 or status == 408:
-        return LLMUnavailable(f"{where} answered {status} on attempt {attempt}: {detail}")
-    return LLMRejected(f"{where} rejected the request with {status}: {detail}")
-
-
 def system_text(blocks: Sequence[SystemBlock]) -> str:
     """All system blocks as one text, stable blocks first so a provider-side prefix cache can hit."""
     ordered = [b for b in blocks if b.stable] + [b for b in blocks if not b.stable]
     return "\n\n".join(b.text for b in ordered if b.text)
-
-
-def schema_instruction(schema: dict[str, Any]) -> str:
-    """System-prompt text asking for a reply that is only JSON of the given schema."""
-    return (
-        "Answer only with one JSON document that matches this JSON schema, "
-        "without any other text and without code fences:\n" + json.dumps(schema, ensure_ascii=False)
-    )
 
 
 def message_to_wire(message: ChatMessage) -> dict[str, Any]:
@@ -307,48 +247,3 @@ def _rejects_response_format(exc: LLMRejected) -> bool:
     return isinstance(cause, openai.BadRequestError) and "response_format" in str(cause)
 
 
-def retry_after(exc: Exception) -> float | None:
-    """Seconds the server asked us to wait (retry-after-ms, retry-after seconds or date), capped at 30 s."""
-    response = getattr(exc, "response", None)
-    if response is None:
-        return None
-    seconds = parse_retry_after(response.headers)
-    return None if seconds is None else min(max(seconds, 0.0), MAX_RETRY_AFTER)
-
-
-def parse_retry_after(headers: Mapping[str, str]) -> float | None:
-    """The wait a response's headers ask for, in seconds, or None."""
-    millis = _number(headers.get("retry-after-ms"))
-    if millis is not None:
-        return millis / 1000
-    value = headers.get("retry-after")
-    if value is None:
-        return None
-    seconds = _number(value)
-    if seconds is not None:
-        return seconds
-    parsed = email.utils.parsedate_tz(value)
-    return None if parsed is None else email.utils.mktime_tz(parsed) - time.time()
-
-
-def _number(text: str | None) -> float | None:
-    """The text as a float, or None if it is missing or not a number."""
-    try:
-        return None if text is None else float(text)
-    except ValueError:
-        return None
-
-
-def error_detail(body: object, fallback: str) -> str:
-    """The server's error message from an error body, shortened."""
-    if isinstance(body, dict):
-        inner = body.get("error")
-        message = inner.get("message") if isinstance(inner, dict) else body.get("message")
-        if isinstance(message, str) and message:
-            return message[:300]
-    return fallback[:300]
-
-
-def redact(text: str, secret: str | None) -> str:
-    """The text with the secret (an API key a server echoed back) blanked out."""
-    return text.replace(secret, "***") if secret else text
