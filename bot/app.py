@@ -18,6 +18,7 @@ from bot.matrix import MatrixChannel, MatrixConfig
 from bot.settings import Settings
 from bot.telegram import TelegramChannel, TelegramConfig
 from bot.texts import t
+from memory.admission import Thresholds
 from memory.embedder import make_embedder
 from memory.store import MemoryStore
 from scheduler.service import Scheduler
@@ -33,6 +34,7 @@ def engine_config(settings: Settings) -> EngineConfig:
         max_message_chars=settings.max_message_chars, relevance_floor=settings.relevance_floor,
         crisis_country=settings.crisis_country, extraction=settings.extraction,
         extraction_quiet_seconds=settings.extraction_quiet_seconds, profile_consent=settings.profile_consent,
+        admission=Thresholds(settings.admission_min_score, settings.admission_contradiction),
     )
 
 
@@ -108,6 +110,9 @@ def matrix_config(settings: Settings) -> MatrixConfig:
         homeserver=settings.matrix_homeserver, user_id=settings.matrix_user_id, password=settings.matrix_password,
         access_token=settings.matrix_access_token, allowed_users=frozenset(settings.matrix_allowed_users),
         data_dir=settings.data_dir / "matrix", device_name=settings.matrix_device_name,
+        admins=frozenset(settings.admins), unknown_users=settings.unknown_users_mode,
+        pairing_minutes=settings.pairing_minutes, allowed_rooms=frozenset(settings.matrix_allowed_rooms),
+        streaming=settings.streaming,
     )
 
 
@@ -154,7 +159,7 @@ async def main(settings: Settings) -> None:
         if console is not None:
             routes["console"] = console
         scheduler = Scheduler(engine.store, settings.companion_id, LLMWriter(engine.background), engine,
-                              ChannelSender(routes), settings.zone, settings.data_dir)
+                              ChannelSender(routes), settings.zone, settings.data_dir, lang=settings.language)
         commands.scheduler = scheduler
         async with contextlib.AsyncExitStack() as running:
             for messenger in messengers:

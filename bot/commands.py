@@ -8,9 +8,10 @@ import time
 from zoneinfo import ZoneInfo
 from dataclasses import dataclass
 
-from bot import relationship
+from bot import people, relationship, reminders
 from bot.engine import Button, Document, Engine, Reply, rule_buttons
 from bot.prompt import clip
+from bot.replies import Answer
 from bot.texts import t
 from bot.why import explain
 from memory.errors import NotFound
@@ -50,6 +51,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "think": ("Jetzt nachdenken", "Reflect now"),
     "writediary": ("Jetzt Tagebuch schreiben", "Write the diary now"),
     "relationship": ("Wo wir zwei stehen", "Where we two stand"),
+    "people": ("Menschen in deinem Leben", "People in your life"),
+    "reminders": ("Deine Erinnerungen", "Your reminders"),
 }
 
 
@@ -269,6 +272,21 @@ class Commands:
             return Reply((self._t("think_nothing"),))
         return Reply(("\n".join([self._t("thoughts_head")] + [f"• {th}" for th in thoughts]),))
 
+    async def cmd_people(self, scope: Scope, args: str) -> Reply:
+        return await people.command(self.store, scope, args, self.lang)
+
+    async def cmd_reminders(self, scope: Scope, args: str) -> Reply:
+        return await reminders.listing(self.store, scope, self.lang, self.engine.config.zone)
+
+    async def _press_reminder_or_person(self, scope: Scope, parts: list[str]) -> Answer | None:
+        """Buttons of /reminders, pushed reminders and /people (None: some other button)."""
+        if parts[0] == "rem":
+            return await reminders.press(self.store, scope, parts, self.lang, self.engine.config.zone,
+                                         self.engine.clock())
+        if parts[0] == "people":
+            return await people.press(self.store, scope, parts, self.lang)
+        return None
+
     async def cmd_relationship(self, scope: Scope, args: str) -> Reply:
         state = await self.store.relationships.get(scope)
         wish = wish_of(await self.store.companions.get(scope.companion_id))
@@ -294,6 +312,9 @@ class Commands:
         scope = await self.engine.scope_for(user_id)
         parts = data.split(":")
         try:
+            answer = await self._press_reminder_or_person(scope, parts)
+            if answer is not None:
+                return Pressed(*answer)
             if parts == ["cancel"]:
                 return Pressed(self._t("cancelled"), self._t("cancelled"))
             if parts[0] == "mem" and len(parts) == 2 and parts[1].lstrip("-").isdigit():

@@ -18,12 +18,14 @@ from bot.errors import LLMError
 from bot.llm import LLM, ChatMessage, Completion, OnText, SystemBlock
 from bot.markers import Marker, split_markers
 from bot.prompt import PromptContext, build_prompt, clip, own_questions
+from bot.reminders import ReminderRequests
 from bot.replies import Button, Document, Incoming, Reply  # noqa: F401  (channels import them from here too)
 from bot.safety import signals_crisis
 from bot.streaming import preview_text
 from bot.texts import crisis_help, t
 from bot.tools import TOOLS, recall_window, run_tool
 from bot.why import asks_why, explain
+from memory.admission import Thresholds
 from memory.embedder import calibration
 from memory.errors import NotFound
 from memory.models import LearnedRule, Message, OpenTopic, Scope, Source
@@ -53,6 +55,7 @@ class EngineConfig:
     extraction: str = "after_reply"
     extraction_quiet_seconds: float = 120.0
     profile_consent: bool = False
+    admission: Thresholds | None = field(default_factory=Thresholds)  # None: every extracted note is stored
 
 
 _DIARY_QUESTION = re.compile(
@@ -123,6 +126,7 @@ class Engine:
         self.last_note_ids: dict[int, list[int]] = {}
         self._asked_profile: dict[int, int] = {}
         self._due_topic: dict[int, OpenTopic] = {}
+        self.reminder_requests = ReminderRequests(store, config.language, config.zone, clock)
         self._quiet: dict[int, tuple[asyncio.TimerHandle, Scope]] = {}
         self.last_prompt: tuple[list[SystemBlock], list[ChatMessage]] | None = None
 
@@ -155,6 +159,10 @@ class Engine:
         if decided is not None:
             await self._log_reply(scope, incoming, decided)
             return Reply((decided,))
+        reminded = await self.reminder_requests.answer(scope, incoming.text)
+        if reminded is not None:
+            await self._log_reply(scope, incoming, "\n\n".join(reminded.bubbles))
+            return reminded
         self._proposed.pop(scope.id, None)
         if asks_why(incoming.text) and self.last_note_ids.get(scope.id):
             reply = await explain(self.store, scope, self.last_note_ids[scope.id], lang, self.config.zone)
@@ -314,6 +322,7 @@ class Engine:
             companion=await store.companions.get(self.config.companion_id),
             relationship=await store.relationships.get(scope),
             own_questions=own_questions(window),
+            people=await store.people.cards(scope),
         )
 
     async def _answer(
@@ -362,7 +371,7 @@ class Engine:
 
     async def _recall(self, scope: Scope, query: str, current_id: int) -> str:
         text, window = recall_window(query, None, self.clock(), self.config.zone)
-        sources: tuple[Source, ...] = ("message",) if window else ("note", "profile", "thought", "message")
+        sources: tuple[Source, ...] = ("message",) if window else ("note", "profile", "thought", "person", "message")
         hits = await self.store.search(scope, text, sources, k=7, window=window, now=self.clock())
         hits = [h for h in hits if h.source != "message" or h.item_id < current_id][:6]
         lines = [f'{h.created_at:%Y-%m-%d}: "{h.text}"' for h in hits]
@@ -401,7 +410,8 @@ class Engine:
         self._quiet.pop(scope.id, None)
         try:
             await extraction.extract(self.store, self.background, scope, self.config.profile_consent,
-                                     datetime.fromtimestamp(self.clock(), self.config.zone))
+                                     datetime.fromtimestamp(self.clock(), self.config.zone),
+                                     admission=self.config.admission)
             await summary.refresh_summary(self.store, self.background, scope, self.config.recent_messages)
         except LLMError as exc:
             log.warning("background learning failed for scope %s; nothing stored: %s", scope.id, exc)

@@ -1,19 +1,23 @@
-"""The Matrix channel: matrix-nio in front of the engine and the commands, direct rooms with allowed users only."""
+"""The Matrix channel: matrix-nio in front of the engine and the commands.
+
+Direct rooms are for allowed users; an unknown user who invites the bot to a direct room or writes
+there gets a pairing code. In allowed rooms mnemo answers only when mentioned or replied to, with the
+room's own memory. What is new is decided by the sync token alone: each sync's events are recorded in
+the inbox, then the token is saved, then the events are answered and marked handled, so a restart
+neither loses nor repeats a message, whatever the host clock says.
+"""
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import html
-import io
 import json
 import logging
-import os
-import re
+import time
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import aiohttp
 from nio import (
@@ -22,45 +26,64 @@ from nio import (
     ErrorResponse,
     Event,
     InviteMemberEvent,
-    LocalProtocolError,
-    LoginResponse,
     MatrixRoom,
     MegolmEvent,
+    ProfileGetDisplayNameResponse,
     ReactionEvent,
     RoomCreateResponse,
     RoomEncryptedMedia,
-    RoomMemberEvent,
+    RoomGetEventResponse,
     RoomMessageEmote,
     RoomMessageMedia,
+    RoomMessagesResponse,
     RoomMessageText,
     RoomPreset,
-    RoomSendResponse,
-    SendRetryError,
+    RoomResolveAliasResponse,
     SyncResponse,
-    UploadResponse,
-    WhoamiResponse,
 )
 from nio.crypto import ENCRYPTION_ENABLED
 
+from bot.access import Access, AccessConfig, ApprovedUser, UnknownUsers
 from bot.commands import Commands, Pressed
-from bot.engine import Button, Document, Engine, Incoming, Reply
+from bot.engine import Button, Engine, Incoming, Reply
 from bot.errors import ConfigError, MatrixError
+from bot.matrix_messages import (  # noqa: F401  (the pure helpers are part of this module's interface)
+    KEYCAPS,
+    MAX_MESSAGES,
+    dm_partner,
+    failure,
+    fit_messages,
+    fresh_events,
+    is_edit,
+    localpart,
+    mentions,
+    normalize_key,
+    reaction_choices,
+    reaction_content,
+    replied_to,
+    split_message,
+    strip_reply_fallback,
+    to_html,
+    without_mention,
+)
+from bot.matrix_outgoing import Outgoing
+from bot.matrix_session import Session, write_private  # noqa: F401
 from bot.texts import t
+from memory.access import group_scope, is_group_scope
 
 log = logging.getLogger(__name__)
 
 E2E_AVAILABLE: bool = ENCRYPTION_ENABLED  # matrix-nio[e2e] (vodozemac) is installed
-MAX_MESSAGES = 3
 SYNC_TIMEOUT_MS = 30_000
-TIMELINE_LIMIT = 50  # events per room and sync; enough for what piles up while mnemo is down
-TYPING_EVERY = 20.0  # seconds; each typing notice lasts 30 s
+TIMELINE_LIMIT = 50  # events per room and sync; an older gap is fetched page by page
+GAP_LIMIT = 500  # events fetched per room to fill a gap after a long downtime
 STOP_GRACE = 10.0  # seconds stop() waits for the events in hand to be answered
 RETRIES = 3  # nio's retries of a request that cannot connect (its default is forever)
-EXPORT_TEXT_LIMIT = 20_000  # characters of the export shown as text when the upload fails
 MAX_OPEN_CHOICES = 200
-THUMBS_UP, THUMBS_DOWN = "👍", "👎"
-KEYCAPS = tuple(f"{n}\ufe0f\u20e3" for n in range(1, 10)) + ("🔟",)
 ENCRYPTION_STATE = {"type": "m.room.encryption", "state_key": "", "content": {"algorithm": "m.megolm.v1.aes-sha2"}}
+ANSWERED = (RoomMessageText, RoomMessageEmote, ReactionEvent, RoomMessageMedia, RoomEncryptedMedia)
+
+
 @dataclass(frozen=True)
 class MatrixConfig:
     """The Matrix channel's part of the settings."""
@@ -70,144 +93,97 @@ class MatrixConfig:
     password: str | None = None
     access_token: str | None = None
     allowed_users: frozenset[str] = frozenset()
+    admins: frozenset[str] = frozenset()  # Matrix ids that may approve pairing codes with !pair
+    unknown_users: UnknownUsers = "pair"
+    pairing_minutes: float = 10.0
+    allowed_rooms: frozenset[str] = frozenset()  # room ids ('!abc:example.org') or aliases ('#family:example.org')
+    streaming: bool = True
     data_dir: Path = Path("matrix")
     device_name: str = "mnemo"
     encryption: bool = E2E_AVAILABLE
+    timeline_limit: int = TIMELINE_LIMIT
+
+
+def access_config(config: MatrixConfig) -> AccessConfig:
+    """The access part of the Matrix settings (admins of other channels are left out)."""
+    return AccessConfig(allowed=frozenset(config.allowed_users),
+                        admins=frozenset(a for a in config.admins if a.startswith("@")),
+                        unknown_users=config.unknown_users, pairing_minutes=config.pairing_minutes)
+
+
+@dataclass(frozen=True)
+class Route:
+    """Whose an event is: an allowed user's direct room, an unknown user's, or an allowed group room."""
+
+    kind: Literal["private", "stranger", "group"]
+    scope: str  # the engine's user id: the Matrix id, or 'mx:group:<room id>'
+
+
+@dataclass(frozen=True)
+class Received:
+    """An event to answer, the room it came in, whose it is, and whether it was left over by an earlier run."""
+
+    room_id: str
+    event: Event
+    route: Route
+    replayed: bool = False
 
 
 @dataclass(frozen=True)
 class Choice:
-    """An open question under one of the bot's messages: who may answer, and what each reaction means."""
+    """An open question under one of the bot's messages: whose scope it decides, and what each reaction means."""
 
-    user_id: str
+    scope: str
     options: dict[str, str]  # normalized reaction key -> button data
 
 
-# --- pure helpers -----------------------------------------------------------------------------------
-
-
-def to_html(text: str) -> str:
-    """The formatted body of a text: escaped, **bold** kept as bold, newlines as <br>."""
-    escaped = html.escape(text, quote=False)
-    escaped = re.sub(r"\*\*(\S(?:.*?\S)?)\*\*", r"<strong>\1</strong>", escaped)
-    return escaped.replace("\n", "<br>")
-
-
-def message_content(text: str) -> dict[str, Any]:
-    """An m.text message with an HTML body and the plain text beside it."""
-    return {"msgtype": "m.text", "body": text, "format": "org.matrix.custom.html", "formatted_body": to_html(text)}
-
-
-def reaction_content(event_id: str, key: str) -> dict[str, Any]:
-    """An m.reaction annotating an event with a key."""
-    return {"m.relates_to": {"rel_type": "m.annotation", "event_id": event_id, "key": key}}
-
-
-def normalize_key(key: str) -> str:
-    """A reaction key without variation selectors and skin tones (👍🏽 counts as 👍)."""
-    return re.sub("[\ufe0f\U0001f3fb-\U0001f3ff]", "", key)
-
-
-def fit_messages(bubbles: Sequence[str], limit: int = MAX_MESSAGES) -> tuple[str, ...]:
-    """At most `limit` messages; the last one takes the rest."""
-    parts = tuple(b for b in bubbles if b.strip())
-    if len(parts) <= limit:
-        return parts
-    return parts[: limit - 1] + ("\n\n".join(parts[limit - 1 :]),)
-
-
-def reaction_choices(buttons: Sequence[Sequence[Button]], lang: str) -> tuple[list[tuple[str, str]], str]:
-    """The reactions standing for buttons, as (emoji, data), and the line that explains them.
-
-    A rule question's yes/no row becomes 👍/👎 and needs no explanation; any other buttons
-    become numbered keycaps 1️⃣ … 🔟 with a line naming each (more than ten are left out).
-    """
-    rows = [tuple(row) for row in buttons if row]
-    if len(rows) == 1 and len(rows[0]) == 2 and rows[0][0].data.startswith("rule:yes:") \
-            and rows[0][1].data.startswith("rule:no:"):
-        return [(THUMBS_UP, rows[0][0].data), (THUMBS_DOWN, rows[0][1].data)], ""
-    pairs: list[tuple[str, str]] = []
-    lines: list[str] = []
-    for row in rows:
-        labels = []
-        for button in row:
-            if len(pairs) == len(KEYCAPS):
-                log.info("more than %d choices; %r has no reaction", len(KEYCAPS), button.data)
-                continue
-            pairs.append((KEYCAPS[len(pairs)], button.data))
-            labels.append(f"{pairs[-1][0]} {button.label}")
-        if labels:
-            lines.append(" · ".join(labels))
-    if not pairs:
-        return [], ""
-    return pairs, "\n".join([t(lang, "react_with")] + lines)
-
-
-def strip_reply_fallback(body: str) -> str:
-    """A reply's own text, without the quoted '> ' lines that older clients put in front."""
-    lines = body.split("\n")
-    while lines and lines[0].startswith(">"):
-        lines.pop(0)
-    return "\n".join(lines).strip() or body
-
-
-def fresh_events(events: Sequence[Event], me: str) -> list[Event]:
-    """The events after the bot's own invite or join in this batch (history before it is not answered)."""
-    start = 0
-    for i, event in enumerate(events):
-        if isinstance(event, RoomMemberEvent) and event.state_key == me and event.membership in ("invite", "join") \
-                and event.prev_membership not in ("invite", "join"):
-            start = i + 1
-            break
-    return list(events[start:])
-
-
-def dm_partner(room: MatrixRoom | None, me: str) -> str | None:
-    """The other member of a direct room (exactly two members, joined or invited), else None."""
-    if room is None or me not in room.users or len(room.users) != 2:
+def inbox_payload(item: Received) -> str | None:
+    """What the inbox keeps of an event until it is answered: nothing of an unknown user."""
+    if item.route.kind == "stranger" or isinstance(item.event, MegolmEvent):
         return None
-    return next(u for u in room.users if u != me)
+    return json.dumps({"room_id": item.room_id, "kind": item.route.kind, "scope": item.route.scope,
+                       "event": item.event.source}, ensure_ascii=False)
 
 
-def write_private(path: Path, text: str) -> None:
-    """Write a file only its owner may read, replacing the old one in one step."""
-    tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)
-
-
-def _failure(response: object) -> str:
-    if isinstance(response, ErrorResponse):
-        return f"{response.status_code or ''} {response.message}".strip()
-    return repr(response)
+def from_inbox(payload: str) -> Received | None:
+    """An event left unanswered by an earlier run, as it was recorded."""
+    data = json.loads(payload)
+    event = Event.parse_decrypted_event(data["event"])
+    if not isinstance(event, ANSWERED):
+        return None
+    return Received(data["room_id"], event, Route(data["kind"], data["scope"]), replayed=True)
 
 
 # --- the channel ------------------------------------------------------------------------------------
 
 
 class MatrixChannel:
-    """Answers allowed Matrix users in their direct rooms; pushes messages on request."""
+    """Answers allowed Matrix users in direct rooms and mentions in allowed rooms; pushes messages on request."""
 
     name = "matrix"
 
-    def __init__(self, engine: Engine, commands: Commands, config: MatrixConfig) -> None:
+    def __init__(self, engine: Engine, commands: Commands, config: MatrixConfig,
+                 clock: Callable[[], float] = time.time) -> None:
         self.engine = engine
         self.commands = commands
         self.config = config
+        self.clock = clock
         self.lang = engine.config.language
-        self.allowed = frozenset(config.allowed_users)
+        self.access = Access(engine.store.access, access_config(config), self.lang, clock)
+        self.inbox = engine.store.inbox
         self.data_dir = config.data_dir
-        self.session_path = self.data_dir / "session.json"
-        self.token_path = self.data_dir / "sync_token"
+        self.session = Session(config.data_dir, config.homeserver, config.user_id)
         self.client: AsyncClient | None = None
+        self._out: Outgoing | None = None
         self._task: asyncio.Task[None] | None = None
         self._synced = asyncio.Event()
         self._rooms: dict[str, str] = {}  # user id -> the direct room they last wrote in
         self._choices: OrderedDict[str, Choice] = OrderedDict()  # event id -> open question
-        self._warned_encrypted: set[str] = set()  # rooms already named in the log as unreadable
-        self._warned_not_direct: set[str] = set()
+        self._allowed_rooms: set[str] = set()  # room ids; aliases are resolved at start (and again on invites)
+        self._unresolved: set[str] = set()
+        self._greetings: dict[str, str] = {}  # room id -> the pairing answer, sent once the joined room is synced
+        self._warned: set[str] = set()  # rooms already named in the log as ignored
+        self._warned_encrypted: set[str] = set()  # ... and as unreadable
         self._token: str | None = None
         self._idle = asyncio.Event()
         self._idle.set()
@@ -218,29 +194,40 @@ class MatrixChannel:
         """The bot's own Matrix id."""
         return self.config.user_id
 
-    def _words(self, key: str) -> str:
-        return t(self.lang, key)
+    @property
+    def out(self) -> Outgoing:
+        """What sends to rooms (there once started)."""
+        assert self._out is not None, "the Matrix channel is not started"
+        return self._out
 
     # --- lifecycle ------------------------------------------------------------------------------
 
     async def start(self) -> None:
-        """Log in, do the first sync (not answering history on a first start), then sync in the background."""
-        if not self.allowed:
-            log.warning("MNEMO_MATRIX_ALLOWED_USERS is empty: mnemo will join no room and answer nobody")
+        """Log in, record the first sync (not answering history on a first start), answer, then sync on."""
+        if not self.config.allowed_users and self.config.unknown_users != "pair":
+            log.warning("MNEMO_MATRIX_ALLOWED_USERS is empty and pairing is off: mnemo will answer nobody")
         if self.config.encryption and not E2E_AVAILABLE:
             raise ConfigError("Matrix encryption needs matrix-nio[e2e]: pip install 'matrix-nio[e2e]'.")
         self.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-        # Sync tokens are saved by this channel, after the events are handled; nio would save them before.
+        # The sync token is saved by this channel, after the events are recorded; nio would save it earlier.
+        # Rate limits are waited out here (Outgoing.patiently), where a send can be given up or skipped.
         config = AsyncClientConfig(encryption_enabled=self.config.encryption, store_sync_tokens=False,
-                                   max_timeouts=RETRIES)
+                                   max_timeouts=RETRIES, max_limit_exceeded=0)
         self.client = AsyncClient(self.config.homeserver, self.me, store_path=str(self.data_dir), config=config)
+        self._out = Outgoing(self.client)
         self._stopping = False
         try:
-            await self._log_in(self.client)
+            await self.session.log_in(self.client, self.config.password, self.config.access_token,
+                                      self.config.device_name)
             if self.client.olm is not None and self.client.should_upload_keys:
                 await self.client.keys_upload()
-            self._token = self._load_token()
-            await self._sync_and_handle(first=True, answer=self._token is not None)
+            await self._resolve_rooms(set(self.config.allowed_rooms))
+            await self.inbox.prune(self.clock())
+            leftovers = await self._leftovers()
+            if leftovers:
+                log.warning("answering %d Matrix events left unhandled by the last run", len(leftovers))
+            self._token = self.session.load_token()
+            await self._sync_and_handle(first=True, answer=self._token is not None, leftovers=leftovers)
         except (TimeoutError, aiohttp.ClientError) as exc:
             await self.client.close()
             raise ConfigError(f"The Matrix homeserver {self.config.homeserver} (MNEMO_MATRIX_HOMESERVER) "
@@ -258,7 +245,7 @@ class MatrixChannel:
         try:
             await asyncio.wait_for(self._idle.wait(), STOP_GRACE)
         except TimeoutError:
-            log.warning("stopping while still answering; the unanswered events are lost")
+            log.warning("stopping while still answering; the inbox keeps the rest for the next start")
         if self._task is not None:
             self._task.cancel()
             try:
@@ -271,57 +258,25 @@ class MatrixChannel:
         if self.client is not None:
             await self.client.close()
 
-    async def _log_in(self, client: AsyncClient) -> None:
-        """Use the access token, the saved session, or the password (saving the new session)."""
-        if self.config.access_token:
-            client.access_token = self.config.access_token
-            client.restore_login(self.me, await self._whoami_device(client), self.config.access_token)
-            return
-        if not self.config.password:
-            raise ConfigError("The matrix channel needs MNEMO_MATRIX_PASSWORD or MNEMO_MATRIX_ACCESS_TOKEN.")
-        session = self._load_session()
-        if session:
-            client.restore_login(self.me, session["device_id"], session["access_token"])
-            checked = await client.whoami()
-            if isinstance(checked, WhoamiResponse):
-                return
-            if checked.status_code != "M_UNKNOWN_TOKEN":
-                raise MatrixError(f"could not check the saved Matrix session: {_failure(checked)}")
-            log.warning("the saved Matrix session no longer works; logging in again as device %s",
-                        session["device_id"])
-        response = await client.login(self.config.password, device_name=self.config.device_name)
-        if not isinstance(response, LoginResponse):
-            raise ConfigError(f"The Matrix login as {self.me} at {self.config.homeserver} failed "
-                              f"({_failure(response)}); check MNEMO_MATRIX_USER_ID and MNEMO_MATRIX_PASSWORD.")
-        write_private(self.session_path, json.dumps({
-            "homeserver": self.config.homeserver, "user_id": response.user_id,
-            "device_id": response.device_id, "access_token": response.access_token,
-        }))
-        log.info("logged in to Matrix as %s, new device %s", response.user_id, response.device_id)
+    async def _leftovers(self) -> list[Received]:
+        """The events recorded but not answered when mnemo last stopped (or crashed)."""
+        left = [from_inbox(entry.payload) for entry in await self.inbox.unhandled(self.name) if entry.payload]
+        return [item for item in left if item is not None]
 
-    async def _whoami_device(self, client: AsyncClient) -> str:
-        """The device of the configured access token."""
-        response = await client.whoami()
-        if not isinstance(response, WhoamiResponse) or response.user_id != self.me or not response.device_id:
-            raise ConfigError(f"MNEMO_MATRIX_ACCESS_TOKEN does not belong to a device of {self.me} at "
-                              f"{self.config.homeserver} ({_failure(response)}).")
-        return response.device_id
-
-    def _load_session(self) -> dict[str, str] | None:
-        """The saved login for this homeserver and user, or None."""
-        if not self.session_path.exists():
-            return None
-        session = json.loads(self.session_path.read_text(encoding="utf-8"))
-        if session.get("homeserver") != self.config.homeserver or session.get("user_id") != self.me:
-            log.info("the saved Matrix session is for another account; logging in afresh")
-            return None
-        return {"device_id": str(session["device_id"]), "access_token": str(session["access_token"])}
-
-    def _load_token(self) -> str | None:
-        """The sync token saved after the last handled sync, or None on a first start."""
-        if not self.token_path.exists():
-            return None
-        return self.token_path.read_text(encoding="utf-8").strip() or None
+    async def _resolve_rooms(self, names: set[str]) -> None:
+        """Turn the allowed rooms' aliases into room ids; an alias that does not resolve yet is tried again later."""
+        assert self.client is not None
+        for name in names:
+            if not name.startswith("#"):
+                self._allowed_rooms.add(name)
+                continue
+            response = await self.client.room_resolve_alias(name)
+            if isinstance(response, RoomResolveAliasResponse):
+                self._allowed_rooms.add(response.room_id)
+                self._unresolved.discard(name)
+            else:
+                self._unresolved.add(name)
+                log.warning("MNEMO_MATRIX_ALLOWED_ROOMS: %s does not resolve (yet): %s", name, failure(response))
 
     # --- syncing ----------------------------------------------------------------------------------
 
@@ -339,33 +294,76 @@ class MatrixChannel:
                             exc_info=failures == 1)
                 await asyncio.sleep(pause)
 
-    async def _sync_and_handle(self, first: bool, answer: bool) -> None:
-        """One sync: join or decline invites, answer new events (when `answer`), then save the token."""
+    async def _sync_and_handle(self, first: bool, answer: bool, leftovers: Sequence[Received] = ()) -> None:
+        """One sync: answer invites, record the new events, save the token, then answer and mark them handled."""
         assert self.client is not None
-        limit = TIMELINE_LIMIT if self._token else 1
-        response = await self.client.sync(
-            timeout=0 if first else SYNC_TIMEOUT_MS, since=self._token, full_state=True if first else None,
+        client, since = self.client, self._token
+        limit = self.config.timeline_limit if since else 1
+        response = await self.out.patiently(lambda: client.sync(
+            timeout=0 if first else SYNC_TIMEOUT_MS, since=since, full_state=True if first else None,
             sync_filter={"room": {"timeline": {"limit": limit}}},
-        )
+        ), "sync")
         if not isinstance(response, SyncResponse):
-            raise MatrixError(f"sync failed: {_failure(response)}")
+            raise MatrixError(f"sync failed: {failure(response)}")
         self._idle.clear()
         try:
             await self._keep_keys()
             for room_id, invite in response.rooms.invite.items():
                 await self._on_invite(room_id, invite.invite_state)
+            received: list[Received] = []
             if answer:
-                await asyncio.gather(*(self._on_timeline(room_id, info.timeline.events)
-                                       for room_id, info in response.rooms.join.items()))
+                for room_id, info in response.rooms.join.items():
+                    events = await self._with_gap(room_id, info.timeline, since)
+                    received += await self._receive(room_id, events)
             elif response.rooms.join:
                 log.info("first start: the history of %d rooms is not answered", len(response.rooms.join))
+            new = set(await self.inbox.record(self.name, [(r.event.event_id, inbox_payload(r)) for r in received],
+                                              self.clock()))
+            self.session.save_token(response.next_batch)
+            self._token = response.next_batch
             self._warn_unreadable_rooms()
+            await self._answer([*leftovers, *(r for r in received if r.event.event_id in new)])
+            await self._greet()
         finally:
             self._idle.set()
-        write_private(self.token_path, response.next_batch)
-        self._token = response.next_batch
         self._synced.set()
         self._synced = asyncio.Event()
+
+    async def _with_gap(self, room_id: str, timeline: Any, since: str | None) -> list[Event]:
+        """A room's new events; when the sync left a gap (more than the timeline limit), the missing ones first."""
+        events = list(timeline.events)
+        if not (timeline.limited and since and timeline.prev_batch):
+            return events
+        assert self.client is not None
+        client, start = self.client, timeline.prev_batch
+        older: list[Event] = []
+        while len(older) < GAP_LIMIT:
+            page = await self.out.patiently(
+                lambda: client.room_messages(room_id, start=start, end=since, limit=100), "history")
+            if not isinstance(page, RoomMessagesResponse):
+                log.warning("could not fetch the messages in %s sent while mnemo was away: %s", room_id, failure(page))
+                break
+            older += page.chunk
+            if not page.chunk or not page.end or page.end == start:
+                break
+            start = page.end
+        else:
+            log.warning("more than %d events in %s while mnemo was away; older ones are not answered",
+                        GAP_LIMIT, room_id)
+        log.info("fetched %d events in %s that the sync left out", len(older), room_id)
+        return list(reversed(older)) + events
+
+    async def _answer(self, items: Sequence[Received]) -> None:
+        """Answer events: one room's one after another, different rooms at the same time."""
+        by_room: dict[str, list[Received]] = {}
+        for item in items:
+            by_room.setdefault(item.room_id, []).append(item)
+        await asyncio.gather(*(self._answer_room(room_items) for room_items in by_room.values()))
+
+    async def _answer_room(self, items: Sequence[Received]) -> None:
+        for item in items:
+            await self._handle(item)
+            await self.inbox.done(self.name, item.event.event_id, self.clock())
 
     async def _keep_keys(self) -> None:
         """The encryption chores of a sync: send queued to-device messages, upload, query and claim keys."""
@@ -382,7 +380,7 @@ class MatrixChannel:
         for response in responses:
             for item in response if isinstance(response, list) else [response]:
                 if isinstance(item, ErrorResponse):
-                    log.warning("matrix key maintenance failed: %s", _failure(item))
+                    log.warning("matrix key maintenance failed: %s", failure(item))
 
     def _warn_unreadable_rooms(self) -> None:
         """Say once per room when it is encrypted but this process cannot decrypt."""
@@ -395,82 +393,230 @@ class MatrixChannel:
                 log.warning("room %s is encrypted, but end-to-end encryption is off (it needs matrix-nio[e2e]); "
                             "mnemo cannot read or answer messages there", room.room_id)
 
-    # --- incoming ---------------------------------------------------------------------------------
+    # --- who an event belongs to ------------------------------------------------------------------
 
-    async def _on_invite(self, room_id: str, events: Sequence[Event]) -> None:
-        """Join when an allowed user invited the bot; decline anyone else's invite."""
-        assert self.client is not None
-        inviter = next((e.sender for e in events if isinstance(e, InviteMemberEvent)
-                        and e.state_key == self.me and e.membership == "invite"), None)
-        if inviter in self.allowed:
-            response = await self.client.join(room_id)
-            if isinstance(response, ErrorResponse):
-                log.warning("could not join %s on %s's invite: %s", room_id, inviter, _failure(response))
-            else:
-                log.info("joined %s on %s's invite", room_id, inviter)
-            return
-        log.warning("declined the invite to %s from %s: not on MNEMO_MATRIX_ALLOWED_USERS", room_id, inviter)
-        response = await self.client.room_leave(room_id)
-        if isinstance(response, ErrorResponse):
-            log.warning("could not decline the invite to %s: %s", room_id, _failure(response))
-
-    async def _on_timeline(self, room_id: str, events: Sequence[Event]) -> None:
-        """Handle a room's new events one after another; a failing event is logged and the next one handled."""
+    async def _receive(self, room_id: str, events: Sequence[Event]) -> list[Received]:
+        """The events of a room that mnemo answers, each with whose it is."""
         assert self.client is not None
         room = self.client.rooms.get(room_id)
+        if room is None:
+            return []
+        received = []
         for event in fresh_events(events, self.me):
-            if room is None or event.sender == self.me or event.sender not in self.allowed:
+            if event.sender == self.me or not isinstance(event, (*ANSWERED, MegolmEvent)):
                 continue
-            if dm_partner(room, self.me) != event.sender:
-                if room_id not in self._warned_not_direct:
-                    self._warned_not_direct.add(room_id)
-                    log.info("ignoring room %s: it is not a direct room with %s", room_id, event.sender)
+            route = await self._route(room, event)
+            if route is not None:
+                received.append(Received(room_id, event, route))
+        return received
+
+    async def _route(self, room: MatrixRoom, event: Event) -> Route | None:
+        """Whose an event is, or None when mnemo leaves it alone."""
+        if room.room_id in self._allowed_rooms:
+            return await self._group_route(room, event)
+        if dm_partner(room, self.me) != event.sender:
+            if room.room_id not in self._warned:
+                self._warned.add(room.room_id)
+                log.warning("ignoring room %s (%s): not a direct room and not on MNEMO_MATRIX_ALLOWED_ROOMS",
+                            room.room_id, room.display_name)
+            return None
+        if await self.access.allows(event.sender):
+            return Route("private", event.sender)
+        text = isinstance(event, (RoomMessageText, RoomMessageEmote)) and not is_edit(event.source.get("content", {}))
+        return Route("stranger", event.sender) if text else None
+
+    async def _group_route(self, room: MatrixRoom, event: Event) -> Route | None:
+        """In an allowed room: a message that mentions or replies to mnemo, or a reaction to its open question."""
+        scope = group_scope("mx", room.room_id)
+        if isinstance(event, ReactionEvent):
+            choice = self._choices.get(event.reacts_to)
+            return Route("group", scope) if choice is not None and choice.scope == scope else None
+        if not isinstance(event, (RoomMessageText, RoomMessageEmote)):
+            return None
+        content = event.source.get("content", {})
+        if is_edit(content):
+            return None
+        if mentions(content, self.me, self._names(room)) or await self._replies_to_me(room.room_id, content):
+            return Route("group", scope)
+        return None
+
+    async def _replies_to_me(self, room_id: str, content: dict[str, Any]) -> bool:
+        """Whether a message replies to one of the bot's messages (asking the homeserver when not sent in this run)."""
+        target = replied_to(content)
+        if target is None:
+            return False
+        if self.out.is_mine(target):
+            return True
+        assert self.client is not None
+        response = await self.client.room_get_event(room_id, target)
+        return isinstance(response, RoomGetEventResponse) and response.event.sender == self.me
+
+    def _names(self, room: MatrixRoom) -> list[str]:
+        """The bot's names in a room, as people would mention it: display name and localpart."""
+        user = room.users.get(self.me)
+        return [n for n in (user.display_name if user else None, localpart(self.me)) if n]
+
+    def _sender_name(self, room: MatrixRoom, user_id: str) -> str:
+        user = room.users.get(user_id)
+        return (user.display_name if user else None) or localpart(user_id)
+
+    # --- invites ----------------------------------------------------------------------------------
+
+    async def _on_invite(self, room_id: str, events: Sequence[Event]) -> None:
+        """Join an allowed user's or an allowed room's invite; answer an unknown user's direct invite with a code."""
+        assert self.client is not None
+        invite = next((e for e in events if isinstance(e, InviteMemberEvent)
+                       and e.state_key == self.me and e.membership == "invite"), None)
+        inviter = invite.sender if invite is not None else "?"
+        if self._unresolved:
+            await self._resolve_rooms(set(self._unresolved))
+        if room_id in self._allowed_rooms or await self.access.allows(inviter):
+            await self._join(room_id, inviter)
+            return
+        direct = invite is not None and bool(invite.content.get("is_direct"))
+        if direct and self.access.config.unknown_users == "pair":
+            answer = await self.access.turn_away(self.name, inviter, await self._display_name(inviter, events))
+            if answer is not None and await self._join(room_id, inviter):
+                self._greetings[room_id] = answer  # sent once the room arrived in a sync (it may be encrypted)
+                return
+        why = "not a direct invite" if not direct else f"MNEMO_UNKNOWN_USERS={self.access.config.unknown_users}" \
+            if self.access.config.unknown_users != "pair" else "a pairing code is already waiting"
+        log.warning("declined the invite to %s from %s (not allowed; %s)", room_id, inviter, why)
+        await self._leave(room_id)
+
+    async def _join(self, room_id: str, inviter: str) -> bool:
+        assert self.client is not None
+        client = self.client
+        response = await self.out.patiently(lambda: client.join(room_id), "join")
+        if isinstance(response, ErrorResponse):
+            log.warning("could not join %s on %s's invite: %s", room_id, inviter, failure(response))
+            return False
+        log.info("joined %s on %s's invite", room_id, inviter)
+        return True
+
+    async def _leave(self, room_id: str) -> None:
+        assert self.client is not None
+        client = self.client
+        response = await self.out.patiently(lambda: client.room_leave(room_id), "leave")
+        if isinstance(response, ErrorResponse):
+            log.warning("could not leave %s: %s", room_id, failure(response))
+
+    async def _display_name(self, user_id: str, events: Sequence[Event] = ()) -> str:
+        """A user's display name: from the invite, else from their profile, else their localpart."""
+        for event in events:
+            if isinstance(event, InviteMemberEvent) and event.state_key == user_id and event.content.get("displayname"):
+                return str(event.content["displayname"])
+        assert self.client is not None
+        response = await self.client.get_displayname(user_id)
+        if isinstance(response, ProfileGetDisplayNameResponse) and response.displayname:
+            return response.displayname
+        return localpart(user_id)
+
+    async def _greet(self) -> None:
+        """Send unknown users their pairing answer in the rooms joined for it, once those rooms are synced."""
+        assert self.client is not None
+        for room_id, text in list(self._greetings.items()):
+            if room_id not in self.client.rooms:
                 continue
+            del self._greetings[room_id]
             try:
-                await self._on_event(room, event)
-            except Exception:
-                log.exception("matrix event %s in %s failed", event.event_id, room_id)
-                await self._tell_failure(room_id)
+                await self.out.text(room_id, text)
+            except MatrixError as exc:
+                log.warning("could not send the pairing answer to %s: %s", room_id, exc)
 
-    async def _on_event(self, room: MatrixRoom, event: Event) -> None:
-        """Route one event of an allowed user in their direct room."""
-        if isinstance(event, (RoomMessageText, RoomMessageEmote)):
-            await self._on_text(room, event)
-        elif isinstance(event, ReactionEvent):
-            await self._on_reaction(room, event)
-        elif isinstance(event, MegolmEvent):
-            self._on_undecryptable(room, event)
-        elif isinstance(event, (RoomMessageMedia, RoomEncryptedMedia)):
-            await self._send_text(room.room_id, t(self.lang, "not_text_kind"))
+    # --- handling ---------------------------------------------------------------------------------
 
-    async def _on_text(self, room: MatrixRoom, event: RoomMessageText | RoomMessageEmote) -> None:
-        """A text: a !command or /command goes to the commands, everything else to the engine."""
-        relates = event.source.get("content", {}).get("m.relates_to", {})
-        if relates.get("rel_type") == "m.replace":
+    async def _handle(self, item: Received) -> None:
+        """Answer one event; a failure is logged and told in the room (never to an unknown user)."""
+        assert self.client is not None
+        room, event = self.client.rooms.get(item.room_id), item.event
+        if room is None:
+            log.warning("event %s is in room %s, which mnemo is no longer in", event.event_id, item.room_id)
+            return
+        try:
+            if isinstance(event, (RoomMessageText, RoomMessageEmote)):
+                await self._on_text(room, event, item.route, item.replayed)
+            elif isinstance(event, ReactionEvent):
+                await self._on_reaction(room, event, item.route)
+            elif isinstance(event, MegolmEvent):
+                self._on_undecryptable(room, event)
+            elif isinstance(event, (RoomMessageMedia, RoomEncryptedMedia)) and item.route.kind == "private":
+                await self.out.text(room.room_id, t(self.lang, "not_text_kind"))
+        except Exception:
+            log.exception("matrix event %s in %s failed", event.event_id, item.room_id)
+            if item.route.kind != "stranger":
+                await self._tell_failure(item.room_id)
+
+    async def _on_text(self, room: MatrixRoom, event: RoomMessageText | RoomMessageEmote, route: Route,
+                       replayed: bool) -> None:
+        """A text: an unknown user's, an admin's !pair, a !command or /command, or a message for the engine."""
+        content = event.source.get("content", {})
+        if is_edit(content):
             log.info("edit %s ignored; the original was already answered", event.event_id)
             return
-        text = strip_reply_fallback(event.body) if "m.in_reply_to" in relates else event.body
-        user_id = event.sender
-        self._rooms[user_id] = room.room_id
-        async with self._typing(room.room_id):
-            reply = await self.commands.run(user_id, text) if text.lstrip()[:1] in ("!", "/") else None
-            if reply is None:
-                reply = await self.engine.handle(
-                    Incoming(user_id, text, channel=self.name, channel_message_id=event.event_id))
+        body = strip_reply_fallback(event.body) if replied_to(content) else event.body
+        if route.kind == "stranger":
+            answer = await self.access.turn_away(self.name, event.sender, self._sender_name(room, event.sender))
+            if answer is not None:
+                await self.out.text(room.room_id, answer)
+            return
+        group = route.kind == "group"
+        text = without_mention(body, self.me, self._names(room)) if group else body
+        command = text.lstrip()[:1] in ("!", "/")
+        if group and command and not self.access.is_admin(event.sender):
+            log.info("command from %s, who is no admin, ignored in room %s", event.sender, room.room_id)
+            return
+        if group and not command:
+            text = f"{self._sender_name(room, event.sender)}: {text}"
+        if not group:
+            self._rooms[event.sender] = room.room_id
+            if await self._admin(room.room_id, event.sender, text):
+                return
+        reply_to = event.event_id if group else None
+        incoming = Incoming(route.scope, text, channel=self.name, channel_message_id=event.event_id)
+        preview = self.out.preview(room.room_id, reply_to, group) if self.config.streaming and not command else None
+        try:
+            async with self.out.typing(room.room_id, preview):
+                reply = await self.commands.run(route.scope, text) if command else None
+                if reply is None:
+                    reply = await self.engine.handle(incoming, on_progress=preview.update if preview else None)
+        finally:
+            shown = await preview.close() if preview else None
+        if reply is None and replayed:
+            reply = await self.engine.earlier_reply(incoming)  # recorded before a crash, maybe never sent
         if reply is None:
             log.info("event %s was answered before; skipped", event.event_id)
             return
-        await self._deliver(room.room_id, user_id, reply)
+        await self._deliver(room.room_id, route.scope, reply, preview=shown, reply_to=reply_to)
 
-    async def _on_reaction(self, room: MatrixRoom, event: ReactionEvent) -> None:
+    async def _admin(self, room_id: str, user_id: str, text: str) -> bool:
+        """Run an admin's !pair command; True when it was one."""
+        answer = await self.access.admin_command(user_id, text)
+        if answer is None:
+            return False
+        await self.out.text(room_id, answer.text)
+        if answer.approved is not None:
+            await self._welcome(answer.approved)
+        return True
+
+    async def _welcome(self, user: ApprovedUser) -> None:
+        """Tell a user approved from the chat that they can write now."""
+        if user.channel != self.name:
+            return
+        try:
+            await self.send(user.user_id, t(self.lang, "paired_welcome"))
+        except MatrixError as exc:
+            log.warning("could not welcome %s: %s", user.user_id, exc)
+
+    async def _on_reaction(self, room: MatrixRoom, event: ReactionEvent, route: Route) -> None:
         """A reaction on one of the bot's questions answers it, like pressing a button."""
         choice = self._choices.get(event.reacts_to)
-        data = choice.options.get(normalize_key(event.key)) if choice and choice.user_id == event.sender else None
-        if data is None:
+        data = choice.options.get(normalize_key(event.key)) if choice and choice.scope == route.scope else None
+        if choice is None or data is None:
             log.info("reaction %r on %s answers no open question", event.key, event.reacts_to)
             return
         del self._choices[event.reacts_to]
-        await self._show_pressed(room.room_id, event.sender, await self.commands.press(event.sender, data))
+        await self._show_pressed(room.room_id, choice.scope, await self.commands.press(choice.scope, data))
 
     def _on_undecryptable(self, room: MatrixRoom, event: MegolmEvent) -> None:
         """An encrypted event the bot cannot read: say so in the log (once per room without encryption)."""
@@ -480,97 +626,61 @@ class MatrixChannel:
         log.warning("cannot decrypt event %s from %s in %s (session %s); its key never reached this device",
                     event.event_id, event.sender, room.room_id, event.session_id)
 
-    async def _show_pressed(self, room_id: str, user_id: str, pressed: Pressed) -> None:
+    async def _show_pressed(self, room_id: str, scope: str, pressed: Pressed) -> None:
         """Answer a chosen reaction: a new page with its own choices, or the notice as a message."""
         if pressed.text and (pressed.buttons or not pressed.notice):
-            await self._deliver(room_id, user_id, Reply((pressed.text,), buttons=pressed.buttons))
+            await self._deliver(room_id, scope, Reply((pressed.text,), buttons=pressed.buttons))
         elif pressed.notice or pressed.text:
-            await self._send_text(room_id, pressed.notice or pressed.text or "")
+            await self.out.text(room_id, pressed.notice or pressed.text or "")
 
     async def _tell_failure(self, room_id: str) -> None:
-        """Tell the user one short sentence after a failure (a failing send is only logged)."""
+        """Tell the room one short sentence after a failure (a failing send is only logged)."""
         try:
-            await self._send_text(room_id, self._words("failed"))
+            await self.out.text(room_id, t(self.lang, "failed"))
         except MatrixError as exc:
             log.warning("could not tell %s about the failure: %s", room_id, exc)
 
     # --- outgoing ---------------------------------------------------------------------------------
 
     async def send(self, user_id: str, text: str, buttons: Sequence[Sequence[Button]] | None = None) -> None:
-        """Push a message to an allowed user's direct room (created when there is none); raises MatrixError."""
-        if user_id not in self.allowed:
-            log.warning("not pushing to Matrix user %s: not on MNEMO_MATRIX_ALLOWED_USERS", user_id)
+        """Push a message to an allowed user's direct room (created when there is none); never to a room of many."""
+        if is_group_scope(user_id):
+            raise ValueError(f"not pushing to {user_id}: mnemo speaks first only in direct rooms")
+        if not await self.access.allows(user_id):
+            log.warning("not pushing to Matrix user %s: neither on MNEMO_MATRIX_ALLOWED_USERS nor paired", user_id)
             return
         room_id = await self._room_for(user_id)
         rows = tuple(tuple(row) for row in buttons or ())
         await self._deliver(room_id, user_id, Reply((text,), buttons=rows), split=False)
 
-    async def _deliver(self, room_id: str, user_id: str, reply: Reply, split: bool = True) -> None:
-        """Show a reply: up to three messages, reactions for its buttons, and its document."""
+    async def _deliver(self, room_id: str, scope: str, reply: Reply, *, split: bool = True,
+                       preview: str | None = None, reply_to: str | None = None) -> None:
+        """Show a reply: up to three bubbles (each split at 16,000 characters), the preview becoming the first,
+        reactions for its buttons, and its document."""
         bubbles = fit_messages(reply.bubbles) if split else tuple(reply.bubbles)
         choices, hint = reaction_choices(reply.buttons, self.lang)
         if hint:
             bubbles = bubbles[:-1] + ("\n\n".join(bubbles[-1:] + (hint,)),)
+        chunks = [chunk for bubble in bubbles for chunk in split_message(bubble)]
         last = None
-        for bubble in bubbles:
-            last = await self._send_text(room_id, bubble)
+        for i, chunk in enumerate(chunks):
+            if i == 0 and preview is not None and await self.out.finalize(room_id, preview, chunk):
+                last = preview
+                continue
+            last = await self.out.text(room_id, chunk, reply_to if i == 0 else None)
         if choices and last is not None:
-            await self._offer(room_id, user_id, last, choices)
-        if reply.document is not None:
-            await self._send_document(room_id, reply.document)
+            await self._offer(room_id, scope, last, choices)
+        if reply.document is not None and not await self.out.document(room_id, reply.document):
+            text = reply.document.content.decode("utf-8", errors="replace")
+            await self.out.text(room_id, f"{t(self.lang, 'export_as_text')}\n\n{split_message(text)[0]}")
 
-    async def _offer(self, room_id: str, user_id: str, event_id: str, choices: list[tuple[str, str]]) -> None:
+    async def _offer(self, room_id: str, scope: str, event_id: str, choices: list[tuple[str, str]]) -> None:
         """React to the bot's own message with each choice and remember what each one means."""
-        self._choices[event_id] = Choice(user_id, {normalize_key(emoji): data for emoji, data in choices})
+        self._choices[event_id] = Choice(scope, {normalize_key(emoji): data for emoji, data in choices})
         while len(self._choices) > MAX_OPEN_CHOICES:
             self._choices.popitem(last=False)
         for emoji, _data in choices:
-            await self._room_send(room_id, "m.reaction", reaction_content(event_id, emoji))
-
-    async def _send_text(self, room_id: str, text: str) -> str:
-        """Send one formatted message; its event id."""
-        return await self._room_send(room_id, "m.room.message", message_content(text))
-
-    async def _room_send(self, room_id: str, event_type: str, content: dict[str, Any]) -> str:
-        """Send an event (encrypted where the room is); MatrixError when that fails."""
-        assert self.client is not None
-        room = self.client.rooms.get(room_id)
-        if room is not None and room.encrypted and self.client.olm is None:
-            raise MatrixError(f"room {room_id} is encrypted and end-to-end encryption is off; nothing sent")
-        try:
-            response = await self.client.room_send(room_id, event_type, content, ignore_unverified_devices=True)
-        except (TimeoutError, LocalProtocolError, SendRetryError, aiohttp.ClientError) as exc:
-            raise MatrixError(f"could not send to {room_id}: {exc or type(exc).__name__}") from exc
-        if not isinstance(response, RoomSendResponse):
-            raise MatrixError(f"could not send to {room_id}: {_failure(response)}")
-        return str(response.event_id)
-
-    async def _send_document(self, room_id: str, document: Document) -> None:
-        """Upload a file and post it as m.file; when the upload fails, post the start of it as text."""
-        assert self.client is not None
-        room = self.client.rooms.get(room_id)
-        encrypt = bool(room and room.encrypted and self.client.olm is not None)
-        try:
-            response, keys = await self.client.upload(
-                io.BytesIO(document.content), content_type="application/json", filename=document.filename,
-                encrypt=encrypt, filesize=len(document.content))
-        except (TimeoutError, aiohttp.ClientError, OSError) as exc:
-            response, keys = exc, None
-        if not isinstance(response, UploadResponse):
-            log.warning("uploading %s to %s failed (%s); sending it as text", document.filename, room_id,
-                        _failure(response))
-            text = document.content.decode("utf-8", errors="replace")[:EXPORT_TEXT_LIMIT]
-            await self._send_text(room_id, f"{self._words('export_as_text')}\n\n{text}")
-            return
-        content: dict[str, Any] = {
-            "msgtype": "m.file", "body": document.filename, "filename": document.filename,
-            "info": {"mimetype": "application/json", "size": len(document.content)},
-        }
-        if keys:
-            content["file"] = {**keys, "url": response.content_uri}
-        else:
-            content["url"] = response.content_uri
-        await self._room_send(room_id, "m.room.message", content)
+            await self.out.event(room_id, "m.reaction", reaction_content(event_id, emoji))
 
     async def _room_for(self, user_id: str) -> str:
         """The user's direct room: the one they last wrote in, any other one, or a new one."""
@@ -588,13 +698,14 @@ class MatrixChannel:
     async def _create_room(self, user_id: str) -> str:
         """Create a direct room with the user (encrypted when this process can) and wait until it is synced."""
         assert self.client is not None
-        response = await self.client.room_create(
+        client = self.client
+        response = await self.out.patiently(lambda: client.room_create(
             is_direct=True, invite=[user_id], preset=RoomPreset.trusted_private_chat,
-            initial_state=[ENCRYPTION_STATE] if self.client.olm is not None else [])
+            initial_state=[ENCRYPTION_STATE] if client.olm is not None else []), "creating a room")
         if not isinstance(response, RoomCreateResponse):
-            raise MatrixError(f"could not create a direct room with {user_id}: {_failure(response)}")
+            raise MatrixError(f"could not create a direct room with {user_id}: {failure(response)}")
         for _ in range(3):  # the sync loop brings the new room in with its next answer
-            if dm_partner(self.client.rooms.get(response.room_id), self.me) == user_id:
+            if dm_partner(client.rooms.get(response.room_id), self.me) == user_id:
                 break
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._synced.wait(), SYNC_TIMEOUT_MS / 1000)
@@ -603,30 +714,3 @@ class MatrixChannel:
         log.info("created direct room %s with %s", response.room_id, user_id)
         self._rooms[user_id] = response.room_id
         return str(response.room_id)
-
-    @contextlib.asynccontextmanager
-    async def _typing(self, room_id: str) -> AsyncIterator[None]:
-        """Show the bot as typing until the block is done."""
-        task = asyncio.create_task(self._keep_typing(room_id), name=f"typing:{room_id}")
-        try:
-            yield
-        finally:
-            task.cancel()
-            try:
-                await task
-            except asyncio.CancelledError:
-                current = asyncio.current_task()
-                if current is not None and current.cancelling():
-                    raise
-            await self._set_typing(room_id, False)
-
-    async def _keep_typing(self, room_id: str) -> None:
-        while True:
-            await self._set_typing(room_id, True)
-            await asyncio.sleep(TYPING_EVERY)
-
-    async def _set_typing(self, room_id: str, typing: bool) -> None:
-        assert self.client is not None
-        response = await self.client.room_typing(room_id, typing_state=typing, timeout=int(TYPING_EVERY * 1500))
-        if isinstance(response, ErrorResponse):
-            log.warning("typing notice in %s failed: %s", room_id, _failure(response))

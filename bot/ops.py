@@ -11,6 +11,7 @@ from typing import Any
 
 from bot.errors import BotError, LLMError
 from bot.settings import Settings
+from memory.admission import OUTCOMES
 from memory.backup import backup, backup_name
 from memory.embedder import make_embedder
 from memory.errors import MemoryStoreError
@@ -71,6 +72,14 @@ async def stats(settings: Settings) -> list[dict[str, Any]]:
                               "learned_rules"):
                     counts[table] = (await tx.fetchone(f"SELECT count(*) FROM {table} WHERE scope_id = ?",
                                                        (scope_id,)))[0]
+                counts["people"] = (await tx.fetchone("SELECT count(*) FROM people WHERE scope_id = ?"
+                                                      " AND valid_to IS NULL", (scope_id,)))[0]
+                counts["reminders"] = (await tx.fetchone("SELECT count(*) FROM reminders WHERE scope_id = ?"
+                                                         " AND status = 'active'", (scope_id,)))[0]
+                admission = dict(await tx.fetchall("SELECT outcome, count FROM admission_counts WHERE scope_id = ?",
+                                                   (scope_id,)))
+                for outcome in OUTCOMES.values():
+                    counts[outcome] = admission.get(outcome, 0)
                 rows.append(counts)
         return rows
     finally:

@@ -10,6 +10,7 @@ from bot.llm import ChatMessage, SystemBlock
 from bot.markers import defuse
 from memory.companions import Companion
 from memory.models import LearnedRule, Message, OpenTopic, ProfileEntry, SearchHit
+from memory.people import PersonCard, card_line
 from memory.relationship import Relationship
 from scheduler.relationship import describe, wish_of
 
@@ -19,6 +20,7 @@ NOTE_CHARS = 300
 PROFILE_CHARS = 1500
 SUMMARY_CHARS = 1500
 RULES_CHARS = 1000
+PEOPLE_CHARS = 900
 
 LANGUAGE_NAMES = {"de": "German", "en": "English"}
 
@@ -76,6 +78,7 @@ class PromptContext:
     companion: Companion | None = None  # its core personality replaces `persona`
     relationship: Relationship | None = None
     own_questions: Sequence[str] = ()  # the companion's latest questions, so it does not ask them again
+    people: Sequence[PersonCard] = ()  # the closest people in the person's life, closest first
 
 
 def clip(text: str, limit: int) -> str:
@@ -125,6 +128,10 @@ def memory_block(ctx: PromptContext) -> str:
     profile = _budgeted([f"{p.category} / {p.key}: {p.value}" for p in ctx.profile], PROFILE_CHARS)
     if profile:
         parts.append("Profile of the person (data):\n" + _quoted(profile))
+    people = _budgeted([card_line(card) for card in ctx.people], PEOPLE_CHARS)
+    if people:
+        parts.append("People in the person's life (data; closest first, the rest via search_memory):\n"
+                     + _quoted(people))
     rules = _budgeted([r.text for r in ctx.rules], RULES_CHARS)
     if rules:
         parts.append("Learned rules (the person asked for these; always follow):\n"

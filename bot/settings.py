@@ -72,6 +72,7 @@ class Settings(BaseSettings):
     matrix_access_token: str | None = None
     matrix_allowed_users: IdList = Field(default_factory=list)
     matrix_device_name: str = "mnemo"
+    matrix_allowed_rooms: IdList = Field(default_factory=list)  # room ids or aliases where mnemo answers mentions
     # Messenger access, groups and streaming (shared by Telegram and Matrix).
     unknown_users: Literal["pair", "refuse", "silent"] = "pair"
     pairing_minutes: float = Field(default=10.0, gt=0)
@@ -84,10 +85,12 @@ class Settings(BaseSettings):
     extraction_quiet_seconds: float = 120.0
     max_message_chars: int = 4000
     profile_consent: bool = False
+    admission_min_score: float = 0.5
+    admission_contradiction: float | None = None
     crisis_country: str = "DE"
 
     @field_validator("channels", "telegram_allowed_users", "matrix_allowed_users", "admins",
-                     "telegram_allowed_groups", mode="before")
+                     "telegram_allowed_groups", "matrix_allowed_rooms", mode="before")
     @classmethod
     def _lists(cls, value: object) -> object:
         return _split(value)

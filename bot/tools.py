@@ -1,4 +1,4 @@
-"""Tools the chat model may call: search_memory, recall_chat, read_diary."""
+"""Tools the chat model may call: search_memory (notes, profile, thoughts, people), recall_chat, read_diary."""
 from __future__ import annotations
 
 import logging
@@ -10,6 +10,7 @@ from zoneinfo import ZoneInfo
 from bot.llm import ToolCall, ToolSpec
 from bot.prompt import clip
 from memory.models import Scope
+from memory.people import card_line
 from memory.store import MemoryStore
 from memory.timewords import time_window
 
@@ -18,7 +19,8 @@ log = logging.getLogger(__name__)
 TOOLS = (
     ToolSpec(
         "search_memory",
-        "Search what you remember about the person (notes, profile, your thoughts) by meaning and words.",
+        "Search what you remember about the person (notes, profile, your thoughts) and the people in their life"
+        " ('who is Jana?', 'what do you know about my sister?', 'who works at the hospital?') by meaning and words.",
         {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]},
     ),
     ToolSpec(
@@ -83,8 +85,7 @@ async def run_tool(
     args: dict[str, Any] = call.arguments if isinstance(call.arguments, dict) else {}
     try:
         if call.name == "search_memory":
-            hits = await store.search(scope, str(args.get("query", "")), ("note", "profile", "thought"), k=6)
-            return _format([(h.created_at, h.text) for h in hits])
+            return await search_memory(store, scope, str(args.get("query", "")))
         if call.name == "recall_chat":
             query, window = recall_window(str(args.get("query", "")), args.get("when"), now or _time.time(), zone)
             window = day_window(args.get("from_date"), args.get("to_date"), zone) or window
@@ -101,7 +102,24 @@ async def run_tool(
     return f"error: unknown tool {call.name!r}"
 
 
+async def search_memory(store: MemoryStore, scope: Scope, query: str) -> str:
+    """Notes, profile entries, thoughts and people that fit; a person found directly or through a note comes
+    with their record (names, relation, relations, facts)."""
+    hits = await store.search(scope, query, ("note", "profile", "thought", "person"), k=6)
+    linked = await store.people.persons_of_notes(scope, [h.item_id for h in hits if h.source == "note"])
+    ids = [h.item_id if h.source == "person" else linked.get(h.item_id) for h in hits]
+    cards = await store.people.cards(scope, list(dict.fromkeys(i for i in ids if i is not None)), limit=3)
+    found = _format([(h.created_at, h.text) for h in hits if h.source != "person"])
+    if not cards:
+        return found
+    people = "People:\n" + "\n".join(f"- {card_line(card, facts=5)}" for card in cards)
+    return people if found == NOTHING else f"{found}\n{people}"
+
+
+NOTHING = "Nothing found."
+
+
 def _format(items: list[tuple[datetime, str]]) -> str:
     if not items:
-        return "Nothing found."
+        return NOTHING
     return "\n".join(f'{when:%Y-%m-%d %H:%M}: "{clip(text, 400)}"' for when, text in items)

@@ -79,7 +79,7 @@ def doc_text(person: Known) -> str:
     """What the search index holds for a person: 'Miriam: Schwester; meine Schwester, Miri'."""
     named = not kinship.is_description(person.name)
     head = person.name if named else (person.relation or person.name)
-    rest = [person.relation] if named and person.relation else []
+    rest = [person.relation] if named and person.relation else [person.name] if person.name != head else []
     rest += [", ".join(person.aliases)] if person.aliases else []
     return f"{head}: {'; '.join(rest)}" if rest else head
 
@@ -162,10 +162,13 @@ class People:
         return await self._update(scope, combined, processing, reason, now)
 
     async def forget(self, scope: Scope, person_id: int, *, reason: str = "/people forget") -> tuple[Person, int]:
-        """Delete a person with their notes and relations, as one undoable processing; returns (person, notes)."""
+        """Delete a person with their notes (closed ones too) and relations, as one undoable processing.
+
+        Returns the person and how many notes went with them.
+        """
         person = await self.get(scope, person_id)
         processing = audit.new_processing("forget")
-        note_ids = await self._note_ids(scope, person_id)
+        note_ids = await self._note_ids(scope, person_id, include_closed=True)
         if note_ids:
             await self._relink(scope, {i: None for i in note_ids}, person_id, processing, reason)
         for note_id in note_ids:
@@ -176,10 +179,25 @@ class People:
                 await tx.execute("DELETE FROM person_relations WHERE id = ?", (row[0],))
                 await audit.record(tx, scope.id, processing, "delete", "person_relation", row[0],
                                    before=dict(zip(_REL_COLS.split(", "), row)), reason=reason)
+            for old in await self._merged_into(tx, person_id):  # the person's earlier records go along
+                await tx.execute("DELETE FROM people WHERE id = ?", (old.id,))
+                await audit.record(tx, scope.id, processing, "delete", "person", old.id, before=old, reason=reason)
             await self._remove_doc(tx, person_id)
             await tx.execute("DELETE FROM people WHERE id = ?", (person_id,))
             await audit.record(tx, scope.id, processing, "delete", "person", person_id, before=person, reason=reason)
         return person, len(note_ids)
+
+    async def _merged_into(self, tx: Tx, person_id: int) -> list[Person]:
+        """The closed records merged into a person (directly or through others), those merged last first."""
+        found: list[Person] = []
+        frontier = [person_id]
+        while frontier:
+            marks = ",".join("?" * len(frontier))
+            rows = [_person(r) for r in await tx.fetchall(f"SELECT {_COLS} FROM people WHERE merged_into IN ({marks})",
+                                                          frontier)]
+            found += rows
+            frontier = [p.id for p in rows]
+        return found[::-1]
 
     async def link_notes(self, scope: Scope, person_id: int, note_ids: Sequence[int], *, processing: str,
                          reason: str = "") -> None:
@@ -336,9 +354,10 @@ class People:
             await self.index.remove(tx, row[0])
             await tx.execute("UPDATE people SET doc_id = NULL WHERE id = ?", (person_id,))
 
-    async def _note_ids(self, scope: Scope, person_id: int, limit: int = 1000) -> list[int]:
+    async def _note_ids(self, scope: Scope, person_id: int, limit: int = 1000, include_closed: bool = False) -> list[int]:
+        current = "" if include_closed else " AND valid_to IS NULL"
         async with self.db.reading() as tx:
-            rows = await tx.fetchall("SELECT id FROM notes WHERE scope_id = ? AND person_id = ? AND valid_to IS NULL"
+            rows = await tx.fetchall(f"SELECT id FROM notes WHERE scope_id = ? AND person_id = ?{current}"
                                      " ORDER BY importance DESC, created_at DESC, id DESC LIMIT ?",
                                      (scope.id, person_id, limit))
         return [r[0] for r in rows]
@@ -370,10 +389,10 @@ class People:
                 await tx.execute("DELETE FROM people WHERE id = ? AND scope_id = ?", (item_id, scope.id))
             elif entry.action == "delete":
                 await tx.execute(
-                    "INSERT INTO people(id, scope_id, name, aliases, relation, valid_from, created_at, updated_at)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                    (item_id, scope.id, before["name"], json.dumps(before["aliases"], ensure_ascii=False),
-                     before["relation"], before.get("valid_from"), before["created_at"], time.time()))
+                    f"INSERT INTO people(scope_id, {_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (scope.id, item_id, before["name"], json.dumps(before["aliases"], ensure_ascii=False),
+                     before["relation"], before.get("valid_from"), before.get("valid_to"), before["created_at"],
+                     time.time(), before.get("merged_into")))
             elif entry.action == "merge":
                 await tx.execute("UPDATE people SET valid_to = NULL, merged_into = NULL WHERE id = ?", (item_id,))
                 for key, column in (("notes", "notes SET person_id"), ("as_a", "person_relations SET a"),
@@ -386,7 +405,7 @@ class People:
                                   time.time(), item_id))
             await audit.record(tx, scope.id, processing, "revert", entry.item_type, item_id, after=before,
                                reason=f"undo {entry.action}")
-        if entry.item_type == "person" and entry.action in ("delete", "merge", "update"):
+        if entry.item_type == "person" and entry.action in ("delete", "merge", "update") and not before.get("valid_to"):
             await self._refresh_doc(scope, item_id)
 
     async def _revert_relation(self, tx: Tx, scope: Scope, action: str, rel_id: int, before: dict[str, Any]) -> None:

@@ -1,0 +1,116 @@
+"""/people: who mnemo knows from the user's life; rename, merge and (after a yes) forget a person."""
+from __future__ import annotations
+
+import re
+from typing import Sequence
+
+from bot.prompt import clip
+from bot.replies import Answer, Button, Reply
+from bot.texts import t
+from memory.errors import NotFound
+from memory.kinship import name_key
+from memory.models import Scope
+from memory.people import Person
+from memory.store import MemoryStore
+
+LIST_BUTTONS = 10
+
+
+def headline(person: Person, lang: str) -> str:
+    """'#3 Miriam – Schwester (auch: meine Schwester)'."""
+    line = f"#{person.id} {person.name if person.named else t(lang, 'people_unnamed')}"
+    if person.relation:
+        line += f" – {person.relation}"
+    if person.aliases:
+        line += f" ({t(lang, 'people_also', names=', '.join(person.aliases))})"
+    return line
+
+
+def display_name(person: Person) -> str:
+    """The name to use in a sentence: the name, or the description while there is none."""
+    return person.name if person.named else (person.relation or person.name)
+
+
+async def details(store: MemoryStore, scope: Scope, person: Person, lang: str) -> Reply:
+    """One person: names, relation and its history, relations to others, and what is known about them."""
+    lines = [headline(person, lang)]
+    for relation, _start, end in await store.people.history(scope, person.id):
+        if end is not None:
+            lines.append(t(lang, "people_before", relation=relation, date=f"{end:%d.%m.%Y}"))
+    lines += [t(lang, "people_relation", a=link.a, relation=link.relation, b=link.b)
+              for link in await store.people.links(scope, person.id)]
+    facts = await store.people.facts(scope, person.id)
+    lines += ([t(lang, "people_facts")] + [f"• {clip(n.text, 200)}" for n in facts]) if facts \
+        else [t(lang, "people_no_facts")]
+    forget = Button(f"{t(lang, 'people_forget_button')} #{person.id}", f"people:forget:{person.id}")
+    return Reply(("\n".join(lines),), buttons=((forget,),))
+
+
+async def listing(store: MemoryStore, scope: Scope, lang: str) -> Reply:
+    """Everyone mnemo knows, oldest first, with a button per person for more."""
+    people = await store.people.all(scope)
+    if not people:
+        return Reply((t(lang, "people_empty"),))
+    lines = [t(lang, "people_head")] + [headline(p, lang) for p in people] + ["", t(lang, "people_usage")]
+    rows = tuple((Button(f"#{p.id} {clip(display_name(p), 24)}", f"people:show:{p.id}"),)
+                 for p in people[:LIST_BUTTONS])
+    return Reply(("\n".join(lines),), buttons=rows)
+
+
+def forget_question(person: Person, count: int, lang: str) -> tuple[str, tuple[tuple[Button, ...], ...]]:
+    """The yes/cancel question before a person is forgotten."""
+    text = t(lang, "people_forget_confirm", name=display_name(person), count=count)
+    return text, ((Button(t(lang, "people_forget_yes"), f"people:forgetyes:{person.id}"),
+                   Button(t(lang, "cancel"), "cancel")),)
+
+
+async def command(store: MemoryStore, scope: Scope, args: str, lang: str) -> Reply:
+    """/people, /people 3, /people Miriam, /people rename 3 Mia, /people merge 3 5, /people forget 3."""
+    words = args.split()
+    try:
+        if not words:
+            return await listing(store, scope, lang)
+        verb = words[0].lower()
+        if verb in ("rename", "umbenennen") and len(words) >= 3 and words[1].lstrip("#").isdigit():
+            before = await store.people.get(scope, int(words[1].lstrip("#")))
+            after = await store.people.rename(scope, before.id, " ".join(words[2:]))
+            return Reply((t(lang, "people_renamed", old=display_name(before), new=after.name),))
+        if verb in ("merge", "zusammenführen") and len(words) == 3 and all(re.fullmatch(r"#?\d+", w) for w in words[1:]):
+            merged = await store.people.merge(scope, int(words[1].lstrip("#")), int(words[2].lstrip("#")))
+            return Reply((t(lang, "people_merged", name=display_name(merged), names=", ".join(merged.aliases)),))
+        if verb in ("forget", "vergessen") and len(words) == 2 and words[1].lstrip("#").isdigit():
+            person = await store.people.get(scope, int(words[1].lstrip("#")))
+            text, buttons = forget_question(person, len(await store.people.facts(scope, person.id, 1000)), lang)
+            return Reply((text,), buttons=buttons)
+        return await details(store, scope, await find(store, scope, args), lang)
+    except NotFound:
+        return Reply((t(lang, "people_unknown"),))
+
+
+async def find(store: MemoryStore, scope: Scope, query: str) -> Person:
+    """A person by id ('3', '#3') or by any of their names; NotFound otherwise."""
+    if re.fullmatch(r"#?\d+", query.strip()):
+        return await store.people.get(scope, int(query.strip().lstrip("#")))
+    key = name_key(query)
+    for person in await store.people.all(scope):
+        if key in {name_key(n) for n in (person.name, *person.aliases)} or key == name_key(person.relation):
+            return person
+    raise NotFound(f"person {query!r}")
+
+
+async def press(store: MemoryStore, scope: Scope, parts: Sequence[str], lang: str) -> Answer | None:
+    """Act on 'people:show|forget|forgetyes:<id>' within the presser's scope (NotFound for others' people)."""
+    if len(parts) != 3 or not parts[2].isdigit():
+        return None
+    person = await store.people.get(scope, int(parts[2]))
+    if parts[1] == "show":
+        shown = await details(store, scope, person, lang)
+        return Answer("", shown.bubbles[0], shown.buttons)
+    if parts[1] == "forget":
+        text, buttons = forget_question(person, len(await store.people.facts(scope, person.id, 1000)), lang)
+        return Answer("", text, buttons)
+    if parts[1] == "forgetyes":
+        forgotten, count = await store.people.forget(scope, person.id)
+        done = t(lang, "people_forgotten", name=display_name(forgotten), count=count)
+        return Answer(done, done)
+    return None
