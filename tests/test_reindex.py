@@ -1,0 +1,64 @@
+"""Reindex: moving the memory to another embedding model, interrupted and resumed."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+import pytest
+
+from memory.db import Database
+from memory.errors import ModelMismatch
+from memory.reindex import BATCH, reindex
+from memory.store import MemoryStore
+from tests.fakes.embedder import FakeEmbedder
+
+
+class CountingEmbedder(FakeEmbedder):
+    """Counts the texts it embeds."""
+
+    def __init__(self, dim: int, name: str) -> None:
+        super().__init__(dim, name)
+        self.texts = 0
+
+    def embed(self, texts: Sequence[str], purpose: str = "document") -> np.ndarray:
+        self.texts += len(texts)
+        return super().embed(texts, purpose)
+
+
+async def test_reindex_is_resumable_and_switches_only_when_complete(tmp_path: Path) -> None:
+    path = tmp_path / "mnemo.sqlite3"
+    old = FakeEmbedder(dim=64, name="model-a")
+    async with await MemoryStore.open(path, old) as store:
+        scope = await store.scope("mnemo", "anna")
+        for i in range(BATCH * 2 + 10):
+            await store.notes.add(scope, f"Notiz {i} über den Garten und Tomate{i}", dedupe=False)
+        await store.messages.add(scope, "user", "Ich war im Kino mit Miriam")
+
+    new = CountingEmbedder(dim=32, name="model-b")
+    db = await Database.open(path)
+    try:
+        first = await reindex(db, new, max_batches=1)  # interrupted after one batch
+        assert not first.switched and first.done == BATCH and first.recorded_model == "model-a"
+    finally:
+        await db.close()
+    async with await MemoryStore.open(path, old) as store:  # still works with the old model meanwhile
+        scope = await store.scope("mnemo", "anna")
+        assert await store.search(scope, "Tomate3")
+
+    seen: list[tuple[int, int]] = []
+    db = await Database.open(path)
+    try:
+        second = await reindex(db, new, progress=lambda done, total: seen.append((done, total)))
+    finally:
+        await db.close()
+    assert second.switched and second.done == second.total == BATCH * 2 + 11
+    assert new.texts == second.total, "each text embedded once across both runs"
+    assert seen[-1] == (second.total, second.total)
+
+    with pytest.raises(ModelMismatch):
+        await MemoryStore.open(path, old)
+    async with await MemoryStore.open(path, FakeEmbedder(dim=32, name="model-b")) as store:
+        scope = await store.scope("mnemo", "anna")
+        assert [h.text for h in await store.search(scope, "Tomate7 Garten")][0] == "Notiz 7 über den Garten und Tomate7"
+        assert [h.text for h in await store.search(scope, "Kino Miriam", ("message",))] == ["Ich war im Kino mit Miriam"]
