@@ -20,7 +20,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.metrics import RETRIEVERS, any_at, mean, reciprocal_rank  # noqa: E402
+from bench.metrics import any_at, mean, parse_weights, reciprocal_rank, retrievers  # noqa: E402
 from memory.embedder import Embedder, make_embedder  # noqa: E402
 from memory.models import Scope  # noqa: E402
 from memory.notes import NewNote  # noqa: E402
@@ -28,7 +28,6 @@ from memory.ranking import Weights  # noqa: E402
 from memory.store import MemoryStore  # noqa: E402
 
 DEFAULT_PATH = ROOT.parent / "shared" / "data" / "german" / "memories_de_dev.json"
-HITS = 10
 
 
 def load(path: Path) -> dict[str, Any]:
@@ -59,10 +58,10 @@ async def evaluate(store: MemoryStore, scope: Scope, ids: dict[int, str], data: 
     rows = []
     now = now_of(data)
     for q in data["questions"]:
-        hits = await store.search(scope, q["q"], sources=("note",), k=HITS, now=now)
+        hits = await store.search(scope, q["q"], sources=("note",), k=len(data["notes"]), now=now)
         ranked = [ids[h.item_id] for h in hits]
         gold = set(q["gold"])
-        rows.append((any_at(ranked, gold, 1), any_at(ranked, gold, 5), reciprocal_rank(ranked, gold, HITS)))
+        rows.append((any_at(ranked, gold, 1), any_at(ranked, gold, 5), reciprocal_rank(ranked, gold, len(ranked))))
     return {name: round(mean([r[i] for r in rows]), 3) for i, name in enumerate(("any@1", "any@5", "mrr"))}
 
 
@@ -81,15 +80,18 @@ async def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("path", nargs="?", type=Path, default=DEFAULT_PATH)
     parser.add_argument("--json", action="store_true", help="print the hybrid's figures as one JSON object last")
+    parser.add_argument("--weights", default="", help='overrides of the default Weights, e.g. "context=0,dated=0"')
     args = parser.parse_args(argv)
+    base = parse_weights(args.weights)
     path = args.path if args.path.is_absolute() else ROOT / args.path
     data = load(path.resolve())
     embedder = make_embedder()
     print(f"German set {path.name}: {len(data['notes'])} notes, {len(data['questions'])} questions, model {embedder.name}")
+    print(f"weights: {base}")
     print(f"{'retriever':<9} {'any@1':>6} {'any@5':>6} {'MRR':>6} {'seconds':>8}")
     results = {}
     with tempfile.TemporaryDirectory(prefix="mnemo-german-") as tmp:
-        for name, weights in RETRIEVERS.items():
+        for name, weights in retrievers(base).items():
             start = time.perf_counter()
             results[name] = await measure(Path(tmp) / f"{name}.sqlite3", embedder, weights, data)
             r = results[name]

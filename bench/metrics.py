@@ -6,14 +6,29 @@ from typing import Hashable, Iterable, Sequence
 
 from memory.ranking import Weights
 
-# The store's default weights, and the same with every other retriever switched off, so the
-# single-retriever figures go through the very same search code.
-RETRIEVERS: dict[str, Weights] = {
-    "hybrid": Weights(),
-    "vector": dataclasses.replace(Weights(), words=0.0, trigram=0.0),
-    "words": dataclasses.replace(Weights(), vector=0.0, trigram=0.0),
-    "trigram": dataclasses.replace(Weights(), vector=0.0, words=0.0),
-}
+
+def retrievers(base: Weights | None = None) -> dict[str, Weights]:
+    """The store's weights, and the same with every other retriever switched off.
+
+    The single-retriever figures so go through the very same search code (a retriever weighted 0
+    is not even queried).
+    """
+    base = base or Weights()
+    return {
+        "hybrid": base,
+        "vector": dataclasses.replace(base, words=0.0, trigram=0.0),
+        "words": dataclasses.replace(base, vector=0.0, trigram=0.0),
+        "trigram": dataclasses.replace(base, vector=0.0, words=0.0),
+    }
+
+
+def parse_weights(spec: str) -> Weights:
+    """The default Weights with overrides such as "context=0,dated=0" (for ablations)."""
+    overrides = {}
+    for part in filter(None, (p.strip() for p in spec.split(","))):
+        name, _, value = part.partition("=")
+        overrides[name.strip()] = float(value)
+    return dataclasses.replace(Weights(), **overrides)
 
 
 def dedupe(items: Iterable[Hashable]) -> list[Hashable]:

@@ -9,7 +9,8 @@ from zoneinfo import ZoneInfo
 from dataclasses import dataclass
 
 from bot import people, relationship, reminders
-from bot.engine import Button, Document, Engine, Reply, rule_buttons
+from bot.engine import Button, Document, Engine, Reply, check_input, rule_buttons
+from bot.replies import item_id, well_formed
 from bot.prompt import clip
 from bot.replies import Answer
 from bot.texts import t
@@ -106,6 +107,10 @@ class Commands:
         handler = getattr(self, f"cmd_{name}", None)
         if name not in COMMANDS or handler is None:
             return Reply((self._t("unknown_command"),))
+        limit = self.engine.config.max_message_chars
+        problem = check_input(text, limit)
+        if problem:
+            return Reply((self._t(problem, size=len(text), limit=limit),), failed=True)
         scope = await self.engine.scope_for(user_id)
         reply: Reply = await handler(scope, args)
         return reply
@@ -147,9 +152,9 @@ class Commands:
         if not args:
             return Reply((self._t("forget_usage"),))
         cancel = Button(self._t("cancel"), "cancel")
-        if re.fullmatch(r"#?\d+", args):
+        if (note_id := item_id(args)) is not None:
             try:
-                note = await self.store.notes.get(scope, int(args.lstrip("#")))
+                note = await self.store.notes.get(scope, note_id)
             except NotFound:
                 return Reply((self._t("memories_none_found"),))
             return Reply((f"{self._t('forget_confirm')}\n#{note.id} {note.text}",),
@@ -226,8 +231,8 @@ class Commands:
         return Reply(("\n".join(lines),))
 
     async def cmd_why(self, scope: Scope, args: str) -> Reply:
-        if re.fullmatch(r"#?\d+", args):
-            ids = [int(args.lstrip("#"))]
+        if (note_id := item_id(args)) is not None:
+            ids = [note_id]
         elif args:
             ids = [h.item_id for h in await self.store.search(scope, args, ("note",), k=3)]
         else:
@@ -309,6 +314,9 @@ class Commands:
 
     async def press(self, user_id: str, data: str) -> Pressed:
         """Act on a button's data for the user who pressed it; forged or stale data changes nothing."""
+        if not well_formed(data):
+            log.info("malformed button data %r from %s", data[:80], user_id)
+            return Pressed(self._t("button_unknown"))
         scope = await self.engine.scope_for(user_id)
         parts = data.split(":")
         try:

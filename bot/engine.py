@@ -17,7 +17,7 @@ from bot.corrections import Change, correct, describe, looks_like_correction, pr
 from bot.errors import LLMError
 from bot.llm import LLM, ChatMessage, Completion, OnText, SystemBlock
 from bot.markers import Marker, split_markers
-from bot.prompt import PromptContext, build_prompt, clip, own_questions
+from bot.prompt import PromptContext, build_prompt, own_questions, quote
 from bot.reminders import ReminderRequests
 from bot.replies import Button, Document, Incoming, Reply  # noqa: F401  (channels import them from here too)
 from bot.safety import signals_crisis
@@ -81,15 +81,26 @@ def split_bubbles(text: str, limit: int = MAX_BUBBLES) -> tuple[str, ...]:
     return tuple(parts[: limit - 1]) + ("\n\n".join(parts[limit - 1 :]),)
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
 def check_input(text: str, limit: int) -> str | None:
     """Why a message is refused ('too_long', 'not_text', 'empty'), or None when it is fine."""
     if len(text) > limit:
         return "too_long"
     if "\x00" in text or sum(1 for c in text if ord(c) < 32 and c not in "\n\r\t") > max(3, len(text) // 20):
         return "not_text"
+    if _SURROGATE.search(text):  # half of a UTF-16 pair: not text, and no database could store it
+        return "not_text"
     if not text.strip():
         return "empty"
     return None
+
+
+def heard_text(ctx: PromptContext, system: Sequence[SystemBlock], messages: Sequence[ChatMessage]) -> str:
+    """Everything the model is given for this turn, raw and as sent: the user's words, the earlier messages, the memory."""
+    raw = [ctx.user_text] + [m.text for m in ctx.window] + [m.text for m in ctx.pinned]
+    return "\n".join(raw + [b.text for b in system] + [m.content for m in messages])
 
 
 def _previewer(on_progress: OnText | None, user_text: str) -> OnText | None:
@@ -250,7 +261,7 @@ class Engine:
         latest = await self.store.diary.latest(scope, 1)
         fact = f"Diary facts from the database: you have written {count} diary entries."
         if latest:
-            fact += f' The latest ({latest[0].day}) says: "{clip(latest[0].text, 600)}"'
+            fact += f" The latest ({latest[0].day}) says: {quote(latest[0].text, 600)}"
         return fact
 
     async def _decide_pending_fact(self, scope: Scope, text: str) -> str | None:
@@ -338,10 +349,11 @@ class Engine:
         self.last_prompt = (system, list(messages))
         looked_up: list[str] = []
         on_text = _previewer(on_progress, user_text)
+        heard = heard_text(ctx, system, messages)  # markers in it were typed or stored, never the model's own
         for _ in range(MAX_TOOL_ROUNDS):
             completion = await self.chat.complete(messages, system=system, tools=TOOLS if self.config.use_tools else None,
                                                   on_text=on_text)
-            text, markers = split_markers(completion.text, user_text)
+            text, markers = split_markers(completion.text, heard)
             recalls = [m for m in markers if m.kind == "recall"]
             await self._keep(scope, [m for m in markers if m.kind != "recall"])
             if completion.tool_calls:
@@ -353,21 +365,23 @@ class Engine:
                         result = await run_tool(self.store, scope, call, self.config.zone, message_id, self.clock())
                     looked_up.append(f"{call.name}({call.arguments})")
                     messages.append(ChatMessage("tool", result, tool_call_id=call.id))
+                    heard += "\n" + result
                 continue
             if recalls and not text:
                 found = [await self._recall(scope, m.content, message_id) for m in recalls]
                 looked_up += [m.content for m in recalls]
+                heard += "\n" + "\n".join(found)
                 messages = messages + [ChatMessage("assistant", completion.text),
                                        ChatMessage("user", "<lookup>\n" + "\n\n".join(found) + "\n</lookup>")]
                 continue
             return text
-        return await self._final_without_tools(messages, system, user_text, on_text)
+        return await self._final_without_tools(messages, system, heard, on_text)
 
-    async def _final_without_tools(self, messages: list[ChatMessage], system: list[SystemBlock], user_text: str,
+    async def _final_without_tools(self, messages: list[ChatMessage], system: list[SystemBlock], heard: str,
                                    on_text: OnText | None = None) -> str:
         """After the last tool round, ask once more for a plain answer."""
         completion: Completion = await self.chat.complete(messages, system=system, tools=None, on_text=on_text)
-        return split_markers(completion.text, user_text)[0]
+        return split_markers(completion.text, heard)[0]
 
     async def _recall(self, scope: Scope, query: str, current_id: int) -> str:
         text, window = recall_window(query, None, self.clock(), self.config.zone)
@@ -412,9 +426,13 @@ class Engine:
             await extraction.extract(self.store, self.background, scope, self.config.profile_consent,
                                      datetime.fromtimestamp(self.clock(), self.config.zone),
                                      admission=self.config.admission)
+        except LLMError as exc:
+            log.warning("extraction failed for scope %s; nothing stored: %s", scope.id, exc)
+            return
+        try:
             await summary.refresh_summary(self.store, self.background, scope, self.config.recent_messages)
         except LLMError as exc:
-            log.warning("background learning failed for scope %s; nothing stored: %s", scope.id, exc)
+            log.warning("summary refresh failed for scope %s; the summary is kept: %s", scope.id, exc)
 
     def spawn(self, coro: Awaitable[object], name: str) -> asyncio.Task[object]:
         """Run a background task; a failure is logged with where the task was created."""

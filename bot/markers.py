@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 
 _MARKER = re.compile(r"\[\s*(RECALL|THOUGHT|FOLLOWUP|RULE)\s*:\s*([^\[\]]*?)\s*\]", re.IGNORECASE)
@@ -15,17 +16,24 @@ class Marker:
     content: str
 
 
-def split_markers(reply: str, user_text: str = "") -> tuple[str, list[Marker]]:
+def _key(kind: str, content: str) -> tuple[str, str]:
+    """A marker as compared with what the model was given: without case, character width, spacing or escapes."""
+    folded = unicodedata.normalize("NFKC", content).casefold().replace("\\", "")
+    return kind.lower(), " ".join(folded.split())
+
+
+def split_markers(reply: str, heard: str = "") -> tuple[str, list[Marker]]:
     """Strip every marker from the reply; return the clean text and the markers to execute.
 
-    A marker that the user typed themselves (and the model merely echoed) is stripped but never
-    returned for execution.
+    `heard` is what the model was given: the user's message, and for the engine also the memory, the earlier
+    messages and tool results. A marker already in it (typed by the user, or by anyone into something stored)
+    that the model merely repeated is stripped but never returned for execution.
     """
-    typed = {m.group(0).casefold() for m in _MARKER.finditer(user_text)}
+    given = {_key(m.group(1), m.group(2)) for m in _MARKER.finditer(unicodedata.normalize("NFKC", heard))}
     found = [
         Marker(m.group(1).lower(), m.group(2))
         for m in _MARKER.finditer(reply)
-        if m.group(2) and m.group(0).casefold() not in typed
+        if m.group(2) and _key(m.group(1), m.group(2)) not in given
     ]
     clean = _MARKER.sub("", reply)
     clean = "\n".join(re.sub(r"[ \t]{2,}", " ", line).strip() for line in clean.split("\n"))

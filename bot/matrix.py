@@ -10,35 +10,27 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
 
 import aiohttp
 from nio import (
     AsyncClient,
     AsyncClientConfig,
     ErrorResponse,
-    Event,
-    InviteMemberEvent,
     MatrixRoom,
     MegolmEvent,
-    ProfileGetDisplayNameResponse,
     ReactionEvent,
     RoomCreateResponse,
     RoomEncryptedMedia,
-    RoomGetEventResponse,
     RoomMessageEmote,
     RoomMessageMedia,
-    RoomMessagesResponse,
     RoomMessageText,
     RoomPreset,
-    RoomResolveAliasResponse,
     SyncResponse,
 )
 from nio.crypto import ENCRYPTION_ENABLED
@@ -47,41 +39,34 @@ from bot.access import Access, AccessConfig, ApprovedUser, UnknownUsers
 from bot.commands import Commands, Pressed
 from bot.engine import Button, Engine, Incoming, Reply
 from bot.errors import ConfigError, MatrixError
-from bot.matrix_messages import (  # noqa: F401  (the pure helpers are part of this module's interface)
-    KEYCAPS,
-    MAX_MESSAGES,
+from bot.matrix_messages import (
     dm_partner,
     failure,
     fit_messages,
-    fresh_events,
     is_edit,
-    localpart,
-    mentions,
     normalize_key,
     reaction_choices,
     reaction_content,
     replied_to,
     split_message,
     strip_reply_fallback,
-    to_html,
     without_mention,
 )
-from bot.matrix_outgoing import Outgoing
-from bot.matrix_session import Session, write_private  # noqa: F401
+from bot.matrix_outgoing import Outgoing, Shown
+from bot.matrix_rooms import Received, Rooms, Route, from_inbox, inbox_payload
+from bot.matrix_session import Session
 from bot.texts import t
-from memory.access import group_scope, is_group_scope
+from memory.access import is_group_scope
 
 log = logging.getLogger(__name__)
 
 E2E_AVAILABLE: bool = ENCRYPTION_ENABLED  # matrix-nio[e2e] (vodozemac) is installed
 SYNC_TIMEOUT_MS = 30_000
 TIMELINE_LIMIT = 50  # events per room and sync; an older gap is fetched page by page
-GAP_LIMIT = 500  # events fetched per room to fill a gap after a long downtime
 STOP_GRACE = 10.0  # seconds stop() waits for the events in hand to be answered
 RETRIES = 3  # nio's retries of a request that cannot connect (its default is forever)
 MAX_OPEN_CHOICES = 200
 ENCRYPTION_STATE = {"type": "m.room.encryption", "state_key": "", "content": {"algorithm": "m.megolm.v1.aes-sha2"}}
-ANSWERED = (RoomMessageText, RoomMessageEmote, ReactionEvent, RoomMessageMedia, RoomEncryptedMedia)
 
 
 @dataclass(frozen=True)
@@ -112,46 +97,11 @@ def access_config(config: MatrixConfig) -> AccessConfig:
 
 
 @dataclass(frozen=True)
-class Route:
-    """Whose an event is: an allowed user's direct room, an unknown user's, or an allowed group room."""
-
-    kind: Literal["private", "stranger", "group"]
-    scope: str  # the engine's user id: the Matrix id, or 'mx:group:<room id>'
-
-
-@dataclass(frozen=True)
-class Received:
-    """An event to answer, the room it came in, whose it is, and whether it was left over by an earlier run."""
-
-    room_id: str
-    event: Event
-    route: Route
-    replayed: bool = False
-
-
-@dataclass(frozen=True)
 class Choice:
     """An open question under one of the bot's messages: whose scope it decides, and what each reaction means."""
 
     scope: str
     options: dict[str, str]  # normalized reaction key -> button data
-
-
-def inbox_payload(item: Received) -> str | None:
-    """What the inbox keeps of an event until it is answered: nothing of an unknown user."""
-    if item.route.kind == "stranger" or isinstance(item.event, MegolmEvent):
-        return None
-    return json.dumps({"room_id": item.room_id, "kind": item.route.kind, "scope": item.route.scope,
-                       "event": item.event.source}, ensure_ascii=False)
-
-
-def from_inbox(payload: str) -> Received | None:
-    """An event left unanswered by an earlier run, as it was recorded."""
-    data = json.loads(payload)
-    event = Event.parse_decrypted_event(data["event"])
-    if not isinstance(event, ANSWERED):
-        return None
-    return Received(data["room_id"], event, Route(data["kind"], data["scope"]), replayed=True)
 
 
 # --- the channel ------------------------------------------------------------------------------------
@@ -175,15 +125,13 @@ class MatrixChannel:
         self.session = Session(config.data_dir, config.homeserver, config.user_id)
         self.client: AsyncClient | None = None
         self._out: Outgoing | None = None
+        self._room_guide: Rooms | None = None
         self._task: asyncio.Task[None] | None = None
         self._synced = asyncio.Event()
-        self._rooms: dict[str, str] = {}  # user id -> the direct room they last wrote in
+        self._last_room: dict[str, str] = {}  # user id -> the direct room they last wrote in
         self._choices: OrderedDict[str, Choice] = OrderedDict()  # event id -> open question
-        self._allowed_rooms: set[str] = set()  # room ids; aliases are resolved at start (and again on invites)
-        self._unresolved: set[str] = set()
-        self._greetings: dict[str, str] = {}  # room id -> the pairing answer, sent once the joined room is synced
-        self._warned: set[str] = set()  # rooms already named in the log as ignored
-        self._warned_encrypted: set[str] = set()  # ... and as unreadable
+        self._warned_encrypted: set[str] = set()  # rooms already named in the log as unreadable
+        self._recover = True  # load what the inbox holds unanswered before the next sync (at start, after a failure)
         self._token: str | None = None
         self._idle = asyncio.Event()
         self._idle.set()
@@ -200,6 +148,12 @@ class MatrixChannel:
         assert self._out is not None, "the Matrix channel is not started"
         return self._out
 
+    @property
+    def rooms(self) -> Rooms:
+        """Which rooms mnemo is in and whose each event is (there once started)."""
+        assert self._room_guide is not None, "the Matrix channel is not started"
+        return self._room_guide
+
     # --- lifecycle ------------------------------------------------------------------------------
 
     async def start(self) -> None:
@@ -215,19 +169,17 @@ class MatrixChannel:
                                    max_timeouts=RETRIES, max_limit_exceeded=0)
         self.client = AsyncClient(self.config.homeserver, self.me, store_path=str(self.data_dir), config=config)
         self._out = Outgoing(self.client)
-        self._stopping = False
+        self._room_guide = Rooms(self.client, self.me, self._out, self.access, self.config.allowed_rooms, self.clock)
+        self._stopping, self._recover = False, True
         try:
             await self.session.log_in(self.client, self.config.password, self.config.access_token,
                                       self.config.device_name)
             if self.client.olm is not None and self.client.should_upload_keys:
                 await self.client.keys_upload()
-            await self._resolve_rooms(set(self.config.allowed_rooms))
+            await self.rooms.resolve()
             await self.inbox.prune(self.clock())
-            leftovers = await self._leftovers()
-            if leftovers:
-                log.warning("answering %d Matrix events left unhandled by the last run", len(leftovers))
             self._token = self.session.load_token()
-            await self._sync_and_handle(first=True, answer=self._token is not None, leftovers=leftovers)
+            await self._sync_and_handle(first=True, answer=self._token is not None)
         except (TimeoutError, aiohttp.ClientError) as exc:
             await self.client.close()
             raise ConfigError(f"The Matrix homeserver {self.config.homeserver} (MNEMO_MATRIX_HOMESERVER) "
@@ -259,24 +211,17 @@ class MatrixChannel:
             await self.client.close()
 
     async def _leftovers(self) -> list[Received]:
-        """The events recorded but not answered when mnemo last stopped (or crashed)."""
-        left = [from_inbox(entry.payload) for entry in await self.inbox.unhandled(self.name) if entry.payload]
-        return [item for item in left if item is not None]
-
-    async def _resolve_rooms(self, names: set[str]) -> None:
-        """Turn the allowed rooms' aliases into room ids; an alias that does not resolve yet is tried again later."""
-        assert self.client is not None
-        for name in names:
-            if not name.startswith("#"):
-                self._allowed_rooms.add(name)
-                continue
-            response = await self.client.room_resolve_alias(name)
-            if isinstance(response, RoomResolveAliasResponse):
-                self._allowed_rooms.add(response.room_id)
-                self._unresolved.discard(name)
+        """The events recorded but not answered when mnemo last stopped (or crashed, or a sync failed)."""
+        found = []
+        for entry in await self.inbox.unhandled(self.name):
+            item = from_inbox(entry.payload or "null")
+            if item is None:  # a kind of event no longer answered
+                await self.inbox.done(self.name, entry.event_id, self.clock())
             else:
-                self._unresolved.add(name)
-                log.warning("MNEMO_MATRIX_ALLOWED_ROOMS: %s does not resolve (yet): %s", name, failure(response))
+                found.append(item)
+        if found:
+            log.warning("answering %d Matrix events recorded but not answered before", len(found))
+        return found
 
     # --- syncing ----------------------------------------------------------------------------------
 
@@ -288,16 +233,22 @@ class MatrixChannel:
                 await self._sync_and_handle(first=False, answer=True)
                 failures = 0
             except Exception as exc:  # the loop must outlive any one failure; each is logged
-                failures += 1
+                failures, self._recover = failures + 1, True
                 pause = min(60, 2 ** failures)
                 log.warning("matrix sync failed (%d in a row), next try in %d s: %s", failures, pause, exc,
                             exc_info=failures == 1)
                 await asyncio.sleep(pause)
 
-    async def _sync_and_handle(self, first: bool, answer: bool, leftovers: Sequence[Received] = ()) -> None:
-        """One sync: answer invites, record the new events, save the token, then answer and mark them handled."""
+    async def _sync_and_handle(self, first: bool, answer: bool) -> None:
+        """One sync: answer invites, record the new events, save the token, then answer and mark them handled.
+
+        Events recorded earlier but not answered (the last run stopped, crashed, or a sync failed half-way)
+        are answered first; they are read before this sync's events are recorded, so none comes twice.
+        """
         assert self.client is not None
         client, since = self.client, self._token
+        leftovers = await self._leftovers() if self._recover else []
+        self._recover = False
         limit = self.config.timeline_limit if since else 1
         response = await self.out.patiently(lambda: client.sync(
             timeout=0 if first else SYNC_TIMEOUT_MS, since=since, full_state=True if first else None,
@@ -309,12 +260,12 @@ class MatrixChannel:
         try:
             await self._keep_keys()
             for room_id, invite in response.rooms.invite.items():
-                await self._on_invite(room_id, invite.invite_state)
+                await self.rooms.on_invite(room_id, invite.invite_state)
             received: list[Received] = []
             if answer:
                 for room_id, info in response.rooms.join.items():
-                    events = await self._with_gap(room_id, info.timeline, since)
-                    received += await self._receive(room_id, events)
+                    events = await self.rooms.missed(room_id, info.timeline, since, self.config.timeline_limit)
+                    received += await self.rooms.received(room_id, events, self._open_choice)
             elif response.rooms.join:
                 log.info("first start: the history of %d rooms is not answered", len(response.rooms.join))
             new = set(await self.inbox.record(self.name, [(r.event.event_id, inbox_payload(r)) for r in received],
@@ -323,35 +274,11 @@ class MatrixChannel:
             self._token = response.next_batch
             self._warn_unreadable_rooms()
             await self._answer([*leftovers, *(r for r in received if r.event.event_id in new)])
-            await self._greet()
+            await self.rooms.greet()
         finally:
             self._idle.set()
         self._synced.set()
         self._synced = asyncio.Event()
-
-    async def _with_gap(self, room_id: str, timeline: Any, since: str | None) -> list[Event]:
-        """A room's new events; when the sync left a gap (more than the timeline limit), the missing ones first."""
-        events = list(timeline.events)
-        if not (timeline.limited and since and timeline.prev_batch):
-            return events
-        assert self.client is not None
-        client, start = self.client, timeline.prev_batch
-        older: list[Event] = []
-        while len(older) < GAP_LIMIT:
-            page = await self.out.patiently(
-                lambda: client.room_messages(room_id, start=start, end=since, limit=100), "history")
-            if not isinstance(page, RoomMessagesResponse):
-                log.warning("could not fetch the messages in %s sent while mnemo was away: %s", room_id, failure(page))
-                break
-            older += page.chunk
-            if not page.chunk or not page.end or page.end == start:
-                break
-            start = page.end
-        else:
-            log.warning("more than %d events in %s while mnemo was away; older ones are not answered",
-                        GAP_LIMIT, room_id)
-        log.info("fetched %d events in %s that the sync left out", len(older), room_id)
-        return list(reversed(older)) + events
 
     async def _answer(self, items: Sequence[Received]) -> None:
         """Answer events: one room's one after another, different rooms at the same time."""
@@ -393,137 +320,6 @@ class MatrixChannel:
                 log.warning("room %s is encrypted, but end-to-end encryption is off (it needs matrix-nio[e2e]); "
                             "mnemo cannot read or answer messages there", room.room_id)
 
-    # --- who an event belongs to ------------------------------------------------------------------
-
-    async def _receive(self, room_id: str, events: Sequence[Event]) -> list[Received]:
-        """The events of a room that mnemo answers, each with whose it is."""
-        assert self.client is not None
-        room = self.client.rooms.get(room_id)
-        if room is None:
-            return []
-        received = []
-        for event in fresh_events(events, self.me):
-            if event.sender == self.me or not isinstance(event, (*ANSWERED, MegolmEvent)):
-                continue
-            route = await self._route(room, event)
-            if route is not None:
-                received.append(Received(room_id, event, route))
-        return received
-
-    async def _route(self, room: MatrixRoom, event: Event) -> Route | None:
-        """Whose an event is, or None when mnemo leaves it alone."""
-        if room.room_id in self._allowed_rooms:
-            return await self._group_route(room, event)
-        if dm_partner(room, self.me) != event.sender:
-            if room.room_id not in self._warned:
-                self._warned.add(room.room_id)
-                log.warning("ignoring room %s (%s): not a direct room and not on MNEMO_MATRIX_ALLOWED_ROOMS",
-                            room.room_id, room.display_name)
-            return None
-        if await self.access.allows(event.sender):
-            return Route("private", event.sender)
-        text = isinstance(event, (RoomMessageText, RoomMessageEmote)) and not is_edit(event.source.get("content", {}))
-        return Route("stranger", event.sender) if text else None
-
-    async def _group_route(self, room: MatrixRoom, event: Event) -> Route | None:
-        """In an allowed room: a message that mentions or replies to mnemo, or a reaction to its open question."""
-        scope = group_scope("mx", room.room_id)
-        if isinstance(event, ReactionEvent):
-            choice = self._choices.get(event.reacts_to)
-            return Route("group", scope) if choice is not None and choice.scope == scope else None
-        if not isinstance(event, (RoomMessageText, RoomMessageEmote)):
-            return None
-        content = event.source.get("content", {})
-        if is_edit(content):
-            return None
-        if mentions(content, self.me, self._names(room)) or await self._replies_to_me(room.room_id, content):
-            return Route("group", scope)
-        return None
-
-    async def _replies_to_me(self, room_id: str, content: dict[str, Any]) -> bool:
-        """Whether a message replies to one of the bot's messages (asking the homeserver when not sent in this run)."""
-        target = replied_to(content)
-        if target is None:
-            return False
-        if self.out.is_mine(target):
-            return True
-        assert self.client is not None
-        response = await self.client.room_get_event(room_id, target)
-        return isinstance(response, RoomGetEventResponse) and response.event.sender == self.me
-
-    def _names(self, room: MatrixRoom) -> list[str]:
-        """The bot's names in a room, as people would mention it: display name and localpart."""
-        user = room.users.get(self.me)
-        return [n for n in (user.display_name if user else None, localpart(self.me)) if n]
-
-    def _sender_name(self, room: MatrixRoom, user_id: str) -> str:
-        user = room.users.get(user_id)
-        return (user.display_name if user else None) or localpart(user_id)
-
-    # --- invites ----------------------------------------------------------------------------------
-
-    async def _on_invite(self, room_id: str, events: Sequence[Event]) -> None:
-        """Join an allowed user's or an allowed room's invite; answer an unknown user's direct invite with a code."""
-        assert self.client is not None
-        invite = next((e for e in events if isinstance(e, InviteMemberEvent)
-                       and e.state_key == self.me and e.membership == "invite"), None)
-        inviter = invite.sender if invite is not None else "?"
-        if self._unresolved:
-            await self._resolve_rooms(set(self._unresolved))
-        if room_id in self._allowed_rooms or await self.access.allows(inviter):
-            await self._join(room_id, inviter)
-            return
-        direct = invite is not None and bool(invite.content.get("is_direct"))
-        if direct and self.access.config.unknown_users == "pair":
-            answer = await self.access.turn_away(self.name, inviter, await self._display_name(inviter, events))
-            if answer is not None and await self._join(room_id, inviter):
-                self._greetings[room_id] = answer  # sent once the room arrived in a sync (it may be encrypted)
-                return
-        why = "not a direct invite" if not direct else f"MNEMO_UNKNOWN_USERS={self.access.config.unknown_users}" \
-            if self.access.config.unknown_users != "pair" else "a pairing code is already waiting"
-        log.warning("declined the invite to %s from %s (not allowed; %s)", room_id, inviter, why)
-        await self._leave(room_id)
-
-    async def _join(self, room_id: str, inviter: str) -> bool:
-        assert self.client is not None
-        client = self.client
-        response = await self.out.patiently(lambda: client.join(room_id), "join")
-        if isinstance(response, ErrorResponse):
-            log.warning("could not join %s on %s's invite: %s", room_id, inviter, failure(response))
-            return False
-        log.info("joined %s on %s's invite", room_id, inviter)
-        return True
-
-    async def _leave(self, room_id: str) -> None:
-        assert self.client is not None
-        client = self.client
-        response = await self.out.patiently(lambda: client.room_leave(room_id), "leave")
-        if isinstance(response, ErrorResponse):
-            log.warning("could not leave %s: %s", room_id, failure(response))
-
-    async def _display_name(self, user_id: str, events: Sequence[Event] = ()) -> str:
-        """A user's display name: from the invite, else from their profile, else their localpart."""
-        for event in events:
-            if isinstance(event, InviteMemberEvent) and event.state_key == user_id and event.content.get("displayname"):
-                return str(event.content["displayname"])
-        assert self.client is not None
-        response = await self.client.get_displayname(user_id)
-        if isinstance(response, ProfileGetDisplayNameResponse) and response.displayname:
-            return response.displayname
-        return localpart(user_id)
-
-    async def _greet(self) -> None:
-        """Send unknown users their pairing answer in the rooms joined for it, once those rooms are synced."""
-        assert self.client is not None
-        for room_id, text in list(self._greetings.items()):
-            if room_id not in self.client.rooms:
-                continue
-            del self._greetings[room_id]
-            try:
-                await self.out.text(room_id, text)
-            except MatrixError as exc:
-                log.warning("could not send the pairing answer to %s: %s", room_id, exc)
-
     # --- handling ---------------------------------------------------------------------------------
 
     async def _handle(self, item: Received) -> None:
@@ -556,38 +352,42 @@ class MatrixChannel:
             return
         body = strip_reply_fallback(event.body) if replied_to(content) else event.body
         if route.kind == "stranger":
-            answer = await self.access.turn_away(self.name, event.sender, self._sender_name(room, event.sender))
+            answer = await self.access.turn_away(self.name, event.sender, self.rooms.sender_name(room, event.sender))
             if answer is not None:
                 await self.out.text(room.room_id, answer)
             return
         group = route.kind == "group"
-        text = without_mention(body, self.me, self._names(room)) if group else body
+        text = without_mention(body, self.me, self.rooms.names(room)) if group else body
         command = text.lstrip()[:1] in ("!", "/")
         if group and command and not self.access.is_admin(event.sender):
             log.info("command from %s, who is no admin, ignored in room %s", event.sender, room.room_id)
             return
         if group and not command:
-            text = f"{self._sender_name(room, event.sender)}: {text}"
+            text = f"{self.rooms.sender_name(room, event.sender)}: {text}"
         if not group:
-            self._rooms[event.sender] = room.room_id
+            self._last_room[event.sender] = room.room_id
             if await self._admin(room.room_id, event.sender, text):
                 return
         reply_to = event.event_id if group else None
         incoming = Incoming(route.scope, text, channel=self.name, channel_message_id=event.event_id)
-        preview = self.out.preview(room.room_id, reply_to, group) if self.config.streaming and not command else None
+        earlier = await self.inbox.shown(self.name, event.event_id) if replayed else []
+        shown = Shown(self.inbox, self.name, event.event_id, earlier)
+        streams = self.config.streaming and not command
+        preview = self.out.preview(room.room_id, reply_to, group, shown) if streams else None
         try:
             async with self.out.typing(room.room_id, preview):
                 reply = await self.commands.run(route.scope, text) if command else None
                 if reply is None:
                     reply = await self.engine.handle(incoming, on_progress=preview.update if preview else None)
         finally:
-            shown = await preview.close() if preview else None
+            if preview is not None:
+                await preview.close()
         if reply is None and replayed:
-            reply = await self.engine.earlier_reply(incoming)  # recorded before a crash, maybe never sent
+            reply = await self.engine.earlier_reply(incoming)  # recorded before a crash, maybe not (all) sent
         if reply is None:
             log.info("event %s was answered before; skipped", event.event_id)
             return
-        await self._deliver(room.room_id, route.scope, reply, preview=shown, reply_to=reply_to)
+        await self._deliver(room.room_id, route.scope, reply, shown=shown, reply_to=reply_to)
 
     async def _admin(self, room_id: str, user_id: str, text: str) -> bool:
         """Run an admin's !pair command; True when it was one."""
@@ -607,6 +407,11 @@ class MatrixChannel:
             await self.send(user.user_id, t(self.lang, "paired_welcome"))
         except MatrixError as exc:
             log.warning("could not welcome %s: %s", user.user_id, exc)
+
+    def _open_choice(self, event_id: str) -> str | None:
+        """The scope of the open question under one of the bot's messages, or None."""
+        choice = self._choices.get(event_id)
+        return choice.scope if choice is not None else None
 
     async def _on_reaction(self, room: MatrixRoom, event: ReactionEvent, route: Route) -> None:
         """A reaction on one of the bot's questions answers it, like pressing a button."""
@@ -654,9 +459,12 @@ class MatrixChannel:
         await self._deliver(room_id, user_id, Reply((text,), buttons=rows), split=False)
 
     async def _deliver(self, room_id: str, scope: str, reply: Reply, *, split: bool = True,
-                       preview: str | None = None, reply_to: str | None = None) -> None:
-        """Show a reply: up to three bubbles (each split at 16,000 characters), the preview becoming the first,
-        reactions for its buttons, and its document."""
+                       shown: Shown | None = None, reply_to: str | None = None) -> None:
+        """Show a reply: up to three bubbles (each split at 16,000 characters), reactions for its buttons, its document.
+
+        A part already shown (the preview, or a message sent before a crash) is edited into place instead of
+        sent again, and each new message is recorded in `shown` as soon as it is sent.
+        """
         bubbles = fit_messages(reply.bubbles) if split else tuple(reply.bubbles)
         choices, hint = reaction_choices(reply.buttons, self.lang)
         if hint:
@@ -664,15 +472,22 @@ class MatrixChannel:
         chunks = [chunk for bubble in bubbles for chunk in split_message(bubble)]
         last = None
         for i, chunk in enumerate(chunks):
-            if i == 0 and preview is not None and await self.out.finalize(room_id, preview, chunk):
-                last = preview
+            earlier = shown.at(i) if shown is not None else None
+            if earlier is not None and await self.out.finalize(room_id, earlier, chunk):
+                last = earlier
                 continue
             last = await self.out.text(room_id, chunk, reply_to if i == 0 else None)
+            if shown is not None:
+                await shown.put(i, last)
         if choices and last is not None:
             await self._offer(room_id, scope, last, choices)
-        if reply.document is not None and not await self.out.document(room_id, reply.document):
-            text = reply.document.content.decode("utf-8", errors="replace")
-            await self.out.text(room_id, f"{t(self.lang, 'export_as_text')}\n\n{split_message(text)[0]}")
+        if reply.document is not None and (shown is None or shown.at(len(chunks)) is None):
+            posted = await self.out.document(room_id, reply.document)
+            if posted is None:
+                text = reply.document.content.decode("utf-8", errors="replace")
+                posted = await self.out.text(room_id, f"{t(self.lang, 'export_as_text')}\n\n{split_message(text)[0]}")
+            if shown is not None:
+                await shown.put(len(chunks), posted)
 
     async def _offer(self, room_id: str, scope: str, event_id: str, choices: list[tuple[str, str]]) -> None:
         """React to the bot's own message with each choice and remember what each one means."""
@@ -680,18 +495,21 @@ class MatrixChannel:
         while len(self._choices) > MAX_OPEN_CHOICES:
             self._choices.popitem(last=False)
         for emoji, _data in choices:
-            await self.out.event(room_id, "m.reaction", reaction_content(event_id, emoji))
+            try:
+                await self.out.event(room_id, "m.reaction", reaction_content(event_id, emoji))
+            except MatrixError as exc:  # e.g. M_DUPLICATE_ANNOTATION: put there before a crash
+                log.warning("could not offer %s under %s: %s", emoji, event_id, exc)
 
     async def _room_for(self, user_id: str) -> str:
         """The user's direct room: the one they last wrote in, any other one, or a new one."""
         assert self.client is not None
-        known = self._rooms.get(user_id)
+        known = self._last_room.get(user_id)
         if known and dm_partner(self.client.rooms.get(known), self.me) == user_id:
             return known
         rooms = [r for r in self.client.rooms.values() if dm_partner(r, self.me) == user_id]
         rooms.sort(key=lambda r: user_id in r.invited_users)  # rooms the user has joined first
         if rooms:
-            self._rooms[user_id] = rooms[0].room_id
+            self._last_room[user_id] = rooms[0].room_id
             return rooms[0].room_id
         return await self._create_room(user_id)
 
@@ -712,5 +530,5 @@ class MatrixChannel:
         else:
             raise MatrixError(f"the new room {response.room_id} with {user_id} did not arrive in a sync")
         log.info("created direct room %s with %s", response.room_id, user_id)
-        self._rooms[user_id] = response.room_id
+        self._last_room[user_id] = response.room_id
         return str(response.room_id)

@@ -5,7 +5,6 @@ Pure functions over plain data (event contents, ids, names), so they are tested 
 from __future__ import annotations
 
 import html
-import json
 import re
 from collections.abc import Sequence
 from typing import Any
@@ -191,7 +190,7 @@ def mentions(content: dict[str, Any], me: str, names: Sequence[str]) -> bool:
     ids = content.get("m.mentions", {}).get("user_ids") if isinstance(content.get("m.mentions"), dict) else None
     if isinstance(ids, list) and me in ids:
         return True
-    formatted = re.sub(r"<mx-reply>.*?</mx-reply>", "", str(content.get("formatted_body") or ""), flags=re.S)
+    formatted = re.sub(r"<mx-reply>.*?</mx-reply>", "", str(content.get("formatted_body") or ""), flags=re.DOTALL)
     if f"matrix.to/#/{me}" in unquote(formatted):
         return True
     body = strip_reply_fallback(str(content.get("body") or ""))
@@ -237,25 +236,23 @@ def dm_partner(room: MatrixRoom | None, me: str) -> str | None:
 # --- rate limits -------------------------------------------------------------------------------------
 
 
+def limited(response: object) -> float | None:
+    """The seconds the homeserver asked to wait when the response is M_LIMIT_EXCEEDED (5 s when it names none)."""
+    if not isinstance(response, ErrorResponse) or response.status_code not in ("M_LIMIT_EXCEEDED", "429"):
+        return None
+    return (response.retry_after_ms or 0) / 1000 or DEFAULT_FLOOD_WAIT
+
+
 def flood_wait(response: object, attempt: int, tries: int = FLOOD_TRIES, longest: float = MAX_FLOOD_WAIT) -> float | None:
     """Seconds to wait before sending the same request again after M_LIMIT_EXCEEDED; None: do not retry.
 
     None when the response is no rate limit, when `attempt` was the last of `tries`, or when the
     homeserver asks for longer than `longest` (the failure is then reported instead of waited out).
     """
-    if not isinstance(response, ErrorResponse) or response.status_code not in ("M_LIMIT_EXCEEDED", "429"):
-        return None
-    wait = (response.retry_after_ms or 0) / 1000 or DEFAULT_FLOOD_WAIT
-    if attempt >= tries or wait > longest:
+    wait = limited(response)
+    if wait is None or attempt >= tries or wait > longest:
         return None
     return float(wait)
-
-
-def limited(response: object) -> float | None:
-    """The seconds the homeserver asked to wait, when the response is M_LIMIT_EXCEEDED; else None."""
-    if not isinstance(response, ErrorResponse) or response.status_code not in ("M_LIMIT_EXCEEDED", "429"):
-        return None
-    return (response.retry_after_ms or 0) / 1000 or DEFAULT_FLOOD_WAIT
 
 
 def failure(response: object) -> str:
@@ -263,8 +260,3 @@ def failure(response: object) -> str:
     if isinstance(response, ErrorResponse):
         return f"{response.status_code or ''} {response.message}".strip()
     return repr(response)
-
-
-def pretty_json(payload: dict[str, Any]) -> str:
-    """A compact JSON text of a payload (for the inbox)."""
-    return json.dumps(payload, ensure_ascii=False, separators=(",", ":"))

@@ -6,7 +6,7 @@ import contextlib
 import io
 import logging
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 from uuid import uuid4
 
@@ -17,6 +17,7 @@ from bot.errors import MatrixError
 from bot.matrix_messages import edit_content, failure, flood_wait, limited, message_content, split_message
 from bot.replies import Document
 from bot.streaming import GROUP_PREVIEW_EVERY, PREVIEW_EVERY, LivePreview
+from memory.inbox import Inbox
 
 log = logging.getLogger(__name__)
 
@@ -26,6 +27,29 @@ Sleep = Callable[[float], Awaitable[object]]
 TYPING_EVERY = 4.0  # seconds between typing notices while nothing of the reply is visible
 TYPING_LASTS = 6_000  # milliseconds each notice lasts, a little longer than the renewal
 REMEMBER_SENT = 2_000  # own event ids kept to recognise replies to the bot without asking the homeserver
+
+
+class Shown:
+    """The messages one event's reply has shown so far, recorded in the inbox right after each send.
+
+    A replay after a crash edits these messages instead of sending them again, so a reply appears once.
+    """
+
+    def __init__(self, inbox: Inbox, channel: str, event_id: str, event_ids: Sequence[str] = ()) -> None:
+        self.inbox, self.channel, self.event_id = inbox, channel, event_id
+        self.ids = list(event_ids)
+
+    def at(self, part: int) -> str | None:
+        """The message shown as this part of the reply (0 = the first chunk or the preview), if any."""
+        return self.ids[part] if part < len(self.ids) else None
+
+    async def put(self, part: int, event_id: str) -> None:
+        """Record that this part of the reply is now shown as this message."""
+        if part < len(self.ids):
+            self.ids[part] = event_id
+        else:
+            self.ids.append(event_id)
+        await self.inbox.show(self.channel, self.event_id, self.ids)
 
 
 class Outgoing:
@@ -87,18 +111,24 @@ class Outgoing:
 
     # --- streamed replies -------------------------------------------------------------------------
 
-    def preview(self, room_id: str, reply_to: str | None, group: bool) -> LivePreview[str]:
-        """A message in the room that shows the reply while the model writes, edited in place."""
+    def preview(self, room_id: str, reply_to: str | None, group: bool, shown: Shown) -> LivePreview[str]:
+        """A message in the room that shows the reply while the model writes, edited in place.
+
+        It is the preview shown before a crash, when there was one.
+        """
         async def show(text: str) -> str:
             first = split_message(text)[0]
             event_id = await self.text(room_id, first, reply_to)
             self._shown[event_id] = first
+            await shown.put(0, event_id)
             return event_id
 
         async def edit(event_id: str, text: str) -> None:
             await self._edit_preview(room_id, event_id, split_message(text)[0])
 
-        return LivePreview(show, edit, GROUP_PREVIEW_EVERY if group else PREVIEW_EVERY)
+        preview = LivePreview(show, edit, GROUP_PREVIEW_EVERY if group else PREVIEW_EVERY)
+        preview.handle = shown.at(0)
+        return preview
 
     async def _edit_preview(self, room_id: str, event_id: str, text: str) -> None:
         """Edit a preview, unless it shows this already or the room is rate limited (then skip it)."""
@@ -116,7 +146,7 @@ class Outgoing:
         self._shown[event_id] = text
 
     async def finalize(self, room_id: str, event_id: str, text: str) -> bool:
-        """Edit a preview into its final text; False when that failed (the text is then sent anew)."""
+        """Edit a preview (or a message shown before a crash) into its final text; False when that failed."""
         if self._shown.pop(event_id, None) == text:
             return True
         try:
@@ -160,8 +190,8 @@ class Outgoing:
 
     # --- files ------------------------------------------------------------------------------------------
 
-    async def document(self, room_id: str, document: Document) -> bool:
-        """Upload a file and post it as m.file; False when the upload failed (nothing was posted)."""
+    async def document(self, room_id: str, document: Document) -> str | None:
+        """Upload a file and post it as m.file; its event id, or None when the upload failed (nothing posted)."""
         room = self.client.rooms.get(room_id)
         encrypt = bool(room and room.encrypted and self.client.olm is not None)
         try:
@@ -172,7 +202,7 @@ class Outgoing:
             response, keys = exc, None
         if not isinstance(response, UploadResponse):
             log.warning("uploading %s to %s failed: %s", document.filename, room_id, failure(response))
-            return False
+            return None
         content: dict[str, Any] = {
             "msgtype": "m.file", "body": document.filename, "filename": document.filename,
             "info": {"mimetype": "application/json", "size": len(document.content)},
@@ -181,5 +211,4 @@ class Outgoing:
             content["file"] = {**keys, "url": response.content_uri}
         else:
             content["url"] = response.content_uri
-        await self.event(room_id, "m.room.message", content)
-        return True
+        return await self.event(room_id, "m.room.message", content)

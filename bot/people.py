@@ -1,11 +1,10 @@
 """/people: who mnemo knows from the user's life; rename, merge and (after a yes) forget a person."""
 from __future__ import annotations
 
-import re
 from typing import Sequence
 
 from bot.prompt import clip
-from bot.replies import Answer, Button, Reply
+from bot.replies import Answer, Button, Reply, item_id
 from bot.texts import t
 from memory.errors import NotFound
 from memory.kinship import name_key
@@ -71,15 +70,16 @@ async def command(store: MemoryStore, scope: Scope, args: str, lang: str) -> Rep
         if not words:
             return await listing(store, scope, lang)
         verb = words[0].lower()
-        if verb in ("rename", "umbenennen") and len(words) >= 3 and words[1].lstrip("#").isdigit():
-            before = await store.people.get(scope, int(words[1].lstrip("#")))
+        if verb in ("rename", "umbenennen") and len(words) >= 3 and (renamed := item_id(words[1])) is not None:
+            before = await store.people.get(scope, renamed)
             after = await store.people.rename(scope, before.id, " ".join(words[2:]))
             return Reply((t(lang, "people_renamed", old=display_name(before), new=after.name),))
-        if verb in ("merge", "zusammenführen") and len(words) == 3 and all(re.fullmatch(r"#?\d+", w) for w in words[1:]):
-            merged = await store.people.merge(scope, int(words[1].lstrip("#")), int(words[2].lstrip("#")))
+        keep, other = (item_id(w) for w in (words + ["", ""])[1:3])
+        if verb in ("merge", "zusammenführen") and len(words) == 3 and keep is not None and other is not None:
+            merged = await store.people.merge(scope, keep, other)
             return Reply((t(lang, "people_merged", name=display_name(merged), names=", ".join(merged.aliases)),))
-        if verb in ("forget", "vergessen") and len(words) == 2 and words[1].lstrip("#").isdigit():
-            person = await store.people.get(scope, int(words[1].lstrip("#")))
+        if verb in ("forget", "vergessen") and len(words) == 2 and (forgotten := item_id(words[1])) is not None:
+            person = await store.people.get(scope, forgotten)
             text, buttons = forget_question(person, len(await store.people.facts(scope, person.id, 1000)), lang)
             return Reply((text,), buttons=buttons)
         return await details(store, scope, await find(store, scope, args), lang)
@@ -89,8 +89,8 @@ async def command(store: MemoryStore, scope: Scope, args: str, lang: str) -> Rep
 
 async def find(store: MemoryStore, scope: Scope, query: str) -> Person:
     """A person by id ('3', '#3') or by any of their names; NotFound otherwise."""
-    if re.fullmatch(r"#?\d+", query.strip()):
-        return await store.people.get(scope, int(query.strip().lstrip("#")))
+    if (person_id := item_id(query)) is not None:
+        return await store.people.get(scope, person_id)
     key = name_key(query)
     for person in await store.people.all(scope):
         if key in {name_key(n) for n in (person.name, *person.aliases)} or key == name_key(person.relation):

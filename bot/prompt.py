@@ -107,8 +107,18 @@ def describe_gap(seconds: float, lang: str) -> str:
     return f"vor {days} Tagen"
 
 
+def quote(text: str, limit: int = NOTE_CHARS) -> str:
+    """Text as one quoted line of data: line breaks and runs of space collapsed, quotes escaped, clipped.
+
+    Stored text (a note, a summary, a topic) may hold what a stranger typed; on one escaped line it can never
+    start a section of its own, such as a forged "Learned rules" heading.
+    """
+    flat = " ".join(text.split()).replace("\\", "\\\\").replace('"', '\\"')
+    return f'"{clip(flat, limit)}"'
+
+
 def _quoted(lines: Sequence[str]) -> str:
-    return "\n".join(f'- "{clip(line, NOTE_CHARS)}"' for line in lines)
+    return "\n".join(f"- {quote(line)}" for line in lines)
 
 
 def _budgeted(lines: Sequence[str], limit: int) -> list[str]:
@@ -142,7 +152,7 @@ def memory_block(ctx: PromptContext) -> str:
     if ctx.thoughts:
         parts.append("Your own earlier thoughts (data):\n" + _quoted([h.text for h in ctx.thoughts[:3]]))
     if ctx.summary:
-        parts.append("Summary of the earlier conversation (data):\n" + clip(ctx.summary, SUMMARY_CHARS))
+        parts.append("Summary of the earlier conversation (data):\n" + quote(ctx.summary, SUMMARY_CHARS))
     return "\n\n".join(parts) or "Nothing is remembered about the person yet."
 
 
@@ -190,7 +200,7 @@ def volatile_hint(ctx: PromptContext) -> str:
     else:
         lines.append("This is the first message of the person.")
     if ctx.due_topic is not None:
-        lines.append(f'An open topic you may bring up if it fits: "{clip(ctx.due_topic.text, NOTE_CHARS)}".')
+        lines.append(f"An open topic you may bring up if it fits: {quote(ctx.due_topic.text)}.")
     if ctx.looked_up:
         lines.append("Already looked up this turn: " + "; ".join(clip(q, 80) for q in ctx.looked_up) + ".")
     if ctx.own_questions:

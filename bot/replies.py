@@ -1,8 +1,13 @@
 """What flows between channels and the engine: incoming messages and replies with buttons."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import NamedTuple
+
+MAX_DATA = 64  # Telegram's limit for a button's data, in bytes
+_ID = re.compile(r"#?([0-9]{1,18})", re.ASCII)  # SQLite integers have at most 19 digits
+_FIELD = re.compile(r"-?[0-9]{1,18}|[0-9]*[a-z][a-z0-9]*", re.ASCII)
 
 
 @dataclass(frozen=True)
@@ -47,3 +52,14 @@ class Answer(NamedTuple):
     notice: str
     text: str | None = None
     buttons: tuple[tuple[Button, ...], ...] = ()
+
+
+def item_id(text: str) -> int | None:
+    """The id a user typed or a button carries ('12', '#12'); None for anything else (other digits, too long)."""
+    found = _ID.fullmatch(text.strip())
+    return int(found.group(1)) if found else None
+
+
+def well_formed(data: str) -> bool:
+    """Whether button data has the shape mnemo's buttons have: short ASCII fields, numbers of at most 18 digits."""
+    return 0 < len(data.encode()) <= MAX_DATA and all(_FIELD.fullmatch(f) for f in data.split(":"))

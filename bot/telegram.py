@@ -61,6 +61,7 @@ from bot.telegram_messages import (
 from bot.telegram_polling import WATCHDOG, Poller, patiently
 from bot.texts import t
 from memory.access import is_group_scope
+from memory.inbox import Inbox
 
 log = logging.getLogger(__name__)
 
@@ -132,6 +133,29 @@ class PerChatOrder(BaseUpdateProcessor):
 
     async def shutdown(self) -> None:
         """Nothing to free."""
+
+
+class Shown:
+    """The messages one update has shown in its chat so far, recorded in the inbox right after each send.
+
+    A replay after a crash edits these messages instead of sending them again, so a reply appears once.
+    """
+
+    def __init__(self, inbox: Inbox, channel: str, event_id: str, message_ids: Sequence[int] = ()) -> None:
+        self.inbox, self.channel, self.event_id = inbox, channel, event_id
+        self.ids = list(message_ids)
+
+    def at(self, part: int) -> int | None:
+        """The message shown as this part of the reply (0 = the first chunk or the preview), if any."""
+        return self.ids[part] if part < len(self.ids) else None
+
+    async def put(self, part: int, message_id: int) -> None:
+        """Record that this part of the reply is now shown as this message."""
+        if part < len(self.ids):
+            self.ids[part] = message_id
+        else:
+            self.ids.append(message_id)
+        await self.inbox.show(self.channel, self.event_id, [str(i) for i in self.ids])
 
 
 class TelegramChannel:
@@ -298,19 +322,25 @@ class TelegramChannel:
         await self._send(chat_id, (text,), keyboard(buttons or ()))
 
     async def _send(self, chat_id: int, bubbles: Sequence[str], markup: InlineKeyboardMarkup | None, *,
-                    preview: int | None = None, reply_to: int | None = None) -> None:
-        """Send bubbles as plain text split at Telegram's limit, buttons under the last; the preview becomes the first.
+                    shown: Shown | None = None, reply_to: int | None = None) -> int:
+        """Send bubbles as plain text split at Telegram's limit, buttons under the last; returns how many chunks.
 
-        A 429 (flood control) is waited out and the same chunk sent again, so every chunk arrives once, in order.
+        A chunk already shown (the preview, or a part sent before a crash) is edited into place instead of sent
+        again, and each new chunk is recorded in `shown` as soon as it is sent. A 429 (flood control) is waited
+        out and the same chunk sent again, so every chunk arrives once, in order.
         """
         chunks = [chunk for bubble in bubbles for chunk in split_message(bubble)]
         for i, chunk in enumerate(chunks):
             markup_here = markup if i == len(chunks) - 1 else None
-            if i == 0 and preview is not None and await self._finalize(chat_id, preview, chunk, markup_here):
+            earlier = shown.at(i) if shown is not None else None
+            if earlier is not None and await self._finalize(chat_id, earlier, chunk, markup_here):
                 continue
             replying = ReplyParameters(reply_to, allow_sending_without_reply=True) if i == 0 and reply_to else None
-            await patiently(functools.partial(self.app.bot.send_message, chat_id, chunk, reply_markup=markup_here,
-                                              reply_parameters=replying))
+            sent = await patiently(functools.partial(self.app.bot.send_message, chat_id, chunk,
+                                                     reply_markup=markup_here, reply_parameters=replying))
+            if shown is not None:
+                await shown.put(i, sent.message_id)
+        return len(chunks)
 
     async def _finalize(self, chat_id: int, message_id: int, text: str, markup: InlineKeyboardMarkup | None) -> bool:
         """Edit the preview into the final first chunk; False when the preview is gone (then it is sent anew)."""
@@ -324,28 +354,43 @@ class TelegramChannel:
             return False
         return True
 
-    async def _deliver(self, chat_id: int, reply: Reply, *, preview: int | None = None,
+    async def _deliver(self, chat_id: int, reply: Reply, *, shown: Shown | None = None,
                        reply_to: int | None = None) -> None:
         """Show a reply: its bubbles (replacing the preview), its buttons, and its document if it has one."""
-        await self._send(chat_id, reply.bubbles, keyboard(reply.buttons), preview=preview, reply_to=reply_to)
-        if reply.document is not None:
+        parts = await self._send(chat_id, reply.bubbles, keyboard(reply.buttons), shown=shown, reply_to=reply_to)
+        if reply.document is not None and (shown is None or shown.at(parts) is None):
             document = reply.document
-            await patiently(functools.partial(self.app.bot.send_document, chat_id, document.content,
-                                              filename=document.filename))
+            sent = await patiently(functools.partial(self.app.bot.send_document, chat_id, document.content,
+                                                     filename=document.filename))
+            if shown is not None:
+                await shown.put(parts, sent.message_id)
 
-    def _preview(self, chat_id: int, reply_to: int | None, group: bool) -> LivePreview[int]:
-        """A preview message in this chat, edited while the model writes."""
+    def _preview(self, chat_id: int, reply_to: int | None, group: bool, shown: Shown) -> LivePreview[int]:
+        """A preview message in this chat, edited while the model writes (the one shown before a crash, if any)."""
         async def show(text: str) -> int:
             replying = ReplyParameters(reply_to, allow_sending_without_reply=True) if reply_to else None
             sent = await patiently(functools.partial(self.app.bot.send_message, chat_id, split_message(text)[0],
                                                      reply_parameters=replying))
+            await shown.put(0, sent.message_id)
             return sent.message_id
 
         async def edit(message_id: int, text: str) -> None:
-            await patiently(functools.partial(self.app.bot.edit_message_text, split_message(text)[0],
-                                              chat_id=chat_id, message_id=message_id))
+            try:
+                await patiently(functools.partial(self.app.bot.edit_message_text, split_message(text)[0],
+                                                  chat_id=chat_id, message_id=message_id))
+            except BadRequest as exc:  # a preview from before a crash may show this text already
+                if "message is not modified" not in str(exc).lower():
+                    raise
 
-        return LivePreview(show, edit, GROUP_PREVIEW_EVERY if group else PREVIEW_EVERY)
+        preview = LivePreview(show, edit, GROUP_PREVIEW_EVERY if group else PREVIEW_EVERY)
+        preview.handle = shown.at(0)
+        return preview
+
+    async def _shown(self, update: Update) -> Shown:
+        """What this update showed before the last run stopped (only a replayed update can have shown anything)."""
+        event = str(update.update_id)
+        earlier = await self.inbox.shown(self.name, event) if update.update_id in self._replayed else []
+        return Shown(self.inbox, self.name, event, [int(i) for i in earlier])
 
     # --- handlers ---------------------------------------------------------------------------------
 
@@ -395,20 +440,22 @@ class TelegramChannel:
         text = group_text(message.text, self.app.bot.username, user.first_name) if group and not command else message.text
         incoming = Incoming(scope, text, channel=self.name, channel_message_id=f"{chat.id}:{message.message_id}")
         reply_to = message.message_id if group else None
-        preview = self._preview(chat.id, reply_to, group) if self.config.streaming else None
+        shown = await self._shown(update)
+        preview = self._preview(chat.id, reply_to, group, shown) if self.config.streaming else None
         try:
             async with self._typing(chat.id, preview):
                 reply = await self.commands.run(scope, text) if command else None
                 if reply is None:
                     reply = await self.engine.handle(incoming, on_progress=preview.update if preview else None)
         finally:
-            shown = await preview.close() if preview else None
+            if preview is not None:
+                await preview.close()
         if reply is None and update.update_id in self._replayed:
             reply = await self.engine.earlier_reply(incoming)  # recorded before a crash, maybe never sent
         if reply is None:
             log.info("message %s was answered before; skipped", incoming.channel_message_id)
             return
-        await self._deliver(chat.id, reply, preview=shown, reply_to=reply_to)
+        await self._deliver(chat.id, reply, shown=shown, reply_to=reply_to)
 
     async def _admin(self, chat_id: int, user_id: str, text: str) -> bool:
         """Run an admin's /pair command; True when it was one."""
@@ -434,6 +481,9 @@ class TelegramChannel:
         query = update.callback_query
         assert query is not None  # ensured by CallbackQueryHandler
         chat = update.effective_chat
+        if chat is not None and chat.type == ChatType.PRIVATE and chat.id != query.from_user.id:
+            log.warning("press by %s on a message in private chat %s ignored", query.from_user.id, chat.id)
+            return  # Telegram never sends this; a forged update must not show one user's data in another's chat
         scope = chat_scope(chat, query.from_user) if chat is not None else scope_user(query.from_user.id)
         pressed = await self.commands.press(scope, query.data or "")
         await query.answer(pressed.notice or None)

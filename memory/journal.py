@@ -43,21 +43,27 @@ class Journal:
         self, scope: Scope, role: str, text: str, *, channel: str = "", channel_message_id: str | None = None,
         created_at: float | None = None, proactive: bool = False, index: bool = True,
     ) -> Message:
-        """Log a message durably first, then index it; a failing index never loses the message."""
+        """Log a message with its search entry in one transaction; when embedding fails it is logged unindexed.
+
+        One transaction, so a crash never leaves a logged message without its vector and full-text entries.
+        """
         now = time.time() if created_at is None else created_at
+        vector = None
+        if index and text.strip():
+            try:
+                vector = (await self.index.embed([text]))[0]
+            except MemoryStoreError:
+                log.exception("embedding a %s message failed; it is logged but cannot be found by search", role)
         async with self.db.transaction() as tx:
             msg_id = await tx.execute(
                 "INSERT INTO messages(scope_id, role, text, created_at, channel, channel_message_id, proactive)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?)",
                 (scope.id, role, text, now, channel, channel_message_id, int(proactive)),
             )
-        message = Message(msg_id, role, text, ts(now), channel, channel_message_id, proactive)  # type: ignore[arg-type]
-        if index and text.strip():
-            try:
-                await self._index(scope, [message])
-            except MemoryStoreError:
-                log.exception("message %s logged but not indexed; `mnemo reindex` will pick it up", msg_id)
-        return message
+            if vector is not None:
+                doc = await self.index.add(tx, scope.id, "message", msg_id, text, vector, now)
+                await tx.execute("UPDATE messages SET doc_id = ? WHERE id = ?", (doc, msg_id))
+        return Message(msg_id, role, text, ts(now), channel, channel_message_id, proactive)  # type: ignore[arg-type]
 
     async def add_many(self, scope: Scope, items: Sequence[NewMessage]) -> list[Message]:
         """Log and index many messages with one batched embedding and one transaction."""
@@ -75,15 +81,6 @@ class Journal:
                 out.append(Message(msg_id, item.role, item.text, ts(item.created_at),  # type: ignore[arg-type]
                                    item.channel, item.channel_message_id))
         return out
-
-    async def _index(self, scope: Scope, messages: Sequence[Message]) -> None:
-        vectors = await self.index.embed([m.text for m in messages])
-        async with self.db.transaction() as tx:
-            for message, vector in zip(messages, vectors):
-                doc = await self.index.add(
-                    tx, scope.id, "message", message.id, message.text, vector, message.created_at.timestamp()
-                )
-                await tx.execute("UPDATE messages SET doc_id = ? WHERE id = ?", (doc, message.id))
 
     async def get(self, scope: Scope, message_id: int) -> Message | None:
         """One message of this scope."""

@@ -14,8 +14,8 @@ class Weights:
     trigram: float = 0.15
     context: float = 0.2  # share of its best related candidate's relevance a document borrows
     dated: float = 0.2  # bonus for a document from a date the query names
-    recency_half_life_days: float = 30.0
-    recency_floor: float = 0.9  # recency only breaks near-ties: old memories must stay findable
+    recency_half_life_days: float = 180.0
+    recency_floor: float = 0.95  # recency only breaks near-ties: an old memory must stay as findable as a new one
     importance: float = 0.05  # share of the score that importance 1..10 may move
 
 

@@ -8,6 +8,7 @@ from datetime import datetime, timedelta, timezone
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
+# Function words, then light verbs ("machen", "make"), which say little about what a question is about.
 STOP_WORDS_DE = frozenset(
     """aber alle allem allen aller alles als also am an ander andere anderem anderen anderer
     anderes auch auf aus bei bin bis bist da damit dann das dass dem den denn der des dessen
@@ -21,7 +22,10 @@ STOP_WORDS_DE = frozenset(
     warst was weg weil weiter welche welchem welchen welcher welches wenn wer werde werden
     wie wieder will wir wird wirst wo wollen wollte würde würden zu zum zur zwar zwischen
     eigentlich gerade gern gerne schon immer wieso weshalb warum wann woher wohin welches
-    weißt du dir dich dein deine deinem deinen deiner""".split()
+    weißt du dir dich dein deine deinem deinen deiner
+    mache machst macht machen machte machten gemacht tue tust tut tun tat getan gehe gehst geht
+    gehen ging gegangen gebe gibst gibt geben gab gegeben komme kommst kommt kommen kam gekommen
+    lasse lässt lassen ließ gelassen""".split()
 )
 
 STOP_WORDS_EN = frozenset(
@@ -32,7 +36,8 @@ STOP_WORDS_EN = frozenset(
     ours ourselves out over own same she should so some such than that the their theirs them
     themselves then there these they this those through to too under until up very was we
     were what when where which while who whom why will with would you your yours yourself
-    yourselves do does did what's whats tell know""".split()
+    yourselves do does did what's whats tell know
+    make makes made making get gets got getting go goes went going gone""".split()
 )
 
 STOP_WORDS = STOP_WORDS_DE | STOP_WORDS_EN

