@@ -321,7 +321,7 @@ class Engine:
             companion_name=self.config.companion_name, language=self.config.language, user_text=user_text,
             now_local=datetime.fromtimestamp(now, self.config.zone), persona=self.config.persona,
             profile=await store.profile.list(scope), rules=await store.rules.list(scope, "active"),
-            notes=await store.search(scope, user_text, ("note",), k=5, now=now, min_cosine=self.floor),
+            notes=await store.search(scope, user_text, ("note",), k=5, now=now, min_cosine=self.floor, use=True),
             thoughts=await store.search(scope, user_text, ("thought",), k=3, now=now, min_cosine=self.floor),
             pinned=await store.messages.first(scope, 2),
             summary=(await store.conversations.get(scope)).summary,
@@ -386,7 +386,8 @@ class Engine:
     async def _recall(self, scope: Scope, query: str, current_id: int) -> str:
         text, window = recall_window(query, None, self.clock(), self.config.zone)
         sources: tuple[Source, ...] = ("message",) if window else ("note", "profile", "thought", "person", "message")
-        hits = await self.store.search(scope, text, sources, k=7, window=window, now=self.clock())
+        hits = await self.store.search(scope, text, sources, k=7, window=window, now=self.clock(),
+                                       include_faded=True, use=True)
         hits = [h for h in hits if h.source != "message" or h.item_id < current_id][:6]
         lines = [f'{h.created_at:%Y-%m-%d}: "{h.text}"' for h in hits]
         return f"[{query}]\n" + ("\n".join(lines) if lines else "Nothing found.")

@@ -20,7 +20,7 @@ from memory.db import Database, Tx
 from memory.embedder import Embedder, Purpose
 from memory.errors import EmbeddingFailed, ModelMismatch
 from memory.models import Components, SearchHit, Source, ts
-from memory.ranking import Candidate, Weights, fuse
+from memory.ranking import Candidate, Weights, faded, fuse
 
 log = logging.getLogger(__name__)
 
@@ -146,22 +146,29 @@ class SearchIndex:
     async def search(
         self, scope_id: int, query: str, sources: Sequence[Source], k: int = 10, *,
         window: tuple[float, float] | None = None, now: float | None = None,
-        min_cosine: float | None = None,
+        min_cosine: float | None = None, include_faded: bool = False,
     ) -> list[SearchHit]:
         """Hybrid search within one scope: embed the query, then `search_vector`."""
         qvec = (await self.embed([query], "query"))[0]
-        return await self.search_vector(scope_id, qvec, query, sources, k, window=window, now=now, min_cosine=min_cosine)
+        return await self.search_vector(scope_id, qvec, query, sources, k, window=window, now=now,
+                                        min_cosine=min_cosine, include_faded=include_faded)
 
     async def search_vector(
         self, scope_id: int, qvec: np.ndarray, query: str, sources: Sequence[Source], k: int = 10, *,
         window: tuple[float, float] | None = None, now: float | None = None,
-        min_cosine: float | None = None,
+        min_cosine: float | None = None, include_faded: bool = False,
     ) -> list[SearchHit]:
-        """Hybrid search with an embedded query: vector KNN and two FTS5 indexes, fused by `ranking.fuse`."""
+        """Hybrid search with an embedded query: vector KNN and two FTS5 indexes, fused by `ranking.fuse`.
+
+        Notes unused for long (for their importance) have faded and are left out unless include_faded.
+        """
         found = await self.candidates(scope_id, qvec, query, sources, window=window, now=now)
         candidates = found.candidates
         if min_cosine is not None:
             candidates = [c for c in candidates if c.cosine >= min_cosine]
+        if not include_faded:
+            moment = time.time() if now is None else now
+            candidates = [c for c in candidates if not _faded(found.docs[c.doc_id], moment)]
         by_id = {c.doc_id: c for c in candidates}
         return [_hit(found.docs[doc_id], by_id[doc_id], score) for doc_id, score in fuse(candidates, self.weights)[:k]]
 
@@ -236,6 +243,11 @@ class IndexedDoc:
     text: str
     created_at: float
     importance: int
+    last_used_at: float | None = None
+
+    def days_unused(self, now: float) -> float:
+        """Days since the document was created or last used, whichever is later."""
+        return (now - max(self.created_at, self.last_used_at or 0.0)) / 86400.0
 
 
 @dataclass(frozen=True)
@@ -330,7 +342,8 @@ async def _docs(tx: Tx, ids: set[int]) -> dict[int, IndexedDoc]:
         return {}
     marks = ",".join("?" * len(ids))
     rows = await tx.fetchall(
-        f"SELECT id, source, item_id, text, created_at, importance FROM docs WHERE id IN ({marks})", tuple(ids)
+        f"SELECT id, source, item_id, text, created_at, importance, last_used_at FROM docs WHERE id IN ({marks})",
+        tuple(ids),
     )
     return {row[0]: IndexedDoc(*row) for row in rows}
 
@@ -368,6 +381,16 @@ def _hit(doc: IndexedDoc, c: Candidate, score: float) -> SearchHit:
         components=Components(cosine=c.cosine, words=c.words, trigram=c.trigram,
                               age_days=c.age_days, importance=doc.importance),
     )
+
+
+def _faded(doc: IndexedDoc, now: float) -> bool:
+    return doc.source == "note" and faded(doc.days_unused(now), doc.importance)
+
+
+async def touch(tx: Tx, items: Sequence[tuple[str, int]], now: float) -> None:
+    """Record that items (source, item id) were used in a prompt or recalled: their fading starts over."""
+    await tx.executemany("UPDATE docs SET last_used_at = ? WHERE source = ? AND item_id = ?",
+                         [(now, source, item_id) for source, item_id in items])
 
 
 def _blob(vector: np.ndarray, dim: int) -> bytes:

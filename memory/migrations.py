@@ -423,6 +423,11 @@ async def m017_fts_scope(tx: Tx) -> None:
         )
 
 
+async def m018_docs_last_used(tx: Tx) -> None:
+    """When a document was last used in a prompt or recalled, so unused notes can fade."""
+    await tx.execute("ALTER TABLE docs ADD COLUMN last_used_at REAL")
+
+
 MIGRATIONS: list[Migration] = [
     m001_scopes_and_meta,
     m002_messages,
@@ -441,6 +446,7 @@ MIGRATIONS: list[Migration] = [
     m015_admission_counts,
     m016_inbox_shown,
     m017_fts_scope,
+    m018_docs_last_used,
 ]
 
 

@@ -81,3 +81,18 @@ def fuse(candidates: list[Candidate], weights: Weights) -> list[tuple[int, float
         scored.append((c.doc_id, score))
     scored.sort(key=lambda pair: pair[1], reverse=True)
     return scored
+
+
+FADED = 0.1  # below this strength a note leaves the default search (it stays findable by recall)
+FADE_HALF_LIFE_DAYS = 90.0
+
+
+def note_strength(days_unused: float, importance: int, half_life_days: float = FADE_HALF_LIFE_DAYS) -> float:
+    """How present a note still is after `days_unused`: important notes fade slower (half-life x4 at 10, /3 at 1)."""
+    half_life = half_life_days * 2.0 ** ((importance - 5) / 2.5)
+    return 0.5 ** (max(days_unused, 0.0) / half_life)
+
+
+def faded(days_unused: float, importance: int) -> bool:
+    """True when a note has not been used for so long, for its importance, that it leaves the default search."""
+    return note_strength(days_unused, importance) < FADED

@@ -13,7 +13,7 @@ from memory.conversation import Conversations
 from memory.db import Database
 from memory.embedder import Embedder, calibration
 from memory.inbox import Inbox
-from memory.index import SearchIndex
+from memory.index import SearchIndex, touch
 from memory.items import Diary, Profile, Rules, Thoughts, Topics
 from memory.journal import Journal
 from memory.migrations import migrate
@@ -118,11 +118,22 @@ class MemoryStore:
     async def search(
         self, scope: Scope, query: str, sources: Sequence[Source] = ("note",), k: int = 10, *,
         window: tuple[float, float] | None = None, now: float | None = None, min_cosine: float | None = None,
+        include_faded: bool = False, use: bool = False,
     ) -> list[SearchHit]:
-        """Hybrid search (meaning + words + trigrams, recency and importance) within one scope."""
+        """Hybrid search (meaning + words + trigrams, recency and importance) within one scope.
+
+        Args:
+            include_faded: also find notes that faded from lack of use (a recall brings them back).
+            use: the hits go into a prompt or answer a recall, so their fading starts over.
+        """
         if not query.strip():
             return []
-        return await self.index.search(scope.id, query, sources, k, window=window, now=now, min_cosine=min_cosine)
+        hits = await self.index.search(scope.id, query, sources, k, window=window, now=now, min_cosine=min_cosine,
+                                       include_faded=include_faded)
+        if use and hits:
+            async with self.db.transaction() as tx:
+                await touch(tx, [(h.source, h.item_id) for h in hits], time.time() if now is None else now)
+        return hits
 
     async def export(self, scope: Scope) -> dict[str, Any]:
         """Everything stored for one scope, as plain JSON-ready data."""
