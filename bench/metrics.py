@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Hashable, Iterable, Sequence
+from typing import Hashable, Iterable, Sequence, TypeVar
 
 from memory.ranking import Weights
+
+T = TypeVar("T", bound=Hashable)
 
 
 def retrievers(base: Weights | None = None) -> dict[str, Weights]:
@@ -31,22 +33,22 @@ def parse_weights(spec: str) -> Weights:
     return dataclasses.replace(Weights(), **overrides)
 
 
-def dedupe(items: Iterable[Hashable]) -> list[Hashable]:
+def dedupe(items: Iterable[T]) -> list[T]:
     """Keep the first occurrence of each item, in order."""
     return list(dict.fromkeys(items))
 
 
-def any_at(ranked: Sequence[Hashable], gold: set[Hashable], k: int) -> float:
+def any_at(ranked: Sequence[T], gold: set[T], k: int) -> float:
     """1.0 when one of the gold items is in the top k."""
     return 1.0 if gold & set(ranked[:k]) else 0.0
 
 
-def frac_at(ranked: Sequence[Hashable], gold: set[Hashable], k: int) -> float:
+def frac_at(ranked: Sequence[T], gold: set[T], k: int) -> float:
     """Share of the gold items found in the top k."""
     return len(gold & set(ranked[:k])) / len(gold)
 
 
-def reciprocal_rank(ranked: Sequence[Hashable], gold: set[Hashable], k: int = 10) -> float:
+def reciprocal_rank(ranked: Sequence[T], gold: set[T], k: int = 10) -> float:
     """1 / rank of the first gold item within the top k, else 0."""
     for rank, item in enumerate(ranked[:k], start=1):
         if item in gold:

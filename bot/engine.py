@@ -18,6 +18,7 @@ from bot.errors import LLMError
 from bot.llm import LLM, ChatMessage, Completion, OnText, SystemBlock
 from bot.markers import Marker, split_markers
 from bot.prompt import PromptContext, build_prompt, own_questions, quote
+from bot.ratelimit import RateLimiter
 from bot.reminders import ReminderRequests
 from bot.replies import Button, Document, Incoming, Reply  # noqa: F401  (channels import them from here too)
 from bot.safety import signals_crisis
@@ -29,6 +30,7 @@ from memory.admission import Thresholds
 from memory.embedder import calibration
 from memory.errors import NotFound
 from memory.models import LearnedRule, Message, OpenTopic, Scope, Source
+from scheduler.budget import TokenBudget
 from scheduler.topics import topic_raised
 from memory.store import MemoryStore
 
@@ -56,6 +58,7 @@ class EngineConfig:
     extraction_quiet_seconds: float = 120.0
     profile_consent: bool = False
     admission: Thresholds | None = field(default_factory=Thresholds)  # None: every extracted note is stored
+    rate_limit_per_minute: float = 0.0  # messages a user may send per minute (and at once); 0: no limit
 
 
 _DIARY_QUESTION = re.compile(
@@ -122,13 +125,15 @@ class Engine:
 
     def __init__(
         self, store: MemoryStore, chat: LLM, background: LLM, config: EngineConfig,
-        clock: Callable[[], float] = time.time,
+        clock: Callable[[], float] = time.time, budget: TokenBudget | None = None,
     ) -> None:
         self.store = store
         self.chat = chat
         self.background = background
         self.config = config
         self.clock = clock
+        self.budget = budget  # the daily token budget that pauses extraction and summaries when spent
+        self.limiter = RateLimiter(config.rate_limit_per_minute, clock=clock)
         self.floor = config.relevance_floor
         if self.floor is None:
             self.floor = calibration(store.index.embedder.name).relevant
@@ -160,6 +165,9 @@ class Engine:
         message = await self._logged_before(scope, incoming)
         if message is not None and await self._answered(scope, incoming):
             return None
+        if message is None and (verdict := self.limiter.check(incoming.user_id)) != "pass":
+            log.info("rate limit: message from %s neither read nor stored", incoming.user_id)
+            return Reply((t(lang, "rate_limited"),) if verdict == "tell" else (), failed=True)
         previous = await self.store.messages.last_user_message(scope, before_id=message.id if message else None)
         if message is None:
             message = await self.store.messages.add(
@@ -389,7 +397,7 @@ class Engine:
         hits = await self.store.search(scope, text, sources, k=7, window=window, now=self.clock(),
                                        include_faded=True, use=True)
         hits = [h for h in hits if h.source != "message" or h.item_id < current_id][:6]
-        lines = [f'{h.created_at:%Y-%m-%d}: "{h.text}"' for h in hits]
+        lines = [f"{h.created_at:%Y-%m-%d}: {quote(h.text, 600)}" for h in hits]
         return f"[{query}]\n" + ("\n".join(lines) if lines else "Nothing found.")
 
     async def _propose_rule(self, scope: Scope, text: str) -> str:
@@ -423,6 +431,8 @@ class Engine:
 
     async def _learn(self, scope: Scope) -> None:
         self._quiet.pop(scope.id, None)
+        if self.budget is not None and not await self.budget.allows(self.clock()):
+            return  # the day's token budget for background work is spent; the messages wait for tomorrow
         try:
             await extraction.extract(self.store, self.background, scope, self.config.profile_consent,
                                      datetime.fromtimestamp(self.clock(), self.config.zone),

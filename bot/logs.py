@@ -32,5 +32,5 @@ def install(level: str = "WARNING", secrets: Iterable[str] = ()) -> None:
         root.removeHandler(old)
     root.addHandler(handler)
     root.setLevel(level.upper())
-    for noisy in ("httpx", "httpcore", "aiosqlite", "apscheduler.executors.default"):
+    for noisy in ("httpx", "httpx2", "httpcore", "aiosqlite", "apscheduler.executors.default"):
         logging.getLogger(noisy).setLevel(max(logging.WARNING, root.level))

@@ -11,6 +11,7 @@ from typing import Any
 
 from bot.errors import BotError, LLMError
 from bot.settings import Settings
+from memory import integrity
 from memory.admission import OUTCOMES
 from memory.backup import backup, backup_name
 from memory.embedder import make_embedder
@@ -19,6 +20,7 @@ from memory.journal import NewMessage
 from memory.migrations import MIGRATIONS, applied_migrations, pending
 from memory.models import Scope
 from memory.store import DB_FILENAME, MemoryStore
+from scheduler.budget import BudgetStatus, TokenBudget
 
 
 @dataclass(frozen=True)
@@ -84,6 +86,27 @@ async def stats(settings: Settings) -> list[dict[str, Any]]:
         return rows
     finally:
         await store.close()
+
+
+async def background_budget(store: MemoryStore, settings: Settings) -> BudgetStatus:
+    """Today's background tokens against MNEMO_BACKGROUND_TOKENS_PER_DAY."""
+    return await TokenBudget(store.usage, settings.background_tokens_per_day, settings.zone).status(time.time())
+
+
+async def budget_line(settings: Settings) -> str:
+    """Today's background tokens, as one line for `mnemo stats`."""
+    store = await open_store(settings)
+    try:
+        return (await background_budget(store, settings)).describe()
+    finally:
+        await store.close()
+
+
+def index_check(problems: list[str]) -> Check:
+    """The doctor's line on the search index: items, documents, vectors and full-text entries in step."""
+    if not problems:
+        return Check("search index", True, "every item has its document, vector and full-text entries")
+    return Check("search index", False, f"{len(problems)} problems, e.g. " + "; ".join(problems[:3]))
 
 
 async def export_user(settings: Settings, user_id: str) -> dict[str, Any]:
@@ -171,8 +194,14 @@ async def doctor(settings: Settings, *, check_model: bool = True) -> list[Check]
             checks.append(Check("database", True, f"{path}; the next start applies {', '.join(todo)} (after a backup)"))
         else:
             store = await MemoryStore.open(settings.data_dir, embedder)  # checks the recorded model; writes nothing
-            await store.close()
+            try:
+                problems = await integrity.check(store)
+                budget = await background_budget(store, settings)
+            finally:
+                await store.close()
             checks.append(Check("database", True, f"{path}; schema up to date"))
+            checks.append(index_check(problems))
+            checks.append(Check("background budget", True, budget.describe()))
     except MemoryStoreError as exc:
         checks.append(Check("database", False, str(exc)))
     if check_model:

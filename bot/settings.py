@@ -84,6 +84,8 @@ class Settings(BaseSettings):
     extraction: Literal["after_reply", "when_quiet"] = "when_quiet"
     extraction_quiet_seconds: float = 120.0
     max_message_chars: int = 4000
+    rate_limit_per_minute: float = Field(default=20.0, ge=0)  # per user; 0: no limit
+    background_tokens_per_day: int = Field(default=0, ge=0)  # extraction, summaries, reflection, diary; 0: no cap
     profile_consent: bool = False
     admission_min_score: float = 0.5
     admission_contradiction: float | None = None
@@ -139,6 +141,8 @@ class Settings(BaseSettings):
         """Every token, key and password, so logs can mask them."""
         values = [self.chat_api_key, self.background_api_key, self.telegram_token, self.matrix_password,
                   self.matrix_access_token, getattr(self, "telegram_webhook_secret", None)]
+        if self.telegram_token and ":" in self.telegram_token:  # its secret half, also where ':' was URL-encoded
+            values.append(self.telegram_token.split(":", 1)[1])
         return [v for v in values if v]
 
     @property

@@ -29,7 +29,7 @@ from telegram import (
     User,
 )
 from telegram.constants import ChatAction, ChatType
-from telegram.error import BadRequest, Forbidden, InvalidToken, NetworkError, TelegramError
+from telegram.error import BadRequest, Forbidden, InvalidToken, NetworkError, RetryAfter, TelegramError
 from telegram.ext import (
     Application,
     ApplicationBuilder,
@@ -58,10 +58,11 @@ from bot.telegram_messages import (
     split_message,
     telegram_id,
 )
-from bot.telegram_polling import WATCHDOG, Poller, patiently
+from bot.telegram_polling import WATCHDOG, Poller, patiently, retry_seconds
 from bot.texts import t
 from memory.access import is_group_scope
 from memory.inbox import Inbox
+from scheduler.errors import RetryLater
 
 log = logging.getLogger(__name__)
 
@@ -312,14 +313,21 @@ class TelegramChannel:
     # --- sending ----------------------------------------------------------------------------------------
 
     async def send(self, user_id: str, text: str, buttons: Sequence[Sequence[Button]] | None = None) -> None:
-        """Push a message to an allowed user ('tg:<id>' or '<id>'); never to a group; raises TelegramError."""
+        """Push a message to an allowed user ('tg:<id>' or '<id>'); never to a group; raises TelegramError.
+
+        Flood control asking for a longer wait than mnemo waits inside a call becomes RetryLater, so the
+        outbox tries again after the time Telegram named.
+        """
         if is_group_scope(user_id):
             raise ValueError(f"not pushing to {user_id}: mnemo speaks first only in private chats")
         chat_id = telegram_id(user_id)
         if not await self.access.allows(scope_user(chat_id)):
             log.warning("not pushing to Telegram user %s: neither on MNEMO_TELEGRAM_ALLOWED_USERS nor paired", chat_id)
             return
-        await self._send(chat_id, (text,), keyboard(buttons or ()))
+        try:
+            await self._send(chat_id, (text,), keyboard(buttons or ()))
+        except RetryAfter as exc:
+            raise RetryLater(retry_seconds(exc), f"Telegram flood control: {exc}") from exc
 
     async def _send(self, chat_id: int, bubbles: Sequence[str], markup: InlineKeyboardMarkup | None, *,
                     shown: Shown | None = None, reply_to: int | None = None) -> int:

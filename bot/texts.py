@@ -14,6 +14,12 @@ TEXTS: dict[str, dict[str, str]] = {
         "de": "Die Nachricht ist zu lang ({size} Zeichen, höchstens {limit}). Schick sie mir bitte in kürzeren Teilen.",
         "en": "That message is too long ({size} characters, at most {limit}). Please send it in shorter parts.",
     },
+    "rate_limited": {
+        "de": "Langsam bitte – so viele Nachrichten auf einmal kann ich nicht lesen. Diese habe ich weder gelesen "
+              "noch gespeichert; schick sie mir gleich noch einmal.",
+        "en": "Slow down, please – that's more messages than I can read at once. I have neither read nor saved "
+              "this one; send it again in a moment.",
+    },
     "not_text": {
         "de": "Das kann ich nicht lesen – bitte schreib mir Text.",
         "en": "I can't read that – please send me text.",

@@ -8,7 +8,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from bot.llm import ToolCall, ToolSpec
-from bot.prompt import clip
+from bot.prompt import quote
 from memory.models import Scope
 from memory.people import card_line
 from memory.store import MemoryStore
@@ -123,4 +123,4 @@ NOTHING = "Nothing found."
 def _format(items: list[tuple[datetime, str]]) -> str:
     if not items:
         return NOTHING
-    return "\n".join(f'{when:%Y-%m-%d %H:%M}: "{clip(text, 400)}"' for when, text in items)
+    return "\n".join(f"{when:%Y-%m-%d %H:%M}: {quote(text, 400)}" for when, text in items)

@@ -19,6 +19,7 @@ log = logging.getLogger(__name__)
 # crashed the interpreter, so the first module that can load extensions wins and is kept.
 _DRIVERS = ("sqlite3", "sqlean", "pysqlite3")
 _chosen: Any = None
+MMAP_BYTES = 1 << 30
 
 
 def sqlite_module() -> Any:
@@ -57,6 +58,9 @@ def connect_sync(path: Path | str) -> Any:
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute("PRAGMA foreign_keys=ON")
     conn.execute("PRAGMA busy_timeout=5000")
+    # Read through a memory map: a vector search reads every vector of the user (15 MB at 10k
+    # notes), which through read() calls took 8.6 ms and through the map 5.1 ms.
+    conn.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
     return conn
 
 

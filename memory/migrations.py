@@ -428,6 +428,19 @@ async def m018_docs_last_used(tx: Tx) -> None:
     await tx.execute("ALTER TABLE docs ADD COLUMN last_used_at REAL")
 
 
+async def m019_token_usage(tx: Tx) -> None:
+    """Tokens used per local day and purpose (background work has a daily budget)."""
+    await tx.execute(
+        """CREATE TABLE token_usage (
+            day TEXT NOT NULL,
+            purpose TEXT NOT NULL,
+            input_tokens INTEGER NOT NULL DEFAULT 0,
+            output_tokens INTEGER NOT NULL DEFAULT 0,
+            calls INTEGER NOT NULL DEFAULT 0,
+            PRIMARY KEY (day, purpose))"""
+    )
+
+
 MIGRATIONS: list[Migration] = [
     m001_scopes_and_meta,
     m002_messages,
@@ -447,6 +460,7 @@ MIGRATIONS: list[Migration] = [
     m016_inbox_shown,
     m017_fts_scope,
     m018_docs_last_used,
+    m019_token_usage,
 ]
 
 

@@ -25,6 +25,7 @@ from memory.preferences import PreferenceStore
 from memory.ranking import Weights
 from memory.relationship import Relationships
 from memory.reminders import Reminders
+from memory.usage import TokenUsage
 
 DB_FILENAME = "mnemo.sqlite3"
 SCOPED_TABLES = ("messages", "notes", "profile_entries", "pending_profile", "thoughts", "diary_entries",
@@ -55,6 +56,7 @@ class MemoryStore:
         self.relationships = Relationships(db)
         self.people = People(db, index, self.notes)
         self.reminders = Reminders(db)
+        self.usage = TokenUsage(db)
         related = calibration(index.embedder.name).relevant if related is None else related
         self.admission = AdmissionControl(db, index, self.notes, related)
         self._scopes: dict[tuple[str, str], Scope] = {}

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import hashlib
+import itertools
 import re
 import unicodedata
 from datetime import datetime, timedelta, timezone
@@ -79,7 +80,7 @@ def words_match(words: list[str]) -> str:
 
     Terms are quoted, so no user text is FTS syntax.
     """
-    phrases = [f"{a} {b}" for a, b in zip(words, words[1:])]
+    phrases = [f"{a} {b}" for a, b in itertools.pairwise(words)]
     return " OR ".join(f'"{t}"' for t in [*words, *phrases])
 
 
@@ -122,7 +123,8 @@ def named_periods(text: str) -> list[tuple[float, float]]:
     """Unix-time windows (UTC, with a few days' slack) of the calendar dates a text names with their year.
 
     "on 8 May, 2023", "May 8th, 2023", "am 8. Mai 2023", "2023-05-08" name a day; "in May 2023" a month.
-    Dates without a year, and relative ones ("last week"), are left to the caller's time window.
+    A soft hint for ranking; dates without a year and relative ones ("gestern abends") are the
+    caller's hard time window (`memory.timewords`).
     """
     folded = unicodedata.normalize("NFKC", text).casefold()
     days: list[tuple[int, int, int]] = []

@@ -8,6 +8,7 @@ from typing import Callable
 from memory.models import Scope
 from memory.outbox import ButtonRows
 from memory.store import MemoryStore
+from scheduler.errors import RetryLater
 from scheduler.ports import Sender
 
 log = logging.getLogger(__name__)
@@ -16,9 +17,9 @@ log = logging.getLogger(__name__)
 BACKOFF = (30.0, 120.0, 600.0, 3600.0, 3 * 3600.0)
 
 
-def next_try(attempts: int, now: float) -> float | None:
-    """When to try again after `attempts` failed tries, or None to give up."""
-    return now + BACKOFF[attempts] if attempts < len(BACKOFF) else None
+def next_try(attempts: int, now: float, wait: float = 0.0) -> float | None:
+    """When to try again after `attempts` failed tries (never before the `wait` a channel asked for), or None."""
+    return now + max(BACKOFF[attempts], wait) if attempts < len(BACKOFF) else None
 
 
 class OutboxSender:
@@ -49,17 +50,20 @@ class OutboxSender:
 
     async def _send(self, scope: Scope, item_id: int, kind: str, text: str, attempts: int,
                     buttons: ButtonRows = ()) -> bool:
-        now = self.clock()
+        now, wait = self.clock(), 0.0
         try:
             # Buttons only when there are some: senders written before buttons existed take just the text.
             delivered = await (self.channel.deliver(scope, text, buttons=buttons) if buttons
                                else self.channel.deliver(scope, text))
             error = "" if delivered else "the channel did not accept the message"
+        except RetryLater as exc:
+            delivered, error, wait = False, f"the channel asked to wait {exc.seconds:g} s", exc.seconds
+            log.warning("outbox item %s: %s", item_id, error)
         except Exception as exc:
             delivered, error = False, f"{type(exc).__name__}: {exc}"
             log.warning("sending outbox item %s failed: %s", item_id, error)
         if not delivered:
-            retry = next_try(attempts, now)
+            retry = next_try(attempts, now, wait)
             await self.store.outbox.mark_failed(item_id, error, retry)
             if retry is None:
                 log.error("outbox item %s given up after %d tries: %s", item_id, attempts + 1, error)

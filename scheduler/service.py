@@ -24,6 +24,7 @@ from apscheduler.triggers.interval import IntervalTrigger
 
 from memory.models import Scope
 from memory.store import MemoryStore
+from scheduler.budget import TokenBudget
 from scheduler.checkin import check_in
 from scheduler.delivery import OutboxSender
 from scheduler.diary import write_diary
@@ -64,9 +65,10 @@ class Scheduler:
     def __init__(
         self, store: MemoryStore, companion_id: str, writer: Writer, composer: Composer, sender: Sender,
         zone: ZoneInfo, data_dir: Path, silence: timedelta | None = None,  # None: by the relationship's stage
-        clock: Callable[[], float] = time.time, lang: str = "de",
+        clock: Callable[[], float] = time.time, lang: str = "de", budget: TokenBudget | None = None,
     ) -> None:
         self.store, self.companion_id, self.lang = store, companion_id, lang
+        self.budget = budget  # reflection and diary pause when the day's background tokens are spent
         self.writer, self.composer, self.sender = writer, composer, sender
         self.zone, self.silence = zone, silence
         self.jobs_url = f"sqlite:///{Path(data_dir) / 'jobs.sqlite3'}"
@@ -141,6 +143,9 @@ class Scheduler:
                 return
             scope = next((s for s in await self.store.scopes(self.companion_id) if s.id == scope_id), None)
             if scope is None:
+                return
+            if kind in ("reflect", "diary") and self.budget is not None and not await self.budget.allows(now):
+                log.info("%s for scope %s skipped: the daily token budget for background work is spent", kind, scope_id)
                 return
             if kind == "reflect":
                 await reflect(self.store, self.writer, scope, now=now)

@@ -25,7 +25,7 @@ from memory.store import MemoryStore
 from tests.fakes.embedder import FakeEmbedder
 from tests.fakes.llm_api import FakeLLM, Reply
 
-TIMEOUT = 0.25
+TIMEOUT = 0.5  # the client's timeout in the faulty run; a "too late" answer comes after four times that
 TAG = re.compile(r"\bM\d{3}\b")
 FAULTS = ("429", "500", "timeout", "broken")
 FROM_EXTRACTION = ("notes", "profile", "topics")
@@ -89,14 +89,16 @@ async def no_wait(seconds: float) -> None:
     """Stands in for asyncio.sleep between retries."""
 
 
-async def conversation(path: Path, share: float, caplog: pytest.LogCaptureFixture) -> tuple[dict[str, Any], Counter[str]]:
+async def conversation(path: Path, share: float, caplog: pytest.LogCaptureFixture,
+                       timeout: float = TIMEOUT) -> tuple[dict[str, Any], Counter[str]]:
     """Run 50 messages of two users against a model that fails `share` of the time; check each reply on the way."""
     down = t("de", "model_down")
     outcomes: Counter[str] = Counter()
     async with FakeLLM(models=["fake-model"]) as api:
         flaky = FlakyModel(share)
         api.responder = flaky
-        model = OpenAIChat("fake-model", api.openai_base_url, "sk-test-fault-key", timeout=TIMEOUT, attempts=2,
+        # Two attempts (four in production), so that some faults outlast the retries and reach the engine.
+        model = OpenAIChat("fake-model", api.openai_base_url, "sk-test-fault-key", timeout=timeout, attempts=2,
                            sleep=no_wait)
         store = await MemoryStore.open(path, FakeEmbedder(), semantic_dedupe=0.97)
         engine = Engine(store, model, model, EngineConfig(relevance_floor=0.0, extraction="after_reply"))
@@ -140,7 +142,7 @@ async def test_with_the_model_failing_30_percent_every_message_is_answered_or_to
     tmp_path: Path, caplog: pytest.LogCaptureFixture,
 ) -> None:
     caplog.set_level(logging.WARNING)
-    clean, clean_outcomes = await conversation(tmp_path / "clean", 0.0, caplog)
+    clean, clean_outcomes = await conversation(tmp_path / "clean", 0.0, caplog, timeout=30.0)
     faulty, outcomes = await conversation(tmp_path / "faulty", 0.3, caplog)
     assert clean_outcomes["answered"] == 50 and clean_outcomes["extraction_failed"] == 0
     assert outcomes["answered"] + outcomes["model_down"] == 50

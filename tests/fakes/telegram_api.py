@@ -78,6 +78,7 @@ class FakeTelegram:
         self._update_event = asyncio.Event()
         self._released = asyncio.Event()  # set on close: lets hanging getUpdates calls end
         self.hang_updates = 0  # the next n getUpdates calls hang until the client gives up (or close)
+        self.drops: dict[str, int] = {}  # method -> how many of its next calls lose the connection (no answer)
         self._closing = False
         self._runner: web.AppRunner | None = None
         self._methods: dict[str, Callable[[JSON], Any]] = {  # sync, or async (getUpdates)
@@ -251,6 +252,11 @@ class FakeTelegram:
             params["chat_id"] = int(cid)  # else an int already, or "@channelusername"
         if (failures := self._failures.get(method.lower())) and (failure := failures.pop(0)) is not None:
             return _error(*failure)
+        if self.drops.get(method.lower(), 0) > 0:  # a network error: the connection breaks, nothing was done
+            self.drops[method.lower()] -= 1
+            assert request.transport is not None
+            request.transport.close()
+            return web.Response(status=HTTPStatus.SERVICE_UNAVAILABLE)
         handler = self._methods.get(method.lower())
         if handler is None:
             self.unknown.append((method, params))
