@@ -131,7 +131,7 @@ async def conversation(path: Path, share: float, caplog: pytest.LogCaptureFixtur
                     outcomes["summary_failed"] += 1
                     assert after["summaries"] == before["summaries"], text
             assert await integrity.check(store) == []
-            return await memory_of(store), outcomes | flaky.faults
+            return await memory_of(store), outcomes | flaky.faults | Counter(requests=len(api.requests))
         finally:
             await engine.close()
             await store.close()
@@ -148,6 +148,7 @@ async def test_with_the_model_failing_30_percent_every_message_is_answered_or_to
     assert outcomes["answered"] + outcomes["model_down"] == 50
     assert outcomes["model_down"] > 0 and outcomes["extraction_failed"] > 0, outcomes
     assert all(outcomes[f] >= 3 for f in FAULTS), outcomes
+    assert 0.2 < sum(outcomes[f] for f in FAULTS) / outcomes["requests"] < 0.4  # about 30% of all requests failed
     assert faulty["user"] == clean["user"]  # not one message lost
     for kind in ("notes", "profile", "topics", "assistant"):  # nothing half-written, invented or stored twice
         assert set(faulty[kind]) <= set(clean[kind]) and len(set(faulty[kind])) == len(faulty[kind]), kind
