@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import random
@@ -279,7 +280,9 @@ class Updates:
         """Unhandled updates with a bot message sent since `since` that they have not recorded (checked after a kill)."""
         if not db_path.exists():
             return set()
-        with sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=5) as conn:
+        # Read-write, so SQLite recovers the write-ahead log the killed child left (read-only could not, and
+        # would show the database as it was before the last commits).
+        with contextlib.closing(sqlite3.connect(db_path, timeout=5)) as conn:
             if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'inbox'").fetchone():
                 return set()
             columns = {r[1] for r in conn.execute("PRAGMA table_info(inbox)")}
@@ -330,7 +333,7 @@ async def rounds(child: Child, tg: FakeTelegram, order: list[tuple[int, str]], r
 
 def unhandled(db_path: Path) -> int:
     """Updates stored in the inbox but not handled yet (read while the child runs; WAL allows it)."""
-    with sqlite3.connect(f"file:{db_path}?mode=ro", uri=True, timeout=5) as conn:
+    with contextlib.closing(sqlite3.connect(db_path, timeout=5)) as conn:
         return int(conn.execute("SELECT count(*) FROM inbox WHERE handled_at IS NULL").fetchone()[0])
 
 

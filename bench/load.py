@@ -2,13 +2,16 @@
 
 Prints messages per second, the longest event-loop stall (embedding and database work must not
 block the loop) and the process RSS with the embedding model loaded; then ingest speed and the
-database size per 10k notes. Usage: .venv/bin/python bench/load.py [--users 50] [--messages 20]
+database size per 10k notes. First, for comparison, the longest stall of an idle event loop: on a
+machine whose cores are busy with other work, the operating system alone delays the loop.
+Usage: .venv/bin/python bench/load.py [--users 50] [--messages 20] [--idle 10]
 """
 from __future__ import annotations
 
 import argparse
 import asyncio
 import json
+import os
 import random
 import resource
 import sys
@@ -44,6 +47,13 @@ class StallMeter:
     def __exit__(self, *exc: object) -> None:
         if self._task:
             self._task.cancel()
+
+
+async def idle_stall(seconds: float) -> float:
+    """The longest stall of an event loop with nothing to do, in ms: what the machine's scheduling alone costs."""
+    with StallMeter() as meter:
+        await asyncio.sleep(seconds)
+    return round(meter.worst * 1000, 1)
 
 
 def rss_mb() -> float:
@@ -99,8 +109,12 @@ def main() -> None:
     parser.add_argument("--users", type=int, default=50)
     parser.add_argument("--messages", type=int, default=20, help="messages per user")
     parser.add_argument("--notes", type=int, default=2000, help="notes for the ingest figure")
+    parser.add_argument("--idle", type=float, default=10.0, help="seconds to measure an idle loop's stalls first")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    idle = asyncio.run(idle_stall(args.idle)) if args.idle > 0 else None
+    print(f"idle event loop, {args.idle:.0f} s, nothing running in this process: worst stall {idle} ms; "
+          f"1-minute load average {os.getloadavg()[0]:.2f}")
     load = asyncio.run(chat_load(args.users, args.messages))
     print(f"load: {load['users']} users, {load['messages']} messages in {load['seconds']} s = "
           f"{load['messages_per_second']} msg/s; worst event-loop stall {load['worst_stall_ms']} ms; "
@@ -109,7 +123,7 @@ def main() -> None:
     print(f"ingest: {fill['notes']} notes at {fill['notes_per_second']} notes/s; "
           f"{fill['mb_per_10k_notes']} MB per 10k notes")
     if args.json:
-        print(json.dumps({"load": load, "ingest": fill}))
+        print(json.dumps({"idle_stall_ms": idle, "load": load, "ingest": fill}))
 
 
 if __name__ == "__main__":

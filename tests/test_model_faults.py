@@ -89,6 +89,10 @@ async def no_wait(seconds: float) -> None:
     """Stands in for asyncio.sleep between retries."""
 
 
+async def progress(so_far: str) -> None:
+    """Takes a streamed reply's text so far (every other message is streamed)."""
+
+
 async def conversation(path: Path, share: float, caplog: pytest.LogCaptureFixture,
                        timeout: float = TIMEOUT) -> tuple[dict[str, Any], Counter[str]]:
     """Run 50 messages of two users against a model that fails `share` of the time; check each reply on the way."""
@@ -106,11 +110,6 @@ async def conversation(path: Path, share: float, caplog: pytest.LogCaptureFixtur
             for i in range(50):
                 user = f"tg:{40 + i % 2}"
                 text = f"M{i:03d} {SENTENCES[i % len(SENTENCES)]}"
-                shown: list[str] = []
-
-                async def progress(so_far: str) -> None:
-                    shown.append(so_far)
-
                 before = await memory_of(store)
                 logged = len(caplog.records)
                 reply = await engine.handle(Incoming(user, text, "telegram", f"{user}:{i}"),
