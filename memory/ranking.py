@@ -26,7 +26,7 @@ class Candidate:
     doc_id: int
     cosine: float
     words: float  # bm25 as FTS5 reports it, negated: higher is better, 0 = no match
-    trigram: float
+    trigram: float  # bm25 of the query stems as substrings, from the scope's own statistics (text.bm25)
     age_days: float
     importance: int
     related: tuple[int, ...] = ()  # doc ids of its context: adjacent messages, linked notes and messages

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import hashlib
 import itertools
+import math
 import re
 import unicodedata
 from datetime import datetime, timedelta, timezone
@@ -84,10 +85,39 @@ def words_match(words: list[str]) -> str:
     return " OR ".join(f'"{t}"' for t in [*words, *phrases])
 
 
+def trigram_stems(words: list[str]) -> list[str]:
+    """What the trigram index looks for: the stem of every word of 4+ letters, as a substring."""
+    return sorted({stem(w) for w in words if len(w) >= 4})
+
+
 def trigram_match(words: list[str]) -> str:
     """FTS5 query over the trigram index: any stem of 4+ letters as a substring."""
-    stems = {stem(w) for w in words if len(w) >= 4}
-    return " OR ".join(f'"{s}"' for s in sorted(stems))
+    return " OR ".join(f'"{s}"' for s in trigram_stems(words))
+
+
+BM25_K1 = 1.2
+BM25_B = 0.75
+
+
+def bm25(terms: list[str], texts: dict[int, str], total_docs: int, mean_length: float) -> dict[int, float]:
+    """Okapi bm25 of substring terms in texts, as FTS5's bm25() scores trigram phrases (higher is better).
+
+    A term's frequency is how often it occurs in the lower-cased text; a text's length is its number
+    of trigrams; document frequencies are counted in `texts`, which must hold every document of the
+    collection that contains any term (the others score 0). The idf is FTS5's: ln((N - n + 0.5) / (n + 0.5)),
+    at least 1e-6.
+    """
+    lowered = {doc: text.lower() for doc, text in texts.items()}
+    tf = {term: {doc: t.count(term) for doc, t in lowered.items()} for term in terms}
+    average = max(mean_length - 2.0, 1.0)
+    scores = dict.fromkeys(texts, 0.0)
+    for term in terms:
+        holding = [doc for doc, n in tf[term].items() if n]
+        idf = max(math.log((total_docs - len(holding) + 0.5) / (len(holding) + 0.5)), 1e-6)
+        for doc in holding:
+            n, length = tf[term][doc], max(len(lowered[doc]) - 2, 1)
+            scores[doc] += idf * n * (BM25_K1 + 1) / (n + BM25_K1 * (1 - BM25_B + BM25_B * length / average))
+    return scores
 
 
 # A word that occurs in more than this share of a scope's documents (the user's own name, say)

@@ -5,6 +5,7 @@ import time
 
 import pytest
 
+from memory import text as textmod
 from memory.errors import ModelMismatch, NotFound
 from memory.migrations import MIGRATIONS, migrate
 from memory.store import MemoryStore
@@ -203,3 +204,47 @@ async def test_rules_need_a_decision_to_become_active(store: MemoryStore) -> Non
     other = await store.scope("mnemo", "ben")
     with pytest.raises(NotFound):
         await store.rules.decide(other, rule.id, "disabled")
+
+
+KINO = ["Anna war am Samstag beim Kinoabend mit Lea.", "Kinoabende mag Anna lieber als Konzerte.",
+        "Der Kinoabend fiel aus, weil Lea krank war und Anna allein keinen Film sehen wollte.",
+        "Anna kocht gern Linsensuppe.", "Anna hat ein Konzert von Clara besucht, danach gab es noch einen Kinoabend.",
+        "Lea schenkt Anna Karten für ein Konzert im Mai."]
+
+
+async def trigram_signals(store: MemoryStore, embedder: FakeEmbedder, scope_id: int, query: str) -> dict[int, float]:
+    found = await store.index.candidates(scope_id, embedder.embed([query], "query")[0], query, ("note",))
+    return {c.doc_id: c.trigram for c in found.candidates if c.trigram > 0}
+
+
+async def test_trigram_scores_are_fts5_bm25_over_the_users_own_documents(
+    store: MemoryStore, embedder: FakeEmbedder,
+) -> None:
+    anna = await store.scope("mnemo", "anna")
+    for text in KINO:
+        await store.notes.add(anna, text, dedupe=False)
+    query = "Wie war der Kinoabend, und das Konzert?"
+    ours = await trigram_signals(store, embedder, anna.id, query)
+    async with store.db.reading() as tx:  # FTS5's own bm25 while the table holds nothing but Anna's documents
+        fts5 = dict(await tx.fetchall(
+            "SELECT rowid, -bm25(fts_trigram, 1.0, 0.0) FROM fts_trigram WHERE fts_trigram MATCH ?",
+            ('text : ("kinoabend" OR "konzert")',)))
+    assert set(ours) == set(fts5) and len(ours) == 5
+    assert sorted(ours, key=ours.__getitem__) == sorted(fts5, key=fts5.__getitem__)
+    for doc, score in ours.items():  # FTS5 counts the scope column's one token in every length; we do not
+        assert score == pytest.approx(fts5[doc], rel=0.02)
+
+    ben = await store.scope("mnemo", "ben")
+    for n in range(40):  # Ben talks about little else: in a table-wide count "kinoabend" would become common
+        await store.notes.add(ben, f"Ben plant Kinoabend Nummer {n}.", dedupe=False)
+    assert await trigram_signals(store, embedder, anna.id, query) == ours
+
+
+def test_bm25_rewards_rare_terms_repeats_and_short_texts() -> None:
+    texts = {1: "kino kino", 2: "kino und noch sehr viel anderer text dazu", 3: "konzert", 4: "nichts davon"}
+    scores = textmod.bm25(["kino", "konzert"], texts, total_docs=10, mean_length=12.0)
+    assert scores[4] == 0.0
+    assert scores[1] > scores[2] > 0  # the same term more often, in a shorter text
+    assert scores[3] > scores[2]  # "konzert" is in one text, "kino" in two: the rarer term weighs more
+    everywhere = textmod.bm25(["kino"], {1: "kino", 2: "kino"}, total_docs=2, mean_length=4.0)
+    assert everywhere == {1: pytest.approx(1e-6 * 2.2 / (1 + 1.2 * (0.25 + 0.75 * 2 / 2))), 2: everywhere[1]}
