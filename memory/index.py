@@ -208,9 +208,39 @@ class SearchIndex:
         words = textmod.distinctive(words, counts, total)
         if self.weights.words > 0 and (match := textmod.words_match(words)):
             out["fts_words"] = await _fts(tx, "fts_words", match, where)
+            if out["fts_words"] and (pairs := textmod.word_pairs(words)):
+                await self._add_pairs(tx, pairs, out["fts_words"], where, total)
         if self.weights.trigram > 0 and (stems := textmod.trigram_stems(words)):
             out["fts_trigram"] = await self._trigram(tx, stems, where, total)
         return out
+
+    async def _add_pairs(
+        self, tx: Tx, pairs: list[str], found: dict[int, float], where: _Where, total: int,
+    ) -> None:
+        """Add to each word match the bm25 of the query's two-word phrases it holds (scope statistics).
+
+        FTS5's bm25() would count each phrase over every user's documents, reading their position
+        lists (2 ms of a 10 ms search at 100k notes over 100 users); the scope's documents with the
+        phrase are found unranked here and scored by `textmod.phrase_bm25`.
+        """
+        marks = ",".join("?" * len(where.sources))
+        time_sql = "" if where.window is None else " AND d.created_at >= ? AND d.created_at < ?"
+        one = (f"SELECT ?, d.id, d.text FROM fts_words CROSS JOIN docs d ON d.id = fts_words.rowid"
+               f" WHERE fts_words MATCH ? AND d.scope_id = ? AND d.source IN ({marks}){time_sql}")
+        rows = await tx.fetchall(
+            " UNION ALL ".join([one] * len(pairs)),
+            [arg for pair in pairs for arg in (pair, _in_scope(f'"{pair}"', where.scope_id), where.scope_id,
+                                               *where.sources, *(where.window or ()))],
+        )
+        if not rows:
+            return
+        holding: dict[str, dict[int, str]] = {}
+        for pair, doc, text in rows:
+            holding.setdefault(pair, {})[doc] = text
+        mean_length = await self._mean_length(tx, where, total)
+        for doc, score in textmod.phrase_bm25(holding, total, mean_length).items():
+            if doc in found:
+                found[doc] += score
 
     async def _trigram(self, tx: Tx, stems: list[str], where: _Where, total: int) -> dict[int, float]:
         """bm25 of the scope's documents that hold a stem as a substring, from the scope's own statistics.

@@ -77,12 +77,13 @@ def stem(word: str) -> str:
 
 
 def words_match(words: list[str]) -> str:
-    """FTS5 query over the word index: any of the words, or two neighbours as a phrase, which bm25 adds up.
+    """FTS5 query over the word index: any of the words (quoted, so no user text is FTS syntax)."""
+    return " OR ".join(f'"{w}"' for w in words)
 
-    Terms are quoted, so no user text is FTS syntax.
-    """
-    phrases = [f"{a} {b}" for a, b in itertools.pairwise(words)]
-    return " OR ".join(f'"{t}"' for t in [*words, *phrases])
+
+def word_pairs(words: list[str]) -> list[str]:
+    """Neighbouring query words as two-word phrases; a document holding one scores more (`phrase_bm25`)."""
+    return [f"{a} {b}" for a, b in itertools.pairwise(words)]
 
 
 def trigram_stems(words: list[str]) -> list[str]:
@@ -117,6 +118,22 @@ def bm25(terms: list[str], texts: dict[int, str], total_docs: int, mean_length: 
         for doc in holding:
             n, length = tf[term][doc], max(len(lowered[doc]) - 2, 1)
             scores[doc] += idf * n * (BM25_K1 + 1) / (n + BM25_K1 * (1 - BM25_B + BM25_B * length / average))
+    return scores
+
+
+def phrase_bm25(holding: dict[str, dict[int, str]], total_docs: int, mean_length: float) -> dict[int, float]:
+    """bm25 of phrases, each counted once per document: the documents that hold a phrase, with their texts.
+
+    A document's length relative to the mean is taken in characters. Document frequencies are the
+    number of documents listed for the phrase, so `holding` must list all of the collection's.
+    """
+    scores: dict[int, float] = {}
+    average = max(mean_length, 1.0)
+    for docs in holding.values():
+        idf = max(math.log((total_docs - len(docs) + 0.5) / (len(docs) + 0.5)), 1e-6)
+        for doc, text in docs.items():
+            norm = 1 - BM25_B + BM25_B * len(text) / average
+            scores[doc] = scores.get(doc, 0.0) + idf * (BM25_K1 + 1) / (1 + BM25_K1 * norm)
     return scores
 
 

@@ -248,3 +248,33 @@ def test_bm25_rewards_rare_terms_repeats_and_short_texts() -> None:
     assert scores[3] > scores[2]  # "konzert" is in one text, "kino" in two: the rarer term weighs more
     everywhere = textmod.bm25(["kino"], {1: "kino", 2: "kino"}, total_docs=2, mean_length=4.0)
     assert everywhere == {1: pytest.approx(1e-6 * 2.2 / (1 + 1.2 * (0.25 + 0.75 * 2 / 2))), 2: everywhere[1]}
+
+
+OTHER_NOTES = ["Anna kocht am Sonntag Linsensuppe.", "Lea spielt Cello im Orchester.", "Anna fährt im Mai nach Wien.",
+               "Der Hund heißt Bello.", "Anna mag keine langen Telefonate.", "Lea arbeitet im Krankenhaus.",
+               "Anna lernt seit einem Jahr Spanisch.", "Im Garten blühen die Tulpen."]
+
+
+async def test_two_query_words_side_by_side_in_a_note_weigh_more_than_apart(
+    store: MemoryStore, embedder: FakeEmbedder,
+) -> None:
+    anna = await store.scope("mnemo", "anna")
+    apart = await store.notes.add(anna, "Der Bruder von Anna kam, und Lea schenkte ihr Blumen.")
+    together = await store.notes.add(anna, "Anna erzählte lange, dass ihr Bruder schenkte, was er im Garten fand: Blumen.")
+    for other in OTHER_NOTES:
+        await store.notes.add(anna, other)
+    query = "Bruder schenkte"  # "bruder schenkte" as a phrase in one note only; the other is shorter
+    found = await store.index.candidates(anna.id, embedder.embed([query], "query")[0], query, ("note",))
+    words = {found.docs[c.doc_id].item_id: c.words for c in found.candidates if c.words > 0}
+    assert set(words) == {apart.note.id, together.note.id}
+    assert words[together.note.id] > words[apart.note.id]
+
+
+def test_a_phrase_counts_once_per_document_and_rare_phrases_weigh_more() -> None:
+    holding = {"liest gern": {1: "Anna liest gern.", 2: "Ben liest gern Krimis und noch viel mehr."},
+               "roten schal": {2: "Ben liest gern Krimis und noch viel mehr."}}
+    scores = textmod.phrase_bm25(holding, total_docs=20, mean_length=30.0)
+    assert set(scores) == {1, 2}
+    assert scores[2] > scores[1]  # two phrases beat one, though the text is longer
+    alone = textmod.phrase_bm25({"liest gern": holding["liest gern"]}, total_docs=20, mean_length=30.0)
+    assert alone[1] > alone[2]  # with one phrase each, the shorter text scores more
