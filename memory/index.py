@@ -182,8 +182,9 @@ class SearchIndex:
         where = _Where(scope_id, tuple(sources), window)
         periods = textmod.named_periods(query)
         async with self.db.reading() as tx:
-            cosines = await self._knn(tx, qvec, where) if self.weights.vector > 0 else {}
-            lexical = await self._lexical(tx, textmod.content_words(query), where)
+            # The vector search (the longest statement) runs on the second connection meanwhile.
+            cosines, lexical = await asyncio.gather(
+                self._knn_aside(qvec, where), self._lexical(tx, textmod.content_words(query), where))
             ids = set(cosines) | set(lexical["fts_words"]) | set(lexical["fts_trigram"])
             docs = await _docs(tx, ids)
             cosines.update(await _cosines(tx, [d for d in ids if d not in cosines], qvec, self.embedder.name))
@@ -276,6 +277,13 @@ class SearchIndex:
             cached = (int(count), float(chars) / max(int(count), 1))
             self._lengths[key] = cached
         return cached[1]
+
+    async def _knn_aside(self, qvec: np.ndarray, where: _Where) -> dict[int, float]:
+        """`_knn` on the database's second connection, so it runs beside the full-text queries."""
+        if self.weights.vector <= 0:
+            return {}
+        async with self.db.aside() as tx:
+            return await self._knn(tx, qvec, where)
 
     async def _knn(self, tx: Tx, qvec: np.ndarray, where: _Where) -> dict[int, float]:
         """Cosine of the nearest documents (sqlite-vec KNN within the scope partition)."""
