@@ -278,3 +278,21 @@ def test_a_phrase_counts_once_per_document_and_rare_phrases_weigh_more() -> None
     assert scores[2] > scores[1]  # two phrases beat one, though the text is longer
     alone = textmod.phrase_bm25({"liest gern": holding["liest gern"]}, total_docs=20, mean_length=30.0)
     assert alone[1] > alone[2]  # with one phrase each, the shorter text scores more
+
+
+async def test_the_vector_search_beside_the_full_text_queries_finds_the_same(
+    store: MemoryStore, embedder: FakeEmbedder,
+) -> None:
+    from memory.index import SearchIndex
+
+    anna = await store.scope("mnemo", "anna")
+    for text in KINO + OTHER_NOTES:
+        await store.notes.add(anna, text, dedupe=False)
+    beside = SearchIndex(store.db, embedder, aside_from_docs=0)  # always on the second connection
+    one_after_the_other = SearchIndex(store.db, embedder, aside_from_docs=10**9)
+    now = time.time()
+    for query in ("Kinoabend mit Lea", "Was kocht Anna?", "Konzert im Mai", "Hund"):
+        hits = await beside.search(anna.id, query, ("note",), now=now)
+        assert hits and hits == await one_after_the_other.search(anna.id, query, ("note",), now=now)
+    added = await store.notes.add(anna, "Anna hat einen Kinoabend für Freitag geplant.")
+    assert added.note.id in {h.item_id for h in await beside.search(anna.id, "Kinoabend Freitag", ("note",))}
