@@ -191,12 +191,14 @@ class SearchIndex:
         periods = textmod.named_periods(query)
         async with self.db.reading() as tx:
             words = textmod.content_words(query)
-            if await _scope_size(tx, where) >= self.aside_from_docs:
+            size = await _scope_size(tx, where)
+            if size >= self.aside_from_docs:
                 # The vector search (the longest statement) runs on the second connection meanwhile.
-                cosines, lexical = await asyncio.gather(self._knn_aside(qvec, where), self._lexical(tx, words, where))
+                cosines, lexical = await asyncio.gather(self._knn_aside(qvec, where),
+                                                        self._lexical(tx, words, where, size))
             else:
                 cosines = await self._knn(tx, qvec, where) if self.weights.vector > 0 else {}
-                lexical = await self._lexical(tx, words, where)
+                lexical = await self._lexical(tx, words, where, size)
             ids = set(cosines) | set(lexical["fts_words"]) | set(lexical["fts_trigram"])
             docs = await _docs(tx, ids)
             cosines.update(await _cosines(tx, [d for d in ids if d not in cosines], qvec, self.embedder.name))
@@ -212,14 +214,16 @@ class SearchIndex:
         ]
         return Found(candidates, docs)
 
-    async def _lexical(self, tx: Tx, words: list[str], where: _Where) -> dict[str, dict[int, float]]:
-        """bm25 of the best matches in each full-text index, for the query words not common in the scope."""
+    async def _lexical(self, tx: Tx, words: list[str], where: _Where, total: int) -> dict[str, dict[int, float]]:
+        """bm25 of the best matches in each full-text index, for the query words not common in the scope.
+
+        total: the scope's documents of the searched sources (`_scope_size`).
+        """
         out: dict[str, dict[int, float]] = {"fts_words": {}, "fts_trigram": {}}
         if not words or self.weights.words <= 0 and self.weights.trigram <= 0:
             return out
-        counts, total = await _doc_counts(tx, words, where)
-        words = textmod.distinctive(words, counts, total)
-        if self.weights.words > 0 and (match := textmod.words_match(words)):
+        words = textmod.distinctive(words, await _doc_counts(tx, words, where), total)
+        if self.weights.words > 0 and (match := textmod.any_of(words)):
             out["fts_words"] = await _fts(tx, "fts_words", match, where)
             if out["fts_words"] and (pairs := textmod.word_pairs(words)):
                 await self._add_pairs(tx, pairs, out["fts_words"], where, total)
@@ -236,14 +240,10 @@ class SearchIndex:
         lists (2 ms of a 10 ms search at 100k notes over 100 users); the scope's documents with the
         phrase are found unranked here and scored by `textmod.phrase_bm25`.
         """
-        marks = ",".join("?" * len(where.sources))
-        time_sql = "" if where.window is None else " AND d.created_at >= ? AND d.created_at < ?"
-        one = (f"SELECT ?, d.id, d.text FROM fts_words CROSS JOIN docs d ON d.id = fts_words.rowid"
-               f" WHERE fts_words MATCH ? AND d.scope_id = ? AND d.source IN ({marks}){time_sql}")
+        one, args = _matching("fts_words", "?, d.id, d.text", where)
         rows = await tx.fetchall(
             " UNION ALL ".join([one] * len(pairs)),
-            [arg for pair in pairs for arg in (pair, _in_scope(f'"{pair}"', where.scope_id), where.scope_id,
-                                               *where.sources, *(where.window or ()))],
+            [arg for pair in pairs for arg in (pair, _in_scope(f'"{pair}"', where.scope_id), *args)],
         )
         if not rows:
             return
@@ -263,14 +263,8 @@ class SearchIndex:
         users. So the trigram index only finds the scope's matches here, and `textmod.bm25` scores them
         with the scope's document count and mean length (the same formula, k1 1.2, b 0.75).
         """
-        marks = ",".join("?" * len(where.sources))
-        time_sql = "" if where.window is None else " AND d.created_at >= ? AND d.created_at < ?"
-        match = " OR ".join(f'"{s}"' for s in stems)
-        rows = await tx.fetchall(
-            f"SELECT d.id, d.text FROM fts_trigram CROSS JOIN docs d ON d.id = fts_trigram.rowid"
-            f" WHERE fts_trigram MATCH ? AND d.scope_id = ? AND d.source IN ({marks}){time_sql}",
-            (_in_scope(match, where.scope_id), where.scope_id, *where.sources, *(where.window or ())),
-        )
+        sql, args = _matching("fts_trigram", "d.id, d.text", where)
+        rows = await tx.fetchall(sql, (_in_scope(textmod.any_of(stems), where.scope_id), *args))
         if not rows:
             return {}
         mean_length = await self._mean_length(tx, where, total)
@@ -353,16 +347,25 @@ def _in_scope(match: str, scope_id: int) -> str:
     return f'text : ({match}) AND scope : "{scope_token(scope_id)}"'
 
 
-async def _fts(tx: Tx, table: str, match: str, where: _Where) -> dict[int, float]:
-    """bm25 (negated: higher is better) of the best-matching documents in one FTS5 table."""
+def _matching(table: str, columns: str, where: _Where) -> tuple[str, tuple[object, ...]]:
+    """A query for `columns` of the documents (`d`) that an FTS5 MATCH (the first parameter) finds within
+    where, and its parameters after the match.
+
+    CROSS JOIN keeps the full-text match outside: the planner would otherwise walk the scope's
+    documents and run the match once per document (115 ms instead of 0.4 ms at 3k notes).
+    """
     marks = ",".join("?" * len(where.sources))
     time_sql = "" if where.window is None else " AND d.created_at >= ? AND d.created_at < ?"
-    rows = await tx.fetchall(
-        f"SELECT d.id, -{table}.rank FROM {table} CROSS JOIN docs d ON d.id = {table}.rowid"
-        f" WHERE {table} MATCH ? AND d.scope_id = ? AND d.source IN ({marks}){time_sql}"
-        f" ORDER BY {table}.rank LIMIT ?",
-        (_in_scope(match, where.scope_id), where.scope_id, *where.sources, *(where.window or ()), CANDIDATES),
-    )
+    return (f"SELECT {columns} FROM {table} CROSS JOIN docs d ON d.id = {table}.rowid"
+            f" WHERE {table} MATCH ? AND d.scope_id = ? AND d.source IN ({marks}){time_sql}",
+            (where.scope_id, *where.sources, *(where.window or ())))
+
+
+async def _fts(tx: Tx, table: str, match: str, where: _Where) -> dict[int, float]:
+    """bm25 (negated: higher is better) of the best-matching documents in one FTS5 table."""
+    sql, args = _matching(table, f"d.id, -{table}.rank", where)
+    rows = await tx.fetchall(f"{sql} ORDER BY {table}.rank LIMIT ?",
+                             (_in_scope(match, where.scope_id), *args, CANDIDATES))
     return {doc: score for doc, score in rows}
 
 
@@ -374,23 +377,12 @@ async def _scope_size(tx: Tx, where: _Where) -> int:
     return int(row[0])
 
 
-async def _doc_counts(tx: Tx, words: list[str], where: _Where) -> tuple[dict[str, int], int]:
-    """How many of the scope's documents hold each word, and how many documents it has (one statement)."""
-    marks = ",".join("?" * len(where.sources))
-    # CROSS JOIN keeps the full-text match outside: the planner would otherwise walk the scope's
-    # documents and run the match once per document (115 ms instead of 0.4 ms at 3k notes).
-    per_word = (
-        f"SELECT count(*) FROM fts_words CROSS JOIN docs d ON d.id = fts_words.rowid"
-        f" WHERE fts_words MATCH ? AND d.scope_id = ? AND d.source IN ({marks})"
-    )
-    columns = [f"SELECT count(*) FROM docs WHERE scope_id = ? AND source IN ({marks})"] + [per_word] * len(words)
-    row = await tx.fetchone(
-        "SELECT " + ", ".join(f"({sql})" for sql in columns),
-        (where.scope_id, *where.sources,
-         *(arg for w in words for arg in (_in_scope(f'"{w}"', where.scope_id), where.scope_id, *where.sources))),
-    )
-    total, *counts = (int(n) for n in row)
-    return dict(zip(words, counts)), total
+async def _doc_counts(tx: Tx, words: list[str], where: _Where) -> dict[str, int]:
+    """How many of the scope's documents hold each word (one statement)."""
+    per_word, args = _matching("fts_words", "count(*)", _Where(where.scope_id, where.sources, None))
+    row = await tx.fetchone("SELECT " + ", ".join(f"({per_word})" for _ in words),
+                            tuple(arg for w in words for arg in (_in_scope(f'"{w}"', where.scope_id), *args)))
+    return {w: int(n) for w, n in zip(words, row)}
 
 
 async def _related(tx: Tx, docs: dict[int, IndexedDoc]) -> dict[int, set[int]]:

@@ -76,9 +76,9 @@ def stem(word: str) -> str:
     return word
 
 
-def words_match(words: list[str]) -> str:
-    """FTS5 query over the word index: any of the words (quoted, so no user text is FTS syntax)."""
-    return " OR ".join(f'"{w}"' for w in words)
+def any_of(terms: list[str]) -> str:
+    """FTS5 query for any of the terms (words, stems), each quoted, so no user text is FTS syntax."""
+    return " OR ".join(f'"{t}"' for t in terms)
 
 
 def word_pairs(words: list[str]) -> list[str]:
@@ -91,13 +91,18 @@ def trigram_stems(words: list[str]) -> list[str]:
     return sorted({stem(w) for w in words if len(w) >= 4})
 
 
-def trigram_match(words: list[str]) -> str:
-    """FTS5 query over the trigram index: any stem of 4+ letters as a substring."""
-    return " OR ".join(f'"{s}"' for s in trigram_stems(words))
-
-
 BM25_K1 = 1.2
 BM25_B = 0.75
+
+
+def _idf(total_docs: int, holding: int) -> float:
+    """FTS5's bm25 idf: ln((N - n + 0.5) / (n + 0.5)), at least 1e-6."""
+    return max(math.log((total_docs - holding + 0.5) / (holding + 0.5)), 1e-6)
+
+
+def _saturated(tf: int, length: float, average: float) -> float:
+    """bm25's term-frequency part: saturating in tf, lower for a text longer than the average."""
+    return tf * (BM25_K1 + 1) / (tf + BM25_K1 * (1 - BM25_B + BM25_B * length / average))
 
 
 def bm25(terms: list[str], texts: dict[int, str], total_docs: int, mean_length: float) -> dict[int, float]:
@@ -114,10 +119,9 @@ def bm25(terms: list[str], texts: dict[int, str], total_docs: int, mean_length: 
     scores = dict.fromkeys(texts, 0.0)
     for term in terms:
         holding = [doc for doc, n in tf[term].items() if n]
-        idf = max(math.log((total_docs - len(holding) + 0.5) / (len(holding) + 0.5)), 1e-6)
+        idf = _idf(total_docs, len(holding))
         for doc in holding:
-            n, length = tf[term][doc], max(len(lowered[doc]) - 2, 1)
-            scores[doc] += idf * n * (BM25_K1 + 1) / (n + BM25_K1 * (1 - BM25_B + BM25_B * length / average))
+            scores[doc] += idf * _saturated(tf[term][doc], max(len(lowered[doc]) - 2, 1), average)
     return scores
 
 
@@ -130,10 +134,9 @@ def phrase_bm25(holding: dict[str, dict[int, str]], total_docs: int, mean_length
     scores: dict[int, float] = {}
     average = max(mean_length, 1.0)
     for docs in holding.values():
-        idf = max(math.log((total_docs - len(docs) + 0.5) / (len(docs) + 0.5)), 1e-6)
+        idf = _idf(total_docs, len(docs))
         for doc, text in docs.items():
-            norm = 1 - BM25_B + BM25_B * len(text) / average
-            scores[doc] = scores.get(doc, 0.0) + idf * (BM25_K1 + 1) / (1 + BM25_K1 * norm)
+            scores[doc] = scores.get(doc, 0.0) + idf * _saturated(1, len(text), average)
     return scores
 
 
