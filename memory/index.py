@@ -222,34 +222,31 @@ class SearchIndex:
         total: the scope's documents of the searched sources (`_scope_counts`).
         """
         out: dict[str, dict[int, float]] = {"fts_words": {}, "fts_trigram": {}}
-        if self.weights.words > 0 and (match := textmod.any_of(words)):
-            out["fts_words"] = await _fts(tx, "fts_words", match, where)
-            if out["fts_words"] and (pairs := textmod.word_pairs(words)):
-                await self._add_pairs(tx, pairs, out["fts_words"], where, total)
+        if self.weights.words > 0 and words:
+            out["fts_words"] = await self._words(tx, words, where, total)
         if self.weights.trigram > 0 and (stems := textmod.trigram_stems(words)):
             out["fts_trigram"] = await self._trigram(tx, stems, where, total)
         return out
 
-    async def _add_pairs(
-        self, tx: Tx, pairs: list[str], found: dict[int, float], where: _Where, total: int,
-    ) -> None:
-        """Add to each word match the bm25 of the query's two-word phrases it holds (scope statistics).
+    async def _words(self, tx: Tx, words: list[str], where: _Where, total: int) -> dict[int, float]:
+        """bm25 of the scope's documents that hold a query word, and more for each two-word phrase of the
+        query they hold, from the scope's own statistics (`textmod.matched_bm25`).
 
-        FTS5's bm25() would count each phrase over every user's documents, reading their position
-        lists (2 ms of a 10 ms search at 100k notes over 100 users); the scope's documents with the
-        phrase are found unranked here and scored by `textmod.phrase_bm25`.
+        FTS5's bm25() would count every term over all users' documents first (0.6 ms of a 6 ms search
+        at 100k notes over 100 users), and let one user's memory change how another's is ranked. So
+        the word index only finds the scope's documents with each word and phrase here, unranked.
+        Each counts once per document: notes are a sentence or two, where a word rarely repeats.
         """
-        parts = [_matching("fts_words", "?, d.id, d.text", where, f'"{pair}"', pair) for pair in pairs]
+        terms = [*words, *textmod.word_pairs(words)]
+        parts = [_matching("fts_words", "?, d.id, length(d.text)", where, f'"{term}"', term) for term in terms]
         rows = await tx.fetchall(" UNION ALL ".join(sql for sql, _ in parts), [arg for _, args in parts for arg in args])
         if not rows:
-            return
-        holding: dict[str, dict[int, str]] = {}
-        for pair, doc, text in rows:
-            holding.setdefault(pair, {})[doc] = text
-        mean_length = await self._mean_length(tx, where, total)
-        for doc, score in textmod.phrase_bm25(holding, total, mean_length).items():
-            if doc in found:
-                found[doc] += score
+            return {}
+        holding: dict[str, dict[int, int]] = {}
+        for term, doc, length in rows:
+            holding.setdefault(term, {})[doc] = length
+        scores = textmod.matched_bm25(holding, total, await self._mean_length(tx, where, total))
+        return dict(sorted(scores.items(), key=lambda pair: pair[1], reverse=True)[:CANDIDATES])
 
     async def _trigram(self, tx: Tx, stems: list[str], where: _Where, total: int) -> dict[int, float]:
         """bm25 of the scope's documents that hold a stem as a substring, from the scope's own statistics.
@@ -353,13 +350,6 @@ def _matching(table: str, columns: str, where: _Where, match: str, *lead: object
             f" WHERE {table} MATCH ? AND {table}.rowid BETWEEN ? AND ? AND d.scope_id = ?"
             f" AND d.source IN ({marks}){time_sql}",
             (*lead, low, match, low, high, where.scope_id, *where.sources, *(where.window or ())))
-
-
-async def _fts(tx: Tx, table: str, match: str, where: _Where) -> dict[int, float]:
-    """bm25 (negated: higher is better) of the best-matching documents in one FTS5 table."""
-    sql, args = _matching(table, f"d.id, -{table}.rank", where, match)
-    rows = await tx.fetchall(f"{sql} ORDER BY {table}.rank LIMIT ?", (*args, CANDIDATES))
-    return {doc: score for doc, score in rows}
 
 
 async def _scope_counts(tx: Tx, words: list[str], where: _Where) -> tuple[int, dict[str, int]]:

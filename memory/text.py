@@ -82,7 +82,7 @@ def any_of(terms: list[str]) -> str:
 
 
 def word_pairs(words: list[str]) -> list[str]:
-    """Neighbouring query words as two-word phrases; a document holding one scores more (`phrase_bm25`)."""
+    """Neighbouring query words as two-word phrases; a document holding one scores more (`matched_bm25`)."""
     return [f"{a} {b}" for a, b in itertools.pairwise(words)]
 
 
@@ -125,18 +125,19 @@ def bm25(terms: list[str], texts: dict[int, str], total_docs: int, mean_length: 
     return scores
 
 
-def phrase_bm25(holding: dict[str, dict[int, str]], total_docs: int, mean_length: float) -> dict[int, float]:
-    """bm25 of phrases, each counted once per document: the documents that hold a phrase, with their texts.
+def matched_bm25(holding: dict[str, dict[int, int]], total_docs: int, mean_length: float) -> dict[int, float]:
+    """bm25 of terms matched as a whole (words, two-word phrases), each counted once per document.
 
-    A document's length relative to the mean is taken in characters. Document frequencies are the
-    number of documents listed for the phrase, so `holding` must list all of the collection's.
+    holding: for each term, the documents that hold it with their lengths in characters; a
+    document's length is taken relative to mean_length. Document frequencies are the number of
+    documents listed for the term, so `holding` must list all of the collection's.
     """
     scores: dict[int, float] = {}
     average = max(mean_length, 1.0)
     for docs in holding.values():
         idf = _idf(total_docs, len(docs))
-        for doc, text in docs.items():
-            scores[doc] = scores.get(doc, 0.0) + idf * _saturated(1, len(text), average)
+        for doc, length in docs.items():
+            scores[doc] = scores.get(doc, 0.0) + idf * _saturated(1, length, average)
     return scores
 
 

@@ -305,12 +305,12 @@ async def test_two_query_words_side_by_side_in_a_note_weigh_more_than_apart(
 
 
 def test_a_phrase_counts_once_per_document_and_rare_phrases_weigh_more() -> None:
-    holding = {"liest gern": {1: "Anna liest gern.", 2: "Ben liest gern Krimis und noch viel mehr."},
-               "roten schal": {2: "Ben liest gern Krimis und noch viel mehr."}}
-    scores = textmod.phrase_bm25(holding, total_docs=20, mean_length=30.0)
+    short, long = len("Anna liest gern."), len("Ben liest gern Krimis und noch viel mehr.")
+    holding = {"liest gern": {1: short, 2: long}, "roten schal": {2: long}}
+    scores = textmod.matched_bm25(holding, total_docs=20, mean_length=30.0)
     assert set(scores) == {1, 2}
     assert scores[2] > scores[1]  # two phrases beat one, though the text is longer
-    alone = textmod.phrase_bm25({"liest gern": holding["liest gern"]}, total_docs=20, mean_length=30.0)
+    alone = textmod.matched_bm25({"liest gern": holding["liest gern"]}, total_docs=20, mean_length=30.0)
     assert alone[1] > alone[2]  # with one phrase each, the shorter text scores more
 
 
