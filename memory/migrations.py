@@ -397,29 +397,39 @@ async def m017_fts_scope(tx: Tx) -> None:
     weight 0, so the text alone decides the rank. m020 replaced the token by rowid ranges.
     """
     await tx.execute("CREATE VIEW docs_fts AS SELECT id, text, 's' || scope_id || 'x' AS scope FROM docs")
-    new, old = "new.id, new.text, 's' || new.scope_id || 'x'", "old.id, old.text, 's' || old.scope_id || 'x'"
+    await _full_text_tables(tx, "text, scope", "id", "{0}.id, {0}.text, 's' || {0}.scope_id || 'x'", "bm25(1.0, 0.0)")
+
+
+async def _full_text_tables(tx: Tx, columns: str, key: str, values: str, rank: str | None = None) -> None:
+    """Replace both FTS5 tables (and their triggers) by ones with these columns over the view `docs_fts`.
+
+    key: the view's column that is the rowid; values: the trigger's values for rowid and columns,
+    with `{0}` for the row (`new` or `old`); rank: a ranking function to configure, if any.
+    """
+    new, old = values.format("new"), values.format("old")
     for table, tokenize in (("fts_words", "porter unicode61 remove_diacritics 2"), ("fts_trigram", "trigram")):
         for trigger in ("ai", "ad", "au"):
             await tx.execute(f"DROP TRIGGER docs_{trigger}_{table}")
         await tx.execute(f"DROP TABLE {table}")
         await tx.execute(
-            f"CREATE VIRTUAL TABLE {table} USING fts5(text, scope, content='docs_fts', content_rowid='id',"
+            f"CREATE VIRTUAL TABLE {table} USING fts5({columns}, content='docs_fts', content_rowid='{key}',"
             f" tokenize='{tokenize}')"
         )
-        await tx.execute(f"INSERT INTO {table}({table}, rank) VALUES ('rank', 'bm25(1.0, 0.0)')")
+        if rank is not None:
+            await tx.execute(f"INSERT INTO {table}({table}, rank) VALUES ('rank', '{rank}')")
         await tx.execute(f"INSERT INTO {table}({table}) VALUES ('rebuild')")
         await tx.execute(
             f"CREATE TRIGGER docs_ai_{table} AFTER INSERT ON docs BEGIN"
-            f" INSERT INTO {table}(rowid, text, scope) VALUES ({new}); END"
+            f" INSERT INTO {table}(rowid, {columns}) VALUES ({new}); END"
         )
         await tx.execute(
             f"CREATE TRIGGER docs_ad_{table} AFTER DELETE ON docs BEGIN"
-            f" INSERT INTO {table}({table}, rowid, text, scope) VALUES ('delete', {old}); END"
+            f" INSERT INTO {table}({table}, rowid, {columns}) VALUES ('delete', {old}); END"
         )
         await tx.execute(
             f"CREATE TRIGGER docs_au_{table} AFTER UPDATE OF text, scope_id ON docs BEGIN"
-            f" INSERT INTO {table}({table}, rowid, text, scope) VALUES ('delete', {old});"
-            f" INSERT INTO {table}(rowid, text, scope) VALUES ({new}); END"
+            f" INSERT INTO {table}({table}, rowid, {columns}) VALUES ('delete', {old});"
+            f" INSERT INTO {table}(rowid, {columns}) VALUES ({new}); END"
         )
 
 
@@ -446,37 +456,15 @@ async def m020_fts_scope_rowids(tx: Tx) -> None:
 
     Since m017 a MATCH found one user's documents through a `scope` token; FTS5 still walked every
     user's entries of each query term to intersect them with it. A rowid range lets FTS5 seek to the
-    scope's part of each term's list instead (at 100k notes over 100 users 0.45 ms of a 5-6 ms
-    search, and it no longer grows with the other users' memories). `memory.index._scope_range`
-    computes the same range. Document ids stay below 2**32 and scope ids below 2**31; the keys are
-    read from the view `docs_fts`, which FTS5 only scans whole (rebuild, integrity-check).
+    scope's part of each term's list instead (measured in docs/benchmarks.md; the cost no longer grows
+    with the other users' memories). `memory.index.scope_range` computes the same range. Document
+    ids must stay below 2**32 (four billion) and scope ids below 2**31; every search also checks the
+    document's scope. The keys are read from the view `docs_fts`, which FTS5 only scans whole
+    (rebuild, integrity-check).
     """
     await tx.execute("DROP VIEW docs_fts")
     await tx.execute("CREATE VIEW docs_fts AS SELECT (scope_id << 32) + id AS key, text FROM docs")
-    new, old = "(new.scope_id << 32) + new.id, new.text", "(old.scope_id << 32) + old.id, old.text"
-    for table, tokenize in (("fts_words", "porter unicode61 remove_diacritics 2"), ("fts_trigram", "trigram")):
-        for trigger in ("ai", "ad", "au"):
-            await tx.execute(f"DROP TRIGGER docs_{trigger}_{table}")
-        await tx.execute(f"DROP TABLE {table}")
-        await tx.execute(
-            f"CREATE VIRTUAL TABLE {table} USING fts5(text, content='docs_fts', content_rowid='key',"
-            f" tokenize='{tokenize}')"
-        )
-        await tx.execute(f"INSERT INTO {table}({table}) VALUES ('rebuild')")
-        await tx.execute(
-            f"CREATE TRIGGER docs_ai_{table} AFTER INSERT ON docs BEGIN"
-            f" INSERT INTO {table}(rowid, text) VALUES ({new}); END"
-        )
-        await tx.execute(
-            f"CREATE TRIGGER docs_ad_{table} AFTER DELETE ON docs BEGIN"
-            f" INSERT INTO {table}({table}, rowid, text) VALUES ('delete', {old}); END"
-        )
-        await tx.execute(
-            f"CREATE TRIGGER docs_au_{table} AFTER UPDATE OF text, scope_id ON docs BEGIN"
-            f" INSERT INTO {table}({table}, rowid, text) VALUES ('delete', {old});"
-            f" INSERT INTO {table}(rowid, text) VALUES ({new}); END"
-        )
-
+    await _full_text_tables(tx, "text", "key", "({0}.scope_id << 32) + {0}.id, {0}.text")
 
 MIGRATIONS: list[Migration] = [
     m001_scopes_and_meta,
