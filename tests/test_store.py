@@ -246,9 +246,11 @@ KINO = ["Anna war am Samstag beim Kinoabend mit Lea.", "Kinoabende mag Anna lieb
         "Lea schenkt Anna Karten für ein Konzert im Mai."]
 
 
-async def trigram_signals(store: MemoryStore, embedder: FakeEmbedder, scope_id: int, query: str) -> dict[int, float]:
+async def full_text_signals(
+    store: MemoryStore, embedder: FakeEmbedder, scope_id: int, query: str, signal: str = "trigram",
+) -> dict[int, float]:
     found = await store.index.candidates(scope_id, embedder.embed([query], "query")[0], query, ("note",))
-    return {c.doc_id: c.trigram for c in found.candidates if c.trigram > 0}
+    return {c.doc_id: getattr(c, signal) for c in found.candidates if getattr(c, signal) > 0}
 
 
 async def test_trigram_scores_are_fts5_bm25_over_the_users_own_documents(
@@ -258,7 +260,7 @@ async def test_trigram_scores_are_fts5_bm25_over_the_users_own_documents(
     for text in KINO:
         await store.notes.add(anna, text, dedupe=False)
     query = "Wie war der Kinoabend, und das Konzert?"
-    ours = await trigram_signals(store, embedder, anna.id, query)
+    ours = await full_text_signals(store, embedder, anna.id, query)
     async with store.db.reading() as tx:  # FTS5's own bm25 while the table holds nothing but Anna's documents
         fts5 = dict(await tx.fetchall(  # rowids are (scope << 32) + document id
             "SELECT rowid - ?, -bm25(fts_trigram) FROM fts_trigram WHERE fts_trigram MATCH ?",
@@ -271,7 +273,24 @@ async def test_trigram_scores_are_fts5_bm25_over_the_users_own_documents(
     ben = await store.scope("mnemo", "ben")
     for n in range(40):  # Ben talks about little else: in a table-wide count "kinoabend" would become common
         await store.notes.add(ben, f"Ben plant Kinoabend Nummer {n}.", dedupe=False)
-    assert await trigram_signals(store, embedder, anna.id, query) == ours
+    assert await full_text_signals(store, embedder, anna.id, query) == ours
+
+
+async def test_word_scores_come_from_the_users_own_documents(store: MemoryStore, embedder: FakeEmbedder) -> None:
+    anna = await store.scope("mnemo", "anna")
+    soup = (await store.notes.add(anna, KINO[3], dedupe=False)).note  # "Anna kocht gern Linsensuppe."
+    for text in KINO[:3] + KINO[4:]:
+        await store.notes.add(anna, text, dedupe=False)
+    query = "Wer kocht Linsensuppe?"
+    ours = await full_text_signals(store, embedder, anna.id, query, "words")
+    async with store.db.reading() as tx:
+        soup_doc = (await tx.fetchone("SELECT doc_id FROM notes WHERE id = ?", (soup.id,)))[0]
+    assert list(ours) == [soup_doc] and ours[soup_doc] > 1.0  # one of six notes: a rare word weighs
+
+    ben = await store.scope("mnemo", "ben")
+    for n in range(40):  # in a table-wide count "kocht" and "linsensuppe" would become common
+        await store.notes.add(ben, f"Ben kocht Linsensuppe Nummer {n}.", dedupe=False)
+    assert await full_text_signals(store, embedder, anna.id, query, "words") == ours
 
 
 def test_bm25_rewards_rare_terms_repeats_and_short_texts() -> None:
