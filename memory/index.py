@@ -25,6 +25,10 @@ from memory.ranking import Candidate, Weights, faded, fuse
 log = logging.getLogger(__name__)
 
 CANDIDATES = 60  # per retriever, before fusion
+# Words of a query the full-text indexes look for, the first ones: a long message (up to 4,000
+# characters) holds hundreds, and each becomes a term of one statement (SQLite allows 500 parts of
+# a UNION and 2,000 result columns). The vector search still reads all of it.
+MAX_QUERY_WORDS = 64
 # From this many documents in the searched scope, the vector search runs on a second connection
 # beside the full-text queries. bench/scale.py measured both ways: at 1k notes of one user the hand-
 # over between threads cost more than it saved (p50 7.1 ms against 4.5 ms one after the other), at
@@ -191,7 +195,7 @@ class SearchIndex:
         periods = textmod.named_periods(query)
         async with self.db.reading() as tx:
             lexical_on = self.weights.words > 0 or self.weights.trigram > 0
-            words = textmod.content_words(query) if lexical_on else []
+            words = textmod.content_words(query)[:MAX_QUERY_WORDS] if lexical_on else []
             size, counts = await _scope_counts(tx, words, where)
             words = textmod.distinctive(words, counts, size)
             if size >= self.aside_from_docs:

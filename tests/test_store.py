@@ -229,6 +229,19 @@ async def test_messages_are_found_within_a_time_window(store: MemoryStore) -> No
     assert [h.item_id for h in recent] == [new.id]
 
 
+async def test_a_query_with_hundreds_of_distinct_words_still_searches(store: MemoryStore) -> None:
+    import random
+    import string
+
+    scope = await store.scope("mnemo", "anna")
+    soup = (await store.notes.add(scope, "Anna kocht gern Linsensuppe.")).note
+    rng = random.Random(1)
+    noise = " ".join("".join(rng.choice(string.ascii_lowercase) for _ in range(2)) for _ in range(1300))
+    for query in (f"Linsensuppe {noise}", f"Linsensuppe {noise[:3000]}"):  # 4,000 and 3,000 characters
+        hits = await store.search(scope, query)
+        assert [h.item_id for h in hits] == [soup.id] and hits[0].components.words > 0
+
+
 async def test_rules_need_a_decision_to_become_active(store: MemoryStore) -> None:
     scope = await store.scope("mnemo", "anna")
     rule = await store.rules.propose(scope, "Antworte kurz.")
