@@ -250,7 +250,7 @@ class SearchIndex:
         for term, doc, length in rows:
             holding.setdefault(term, {})[doc] = length
         scores = textmod.matched_bm25(holding, total, await self._mean_length(tx, where, total))
-        return dict(sorted(scores.items(), key=lambda pair: pair[1], reverse=True)[:CANDIDATES])
+        return _best(scores)
 
     async def _trigram(self, tx: Tx, stems: list[str], where: _Where, total: int) -> dict[int, float]:
         """bm25 of the scope's documents that hold a stem as a substring, from the scope's own statistics.
@@ -265,18 +265,20 @@ class SearchIndex:
             return {}
         mean_length = await self._mean_length(tx, where, total)
         scores = textmod.bm25(stems, {doc: text for doc, text in rows}, total, mean_length)
-        best = sorted(scores.items(), key=lambda pair: pair[1], reverse=True)[:CANDIDATES]
-        return {doc: score for doc, score in best if score > 0}
+        return _best(scores)
 
     async def _mean_length(self, tx: Tx, where: _Where, total: int) -> float:
-        """Mean length in characters of the scope's documents of these sources, recounted when their number moved by 5%."""
+        """Mean length in characters of the scope's documents of these sources, recounted when their number moved by 5%.
+
+        total: their number (`_scope_counts`, in the same read block, so the same documents are summed).
+        """
         key = (where.scope_id, where.sources)
         cached = self._lengths.get(key)
         if cached is None or abs(total - cached[0]) > 0.05 * cached[0]:
-            count, chars = await tx.fetchone(
-                f"SELECT count(*), total(length(text)) FROM docs WHERE scope_id = ?"
+            (chars,) = await tx.fetchone(
+                f"SELECT total(length(text)) FROM docs WHERE scope_id = ?"
                 f" AND source IN ({','.join('?' * len(where.sources))})", (where.scope_id, *where.sources))
-            cached = (int(count), float(chars) / max(int(count), 1))
+            cached = (total, float(chars) / max(total, 1))
             self._lengths[key] = cached
         return cached[1]
 
@@ -354,6 +356,12 @@ def _matching(table: str, columns: str, where: _Where, match: str, *lead: object
             f" WHERE {table} MATCH ? AND {table}.rowid BETWEEN ? AND ? AND d.scope_id = ?"
             f" AND d.source IN ({marks}){time_sql}",
             (*lead, low, match, low, high, where.scope_id, *where.sources, *(where.window or ())))
+
+
+def _best(scores: dict[int, float]) -> dict[int, float]:
+    """The CANDIDATES highest-scoring documents, those that scored at all."""
+    best = sorted(scores.items(), key=lambda pair: pair[1], reverse=True)[:CANDIDATES]
+    return {doc: score for doc, score in best if score > 0}
 
 
 async def _scope_counts(tx: Tx, words: list[str], where: _Where) -> tuple[int, dict[str, int]]:
