@@ -15,6 +15,7 @@ from bot.prompt import clip
 from bot.replies import Answer
 from bot.texts import t
 from bot.why import explain
+from memory.access import is_group_scope
 from memory.errors import NotFound
 from memory.models import AuditEntry, Scope
 from memory.preferences import parse_value
@@ -84,6 +85,16 @@ class Pressed:
     notice: str
     text: str | None = None
     buttons: tuple[tuple[Button, ...], ...] = ()
+    closes: tuple[str, ...] = ()  # questions this press decided ('rule:12'): their other buttons go too
+
+
+# Buttons that only show something; in a group anyone let in may press them, the rest only admins.
+_LOOKING = re.compile(r"mem:-?[0-9]+|people:show:[0-9]+|cancel", re.ASCII)
+
+
+def changes_memory(data: str) -> bool:
+    """Whether pressing a button with this data may change memory (paging and showing do not)."""
+    return not _LOOKING.fullmatch(data)
 
 
 class Commands:
@@ -314,11 +325,18 @@ class Commands:
             return Reply((self._t("diary_nothing"),))
         return Reply((f"📔 {entry.day}\n{entry.text}",))
 
-    async def press(self, user_id: str, data: str) -> Pressed:
-        """Act on a button's data for the user who pressed it; forged or stale data changes nothing."""
+    async def press(self, user_id: str, data: str, *, admin: bool = True) -> Pressed:
+        """Act on a button's data in the scope of `user_id`; forged or stale data changes nothing.
+
+        In a group scope, `admin` says whether the person who pressed is one of the group's admins:
+        only they may change the group's memory (paging and showing are open to every member).
+        """
         if not well_formed(data):
             log.info("malformed button data %r from %s", data[:80], user_id)
             return Pressed(self._t("button_unknown"))
+        if is_group_scope(user_id) and not admin and changes_memory(data):
+            log.info("press %r in %s by a member who is no admin: refused", data, user_id)
+            return Pressed(self._t("group_admins_only"))
         scope = await self.engine.scope_for(user_id)
         parts = data.split(":")
         try:

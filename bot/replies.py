@@ -14,10 +14,12 @@ _FIELD = re.compile(r"-?[0-9]{1,18}|[0-9]*[a-z][a-z0-9]*", re.ASCII)
 class Incoming:
     """A message from a user on some channel."""
 
-    user_id: str
+    user_id: str  # the scope's user: the person in a private chat, the group's scope in a group
     text: str
     channel: str = "console"
     channel_message_id: str | None = None
+    sender: str = ""  # who wrote it (in a group: the member); empty: the scope's user
+    may_decide: bool = True  # whether the sender may answer the scope's open question (groups: admins only)
 
 
 @dataclass(frozen=True)
@@ -44,6 +46,7 @@ class Reply:
     buttons: tuple[tuple[Button, ...], ...] = ()
     failed: bool = False
     document: Document | None = None
+    closes: tuple[str, ...] = ()  # questions decided or dropped in this turn ('rule:12'): their old buttons go
 
 
 class Answer(NamedTuple):
@@ -52,6 +55,19 @@ class Answer(NamedTuple):
     notice: str
     text: str | None = None
     buttons: tuple[tuple[Button, ...], ...] = ()
+
+
+_QUESTION_DATA = re.compile(r"(rule|profile):(?:yes|no):([0-9]{1,18})", re.ASCII)
+
+
+def question_of(buttons: tuple[tuple[Button, ...], ...] | list[list[Button]]) -> str:
+    """The yes/no question a set of buttons answers ('rule:12', 'profile:3'), or '' when they answer none."""
+    for row in buttons:
+        for button in row:
+            found = _QUESTION_DATA.fullmatch(button.data)
+            if found:
+                return f"{found.group(1)}:{found.group(2)}"
+    return ""
 
 
 def item_id(text: str) -> int | None:

@@ -30,6 +30,8 @@ TEXTS: dict[str, dict[str, str]] = {
     "profile_question": {"de": "Darf ich mir das über dich merken? 👤 {fact}", "en": "May I remember this about you? 👤 {fact}"},
     "profile_saved": {"de": "👤 Gemerkt: {fact}", "en": "👤 Noted: {fact}"},
     "yes": {"de": "Ja", "en": "Yes"},
+    "group_admins_only": {"de": "Das dürfen in dieser Gruppe nur die Admins entscheiden.",
+                          "en": "Only this group's admins may decide that."},
     "no": {"de": "Nein", "en": "No"},
     "empty": {"de": "Die Nachricht war leer.", "en": "That message was empty."},
     # --- commands -------------------------------------------------------------------------

@@ -466,6 +466,40 @@ async def m020_fts_scope_rowids(tx: Tx) -> None:
     await tx.execute("CREATE VIEW docs_fts AS SELECT (scope_id << 32) + id AS key, text FROM docs")
     await _full_text_tables(tx, "text", "key", "({0}.scope_id << 32) + {0}.id, {0}.text")
 
+
+async def m021_pending_state_and_choices(tx: Tx) -> None:
+    """State that must survive a restart, and the choices shown under the bot's messages.
+
+    `scope_state` holds one JSON value per scope and key: the open yes/no question, the notes behind the
+    last answer (for /why), a reminder's "when?" question, the open topic offered to the model. `choices`
+    records each message that shows buttons (or reactions, or numbered lines in the terminal): who may
+    answer it, what each option does, and which question it belongs to, so a decided question's old
+    buttons can be taken away and a reaction or number finds its meaning after a restart.
+    """
+    await tx.execute(
+        """CREATE TABLE scope_state (
+            scope_id INTEGER NOT NULL REFERENCES scopes(id),
+            key TEXT NOT NULL,
+            value TEXT NOT NULL,
+            updated_at REAL NOT NULL,
+            PRIMARY KEY (scope_id, key))"""
+    )
+    await tx.execute(
+        """CREATE TABLE choices (
+            id INTEGER PRIMARY KEY,
+            scope_id INTEGER NOT NULL REFERENCES scopes(id),
+            channel TEXT NOT NULL,
+            message_ref TEXT NOT NULL,
+            owner TEXT,
+            options TEXT NOT NULL,
+            question TEXT NOT NULL DEFAULT '',
+            extra TEXT NOT NULL DEFAULT '{}',
+            created_at REAL NOT NULL,
+            UNIQUE (channel, message_ref))"""
+    )
+    await tx.execute("CREATE INDEX choices_scope_question ON choices(scope_id, question)")
+
+
 MIGRATIONS: list[Migration] = [
     m001_scopes_and_meta,
     m002_messages,
@@ -487,6 +521,7 @@ MIGRATIONS: list[Migration] = [
     m018_docs_last_used,
     m019_token_usage,
     m020_fts_scope_rowids,
+    m021_pending_state_and_choices,
 ]
 
 

@@ -8,6 +8,7 @@ from typing import Any, Sequence
 from memory import audit
 from memory.admission import AdmissionControl
 from memory.access import AccessStore
+from memory.choices import Choices
 from memory.companions import Companions
 from memory.conversation import Conversations
 from memory.db import Database
@@ -25,12 +26,14 @@ from memory.preferences import PreferenceStore
 from memory.ranking import Weights
 from memory.relationship import Relationships
 from memory.reminders import Reminders
+from memory.state import ScopeState
 from memory.usage import TokenUsage
 
 DB_FILENAME = "mnemo.sqlite3"
 SCOPED_TABLES = ("messages", "notes", "profile_entries", "pending_profile", "thoughts", "diary_entries",
                  "open_topics", "learned_rules", "audit_log", "preferences", "outbox",
-                 "relationships", "person_relations", "people", "reminders", "admission_counts")
+                 "relationships", "person_relations", "people", "reminders", "admission_counts",
+                 "scope_state", "choices")
 
 
 class MemoryStore:
@@ -57,6 +60,8 @@ class MemoryStore:
         self.people = People(db, index, self.notes)
         self.reminders = Reminders(db)
         self.usage = TokenUsage(db)
+        self.state = ScopeState(db)
+        self.choices = Choices(db)
         related = calibration(index.embedder.name).relevant if related is None else related
         self.admission = AdmissionControl(db, index, self.notes, related)
         self._scopes: dict[tuple[str, str], Scope] = {}
