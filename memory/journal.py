@@ -108,6 +108,15 @@ class Journal:
             rows = await tx.fetchall(sql + " ORDER BY id DESC LIMIT ?", (*args, limit))
         return [_message(r) for r in reversed(rows)]
 
+    async def after(self, scope: Scope, after_id: int, limit: int, before_id: int | None = None) -> list[Message]:
+        """The first `limit` messages after the message `after_id` (and before `before_id`), oldest first."""
+        async with self.db.reading() as tx:
+            rows = await tx.fetchall(
+                f"SELECT {_COLUMNS} FROM messages WHERE scope_id = ? AND id > ? AND (? IS NULL OR id < ?)"
+                " ORDER BY id LIMIT ?", (scope.id, after_id, before_id, before_id, limit),
+            )
+        return [_message(r) for r in rows]
+
     async def first(self, scope: Scope, limit: int = 2) -> list[Message]:
         """The first messages ever exchanged in this scope."""
         async with self.db.reading() as tx:

@@ -500,6 +500,65 @@ async def m021_pending_state_and_choices(tx: Tx) -> None:
     await tx.execute("CREATE INDEX choices_scope_question ON choices(scope_id, question)")
 
 
+async def m024_reflections_failures_and_late_pushes(tx: Tx) -> None:
+    """Record reflections per scope, drop the "(nichts Neues)" thoughts, count failures, let the outbox drop items.
+
+    A reflection that found nothing used to store the thought "(nichts Neues)" (indexed, shown by /thoughts)
+    only to mark that it ran; now `scope_state` holds `reflected_at`, taken here from each scope's newest
+    reflection thought, and those fake thoughts leave with their documents, vectors, full-text entries and
+    audit entries. `failure_counts` keeps the failure counters (names and counts, no user data) across
+    restarts. The outbox gets `due_at` (when a reminder was due, so a late one can say so) and the status
+    `dropped` (a check-in that missed its window); SQLite cannot change a CHECK, so the table is rebuilt
+    from its own stored definition, keeping every column and index other migrations gave it.
+    """
+    await tx.execute(
+        "INSERT OR IGNORE INTO scope_state(scope_id, key, value, updated_at)"
+        " SELECT scope_id, 'reflected_at', max(created_at), max(created_at) FROM thoughts"
+        " WHERE origin = 'reflection' GROUP BY scope_id"
+    )
+    fake = "SELECT {0} FROM thoughts WHERE origin = 'reflection' AND text = '(nichts Neues)'"
+    await tx.execute(f"DELETE FROM audit_log WHERE item_type = 'thought' AND action = 'create' AND item_id IN ({fake.format('id')})")
+    if await tx.fetchone("SELECT 1 FROM sqlite_master WHERE name = 'vec_docs'"):  # made by the index, once it runs
+        await tx.execute(f"DELETE FROM vec_docs WHERE doc_id IN ({fake.format('doc_id')})")
+    await tx.execute(f"DELETE FROM docs WHERE id IN ({fake.format('doc_id')})")
+    await tx.execute("DELETE FROM thoughts WHERE origin = 'reflection' AND text = '(nichts Neues)'")
+    await tx.execute(
+        """CREATE TABLE failure_counts (
+            name TEXT PRIMARY KEY,
+            count INTEGER NOT NULL DEFAULT 0,
+            last_at REAL NOT NULL)"""
+    )
+    await tx.execute("ALTER TABLE outbox ADD COLUMN due_at REAL")
+    await _rebuild(tx, "outbox", "CHECK (status IN ('pending', 'sent', 'failed'))",
+                   "CHECK (status IN ('pending', 'sent', 'failed', 'dropped'))")
+
+
+async def _rebuild(tx: Tx, table: str, old: str, new: str) -> None:
+    """Recreate a table whose stored definition contains `old` with `new` instead, keeping rows and indexes."""
+    sql = (await tx.fetchone("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?", (table,)))[0]
+    if old not in sql:
+        raise RuntimeError(f"{table}: the definition does not contain {old!r}")
+    extras = [r[0] for r in await tx.fetchall(
+        "SELECT sql FROM sqlite_master WHERE tbl_name = ? AND type IN ('index', 'trigger') AND sql IS NOT NULL",
+        (table,))]
+    head = f"CREATE TABLE {table} ("
+    if not sql.startswith(head):
+        raise RuntimeError(f"{table}: unexpected definition {sql[:60]!r}")
+    sequence = await tx.fetchone("SELECT seq FROM sqlite_sequence WHERE name = ?", (table,)) \
+        if "AUTOINCREMENT" in sql.upper() else None
+    await tx.execute(f"CREATE TABLE {table}_rebuilt (" + sql[len(head):].replace(old, new))
+    await tx.execute(f"INSERT INTO {table}_rebuilt SELECT * FROM {table}")
+    await tx.execute(f"DROP TABLE {table}")
+    await tx.execute(f"ALTER TABLE {table}_rebuilt RENAME TO {table}")
+    if sequence is not None:  # ids once handed out are never handed out again, deleted rows included
+        now = await tx.fetchone("SELECT seq FROM sqlite_sequence WHERE name = ?", (table,))
+        await tx.execute("DELETE FROM sqlite_sequence WHERE name = ?", (table,))
+        await tx.execute("INSERT INTO sqlite_sequence(name, seq) VALUES (?, ?)",
+                         (table, max(sequence[0], now[0] if now else 0)))
+    for extra in extras:
+        await tx.execute(extra)
+
+
 MIGRATIONS: list[Migration] = [
     m001_scopes_and_meta,
     m002_messages,
@@ -522,6 +581,7 @@ MIGRATIONS: list[Migration] = [
     m019_token_usage,
     m020_fts_scope_rowids,
     m021_pending_state_and_choices,
+    m024_reflections_failures_and_late_pushes,
 ]
 
 

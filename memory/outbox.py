@@ -24,14 +24,16 @@ class OutboxItem:
     status: str
     attempts: int
     buttons: ButtonRows = ()
+    created_at: float = 0.0
+    due_at: float | None = None  # when the message was meant to arrive (a reminder's due time), if it says
 
 
 def _item(row: Any) -> OutboxItem:
     rows = tuple(tuple((str(label), str(data)) for label, data in row) for row in json.loads(row[6]))
-    return OutboxItem(row[0], row[1], row[2], row[3], row[4], row[5], rows)
+    return OutboxItem(row[0], row[1], row[2], row[3], row[4], row[5], rows, row[7], row[8])
 
 
-_COLS = "id, scope_id, kind, text, status, attempts, buttons"
+_COLS = "id, scope_id, kind, text, status, attempts, buttons, created_at, due_at"
 
 
 class Outbox:
@@ -41,15 +43,16 @@ class Outbox:
         self.db = db
 
     async def record(self, scope: Scope, kind: str, text: str, now: float | None = None,
-                     buttons: ButtonRows = ()) -> OutboxItem:
-        """Record a message (with its buttons) as pending, due at once."""
+                     buttons: ButtonRows = (), due_at: float | None = None) -> OutboxItem:
+        """Record a message (with its buttons, and when it was meant to arrive) as pending, due at once."""
         now = time.time() if now is None else now
         async with self.db.transaction() as tx:
             item_id = await tx.execute(
-                "INSERT INTO outbox(scope_id, kind, text, next_try, created_at, buttons) VALUES (?, ?, ?, ?, ?, ?)",
-                (scope.id, kind, text, now, now, json.dumps(buttons, ensure_ascii=False)),
+                "INSERT INTO outbox(scope_id, kind, text, next_try, created_at, buttons, due_at)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                (scope.id, kind, text, now, now, json.dumps(buttons, ensure_ascii=False), due_at),
             )
-        return OutboxItem(item_id, scope.id, kind, text, "pending", 0, buttons)
+        return OutboxItem(item_id, scope.id, kind, text, "pending", 0, buttons, now, due_at)
 
     async def due(self, now: float, limit: int = 50) -> list[OutboxItem]:
         """Pending messages whose next try has come, oldest first."""
@@ -72,6 +75,24 @@ class Outbox:
                 " status = CASE WHEN ? IS NULL THEN 'failed' ELSE 'pending' END WHERE id = ?",
                 (error[:500], next_try, next_try, item_id),
             )
+
+    async def drop(self, item_id: int, reason: str) -> None:
+        """Give a message up unsent on purpose (it missed its window); the reason is kept."""
+        async with self.db.transaction() as tx:
+            await tx.execute("UPDATE outbox SET status = 'dropped', last_error = ? WHERE id = ?",
+                             (f"dropped: {reason}"[:500], item_id))
+
+    async def postpone(self, item_id: int, next_try: float, reason: str) -> None:
+        """Hold a message back until next_try without counting a try (it waits for the person's hours)."""
+        async with self.db.transaction() as tx:
+            await tx.execute("UPDATE outbox SET next_try = ?, last_error = ? WHERE id = ?",
+                             (next_try, f"waiting: {reason}"[:500], item_id))
+
+    async def reason(self, item_id: int) -> str:
+        """What happened at the last try (an error, why it was dropped or held back); '' when nothing did."""
+        async with self.db.reading() as tx:
+            row = await tx.fetchone("SELECT last_error FROM outbox WHERE id = ?", (item_id,))
+        return str(row[0]) if row else ""
 
     async def items(self, scope: Scope) -> list[OutboxItem]:
         """Every recorded message of a scope, oldest first."""

@@ -13,6 +13,7 @@ from memory.companions import Companions
 from memory.conversation import Conversations
 from memory.db import Database
 from memory.embedder import Embedder, calibration
+from memory.failures import FailureCounts
 from memory.inbox import Inbox
 from memory.index import SearchIndex, touch
 from memory.items import Diary, Profile, Rules, Thoughts, Topics
@@ -62,6 +63,7 @@ class MemoryStore:
         self.usage = TokenUsage(db)
         self.state = ScopeState(db)
         self.choices = Choices(db)
+        self.failures = FailureCounts(db)
         related = calibration(index.embedder.name).relevant if related is None else related
         self.admission = AdmissionControl(db, index, self.notes, related)
         self._scopes: dict[tuple[str, str], Scope] = {}
