@@ -417,7 +417,11 @@ class Engine:
                 await self.store.topics.add(scope, marker.content, origin="conversation")
 
     def _after_reply(self, scope: Scope) -> None:
-        """Schedule extraction and the summary refresh (now, or when the chat has gone quiet)."""
+        """Schedule extraction and the summary refresh: now, or when the chat has gone quiet.
+
+        The quiet timer restarts with every reply, so in a chat without a pause each full batch of
+        messages is read at once as well.
+        """
         if self.config.extraction == "when_quiet":
             waiting = self._quiet.pop(scope.id, None)
             if waiting:
@@ -426,24 +430,37 @@ class Engine:
                 self.config.extraction_quiet_seconds, lambda: self.spawn(self._learn(scope), "learn")
             )
             self._quiet[scope.id] = (handle, scope)
+            self.spawn(self._learn(scope, full_batches_only=True), "learn")
         else:
             self.spawn(self._learn(scope), "learn")
 
-    async def _learn(self, scope: Scope) -> None:
-        self._quiet.pop(scope.id, None)
-        if self.budget is not None and not await self.budget.allows(self.clock()):
-            return  # the day's token budget for background work is spent; the messages wait for tomorrow
-        try:
-            await extraction.extract(self.store, self.background, scope, self.config.profile_consent,
-                                     datetime.fromtimestamp(self.clock(), self.config.zone),
-                                     admission=self.config.admission)
-        except LLMError as exc:
-            log.warning("extraction failed for scope %s; nothing stored: %s", scope.id, exc)
-            return
-        try:
-            await summary.refresh_summary(self.store, self.background, scope, self.config.recent_messages)
-        except LLMError as exc:
-            log.warning("summary refresh failed for scope %s; the summary is kept: %s", scope.id, exc)
+    async def _learn(self, scope: Scope, full_batches_only: bool = False) -> None:
+        """Extract from every message after the cursor in batches, then fold the summary; one run per scope at a time.
+
+        Before each model call the day's token budget is asked; when it is spent, the rest waits for the next run.
+        """
+        if not full_batches_only:
+            self._quiet.pop(scope.id, None)
+
+        async def budget_allows() -> bool:
+            return self.budget is None or await self.budget.allows(self.clock())
+
+        async with extraction.learning_lock(self.store, scope):
+            try:
+                await extraction.extract(self.store, self.background, scope, self.config.profile_consent,
+                                         datetime.fromtimestamp(self.clock(), self.config.zone),
+                                         admission=self.config.admission, may_continue=budget_allows,
+                                         full_batches_only=full_batches_only)
+            except LLMError as exc:
+                await self.store.failures.add("extraction.failed")
+                log.warning("extraction failed for scope %s; the batch waits for the next run: %s", scope.id, exc)
+                return
+            try:
+                await summary.refresh_summary(self.store, self.background, scope, self.config.recent_messages,
+                                              may_continue=budget_allows)
+            except LLMError as exc:
+                await self.store.failures.add("summary.failed")
+                log.warning("summary refresh failed for scope %s; the summary is kept: %s", scope.id, exc)
 
     def spawn(self, coro: Awaitable[object], name: str) -> asyncio.Task[object]:
         """Run a background task; a failure is logged with where the task was created."""

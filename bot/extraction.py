@@ -1,15 +1,19 @@
 """After a reply: pull facts about the user, the people in their life and the content of the talk out of the new messages.
 
+Every message after the extraction cursor is read, in batches of BATCH oldest first, each batch once: the
+cursor moves past a batch only when its answer was stored.
 Every new note passes admission control first (`memory.admission`): small talk and repeats are dropped
 and counted, and a note that contradicts a stored one replaces it through the correction flow.
 """
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections import Counter
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
-from typing import Any, Sequence
+from datetime import datetime, timedelta, tzinfo
+from typing import Any
+from weakref import WeakKeyDictionary
 
 from bot.errors import LLMBadOutput
 from bot.llm import LLM, ChatMessage, SystemBlock
@@ -22,8 +26,9 @@ from memory.store import MemoryStore
 
 log = logging.getLogger(__name__)
 
-# Counted, never hidden: how often the background model answered with something unusable.
-failures: Counter[str] = Counter()
+BATCH = 40  # messages shown to the model in one extraction call
+
+_locks: WeakKeyDictionary[MemoryStore, dict[int, asyncio.Lock]] = WeakKeyDictionary()
 
 SCHEMA = {
     "type": "object",
@@ -75,6 +80,8 @@ INSTRUCTIONS = """You extract memories from a chat between a person (role "user"
   description are one person: name "Miriam", same_as "meine Schwester"), "relations" to other named people
   ([{"to": "Tobias", "relation": "Ehefrau"}] for "Miriam ist Tobias' Frau"), and source_ids. Facts about
   other people go here, not into "facts".
+- A line "--- Monday, 2026-11-24 ---" gives the local date of the messages below it; relative dates
+  ("morgen", "next week") count from the day they were said, not from now.
 - Small talk without substance gives empty lists. Never invent anything."""
 
 
@@ -253,41 +260,74 @@ async def store_people(
     return stored
 
 
-def transcript(messages: Sequence[Message]) -> str:
-    """The messages as numbered lines for the extraction prompt."""
-    return "\n".join(f"[{m.id}] {m.role}: {clip(m.text, 1200)}" for m in messages)
+def transcript(messages: Sequence[Message], zone: tzinfo | None = None) -> str:
+    """The messages as numbered lines for the extraction prompt; with a zone, each local day under its date."""
+    lines, day = [], None
+    for m in messages:
+        if zone is not None and (local := m.created_at.astimezone(zone)).date() != day:
+            day = local.date()
+            lines.append(f"--- {local:%A, %Y-%m-%d} ---")
+        lines.append(f"[{m.id}] {m.role}: {clip(m.text, 1200)}")
+    return "\n".join(lines)
+
+
+def learning_lock(store: MemoryStore, scope: Scope) -> asyncio.Lock:
+    """The lock that lets one scope's learning (extraction, then the summary) run only once at a time.
+
+    Two runs at once would show the same messages to the model twice; the second one waits and finds
+    the cursor already past them.
+    """
+    return _locks.setdefault(store, {}).setdefault(scope.id, asyncio.Lock())
 
 
 async def extract(
     store: MemoryStore, llm: LLM, scope: Scope, consent: bool = False, now: datetime | None = None,
-    admission: Thresholds | None = None,
+    admission: Thresholds | None = None, *, may_continue: Callable[[], Awaitable[bool]] | None = None,
+    full_batches_only: bool = False,
 ) -> int:
-    """Extract from the messages since the last extraction; return how many items were stored.
+    """Extract from every message after the cursor, BATCH at a time, oldest first; return how many items were stored.
 
+    Each batch moves the cursor past the messages it covered. A failing batch (the model fails, or its
+    answer is not the JSON asked for) raises and leaves the cursor before it, so it is read again next time.
+    may_continue is asked before each model call (the day's token budget); with full_batches_only, only
+    full batches are read (the rest waits until the chat goes quiet).
     With consent, a profile fact under a new key waits for the user's yes instead of being stored.
     With admission thresholds, each new note is checked before it is stored (None: no check).
     """
-    state = await store.conversations.get(scope)
-    recent = await store.messages.recent(scope, 40)
-    new = [m for m in recent if m.id > state.extracted_upto]
-    if not any(m.role == "user" for m in new):
-        return 0
     now = now or datetime.now().astimezone()
+    stored = 0
+    while True:
+        state = await store.conversations.get(scope)
+        batch = await store.messages.after(scope, state.extracted_upto, BATCH)
+        if not batch or (full_batches_only and len(batch) < BATCH):
+            return stored
+        if any(m.role == "user" for m in batch):
+            if may_continue is not None and not await may_continue():
+                return stored
+            stored += await extract_batch(store, llm, scope, batch, consent, now, admission)
+        await store.conversations.set_extracted(scope, batch[-1].id)
+
+
+async def extract_batch(
+    store: MemoryStore, llm: LLM, scope: Scope, batch: Sequence[Message], consent: bool, now: datetime,
+    admission: Thresholds | None,
+) -> int:
+    """Ask the model about one batch of messages and store what it found; the cursor is the caller's."""
     header = f"Now (the person's local time): {now:%A, %Y-%m-%d %H:%M}\n\n"
     completion = await llm.complete(
-        [ChatMessage("user", header + transcript(new))], system=[SystemBlock(INSTRUCTIONS)], json_schema=SCHEMA,
-        max_tokens=900,
+        [ChatMessage("user", header + transcript(batch, now.tzinfo))], system=[SystemBlock(INSTRUCTIONS)],
+        json_schema=SCHEMA, max_tokens=900,
     )
     try:
         data = completion.json()
-        drafts = accept(data, new)
-        profile = accept_profile(data, new)
-        topics = accept_topics(data, new, now)
-        people = accept_people(data, new)
+        drafts = accept(data, batch)
+        profile = accept_profile(data, batch)
+        topics = accept_topics(data, batch, now)
+        people = accept_people(data, batch)
     except LLMBadOutput:
-        failures["extraction_bad_json"] += 1
-        log.warning("extraction answer was not the JSON asked for; nothing stored (%d so far)",
-                    failures["extraction_bad_json"], exc_info=True)
+        await store.failures.add("extraction.bad_json")
+        log.warning("extraction answer was not the JSON asked for; nothing stored, the batch is read again next time",
+                    exc_info=True)
         raise
     processing = audit.new_processing("extract")
     stored = 0
@@ -307,5 +347,4 @@ async def extract(
     for topic in topics:
         await store.topics.add(scope, topic.text, due_at=topic.due_at, origin="conversation")
         stored += 1
-    await store.conversations.set_extracted(scope, new[-1].id)
     return stored

@@ -7,7 +7,6 @@ from typing import AsyncIterator
 
 import pytest
 
-from bot import extraction
 from bot.engine import Engine, EngineConfig, Incoming, split_bubbles
 from bot.errors import LLMUnavailable
 from bot.llm import ToolCall
@@ -140,12 +139,12 @@ async def test_broken_extraction_json_stores_nothing_and_is_counted(
     engine: Engine, chat: ScriptedLLM, background: ScriptedLLM, store: MemoryStore
 ) -> None:
     background.responder = lambda call: '{"facts": [{"text": "Anna'
-    before = extraction.failures["extraction_bad_json"]
     chat.enqueue("Klingt gut.")
     await say(engine, "Ich heiße Anna und wohne in Köln.")
     scope = await engine.scope_for("anna")
     assert await store.notes.list(scope) == []
-    assert extraction.failures["extraction_bad_json"] == before + 1
+    assert await store.failures.get("extraction.bad_json") == 1
+    assert await store.failures.get("extraction.failed") == 1
     assert (await store.conversations.get(scope)).extracted_upto == 0
 
 
