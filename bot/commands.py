@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from bot import people, relationship, reminders
 from bot.engine import Button, Document, Engine, Reply, check_input, rule_buttons
+from bot.errors import LLMBadOutput, LLMError
 from bot.replies import item_id, well_formed
 from bot.prompt import clip
 from bot.replies import Answer
@@ -21,6 +22,7 @@ from memory.models import AuditEntry, Scope
 from memory.preferences import parse_value
 from memory.undo import undo_latest
 from scheduler.diary import write_diary
+from scheduler.errors import BadModelOutput
 from scheduler.reflection import reflect
 from scheduler.relationship import wish_of
 from scheduler.service import Scheduler
@@ -90,6 +92,15 @@ class Pressed:
 
 # Buttons that only show something; in a group anyone let in may press them, the rest only admins.
 _LOOKING = re.compile(r"mem:-?[0-9]+|people:show:[0-9]+|cancel", re.ASCII)
+
+
+def failure_key(exc: BaseException, job: str) -> str:
+    """The text key that says truly why /think or /writediary (job 'think' or 'diary') failed."""
+    if isinstance(exc, (BadModelOutput, LLMBadOutput)):
+        return f"{job}_unusable"
+    if isinstance(exc, LLMError):
+        return "job_failed"
+    return "job_error"
 
 
 def changes_memory(data: str) -> bool:
@@ -282,10 +293,10 @@ class Commands:
             return Reply((self._t("not_yet"),))
         try:
             result = await reflect(self.store, self.scheduler.writer, scope, force=True)
-        except Exception:
+        except Exception as exc:
             log.exception("reflection on demand failed")
-            return Reply((self._t("job_failed"),))
-        thoughts = [th.text for th in result.thoughts if th.text != "(nichts Neues)"] if result else []
+            return Reply((self._t(failure_key(exc, "think")),))
+        thoughts = [th.text for th in result.thoughts] if result else []
         if not thoughts:
             return Reply((self._t("think_nothing"),))
         return Reply(("\n".join([self._t("thoughts_head")] + [f"• {th}" for th in thoughts]),))
@@ -318,9 +329,9 @@ class Commands:
         zone = ZoneInfo(prefs.timezone) if prefs.timezone else self.engine.config.zone
         try:
             entry = await write_diary(self.store, self.scheduler.writer, scope, time.time(), zone)
-        except Exception:
+        except Exception as exc:
             log.exception("diary on demand failed")
-            return Reply((self._t("job_failed"),))
+            return Reply((self._t(failure_key(exc, "diary")),))
         if entry is None:
             return Reply((self._t("diary_nothing"),))
         return Reply((f"📔 {entry.day}\n{entry.text}",))

@@ -242,6 +242,23 @@ TEXTS: dict[str, dict[str, str]] = {
         "en": "If you are in a very bad place right now: you are not alone. In Germany the Telefonseelsorge answers day "
               "and night, free, at 0800 111 0 111 or 0800 111 0 222. If you are in acute danger, please call 112.",
     },
+
+    # Learning and proactive messages: /think and /writediary say truly why they failed.
+    "think_unusable": {
+        "de": "Mein Sprachmodell hat geantwortet, aber nichts, womit ich etwas anfangen kann – ich habe nichts "
+              "gespeichert. Versuch es gleich noch einmal.",
+        "en": "My language model answered, but with nothing I can use – I saved nothing. Try again in a moment.",
+    },
+    "diary_unusable": {
+        "de": "Mein Sprachmodell hat geantwortet, aber keinen brauchbaren Tagebucheintrag – ich habe nichts "
+              "gespeichert. Versuch es gleich noch einmal.",
+        "en": "My language model answered, but not with a diary entry I can use – I saved nothing. "
+              "Try again in a moment.",
+    },
+    "job_error": {
+        "de": "Das hat gerade nicht geklappt – bei mir ist ein Fehler aufgetreten. Versuch es später noch einmal.",
+        "en": "That didn't work – something went wrong on my side. Please try again later.",
+    },
 }
 
 # Help lines per country for the safety notice; DE is the default.

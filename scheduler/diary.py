@@ -32,8 +32,7 @@ async def write_diary(
         limit, who = (400, "Person") if m.role == "user" else (600, "Ich")
         lines.append(f"{who}: {m.text[:limit]}")
     day_start = datetime.fromtimestamp(now, zone) - timedelta(hours=24)
-    thoughts = [th for th in await store.thoughts.latest(scope, 20)
-                if th.created_at >= day_start and th.text != "(nichts Neues)"][:3]
+    thoughts = [th for th in await store.thoughts.latest(scope, 20) if th.created_at >= day_start][:3]
     earlier = await store.diary.latest(scope, 3)
     profile = await store.profile.list(scope)
     material = "\n\n".join([

@@ -62,13 +62,20 @@ def _exchanges(messages: list[Message], user_chars: int, bot_chars: int, me: str
     return "\n".join(lines)
 
 
+REFLECTED_AT = "reflected_at"  # scope_state key: when the last reflection ran (a time stamp)
+
+
+def has_news(last_user_message: float | None, reflected_at: float | None) -> bool:
+    """Whether the person wrote since the last reflection; the companion's own messages never count."""
+    return last_user_message is not None and (reflected_at is None or last_user_message > reflected_at)
+
+
 async def needs_reflection(store: MemoryStore, scope: Scope) -> bool:
-    """True when there are messages newer than the last reflection."""
-    last = [th for th in await store.thoughts.latest(scope, 20) if th.origin == "reflection"]
-    recent = await store.messages.recent(scope, 1)
-    if not recent:
-        return False
-    return not last or recent[-1].created_at > last[0].created_at
+    """True when the person wrote since the last reflection (check-ins, reminders and diary pushes are not news)."""
+    last = await store.messages.last_user_message(scope)
+    reflected_at = await store.state.get(scope, REFLECTED_AT)
+    return has_news(last.created_at.timestamp() if last else None,
+                    float(reflected_at) if reflected_at is not None else None)
 
 
 async def reflect(
@@ -116,12 +123,10 @@ async def reflect(
     concern = str(data.get("concern") or "").strip()[:400]
     if concern:
         await store.topics.add(scope, concern, origin="reflection", created_at=now, processing=processing)
-    if not kept:  # record that a reflection happened even when it found nothing to keep
-        kept.append(await store.thoughts.add(scope, "(nichts Neues)", origin="reflection", created_at=now,
-                                             processing=processing))
-    changes = await update_relationship(store, scope, bond, proposal or relationship.Proposal(),
-                                        time.time() if now is None else now,
+    moment = time.time() if now is None else now
+    changes = await update_relationship(store, scope, bond, proposal or relationship.Proposal(), moment,
                                         relationship.wish_of(companion), processing)
+    await store.state.put(scope, REFLECTED_AT, moment, now=moment)  # it ran, even when it kept nothing
     return Reflection(tuple(kept), concern, tuple(changes))
 
 
