@@ -24,6 +24,11 @@ def repeats(text: str, earlier: Sequence[str]) -> bool:
     return any(" ".join(e.split()).casefold() == key for e in earlier)
 
 
+def unanswered(last_user_message_id: int | None, last_checkin_id: int | None) -> bool:
+    """Whether a check-in came after the person's last message, whatever else (a reminder, a diary push) came since."""
+    return last_checkin_id is not None and (last_user_message_id is None or last_checkin_id > last_user_message_id)
+
+
 async def gather(store: MemoryStore, scope: Scope, now: float, zone: ZoneInfo,
                  silence: timedelta | None = None) -> CheckinFacts:
     """The planner's facts for one user at `now`; the silence threshold comes from the stage unless given."""
@@ -43,7 +48,8 @@ async def gather(store: MemoryStore, scope: Scope, now: float, zone: ZoneInfo,
         last_user_message=last_user.created_at if last_user else None,
         last_message=newest[-1].created_at if newest else None,
         last_proactive=last_proactive.created_at if last_proactive else None,
-        proactive_unanswered=bool(newest and newest[-1].proactive) or bool(waiting),
+        proactive_unanswered=unanswered(last_user.id if last_user else None,
+                                        last_proactive.id if last_proactive else None) or bool(waiting),
         active_hours=prefs.hours(), checkins_enabled=prefs.checkins,
         due_topic=topic, concern=concern, silence_threshold=silence,
     )

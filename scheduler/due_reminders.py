@@ -1,7 +1,8 @@
 """Push the reminders whose time has come, with snooze buttons, and move repeating ones to their next time.
 
-Reminders go through the outbox as kind "reminder": recorded before sending, retried when the channel
-fails, and never logged as proactive, so they do not count against the check-in budget.
+Reminders go through the outbox as kind "reminder" with their due time: recorded before sending, retried
+when the channel fails (one that arrives late says so), and never logged as proactive, so they do not count
+against the check-in budget.
 """
 from __future__ import annotations
 
@@ -46,7 +47,8 @@ async def push_due(store: MemoryStore, outbox: OutboxSender, scope: Scope, now: 
     moment = datetime.fromtimestamp(now, zone)
     pushed = 0
     for reminder in await store.reminders.due(scope, now):
-        if not await outbox.deliver(scope, push_text(reminder), kind="reminder", buttons=push_buttons(reminder, lang)):
+        if not await outbox.deliver(scope, push_text(reminder), kind="reminder", buttons=push_buttons(reminder, lang),
+                                    due_at=reminder.due_at.timestamp()):
             log.warning("reminder %s for scope %s not delivered yet; the outbox retries it", reminder.id, scope.id)
         following = next_due(reminder.due_at, reminder.repeat, moment, zone)
         await store.reminders.fired(scope, reminder.id, following.timestamp() if following else None, now)

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, tzinfo
 from zoneinfo import ZoneInfo
 
 QUIET_AFTER_MESSAGE = timedelta(hours=3)
@@ -18,7 +18,7 @@ class CheckinFacts:
     last_user_message: datetime | None
     last_message: datetime | None
     last_proactive: datetime | None
-    proactive_unanswered: bool  # the newest message is a proactive one the user has not answered
+    proactive_unanswered: bool  # a check-in came after the person's last message (or one waits in the outbox)
     active_hours: tuple[int, int] = (9, 21)
     checkins_enabled: bool = True
     due_topic: str | None = None
@@ -35,7 +35,7 @@ class Decision:
     detail: str = ""
 
 
-def within_active_hours(now: datetime, zone: ZoneInfo, hours: tuple[int, int]) -> bool:
+def within_active_hours(now: datetime, zone: tzinfo, hours: tuple[int, int]) -> bool:
     """True when the local hour lies in [start, end)."""
     start, end = hours
     hour = now.astimezone(zone).hour

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -12,7 +14,7 @@ from bot.commands import Commands
 from bot.engine import Engine, EngineConfig
 from bot.telegram import TelegramChannel, TelegramConfig
 from memory.store import MemoryStore
-from scheduler.delivery import BACKOFF, OutboxSender, next_try
+from scheduler.delivery import BACKOFF, OutboxSender, late_note, next_start, next_try, verdict
 from tests.fakes.llm import ScriptedLLM
 from tests.fakes.telegram_api import FakeTelegram
 
@@ -51,6 +53,41 @@ def test_the_wait_a_channel_names_is_never_cut_short_by_the_backoff() -> None:
     assert next_try(0, 100.0) == 100.0 + BACKOFF[0]
     assert next_try(0, 100.0, wait=900.0) == 1000.0 and next_try(1, 100.0, wait=5.0) == 100.0 + BACKOFF[1]
     assert next_try(len(BACKOFF), 100.0, wait=5.0) is None
+
+
+BERLIN = ZoneInfo("Europe/Berlin")
+DAY = datetime(2026, 11, 24, tzinfo=BERLIN)
+HOURS = (9, 21)
+
+
+def at(hour: int, minute: int = 0, days: int = 0) -> datetime:
+    return DAY + timedelta(days=days, hours=hour, minutes=minute)
+
+
+@pytest.mark.parametrize("kind, written, now, action", [
+    ("checkin", at(20, 30), at(20, 45), "send"),
+    ("checkin", at(20, 55), at(21, 0), "drop"),  # the active hours ended
+    ("checkin", at(10), at(13, 1), "drop"),  # more than 3 h old: the reason may be stale
+    ("checkin", at(10), at(13), "send"),
+    ("diary", at(23, 45), at(0, 30, days=1), "send"),  # within the hour: the time the person chose
+    ("diary", at(23, 45), at(1, 30, days=1), "wait"),  # then only within the active hours
+    ("diary", at(23, 45), at(9, 0, days=1), "send"),
+    ("diary", at(23, 45), at(23, 50, days=1), "drop"),  # a day later: /diary shows it
+    ("reminder", at(20, 50), at(3, 0, days=1), "send"),  # the person asked for it: late, but delivered
+])
+def test_whether_an_outbox_item_still_fits_its_moment(kind: str, written: datetime, now: datetime, action: str) -> None:
+    assert verdict(kind, written, None, now, HOURS).action == action
+
+
+def test_a_late_reminder_names_its_due_time_in_the_persons_zone_and_a_held_diary_waits_for_the_morning() -> None:
+    assert verdict("reminder", at(14), at(14), at(14, 4), HOURS).late_for is None, "a few minutes are on time"
+    late = verdict("reminder", at(14, 10), at(14), at(14, 30), HOURS).late_for
+    assert late == at(14) and late_note(late, at(14, 30), "de") == "(verspätet – fällig war 14:00)"
+    assert late_note(at(20, 50), at(1, 0, days=1), "en") == "(late – it was due at 24 Nov 20:50)"
+    tokyo = at(14).astimezone(ZoneInfo("Asia/Tokyo"))
+    assert late_note(tokyo, at(14, 30).astimezone(tokyo.tzinfo), "de") == "(verspätet – fällig war 22:00)"
+    assert verdict("diary", at(23, 45), None, at(1, 30, days=1), HOURS).until == at(9, days=1)
+    assert next_start(at(8), HOURS) == at(9) and next_start(at(9), HOURS) == at(9, days=1)
 
 
 async def test_flood_control_server_and_network_errors_and_a_restart_deliver_exactly_once(

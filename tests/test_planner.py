@@ -46,3 +46,11 @@ def test_active_hours_use_the_users_zone() -> None:
     utc_evening = datetime(2026, 11, 25, 20, 30, tzinfo=ZoneInfo("UTC"))  # 21:30 in Berlin
     assert within_active_hours(utc_evening, ZoneInfo("UTC"), (9, 21))
     assert not within_active_hours(utc_evening, BERLIN, (9, 21))
+
+
+def test_a_checkin_after_the_persons_last_message_blocks_whatever_came_after_it() -> None:
+    from scheduler.checkin import unanswered
+
+    assert unanswered(last_user_message_id=10, last_checkin_id=12), "a reminder (13) after it does not clear it"
+    assert not unanswered(last_user_message_id=14, last_checkin_id=12), "only the person's answer clears it"
+    assert unanswered(None, 3) and not unanswered(10, None) and not unanswered(None, None)
