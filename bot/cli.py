@@ -139,6 +139,7 @@ async def _stats(settings: "Settings", args: argparse.Namespace) -> int:
     for row in await ops.stats(settings):
         print("  ".join(f"{k}={v}" for k, v in row.items()))
     print(await ops.budget_line(settings))
+    print(await ops.failures_line(settings))
     return 0
 
 

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import logging
 import re
-from collections import Counter
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -12,12 +11,11 @@ from bot.llm import LLM, ChatMessage, SystemBlock
 from bot.prompt import clip
 from memory import audit
 from memory.errors import NotFound
+from memory.failures import FailureCounts
 from memory.models import Scope, SearchHit
 from memory.store import MemoryStore
 
 log = logging.getLogger(__name__)
-
-failures: Counter[str] = Counter()
 
 # A generous prefilter: it only decides whether the judge is asked at all.
 _PATTERNS = [
@@ -97,8 +95,8 @@ async def correct(
     try:
         decided = verdicts(completion.json(), {f"{h.source}:{h.item_id}" for h in hits})
     except LLMBadOutput:
-        failures["judge_bad_json"] += 1
-        log.warning("correction judge answered no usable JSON; nothing changed (%d so far)", failures["judge_bad_json"])
+        await store.failures.add("corrections.judge_bad_json")
+        log.warning("correction judge answered no usable JSON; nothing changed")
         raise
     processing = audit.new_processing("correct")
     forget = bool(_FORGET.search(user_text))
@@ -167,16 +165,23 @@ short rule in the person's language that the companion should follow from now on
 Answer only with JSON: {"rule": "..."} or {"rule": ""}."""
 
 
-async def propose_rule(llm: LLM, user_text: str, previous_reply: str) -> str:
-    """One background call: a behaviour rule in one sentence, or '' when the objection is not about behaviour."""
+async def propose_rule(llm: LLM, user_text: str, previous_reply: str, failures: FailureCounts | None = None) -> str:
+    """One background call: a behaviour rule in one sentence, or '' when the objection is not about behaviour.
+
+    An answer that is not the JSON asked for raises LLMBadOutput and is counted in `failures` when given.
+    """
     completion = await llm.complete(
         [ChatMessage("user", f"Companion before: {clip(previous_reply, 800)}\nPerson: {clip(user_text, 800)}")],
         system=[SystemBlock(PROPOSE)],
         json_schema={"type": "object", "properties": {"rule": {"type": "string"}}, "required": ["rule"]},
         max_tokens=200,
     )
-    data = completion.json()
-    if not isinstance(data, dict):
-        failures["rule_bad_json"] += 1
-        raise LLMBadOutput("rule proposal is not a JSON object")
+    try:
+        data = completion.json()
+        if not isinstance(data, dict):
+            raise LLMBadOutput("rule proposal is not a JSON object")
+    except LLMBadOutput:
+        if failures is not None:
+            await failures.add("corrections.rule_bad_json")
+        raise
     return " ".join(str(data.get("rule") or "").split())[:300]

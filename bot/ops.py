@@ -16,6 +16,7 @@ from memory.admission import OUTCOMES
 from memory.backup import backup, backup_name
 from memory.embedder import make_embedder
 from memory.errors import MemoryStoreError
+from memory.failures import FailureCount
 from memory.journal import NewMessage
 from memory.migrations import MIGRATIONS, applied_migrations, pending
 from memory.models import Scope
@@ -98,6 +99,20 @@ async def budget_line(settings: Settings) -> str:
     store = await open_store(settings)
     try:
         return (await background_budget(store, settings)).describe()
+    finally:
+        await store.close()
+
+
+def describe_failures(counts: list[FailureCount]) -> str:
+    """The failure counters as one line: 'none recorded', or each kind with its count and last time."""
+    return "; ".join(c.describe() for c in counts) if counts else "none recorded"
+
+
+async def failures_line(settings: Settings) -> str:
+    """The failure counters kept in the database, as one line for `mnemo stats`."""
+    store = await open_store(settings)
+    try:
+        return "failures: " + describe_failures(await store.failures.all())
     finally:
         await store.close()
 
@@ -197,11 +212,13 @@ async def doctor(settings: Settings, *, check_model: bool = True) -> list[Check]
             try:
                 problems = await integrity.check(store)
                 budget = await background_budget(store, settings)
+                failed = await store.failures.all()
             finally:
                 await store.close()
             checks.append(Check("database", True, f"{path}; schema up to date"))
             checks.append(index_check(problems))
             checks.append(Check("background budget", True, budget.describe()))
+            checks.append(Check("failures", True, describe_failures(failed)))
     except MemoryStoreError as exc:
         checks.append(Check("database", False, str(exc)))
     if check_model:

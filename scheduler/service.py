@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import time
-from collections import Counter
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -37,7 +36,6 @@ log = logging.getLogger(__name__)
 PLANNER_MINUTES = 15
 GRACE_SECONDS = 6 * 3600
 
-failures: Counter[str] = Counter()
 _running: "Scheduler | None" = None  # the instance APScheduler's persisted jobs call into
 
 
@@ -72,7 +70,7 @@ class Scheduler:
         self.writer, self.composer, self.sender = writer, composer, sender
         self.zone, self.silence = zone, silence
         self.jobs_url = f"sqlite:///{Path(data_dir) / 'jobs.sqlite3'}"
-        self.outbox = OutboxSender(store, sender, clock)
+        self.outbox = OutboxSender(store, sender, clock, zone, lang)
         self._aps: AsyncIOScheduler | None = None
 
     async def specs(self) -> list[JobSpec]:
@@ -154,8 +152,8 @@ class Scheduler:
             elif kind == "reminder":
                 await push_due(self.store, self.outbox, scope, now, self.zone, self.lang)
         except Exception:
-            failures[kind] += 1
             log.exception("%s job for scope %s failed; nothing was sent", kind, scope_id)
+            await self.count_failure(kind, now)
 
     async def plan(self, now: float) -> None:
         """The planner: retry the outbox, a check-in decision for every user, then jobs for new users."""
@@ -165,10 +163,17 @@ class Scheduler:
             try:
                 await check_in(self.store, self.composer, self.outbox, scope, now, self.zone, self.silence)
             except Exception:
-                failures["checkin"] += 1
                 log.exception("check-in for scope %s failed; nothing was sent", scope.id)
+                await self.count_failure("checkin", now)
         if self._aps is not None:
             await self.sync_jobs()
+
+    async def count_failure(self, kind: str, now: float) -> None:
+        """Count a failed job in the database (shown by `mnemo stats` and `mnemo doctor`); never raises."""
+        try:
+            await self.store.failures.add(f"scheduler.{kind}", now)
+        except Exception:
+            log.exception("counting the failed %s job failed too", kind)
 
     async def diary(self, scope: Scope, now: float) -> None:
         """Write the diary entry and push it when the user asked for that."""
