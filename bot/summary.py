@@ -23,7 +23,7 @@ async def refresh_summary(
     store: MemoryStore, llm: LLM, scope: Scope, window: int, *,
     may_continue: Callable[[], Awaitable[bool]] | None = None,
 ) -> bool:
-    """Fold the messages that left the recent window into the summary, FOLD at a time from its cursor; True if it changed.
+    """Fold what left the recent window into the summary, FOLD messages at a time from its cursor; True if it changed.
 
     Each fold moves the cursor past the messages it covered; a failing one raises and leaves it where it was.
     may_continue is asked before each model call (the day's token budget).

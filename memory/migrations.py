@@ -517,7 +517,8 @@ async def m024_reflections_failures_and_late_pushes(tx: Tx) -> None:
         " WHERE origin = 'reflection' GROUP BY scope_id"
     )
     fake = "SELECT {0} FROM thoughts WHERE origin = 'reflection' AND text = '(nichts Neues)'"
-    await tx.execute(f"DELETE FROM audit_log WHERE item_type = 'thought' AND action = 'create' AND item_id IN ({fake.format('id')})")
+    await tx.execute("DELETE FROM audit_log WHERE item_type = 'thought' AND action = 'create'"
+                     f" AND item_id IN ({fake.format('id')})")
     if await tx.fetchone("SELECT 1 FROM sqlite_master WHERE name = 'vec_docs'"):  # made by the index, once it runs
         await tx.execute(f"DELETE FROM vec_docs WHERE doc_id IN ({fake.format('doc_id')})")
     await tx.execute(f"DELETE FROM docs WHERE id IN ({fake.format('doc_id')})")

@@ -1,4 +1,4 @@
-"""Failure counters live in the database: counted where they happen, kept across a restart, shown by stats and doctor."""
+"""Failure counters live in the database: counted where they happen, kept across a restart, shown by stats, doctor."""
 from __future__ import annotations
 
 from pathlib import Path

@@ -194,7 +194,7 @@ async def test_a_weekly_reminder_survives_a_restart(store: MemoryStore, tmp_path
             await asyncio.sleep(0.1)
         late = f"(verspätet – fällig war {missed:%H:%M})" if missed.date() == datetime.now(BERLIN).date() \
             else f"(verspätet – fällig war {missed:%d.%m. %H:%M})"
-        assert [text for text, _ in sender.sent] == [f"⏰ Training\n{late}"], "the missed one once, late, not in a burst"
+        assert [text for text, _ in sender.sent] == [f"⏰ Training\n{late}"], "the missed one once, late, no burst"
         assert sender.sent[0][1][-1] == (("✖ Nicht mehr erinnern", f"rem:cancel:{reminder.id}"),)
         assert moved.status == "active" and moved.due_at.astimezone(BERLIN) == missed + timedelta(days=7)
         assert job is not None and job.next_run_time == moved.due_at

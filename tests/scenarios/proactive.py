@@ -36,7 +36,8 @@ class Clock:
 class World:
     """Anna (Telegram user 42) and her companion; `async with World(...)` starts the fake and the channel."""
 
-    def __init__(self, store: MemoryStore, data_dir: Path, start: datetime, topic: str = "", due: datetime | None = None):
+    def __init__(self, store: MemoryStore, data_dir: Path, start: datetime, topic: str = "",
+                 due: datetime | None = None) -> None:
         self.store, self.clock = store, Clock(start.timestamp())
         self.checkins = 0
         chat, background = ScriptedLLM("chat"), ScriptedLLM("background")

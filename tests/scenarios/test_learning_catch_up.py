@@ -1,4 +1,4 @@
-"""Nothing a user said is skipped by learning: a chat without a pause, a day paused by the token budget, a failing batch.
+"""Nothing a user said is skipped by learning: a chat without a pause, a day paused by the budget, a failing batch.
 
 The scripted background model answers extraction with one fact per user line it was shown, naming that line's
 id, and the summary with a plain text; it records what it was shown, so each user message can be checked to
@@ -61,7 +61,8 @@ class Background:
             facts = [{"text": fact(int(n)), "importance": 5, "source_ids": [int(i)]} for i, n in lines]
             return json.dumps({"facts": facts, "content": [], "profile": []})
         if "running summary" in call.system[0].text:
-            self.summarized += [int(n) for n in re.findall(r"^user: Ich erzähle dir Detail (\d+)", content, re.MULTILINE)]
+            folded = re.findall(r"^user: Ich erzähle dir Detail (\d+)", content, re.MULTILINE)
+            self.summarized += [int(n) for n in folded]
             return "Anna hat viele Details erzählt."
         return "ok"
 
