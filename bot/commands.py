@@ -17,7 +17,7 @@ from bot.texts import t
 from bot.why import explain
 from memory.access import is_group_scope
 from memory.errors import NotFound
-from memory.models import AuditEntry, Scope
+from memory.models import AuditEntry, Scope, SearchHit
 from memory.preferences import parse_value
 from memory.undo import undo_latest
 from scheduler.diary import write_diary
@@ -138,7 +138,7 @@ class Commands:
 
     async def cmd_memories(self, scope: Scope, args: str) -> Reply:
         if args:
-            hits = await self.store.search(scope, args, ("note",), k=PAGE)
+            hits = await self._keyword_search(scope, args, PAGE)
             if not hits:
                 return Reply((self._t("memories_none_found"),))
             lines = [self._t("memories_found")] + [f"#{h.item_id} {clip(h.text, 200)}" for h in hits]
@@ -172,12 +172,16 @@ class Commands:
                 return Reply((self._t("memories_none_found"),))
             return Reply((f"{self._t('forget_confirm')}\n#{note.id} {note.text}",),
                          buttons=((Button(self._t("forget"), f"forget:{note.id}"), cancel),))
-        hits = await self.store.search(scope, args, ("note",), k=3)
+        hits = await self._keyword_search(scope, args, 3)
         if not hits:
             return Reply((self._t("memories_none_found"),))
         lines = [self._t("forget_pick")] + [f"#{h.item_id} {clip(h.text, 200)}" for h in hits]
         rows = tuple((Button(f"{self._t('forget')} #{h.item_id}", f"forget:{h.item_id}"),) for h in hits)
         return Reply(("\n".join(lines),), buttons=rows + ((cancel,),))
+
+    async def _keyword_search(self, scope: Scope, words: str, k: int) -> list[SearchHit]:
+        """Notes about what the person typed: those holding the words, or close in meaning above the chat's floor."""
+        return await self.store.search(scope, words, ("note",), k=k, min_cosine=self.engine.floor, words_pass=True)
 
     async def cmd_diary(self, scope: Scope, args: str) -> Reply:
         if args.lower() in ("on", "an", "off", "aus"):
@@ -247,9 +251,9 @@ class Commands:
         if (note_id := item_id(args)) is not None:
             ids = [note_id]
         elif args:
-            ids = [h.item_id for h in await self.store.search(scope, args, ("note",), k=3)]
+            ids = [h.item_id for h in await self._keyword_search(scope, args, 3)]
         else:
-            ids = self.engine.last_note_ids.get(scope.id, [])
+            ids = await self.engine.last_notes(scope)
         return await explain(self.store, scope, ids, self.lang, self.engine.config.zone)
 
     async def cmd_settings(self, scope: Scope, args: str) -> Reply:

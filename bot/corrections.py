@@ -135,8 +135,9 @@ async def _apply(
             raise NotFound(item)
         entry = entries[item_id]
         if action == "rewrite":
-            await store.profile.set(scope, entry.category, entry.key, text, processing=processing, reason=reason)
-            return Change(item, "rewritten", f"{entry.key}: {entry.value}", f"{entry.key}: {text}")
+            value = profile_value(entry.key, text)
+            await store.profile.set(scope, entry.category, entry.key, value, processing=processing, reason=reason)
+            return Change(item, "rewritten", f"{entry.key}: {entry.value}", f"{entry.key}: {value}")
         await store.profile.delete(scope, item_id, processing=processing, reason=reason)
         return Change(item, "deleted", f"{entry.key}: {entry.value}")
     thoughts = {th.id: th for th in await store.thoughts.latest(scope, 1000)}
@@ -147,6 +148,15 @@ async def _apply(
         await store.thoughts.add(scope, text, origin="correction", processing=processing)
         return Change(item, "rewritten", thoughts[item_id].text, text)
     return Change(item, "deleted", thoughts[item_id].text)
+
+
+def profile_value(key: str, text: str) -> str:
+    """The value in a judge's rewrite of a profile entry: it was shown 'key: value' and may answer the same way."""
+    prefix = re.compile(rf"^\s*{re.escape(key)}\s*:\s*", re.IGNORECASE)
+    value = text.strip()
+    while (shorter := prefix.sub("", value, count=1)) != value and shorter:
+        value = shorter
+    return value
 
 
 def describe(changes: Sequence[Change], lang: str) -> str:

@@ -19,6 +19,7 @@ from scheduler.reminders import SNOOZES, AskBack, Reminder, explicit_request, or
 
 MONTHS_EN = "Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec".split()
 MAX_ANSWER = 120  # an answer to "when?" longer than this is a new topic, not the missing piece
+ASKED = "reminder_asked"  # the scope_state key of a request asked back ("Wann soll ich dich erinnern?")
 
 
 def due_words(due: datetime, repeat: str, lang: str) -> str:
@@ -58,13 +59,12 @@ class ReminderRequests:
 
     def __init__(self, store: MemoryStore, lang: str, zone: ZoneInfo, clock: Callable[[], float] = time.time) -> None:
         self.store, self.lang, self.zone, self.clock = store, lang, zone, clock
-        self._asked: dict[int, tuple[str, str]] = {}  # scope id -> (request, what is missing)
 
     async def answer(self, scope: Scope, text: str) -> Reply | None:
         """The reply to a reminder request (a confirmation or a question back); None when the text is none."""
         zone = await user_zone(self.store, scope, self.zone)
         now = datetime.fromtimestamp(self.clock(), zone)
-        asked = self._asked.pop(scope.id, None)
+        asked = await self.store.state.pop(scope, ASKED)  # [request, what is missing], asked back last time
         parsed = parse_reminder(text, now, zone)
         source = text
         if parsed is None and asked is not None and len(text) <= MAX_ANSWER:
@@ -77,7 +77,7 @@ class ReminderRequests:
         if isinstance(parsed, AskBack):
             if not explicit_request(source):
                 return None  # "Jeden Montag um 8 gehe ich schwimmen" tells, it does not ask
-            self._asked[scope.id] = (source, parsed.missing)
+            await self.store.state.put(scope, ASKED, [source, parsed.missing], now.timestamp())
             return Reply((t(self.lang, f"reminder_ask_{parsed.missing}"),))
         stored = await self.store.reminders.add(scope, original_case(parsed.text, source), parsed.due.timestamp(),
                                                 parsed.repeat, now=now.timestamp(), reason=text)

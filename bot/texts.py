@@ -30,6 +30,10 @@ TEXTS: dict[str, dict[str, str]] = {
     "profile_question": {"de": "Darf ich mir das über dich merken? 👤 {fact}", "en": "May I remember this about you? 👤 {fact}"},
     "profile_saved": {"de": "👤 Gemerkt: {fact}", "en": "👤 Noted: {fact}"},
     "yes": {"de": "Ja", "en": "Yes"},
+    "crisis_model_down": {"de": "Ich bin da und lese, was du schreibst. Bitte wende dich jetzt an Menschen, die dir "
+                                "sofort helfen können:",
+                          "en": "I'm here and I read what you write. Please reach out now to people who can help "
+                                "you right away:"},
     "group_admins_only": {"de": "Das dürfen in dieser Gruppe nur die Admins entscheiden.",
                           "en": "Only this group's admins may decide that."},
     "no": {"de": "Nein", "en": "No"},

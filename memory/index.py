@@ -159,26 +159,28 @@ class SearchIndex:
     async def search(
         self, scope_id: int, query: str, sources: Sequence[Source], k: int = 10, *,
         window: tuple[float, float] | None = None, now: float | None = None,
-        min_cosine: float | None = None, include_faded: bool = False,
+        min_cosine: float | None = None, include_faded: bool = False, words_pass: bool = False,
     ) -> list[SearchHit]:
         """Hybrid search within one scope: embed the query, then `search_vector`."""
         qvec = (await self.embed([query], "query"))[0]
         return await self.search_vector(scope_id, qvec, query, sources, k, window=window, now=now,
-                                        min_cosine=min_cosine, include_faded=include_faded)
+                                        min_cosine=min_cosine, include_faded=include_faded, words_pass=words_pass)
 
     async def search_vector(
         self, scope_id: int, qvec: np.ndarray, query: str, sources: Sequence[Source], k: int = 10, *,
         window: tuple[float, float] | None = None, now: float | None = None,
-        min_cosine: float | None = None, include_faded: bool = False,
+        min_cosine: float | None = None, include_faded: bool = False, words_pass: bool = False,
     ) -> list[SearchHit]:
         """Hybrid search with an embedded query: vector KNN and two FTS5 indexes, fused by `ranking.fuse`.
 
         Notes unused for long (for their importance) have faded and are left out unless include_faded.
+        With `words_pass`, a document that holds a query word (or its stem) passes `min_cosine` too.
         """
         found = await self.candidates(scope_id, qvec, query, sources, window=window, now=now)
         candidates = found.candidates
         if min_cosine is not None:
-            candidates = [c for c in candidates if c.cosine >= min_cosine]
+            candidates = [c for c in candidates
+                          if c.cosine >= min_cosine or (words_pass and (c.words > 0 or c.trigram > 0))]
         if not include_faded:
             moment = time.time() if now is None else now
             candidates = [c for c in candidates if not _faded(found.docs[c.doc_id], moment)]

@@ -94,6 +94,12 @@ class Profile:
                                     " ORDER BY id LIMIT 1", (scope.id,))
         return PendingProfile(*row) if row else None
 
+    async def is_pending(self, scope: Scope, pending_id: int) -> bool:
+        """Whether this profile fact still waits for a yes or no."""
+        async with self.db.reading() as tx:
+            row = await tx.fetchone("SELECT 1 FROM pending_profile WHERE id = ? AND scope_id = ?", (pending_id, scope.id))
+        return row is not None
+
     async def decide(self, scope: Scope, pending_id: int, accept: bool) -> PendingProfile:
         """Store the pending fact (yes) or drop it (no); NotFound when it is not waiting any more."""
         async with self.db.transaction() as tx:

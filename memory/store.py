@@ -125,18 +125,20 @@ class MemoryStore:
     async def search(
         self, scope: Scope, query: str, sources: Sequence[Source] = ("note",), k: int = 10, *,
         window: tuple[float, float] | None = None, now: float | None = None, min_cosine: float | None = None,
-        include_faded: bool = False, use: bool = False,
+        include_faded: bool = False, use: bool = False, words_pass: bool = False,
     ) -> list[SearchHit]:
         """Hybrid search (meaning + words + trigrams, recency and importance) within one scope.
 
         Args:
             include_faded: also find notes that faded from lack of use (a recall brings them back).
             use: the hits go into a prompt or answer a recall, so their fading starts over.
+            words_pass: with min_cosine, a document holding a query word passes the floor anyway (a keyword
+                search: what names the word is relevant, whatever its vector says).
         """
         if not query.strip():
             return []
         hits = await self.index.search(scope.id, query, sources, k, window=window, now=now, min_cosine=min_cosine,
-                                       include_faded=include_faded)
+                                       include_faded=include_faded, words_pass=words_pass)
         if use and hits:
             async with self.db.transaction() as tx:
                 await touch(tx, [(h.source, h.item_id) for h in hits], time.time() if now is None else now)
