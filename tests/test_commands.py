@@ -159,3 +159,23 @@ async def test_a_stale_forget_button_never_hits_a_newer_note(setup, store: Memor
     assert new.id != old.id, "ids that buttons carry are never reused"
     assert (await commands.press("anna", f"forget:{old.id}")).notice == "Diese Auswahl gibt es nicht (mehr)."
     assert [n.text for n in await store.notes.list(scope)] == ["Anna mag Techno"]
+
+
+async def test_keyword_commands_list_only_notes_about_the_word(store: MemoryStore) -> None:
+    """/memories, /forget and /why with a word show what names it or is close in meaning, not the whole scope."""
+    engine = Engine(store, ScriptedLLM(), ScriptedLLM(), EngineConfig(relevance_floor=0.5))
+    commands = Commands(engine)
+    scope = await engine.scope_for("anna")
+    for text in ("Anna mag Katzen sehr.", "Der Zahnarzttermin ist am Montag.", "Anna spielt Cello im Orchester."):
+        await store.notes.add(scope, text)
+    found = await commands.run("anna", "/memories Zahnarzt")
+    assert found is not None and "Zahnarzttermin" in found.bubbles[0]
+    assert "Katzen" not in found.bubbles[0] and "Cello" not in found.bubbles[0]
+    pick = await commands.run("anna", "/forget Katzen")
+    assert pick is not None and [b.data for row in pick.buttons for b in row if b.data != "cancel"] == [
+        b.data for row in pick.buttons for b in row if b.data.startswith("forget:")]
+    assert len([b for row in pick.buttons for b in row if b.data.startswith("forget:")]) == 1
+    assert "Katzen" in pick.bubbles[0] and "Zahnarzt" not in pick.bubbles[0]
+    nothing = await commands.run("anna", "/memories Segelboot")
+    assert nothing is not None and nothing.bubbles == ("Dazu habe ich nichts gefunden.",)
+    await engine.close()
