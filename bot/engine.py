@@ -41,6 +41,8 @@ MAX_TOOL_ROUNDS = 4
 MAX_BUBBLES = 3
 QUESTION = "question"  # the scope_state key of the open yes/no question
 QUESTION_HOURS = 24.0  # an unanswered question is dropped after this long
+CRISIS_SCAN_CHARS = 20_000  # how much of a (maybe oversized) message is searched for signs of crisis
+CRISIS_MEMORY_SECONDS = 3 * 86400.0  # a message the companion sends on its own this soon after a crisis is careful
 
 
 @dataclass(frozen=True)
@@ -200,14 +202,17 @@ class Engine:
         while the model writes its final answer (never in a crisis: that answer arrives whole).
         """
         lang = self.config.language
+        crisis = signals_crisis(incoming.text[:CRISIS_SCAN_CHARS])
         problem = check_input(incoming.text, self.config.max_message_chars)
         if problem:
-            return Reply((t(lang, problem, size=len(incoming.text), limit=self.config.max_message_chars),), failed=True)
+            refusal = t(lang, problem, size=len(incoming.text), limit=self.config.max_message_chars)
+            help_lines = (crisis_help(self.config.crisis_country, lang),) if crisis else ()
+            return Reply(help_lines + (refusal,), failed=True)  # too long, but never without help in a crisis
         scope = await self.scope_for(incoming.user_id)
         message = await self._logged_before(scope, incoming)
         if message is not None and await self._answered(scope, incoming):
             return None
-        if message is None and (verdict := self.limiter.check(incoming.user_id)) != "pass":
+        if message is None and not crisis and (verdict := self.limiter.check(incoming.user_id)) != "pass":
             log.info("rate limit: message from %s neither read nor stored", incoming.user_id)
             return Reply((t(lang, "rate_limited"),) if verdict == "tell" else (), failed=True)
         previous = await self.store.messages.last_user_message(scope, before_id=message.id if message else None)
@@ -216,8 +221,7 @@ class Engine:
                 scope, "user", incoming.text, channel=incoming.channel,
                 channel_message_id=incoming.channel_message_id, created_at=self.clock(),
             )
-        turn = Turn(scope, incoming, message.id, previous.created_at.timestamp() if previous else None,
-                    signals_crisis(incoming.text))
+        turn = Turn(scope, incoming, message.id, previous.created_at.timestamp() if previous else None, crisis)
         self._proposed.pop(scope.id, None)
         if turn.crisis:  # crisis first, always: no open question, reminder or correction takes this message
             return await self._crisis(turn)
@@ -417,11 +421,19 @@ class Engine:
     async def compose_proactive(self, scope: Scope, reason: str, detail: str) -> str:
         """Write a message the companion sends on its own, with the normal prompt plus the reason."""
         last = await self.store.messages.last_user_message(scope)
-        ctx = await self._context(scope, detail or reason, 1 << 62, last.created_at.timestamp() if last else None)
-        ctx = replace(ctx, user_text="", proactive=f"{reason}: {detail}", crisis_notice="")
+        careful = await self._crisis_lately(scope)
+        ctx = await self._context(scope, detail or reason, 1 << 62, last.created_at.timestamp() if last else None,
+                                  crisis=careful)
+        ctx = replace(ctx, user_text="", proactive=f"{reason}: {detail}")
         system, messages = build_prompt(ctx)
         completion = await self.chat.complete(messages, system=system, tools=None)
         return split_markers(completion.text)[0]
+
+    async def _crisis_lately(self, scope: Scope) -> bool:
+        """Whether the person showed signs of crisis in the last days (a check-in then speaks with the safety rules)."""
+        since = self.clock() - CRISIS_MEMORY_SECONDS
+        recent = await self.store.messages.recent(scope, 40)
+        return any(m.role == "user" and m.created_at.timestamp() >= since and signals_crisis(m.text) for m in recent)
 
     async def _diary_facts(self, scope: Scope) -> str:
         """What the database says about the diary, so the answer does not depend on a lookup."""

@@ -263,3 +263,40 @@ def test_a_rewritten_profile_value_never_repeats_its_key() -> None:
     assert profile_value("work", "Work:Lehrerin in Köln") == "Lehrerin in Köln"
     assert profile_value("work", "Lehrerin") == "Lehrerin"
     assert profile_value("name", "Nametag: Anna") == "Nametag: Anna"
+
+
+# --- crisis meets the rate limit, the size limit and a check-in ----------------------------------------
+
+
+async def test_a_crisis_message_passes_the_rate_limit_and_an_oversized_one_still_gets_help(store: MemoryStore) -> None:
+    chat = ScriptedLLM("chat")
+    engine = make_engine(store, chat, rate_limit_per_minute=1.0, max_message_chars=200)
+    chat.enqueue("Hallo!")
+    await engine.handle(Incoming("anna", "Hallo"))
+    refused = await engine.handle(Incoming("anna", "Noch was"))
+    assert refused is not None and refused.failed  # over the limit: neither read nor stored
+    chat.enqueue("Ich bin da.")
+    reply = await engine.handle(Incoming("anna", "ich will nicht mehr leben"))
+    assert reply is not None and not reply.failed and HELP in "\n\n".join(reply.bubbles)
+    long = "Ich will sterben. " + "Alles ist zu viel. " * 30
+    reply = await engine.handle(Incoming("anna", long))
+    assert reply is not None and reply.bubbles[0] == HELP and "zu lang" in reply.bubbles[1]
+    await engine.close()
+
+
+async def test_a_check_in_soon_after_a_crisis_speaks_with_the_safety_rules(store: MemoryStore) -> None:
+    chat = ScriptedLLM("chat")
+    clock = Clock(datetime(2026, 11, 30, 12, 0, tzinfo=BERLIN))
+    engine = make_engine(store, chat, clock)
+    scope = await engine.scope_for("anna")
+    chat.enqueue("Ich bin da.")
+    await engine.handle(Incoming("anna", "ich will mich umbringen"))
+    clock.now += 26 * 3600
+    chat.enqueue("Hey, ich denke an dich. Wie geht es dir heute?")
+    await engine.compose_proactive(scope, "silence", "")
+    assert "SAFETY FIRST" in chat.calls[-1].system[0].text
+    clock.now += 4 * 86400
+    chat.enqueue("Na, wie läuft's?")
+    await engine.compose_proactive(scope, "silence", "")
+    assert "SAFETY FIRST" not in chat.calls[-1].system[0].text
+    await engine.close()
