@@ -63,7 +63,7 @@ def _item_text(entry: AuditEntry) -> str:
     if entry.item_type == "relationship":
         return clip(entry.reason, 120)
     item = entry.before or entry.after or {}
-    return clip(str(item.get("text") or item.get("value") or item.get("status") or ""), 120)
+    return clip(str(item.get("text") or item.get("summary") or item.get("value") or item.get("status") or ""), 120)
 
 
 def menu(lang: str) -> list[tuple[str, str]]:
