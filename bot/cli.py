@@ -92,7 +92,7 @@ async def undo(settings: "Settings", user_id: str) -> int:
     """Revert the newest processing of one user and print what changed."""
     from memory.embedder import make_embedder
     from memory.store import MemoryStore
-    from memory.undo import undo_latest
+    from memory.undo import is_final, undo_latest
 
     store = await MemoryStore.open(settings.data_dir, make_embedder(settings.embedding_model))
     try:
@@ -103,7 +103,11 @@ async def undo(settings: "Settings", user_id: str) -> int:
     if not entries:
         print("nothing to undo")
         return 1
-    for e in entries:
+    restored = [e for e in entries if not is_final(e)]
+    if not restored:
+        print(f"forgotten for good, nothing to restore ({entries[0].processing_id})")
+        return 1
+    for e in restored:
         print(f"undone: {e.action} {e.item_type} #{e.item_id} ({e.processing_id})")
     return 0
 

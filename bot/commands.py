@@ -8,18 +8,19 @@ import time
 from zoneinfo import ZoneInfo
 from dataclasses import dataclass
 
-from bot import people, relationship, reminders
+from bot import forgetting, people, relationship, reminders
 from bot.engine import Button, Document, Engine, Reply, check_input, rule_buttons
 from bot.replies import item_id, well_formed
 from bot.prompt import clip
 from bot.replies import Answer
 from bot.texts import t
 from bot.why import explain
+from memory import audit
 from memory.access import is_group_scope
 from memory.errors import NotFound
 from memory.models import AuditEntry, Scope, SearchHit
 from memory.preferences import parse_value
-from memory.undo import undo_latest
+from memory.undo import is_final, undo_latest
 from scheduler.diary import write_diary
 from scheduler.reflection import reflect
 from scheduler.relationship import wish_of
@@ -62,7 +63,7 @@ def _item_text(entry: AuditEntry) -> str:
     if entry.item_type == "relationship":
         return clip(entry.reason, 120)
     item = entry.before or entry.after or {}
-    return clip(str(item.get("text") or item.get("value") or item.get("status") or ""), 120)
+    return clip(str(item.get("text") or item.get("summary") or item.get("value") or item.get("status") or ""), 120)
 
 
 def menu(lang: str) -> list[tuple[str, str]]:
@@ -244,7 +245,11 @@ class Commands:
         entries = await undo_latest(self.store, scope)
         if not entries:
             return Reply((self._t("undo_nothing"),))
-        lines = [self._t("undo_done")] + [f"• {e.action} {e.item_type} #{e.item_id}: {_item_text(e)}" for e in entries]
+        restored = [e for e in entries if not is_final(e)]
+        if not restored:
+            return Reply((self._t("undo_final"),))
+        lines = [self._t("undo_done")] + [f"• {e.action} {e.item_type} #{e.item_id}: {_item_text(e)}"
+                                          for e in restored]
         return Reply(("\n".join(lines),))
 
     async def cmd_why(self, scope: Scope, args: str) -> Reply:
@@ -306,7 +311,7 @@ class Commands:
             return await reminders.press(self.store, scope, parts, self.lang, self.engine.config.zone,
                                          self.engine.clock())
         if parts[0] == "people":
-            return await people.press(self.store, scope, parts, self.lang)
+            return await people.press(self.store, scope, parts, self.lang, self.engine.background)
         return None
 
     async def cmd_relationship(self, scope: Scope, args: str) -> Reply:
@@ -353,18 +358,11 @@ class Commands:
                 page = await self.memories_page(scope, int(parts[1]))
                 return Pressed("", page.bubbles[0], page.buttons)
             if parts[0] == "forget" and len(parts) == 2 and parts[1].isdigit():
-                note = await self.store.notes.delete(scope, int(parts[1]), reason="/forget")
-                done = self._t("forget_done", text=clip(note.text, 200))
-                return Pressed(done, done)
+                return await self._forget_note(scope, int(parts[1]))
             if parts[0] == "rule" and len(parts) == 3 and parts[2].isdigit():
                 return await self._press_rule(scope, parts[1], int(parts[2]))
             if parts[0] == "why" and len(parts) == 3 and parts[1] in ("wrong", "old") and parts[2].isdigit():
-                reason = "why: wrong" if parts[1] == "wrong" else "why: outdated"
-                if (await self.store.notes.get(scope, int(parts[2]))).valid_to is not None:
-                    return Pressed(self._t("button_stale"))
-                note = await self.store.notes.close(scope, int(parts[2]), reason=reason)
-                done = self._t("why_closed", text=clip(note.text, 200))
-                return Pressed(done, done)
+                return await self._close_from_why(scope, parts[1], int(parts[2]))
             if parts[0] == "profile" and len(parts) == 3 and parts[1] in ("yes", "no") and parts[2].isdigit():
                 fact = await self.store.profile.decide(scope, int(parts[2]), parts[1] == "yes")
                 done = (self._t("profile_saved", fact=f"{fact.key}: {fact.value}") if parts[1] == "yes"
@@ -378,6 +376,30 @@ class Commands:
             return Pressed(self._t("button_unknown"))
         log.info("unrecognised button data %r from %s", data, user_id)
         return Pressed(self._t("button_unknown"))
+
+    async def _forget_note(self, scope: Scope, note_id: int) -> Pressed:
+        """Delete a note for good, then rewrite what was written from it (diary, thoughts, summary, relationship)."""
+        processing = audit.new_processing("forget")
+        note = await self.store.notes.delete(scope, note_id, processing=processing, reason="/forget")
+        copies = await forgetting.forget(self.store, self.engine.background, scope, forgetting.Forgotten((note.text,)),
+                                         processing=processing, reason="/forget", final=True)
+        done = forgetting.with_copies(self._t("forget_done", text=clip(note.text, 200)), copies, self.lang)
+        return Pressed(done, done)
+
+    async def _close_from_why(self, scope: Scope, verdict: str, note_id: int) -> Pressed:
+        """Close a note the person called wrong or outdated under /why; a wrong one leaves its copies too (undoable)."""
+        if (await self.store.notes.get(scope, note_id)).valid_to is not None:
+            return Pressed(self._t("button_stale"))
+        processing = audit.new_processing("why")
+        reason = "why: wrong" if verdict == "wrong" else "why: outdated"
+        note = await self.store.notes.close(scope, note_id, processing=processing, reason=reason)
+        done = self._t("why_closed", text=clip(note.text, 200))
+        if verdict == "wrong":
+            copies = await forgetting.forget(self.store, self.engine.background, scope,
+                                             forgetting.Forgotten((note.text,)), processing=processing, reason=reason,
+                                             final=False)
+            done = forgetting.with_copies(done, copies, self.lang)
+        return Pressed(done, done)
 
     async def _press_rule(self, scope: Scope, action: str, rule_id: int) -> Pressed:
         rule = await self.store.rules.get(scope, rule_id)

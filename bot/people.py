@@ -3,9 +3,12 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from bot import forgetting
+from bot.llm import LLM
 from bot.prompt import clip
 from bot.replies import Answer, Button, Reply, item_id
 from bot.texts import t
+from memory import audit
 from memory.errors import NotFound
 from memory.kinship import name_key
 from memory.models import Scope
@@ -98,8 +101,11 @@ async def find(store: MemoryStore, scope: Scope, query: str) -> Person:
     raise NotFound(f"person {query!r}")
 
 
-async def press(store: MemoryStore, scope: Scope, parts: Sequence[str], lang: str) -> Answer | None:
-    """Act on 'people:show|forget|forgetyes:<id>' within the presser's scope (NotFound for others' people)."""
+async def press(store: MemoryStore, scope: Scope, parts: Sequence[str], lang: str, llm: LLM) -> Answer | None:
+    """Act on 'people:show|forget|forgetyes:<id>' within the presser's scope (NotFound for others' people).
+
+    Forgetting a person also rewrites what was written about them (llm: the background model).
+    """
     if len(parts) != 3 or not parts[2].isdigit():
         return None
     person = await store.people.get(scope, int(parts[2]))
@@ -110,7 +116,16 @@ async def press(store: MemoryStore, scope: Scope, parts: Sequence[str], lang: st
         text, buttons = forget_question(person, len(await store.people.facts(scope, person.id, 1000)), lang)
         return Answer("", text, buttons)
     if parts[1] == "forgetyes":
-        forgotten, count = await store.people.forget(scope, person.id)
-        done = t(lang, "people_forgotten", name=display_name(forgotten), count=count)
-        return Answer(done, done)
+        return await forget(store, scope, person, lang, llm)
     return None
+
+
+async def forget(store: MemoryStore, scope: Scope, person: Person, lang: str, llm: LLM) -> Answer:
+    """Forget a person for good with their facts, then rewrite the diary, thoughts and the rest without them."""
+    processing = audit.new_processing("forget")
+    what = forgetting.of_person(person, await store.people.facts(scope, person.id, 1000, include_closed=True))
+    forgotten, count = await store.people.forget(scope, person.id, processing=processing)
+    copies = await forgetting.forget(store, llm, scope, what, processing=processing, reason="/people forget",
+                                     final=True)
+    done = forgetting.with_copies(t(lang, "people_forgotten", name=display_name(forgotten), count=count), copies, lang)
+    return Answer(done, done)

@@ -246,6 +246,20 @@ TEXTS: dict[str, dict[str, str]] = {
         "en": "If you are in a very bad place right now: you are not alone. In Germany the Telefonseelsorge answers day "
               "and night, free, at 0800 111 0 111 or 0800 111 0 222. If you are in acute danger, please call 112.",
     },
+
+    # Forgetting reaches the copies (bot/forgetting.py): what a press answer says besides the fact itself
+    "copies_rewritten": {"de": "Auch umgeschrieben, damit nichts mehr davon darin steht: {what}.",
+                         "en": "Also rewritten so that none of it is left in them: {what}."},
+    "copies_diary_one": {"de": "1 Tagebucheintrag", "en": "1 diary entry"},
+    "copies_diary_many": {"de": "{n} Tagebucheinträge", "en": "{n} diary entries"},
+    "copies_thoughts_one": {"de": "1 Gedanke", "en": "1 thought"},
+    "copies_thoughts_many": {"de": "{n} Gedanken", "en": "{n} thoughts"},
+    "copies_topics_one": {"de": "1 offenes Thema", "en": "1 open topic"},
+    "copies_topics_many": {"de": "{n} offene Themen", "en": "{n} open topics"},
+    "copies_summary": {"de": "die Zusammenfassung unseres Gesprächs", "en": "the summary of our conversation"},
+    "copies_relationship": {"de": "meine Notizen über uns beide", "en": "my notes on the two of us"},
+    "undo_final": {"de": "Das habe ich endgültig vergessen, da gibt es nichts wiederherzustellen.",
+                   "en": "I forgot that for good; there is nothing to restore."},
 }
 
 # Help lines per country for the safety notice; DE is the default.

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +25,42 @@ async def _insert_indexed(
     await tx.execute(f"UPDATE {table} SET doc_id = ? WHERE id = ?", (doc_id, item_id))
     await audit.record(tx, scope.id, processing, "create", source, item_id, after={"id": item_id, **values}, reason=reason)
     return item_id
+
+
+async def _edit_text(
+    db: Database, index: SearchIndex, scope: Scope, table: str, source: Source, item_id: int, text: str,
+    make: Callable[[Any], Any], *, processing: str, reason: str, final: bool,
+) -> Any:
+    """Set an item's text with its document and vector, or delete both for an empty text; audited, in one transaction.
+
+    Returns the item after the change (None when deleted). With `final`, the change is an erasure: the
+    audit entry says that the item was rewritten, never what it said before.
+    """
+    text = text.strip()
+    vector = (await index.embed([text]))[0] if text else None
+    columns = "id, day, text, created_at" if table == "diary_entries" else "id, text, origin, created_at"
+    async with db.transaction() as tx:
+        row = await tx.fetchone(f"SELECT {columns}, doc_id FROM {table} WHERE id = ? AND scope_id = ?",
+                                (item_id, scope.id))
+        if row is None:
+            raise NotFound(f"{source} {item_id}")
+        before, doc_id = make(row[:-1]), row[-1]
+        after = None
+        if vector is not None:
+            await tx.execute(f"UPDATE {table} SET text = ? WHERE id = ?", (text, item_id))
+            if doc_id is not None:
+                await index.update(tx, doc_id, text, vector)
+            after = make(await tx.fetchone(f"SELECT {columns} FROM {table} WHERE id = ?", (item_id,)))
+        else:
+            if doc_id is not None:
+                await index.remove(tx, doc_id)
+            await tx.execute(f"DELETE FROM {table} WHERE id = ?", (item_id,))
+        if final:
+            await audit.record(tx, scope.id, processing, audit.ERASE, source, item_id, reason=reason)
+        else:
+            await audit.record(tx, scope.id, processing, "update" if text else "delete", source, item_id,
+                               before=before, after=after, reason=reason)
+    return after
 
 
 class Profile:
@@ -177,6 +214,26 @@ class Thoughts:
                                thought_id, before=thought, reason=reason)
         return thought
 
+    async def edit(
+        self, scope: Scope, thought_id: int, text: str, *, processing: str | None = None, reason: str = "",
+        final: bool = False,
+    ) -> Thought | None:
+        """Change a thought's text (re-indexed, audited); an empty text deletes it (None).
+
+        final: an erasure, whose audit entry does not keep the old text (so /undo cannot bring it back).
+        """
+        thought: Thought | None = await _edit_text(
+            self.db, self.index, scope, "thoughts", "thought", thought_id, text, _thought,
+            processing=processing or audit.new_processing("edit"), reason=reason, final=final)
+        return thought
+
+    async def all(self, scope: Scope) -> list[Thought]:
+        """Every thought of the scope, oldest first."""
+        async with self.db.reading() as tx:
+            rows = await tx.fetchall("SELECT id, text, origin, created_at FROM thoughts WHERE scope_id = ? ORDER BY id",
+                                     (scope.id,))
+        return [_thought(r) for r in rows]
+
     async def latest(self, scope: Scope, limit: int = 3) -> list[Thought]:
         """The newest thoughts, newest first."""
         async with self.db.reading() as tx:
@@ -210,10 +267,38 @@ class Diary:
                                      " ORDER BY id DESC LIMIT ?", (scope.id, limit))
         return [DiaryEntry(r[0], r[1], r[2], ts(r[3])) for r in rows]  # type: ignore[arg-type]
 
+    async def edit(
+        self, scope: Scope, entry_id: int, text: str, *, processing: str | None = None, reason: str = "",
+        final: bool = False,
+    ) -> DiaryEntry | None:
+        """Change an entry's text (re-indexed, audited); an empty text deletes it (None).
+
+        final: an erasure, whose audit entry does not keep the old text (so /undo cannot bring it back).
+        """
+        entry: DiaryEntry | None = await _edit_text(
+            self.db, self.index, scope, "diary_entries", "diary", entry_id, text, _diary,
+            processing=processing or audit.new_processing("edit"), reason=reason, final=final)
+        return entry
+
+    async def all(self, scope: Scope) -> list[DiaryEntry]:
+        """Every entry of the scope, oldest first."""
+        async with self.db.reading() as tx:
+            rows = await tx.fetchall("SELECT id, day, text, created_at FROM diary_entries WHERE scope_id = ? ORDER BY id",
+                                     (scope.id,))
+        return [_diary(r) for r in rows]
+
     async def count(self, scope: Scope) -> int:
         """How many entries exist."""
         async with self.db.reading() as tx:
             return int((await tx.fetchone("SELECT count(*) FROM diary_entries WHERE scope_id = ?", (scope.id,)))[0])
+
+
+def _thought(r: Any) -> Thought:
+    return Thought(r[0], r[1], r[2], ts(r[3]))  # type: ignore[arg-type]
+
+
+def _diary(r: Any) -> DiaryEntry:
+    return DiaryEntry(r[0], r[1], r[2], ts(r[3]))  # type: ignore[arg-type]
 
 
 class Topics:
@@ -239,6 +324,13 @@ class Topics:
                                after={"text": text, "due_at": due_at}, reason=origin)
         return OpenTopic(item_id, text, ts(due_at), origin, "open", ts(now))  # type: ignore[arg-type]
 
+    async def all(self, scope: Scope) -> list[OpenTopic]:
+        """Every topic of the scope, whatever its status, oldest first."""
+        async with self.db.reading() as tx:
+            rows = await tx.fetchall(f"SELECT {self._COLS} FROM open_topics WHERE scope_id = ? ORDER BY id",
+                                     (scope.id,))
+        return [_topic(r) for r in rows]
+
     async def due(self, scope: Scope, now: float, limit: int = 1) -> list[OpenTopic]:
         """Open topics whose time has come, oldest due first."""
         async with self.db.reading() as tx:
@@ -255,6 +347,24 @@ class Topics:
             rows = await tx.fetchall(f"SELECT {self._COLS} FROM open_topics WHERE scope_id = ? AND status = ?"
                                      " ORDER BY COALESCE(due_at, created_at)", (scope.id, status))
         return [_topic(r) for r in rows]
+
+    async def remove(
+        self, scope: Scope, topic_id: int, *, processing: str | None = None, reason: str = "", final: bool = False,
+    ) -> None:
+        """Take a topic off the list: dropped and audited (undoable), or with `final` deleted without its text."""
+        processing = processing or audit.new_processing("topic")
+        async with self.db.transaction() as tx:
+            row = await tx.fetchone("SELECT status FROM open_topics WHERE id = ? AND scope_id = ?", (topic_id, scope.id))
+            if row is None:
+                raise NotFound(f"topic {topic_id}")
+            if final:
+                await tx.execute("DELETE FROM open_topics WHERE id = ?", (topic_id,))
+                await audit.record(tx, scope.id, processing, audit.ERASE, "topic", topic_id, reason=reason)
+                return
+            await tx.execute("UPDATE open_topics SET status = 'dropped', updated_at = ? WHERE id = ?",
+                             (time.time(), topic_id))
+            await audit.record(tx, scope.id, processing, "update", "topic", topic_id, before={"status": row[0]},
+                               after={"status": "dropped"}, reason=reason)
 
     async def set_status(self, scope: Scope, topic_id: int, status: str) -> None:
         """Mark a topic raised, done or dropped."""

@@ -161,13 +161,15 @@ class People:
         await self._merge(scope, keep.id, other.id, processing, reason, now)
         return await self._update(scope, combined, processing, reason, now)
 
-    async def forget(self, scope: Scope, person_id: int, *, reason: str = "/people forget") -> tuple[Person, int]:
-        """Delete a person with their notes (closed ones too) and relations, as one undoable processing.
+    async def forget(
+        self, scope: Scope, person_id: int, *, reason: str = "/people forget", processing: str | None = None,
+    ) -> tuple[Person, int]:
+        """Delete a person with their notes (closed ones too) and relations, as one processing.
 
         Returns the person and how many notes went with them.
         """
         person = await self.get(scope, person_id)
-        processing = audit.new_processing("forget")
+        processing = processing or audit.new_processing("forget")
         note_ids = await self._note_ids(scope, person_id, include_closed=True)
         if note_ids:
             await self._relink(scope, {i: None for i in note_ids}, person_id, processing, reason)
@@ -218,9 +220,9 @@ class People:
                                      (scope.id, *note_ids))
         return {r[0]: r[1] for r in rows if r[1] is not None or not linked_only}
 
-    async def facts(self, scope: Scope, person_id: int, limit: int = 20) -> list[Note]:
-        """The current notes about a person, most important and newest first."""
-        ids = await self._note_ids(scope, person_id, limit)
+    async def facts(self, scope: Scope, person_id: int, limit: int = 20, *, include_closed: bool = False) -> list[Note]:
+        """The current notes about a person (with closed ones: all), most important and newest first."""
+        ids = await self._note_ids(scope, person_id, limit, include_closed)
         return [await self.notes.get(scope, i) for i in ids]
 
     async def relate(self, scope: Scope, a: int, b: int | None, relation: str, *, processing: str, reason: str = "",

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -167,6 +168,11 @@ class MemoryStore:
                 await tx.execute(f"DELETE FROM {table} WHERE scope_id = ?", (scope.id,))
                 removed += await tx.changes()
         return removed
+
+    async def scrub_audit(self, scope: Scope, item_types: Sequence[str], clean: Callable[[str], str]) -> int:
+        """Clean every text the scope's audit entries keep about these item types (final erasure)."""
+        async with self.db.transaction() as tx:
+            return await audit.scrub(tx, scope.id, item_types, clean)
 
     async def audit_log(self, scope: Scope, limit: int = 50) -> list[AuditEntry]:
         """The newest audit entries of a scope, newest first."""
