@@ -517,10 +517,22 @@ class TelegramChannel:
         if reply is None:
             log.info("message %s was answered before; skipped", incoming.channel_message_id)
             return
-        await self._deliver(chat.id, reply, scope, owner_of(reply.buttons, sender, may_decide), shown=shown,
-                            reply_to=reply_to)
-        if ran_command:
+        async with self._once(scope, ref) if ran_command else contextlib.nullcontext():
+            await self._deliver(chat.id, reply, scope, owner_of(reply.buttons, sender, may_decide), shown=shown,
+                                reply_to=reply_to)
+
+    @contextlib.asynccontextmanager
+    async def _once(self, scope: str, ref: str) -> AsyncIterator[None]:
+        """Mark the answer of a command or press delivered after the block, or after it failed, so its kept copy goes.
+
+        Not when the block is cancelled (shutdown): the update is not handled then and its replay delivers it.
+        """
+        try:
+            yield
+        except Exception:  # the failure is told and the update counts as handled
             await self.commands.delivered(scope, self.name, ref)
+            raise
+        await self.commands.delivered(scope, self.name, ref)
 
     async def _admin(self, chat_id: int, user_id: str, text: str) -> bool:
         """Run an admin's /pair command; True when it was one."""
@@ -568,15 +580,15 @@ class TelegramChannel:
         assert choice is not None  # a press is refused without one
         ref = f"press:{query.id}"
         pressed = await self.commands.press(scope, data, admin=admin, channel=self.name, ref=ref)
-        await self._answer(query, pressed.notice)
-        await self.choices.close(scope, pressed.closes, keep=choice.message_ref)
-        if pressed.stale:
-            await self.choices.drop(scope, choice, lambda row: data in {b.data for b in row})
-        elif pressed.text is not None:
-            await self._edit(query, pressed)
-            await self.choices.offer(scope, chat.id, message.message_id, pressed.buttons,
-                                     owner_of(pressed.buttons, presser, admin))
-        await self.commands.delivered(scope, self.name, ref)
+        async with self._once(scope, ref):
+            await self._answer(query, pressed.notice)
+            await self.choices.close(scope, pressed.closes, keep=choice.message_ref)
+            if pressed.stale:
+                await self.choices.drop(scope, choice, lambda row: data in {b.data for b in row})
+            elif pressed.text is not None:
+                await self._edit(query, pressed)
+                await self.choices.offer(scope, chat.id, message.message_id, pressed.buttons,
+                                         owner_of(pressed.buttons, presser, admin))
 
     async def _take_all(self, scope: str, chat_id: int, message: Any) -> None:
         """Take every button away from a message whose buttons are no longer valid."""

@@ -82,3 +82,23 @@ def test_a_choice_belongs_to_who_asked_unless_it_only_shows_something() -> None:
     assert owner_of(confirm, "tg:42") == "tg:42"
     assert owner_of(paging, "tg:42") is None  # anyone let into the chat may turn the page
     assert owner_of(confirm, "tg:777", may_decide=False) is None  # a member's question: for any admin to answer
+
+
+async def test_a_command_whose_answer_could_not_be_sent_keeps_no_copy_of_it(
+    tg: FakeTelegram, engine: Engine, store: MemoryStore,
+) -> None:
+    scope = await engine.scope_for(f"tg:{USER}")
+    await store.notes.add(scope, "Anna mag Parks.")
+    channel = TelegramChannel(engine, Commands(engine), TelegramConfig(
+        token=tg.token, base_url=tg.base_url, allowed_users=frozenset({str(USER)}), streaming=False))
+    await channel.start()
+    try:
+        tg.fail_next("sendMessage", status=400, description="Bad Request: chat not found")
+        tg.send_text(USER, "/undo")
+        (told,) = await tg.wait_for_sent(1)
+        await asyncio.sleep(0.2)
+    finally:
+        await channel.stop()
+    assert told["text"] == t("de", "failed") and await store.notes.count(scope) == 0
+    async with store.db.reading() as tx:
+        assert await tx.fetchall("SELECT state, reply FROM command_runs") == [("delivered", None)]
