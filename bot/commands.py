@@ -109,6 +109,8 @@ def changes_something(name: str, args: str) -> bool:
     words = args.lower().split()
     if name == "diary":
         return bool(words) and words[0] in ("on", "an", "off", "aus")
+    if name == "settings":
+        return len(words) >= 2
     if name == "people":
         return bool(words) and words[0] in ("rename", "umbenennen", "merge", "zusammenführen", "forget", "vergessen")
     return name not in READ_ONLY

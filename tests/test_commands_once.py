@@ -72,7 +72,7 @@ def test_which_commands_change_something() -> None:
                        ("people", "forget 3")]:
         assert changes_something(name, args), (name, args)
     for name, args in [("memories", ""), ("memories", "Hund"), ("diary", "3"), ("rules", ""), ("export", ""),
-                       ("people", ""), ("people", "Mia"), ("why", "3"), ("help", "")]:
+                       ("people", ""), ("people", "Mia"), ("why", "3"), ("help", ""), ("settings", "")]:
         assert not changes_something(name, args), (name, args)
 
 
