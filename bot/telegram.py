@@ -587,8 +587,7 @@ class TelegramChannel:
                 await self.choices.drop(scope, choice, lambda row: data in {b.data for b in row})
             elif pressed.text is not None:
                 await self._edit(query, pressed)
-                await self.choices.offer(scope, chat.id, message.message_id, pressed.buttons,
-                                         owner_of(pressed.buttons, presser, admin))
+                await self.choices.replace(scope, choice, pressed.buttons, owner_of(pressed.buttons, presser, admin))
 
     async def _take_all(self, scope: str, chat_id: int, message: Any) -> None:
         """Take every button away from a message whose buttons are no longer valid."""

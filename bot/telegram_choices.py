@@ -103,7 +103,13 @@ class TelegramChoices:
         kept = tuple(row for row in rows if not which(row))
         if kept != rows:
             await self.show_only(choice.extra["chat"], choice.extra["message"], kept)
-        await self.offer(scope_user, choice.extra["chat"], choice.extra["message"], kept, choice.owner)
+        await self.replace(scope_user, choice, kept, choice.owner)
+
+    async def replace(self, scope_user: str, choice: Choice, rows: Sequence[Sequence[Button]],
+                      owner: str | None) -> None:
+        """Record what a message shows now, unless its row is gone (a press that erased the scope, /deleteme)."""
+        if await self.choices.find(self.name, choice.message_ref) is not None:
+            await self.offer(scope_user, choice.extra["chat"], choice.extra["message"], rows, owner)
 
     async def show_only(self, chat_id: int, message_id: int, rows: Rows) -> None:
         """Set the buttons under a message (none: take them all away); a message already so or gone is fine."""

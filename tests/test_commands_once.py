@@ -102,3 +102,29 @@ async def test_a_command_whose_answer_could_not_be_sent_keeps_no_copy_of_it(
     assert told["text"] == t("de", "failed") and await store.notes.count(scope) == 0
     async with store.db.reading() as tx:
         assert await tx.fetchall("SELECT state, reply FROM command_runs") == [("delivered", None)]
+
+
+async def test_deleteme_takes_the_records_of_commands_and_buttons_along(
+    tg: FakeTelegram, engine: Engine, store: MemoryStore,
+) -> None:
+    scope = await engine.scope_for(f"tg:{USER}")
+    note = (await store.notes.add(scope, "Anna mag Parks.")).note
+    channel = TelegramChannel(engine, Commands(engine), TelegramConfig(
+        token=tg.token, base_url=tg.base_url, allowed_users=frozenset({str(USER)}), streaming=False))
+    await channel.start()
+    try:
+        tg.send_text(USER, f"/forget {note.id}")
+        tg.send_text(USER, "/deleteme")
+        _, confirm = await tg.wait_for_sent(2)
+        async with store.db.reading() as tx:
+            assert (await tx.fetchone("SELECT count(*) FROM choices WHERE scope_id = ?", (scope.id,)))[0] == 2
+            assert (await tx.fetchone("SELECT count(*) FROM command_runs WHERE scope_id = ?", (scope.id,)))[0] == 2
+        tg.press_button(USER, confirm["message_id"], "deleteme:yes")
+        await tg.wait_until(lambda: bool(tg.callback_answers), what="the answer to the press")
+        await asyncio.sleep(0.2)
+    finally:
+        await channel.stop()
+    assert tg.callback_answers[-1]["text"] == t("de", "deleteme_done")
+    async with store.db.reading() as tx:
+        for table in ("choices", "command_runs", "notes"):
+            assert (await tx.fetchone(f"SELECT count(*) FROM {table} WHERE scope_id = ?", (scope.id,)))[0] == 0, table
