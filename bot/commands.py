@@ -189,7 +189,8 @@ class Commands:
             await self.store.runs.answer(scope, channel, ref, reply_record(reply))
         return reply
 
-    async def _replayed(self, scope: Scope, channel: str, ref: str | None, earlier: Run, changing: bool) -> Reply | None:
+    async def _replayed(self, scope: Scope, channel: str, ref: str | None, earlier: Run,
+                        changing: bool) -> Reply | None:
         """What a replayed command shows: its recorded reply, nothing, or why it does not run again (None: run it)."""
         assert ref is not None  # only a command with a channel id has an earlier run
         if earlier.reply is not None:

@@ -125,8 +125,9 @@ class ConsoleChannel:
         self._print("\n".join(lines))
         scope = await self.engine.scope_for(self.user_id)
         await self._drop_choices(scope)
-        await self.choices.record(scope, self.name, uuid.uuid4().hex, {str(n): b.data for n, b in enumerate(options, 1)},
-                                  owner=self.user_id, question=question_of(reply.buttons), now=self.engine.clock())
+        picks = {str(n): button.data for n, button in enumerate(options, 1)}
+        await self.choices.record(scope, self.name, uuid.uuid4().hex, picks, owner=self.user_id,
+                                  question=question_of(reply.buttons), now=self.engine.clock())
 
     async def _drop_choices(self, scope: Scope) -> None:
         """Close the open choices: the person moved on (only the newest is ever shown as open)."""

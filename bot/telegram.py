@@ -448,7 +448,8 @@ class TelegramChannel:
         if update.update_id not in self._replayed:
             return Shown(self.inbox, self.name, event)
         earlier = await self.inbox.shown(self.name, event)
-        return Shown(self.inbox, self.name, event, [int(i) for i in earlier], await self.inbox.shown_texts(self.name, event))
+        faces = await self.inbox.shown_texts(self.name, event)
+        return Shown(self.inbox, self.name, event, [int(i) for i in earlier], faces)
 
     # --- handlers ---------------------------------------------------------------------------------
 

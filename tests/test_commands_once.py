@@ -116,6 +116,7 @@ async def test_deleteme_takes_the_records_of_commands_and_buttons_along(
         tg.send_text(USER, f"/forget {note.id}")
         tg.send_text(USER, "/deleteme")
         _, confirm = await tg.wait_for_sent(2)
+        await asyncio.sleep(0.2)  # the buttons are recorded right after the message is sent
         async with store.db.reading() as tx:
             assert (await tx.fetchone("SELECT count(*) FROM choices WHERE scope_id = ?", (scope.id,)))[0] == 2
             assert (await tx.fetchone("SELECT count(*) FROM command_runs WHERE scope_id = ?", (scope.id,)))[0] == 2

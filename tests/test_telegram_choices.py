@@ -1,4 +1,4 @@
-"""Buttons on Telegram: whose choice a press is, decided questions lose their buttons everywhere, no edit that changes nothing.
+"""Buttons on Telegram: whose choice a press is; a decided question loses its buttons everywhere; no edit changes nothing.
 
 The unmodified python-telegram-bot Application against the local fake Bot API.
 """
@@ -79,8 +79,20 @@ async def pressed(tg: FakeTelegram, user: int, message_id: int, data: str) -> st
     answers = len(tg.callback_answers)
     tg.press_button(user, message_id, data)
     await tg.wait_until(lambda: len(tg.callback_answers) > answers, what=f"the answer to {data!r}")
-    await asyncio.sleep(0.1)  # the edits that follow the answer
+    await calm(tg)  # the edits that follow the answer
     return str(tg.callback_answers[-1].get("text") or "")
+
+
+async def calm(tg: FakeTelegram, quiet: float = 0.15, timeout: float = 5) -> None:
+    """Wait until the bot has made no call but polling for `quiet` seconds."""
+    def busy() -> int:
+        return sum(1 for call in tg.calls if call != "getUpdates")
+    deadline = asyncio.get_running_loop().time() + timeout
+    while asyncio.get_running_loop().time() < deadline:
+        before = busy()
+        await asyncio.sleep(quiet)
+        if busy() == before:
+            return
 
 
 def shows_buttons(tg: FakeTelegram, message_id: int) -> list[str]:
@@ -100,7 +112,8 @@ async def test_a_question_decided_under_one_message_loses_its_buttons_under_ever
     _, question = await said(tg, ANNA, "Fass dich bitte kürzer.", replies=2)
     scope = await engine.scope_for(f"tg:{ANNA}")
     rule = await store.rules.pending(scope)
-    assert rule is not None and shows_buttons(tg, question["message_id"]) == [f"rule:yes:{rule.id}", f"rule:no:{rule.id}"]
+    assert rule is not None
+    assert shows_buttons(tg, question["message_id"]) == [f"rule:yes:{rule.id}", f"rule:no:{rule.id}"]
     (listing,) = await said(tg, ANNA, "/rules")
     assert f"rule:yes:{rule.id}" in shows_buttons(tg, listing["message_id"])
 
@@ -151,7 +164,7 @@ async def test_in_a_group_a_member_cannot_press_the_admins_buttons(
     rule = await store.rules.propose(group, "Sprich uns mit ihr an.")
     await store.rules.decide(group, rule.id, "active")
     await store.notes.add(group, "Die Gruppe plant ein Picknick.")
-    options = {"chat_id": GROUP, "chat_type": "supergroup"}
+    options: dict[str, Any] = {"chat_id": GROUP, "chat_type": "supergroup"}
     (listing,) = await said(tg, ANNA, "/rules@mnemo_bot", **options)
     (confirm,) = await said(tg, ANNA, "/deleteme@mnemo_bot", **options)
 
@@ -207,7 +220,7 @@ async def test_a_streamed_reply_sends_no_edit_that_telegram_would_reject(
     await channel.start()
     try:
         tg.send_text(ANNA, "Ich war heute im Park.")
-        await tg.wait_until(lambda: bool(tg.sent) and tg.messages[tg.sent[0]["message_id"]]["text"].endswith("gemacht?"),
+        await tg.wait_until(lambda: bool(tg.sent) and tg.messages[tg.sent[0]["message_id"]]["text"].endswith("?"),
                             timeout=10, what="the whole reply")
         await asyncio.sleep(0.5)
     finally:

@@ -41,7 +41,8 @@ class Model:
     def __init__(self, mode: str) -> None:
         self.mode = mode
 
-    async def complete(self, messages: Any, *, on_text: Any = None, json_schema: Any = None, **kwargs: Any) -> Completion:
+    async def complete(self, messages: Any, *, on_text: Any = None, json_schema: Any = None,
+                       **kwargs: Any) -> Completion:
         if json_schema is not None:
             return Completion('{"facts": [], "content": [], "profile": []}', (), Usage(1, 1), self.model)
         if self.mode == "stream-hangs" and on_text is not None:
@@ -66,8 +67,8 @@ async def main(db: str, base_url: str, mode: str) -> None:
         return await writer_answer(instructions, material, max_tokens=max_tokens)
 
     commands = Commands(engine)
-    commands.scheduler = Scheduler(store, "mnemo", writer, engine, None, ZoneInfo("Europe/Berlin"),  # type: ignore[arg-type]
-                                   Path(db).parent)
+    zone = ZoneInfo("Europe/Berlin")
+    commands.scheduler = Scheduler(store, "mnemo", writer, engine, None, zone, Path(db).parent)  # type: ignore[arg-type]
     config = TelegramConfig(token="123:ABC", base_url=base_url, allowed_users=frozenset({"42"}),
                             streaming=mode == "stream-hangs")
     await TelegramChannel(engine, commands, config).start()

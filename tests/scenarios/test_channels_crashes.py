@@ -1,4 +1,4 @@
-"""Crashes meet commands, buttons and streamed replies on Telegram: a real SIGKILL of the running channel, then a replay.
+"""Crashes meet commands, buttons and streamed replies on Telegram: a real SIGKILL of the channel, then a replay.
 
 The channel runs in a child process (tests/scenarios/telegram_child.py) against the fake Bot API and is killed
 at the moment named by each test; the restart runs in this process on the same database.
@@ -87,8 +87,8 @@ async def restarted(tg: FakeTelegram, engine: Engine, writer: Writer, tmp_path: 
                     streaming: bool = False) -> AsyncIterator[TelegramChannel]:
     """The channel after the crash, in this process, with commands that can reflect and write the diary."""
     commands = Commands(engine)
-    commands.scheduler = Scheduler(engine.store, "mnemo", writer, engine, None, ZoneInfo("Europe/Berlin"),  # type: ignore[arg-type]
-                                   tmp_path)
+    zone = ZoneInfo("Europe/Berlin")
+    commands.scheduler = Scheduler(engine.store, "mnemo", writer, engine, None, zone, tmp_path)  # type: ignore[arg-type]
     channel = TelegramChannel(engine, commands, TelegramConfig(
         token=tg.token, base_url=tg.base_url, allowed_users=frozenset({str(USER)}), streaming=streaming))
     await channel.start()
@@ -193,7 +193,8 @@ async def test_a_press_killed_before_its_answer_answers_the_same_after_the_resta
         await settled(tg)
     done = t("de", "forget_done", text="Anna mag Parks.")
     assert [a.get("text") for a in tg.callback_answers] == [done]  # not "that choice doesn't exist"
-    assert tg.messages[confirm["message_id"]]["text"] == done and "reply_markup" not in tg.messages[confirm["message_id"]]
+    finished = tg.messages[confirm["message_id"]]
+    assert finished["text"] == done and "reply_markup" not in finished
     assert await store.notes.count(scope) == 1 and len(tg.sent) == 1
 
 

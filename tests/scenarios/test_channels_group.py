@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 
@@ -21,7 +22,7 @@ from tests.test_telegram_choices import ANNA, EVE, GROUP, make_channel, pressed,
 
 pytestmark = pytest.mark.filterwarnings("ignore::telegram.warnings.PTBDeprecationWarning")
 
-IN_GROUP = {"chat_id": GROUP, "chat_type": "supergroup"}
+IN_GROUP: dict[str, Any] = {"chat_id": GROUP, "chat_type": "supergroup"}
 
 @pytest.fixture
 def chat() -> ScriptedLLM:
