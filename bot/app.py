@@ -158,7 +158,7 @@ async def main(settings: Settings) -> None:
         commands = Commands(engine)
         messengers = build_channels(settings, engine, commands)
         run_console = "console" in settings.active_channels or not messengers
-        console = ConsoleChannel(engine, commands=commands.run) if run_console else None
+        console = ConsoleChannel(engine, commands=commands) if run_console else None
         routes: dict[str, Pushes] = {m.name: m for m in messengers}
         if console is not None:
             routes["console"] = console

@@ -5,14 +5,15 @@ import json
 import logging
 import re
 import time
-from zoneinfo import ZoneInfo
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
+from zoneinfo import ZoneInfo
 
 from bot import forgetting, people, relationship, reminders
 from bot.engine import Button, Document, Engine, Reply, check_input, rule_buttons
-from bot.replies import item_id, well_formed
 from bot.prompt import clip
-from bot.replies import Answer
+from bot.replies import Answer, item_id, well_formed
 from bot.texts import t
 from bot.why import explain
 from memory import audit
@@ -20,6 +21,7 @@ from memory.access import is_group_scope
 from memory.errors import NotFound
 from memory.models import AuditEntry, Scope, SearchHit
 from memory.preferences import parse_value
+from memory.runs import Run
 from memory.undo import is_final, undo_latest
 from scheduler.diary import write_diary
 from scheduler.reflection import reflect
@@ -87,15 +89,62 @@ class Pressed:
     text: str | None = None
     buttons: tuple[tuple[Button, ...], ...] = ()
     closes: tuple[str, ...] = ()  # questions this press decided ('rule:12'): their other buttons go too
+    stale: bool = False  # the pressed buttons are no longer valid (done, or their item is gone): take them away
 
 
 # Buttons that only show something; in a group anyone let in may press them, the rest only admins.
 _LOOKING = re.compile(r"mem:-?[0-9]+|people:show:[0-9]+|cancel", re.ASCII)
 
+# Commands that only show something: after a crash cut one off, it simply runs again.
+READ_ONLY = frozenset({"start", "help", "memories", "diary", "rules", "profile", "thoughts", "topics", "export",
+                       "why", "relationship", "reminders", "people"})
+
 
 def changes_memory(data: str) -> bool:
     """Whether pressing a button with this data may change memory (paging and showing do not)."""
     return not _LOOKING.fullmatch(data)
+
+
+def changes_something(name: str, args: str) -> bool:
+    """Whether a command changes something (and so must not run twice); a look at memory does not."""
+    words = args.lower().split()
+    if name == "diary":
+        return bool(words) and words[0] in ("on", "an", "off", "aus")
+    if name == "settings":
+        return len(words) >= 2
+    if name == "people":
+        return bool(words) and words[0] in ("rename", "umbenennen", "merge", "zusammenführen", "forget", "vergessen")
+    return name not in READ_ONLY
+
+
+def owner_of(buttons: Sequence[Sequence[Button]], asker: str, may_decide: bool = True) -> str | None:
+    """Who may press these buttons: the person who asked; anyone let in when they only show something.
+
+    A group member who may not decide (no admin) owns nothing: any admin may answer, nobody else.
+    """
+    if not may_decide or not any(changes_memory(b.data) for row in buttons for b in row):
+        return None
+    return asker
+
+
+def reply_record(reply: Reply) -> dict[str, Any]:
+    """A reply as JSON-ready data, to deliver it again after a crash (a document is never kept)."""
+    return {"bubbles": list(reply.bubbles), "buttons": _rows_record(reply.buttons), "failed": reply.failed,
+            "closes": list(reply.closes)}
+
+
+def reply_from(record: dict[str, Any]) -> Reply:
+    """The reply recorded by `reply_record`."""
+    return Reply(tuple(record["bubbles"]), buttons=_rows_from(record["buttons"]), failed=record["failed"],
+                 closes=tuple(record["closes"]))
+
+
+def _rows_record(rows: Sequence[Sequence[Button]]) -> list[list[list[str]]]:
+    return [[[b.label, b.data] for b in row] for row in rows]
+
+
+def _rows_from(rows: list[list[list[str]]]) -> tuple[tuple[Button, ...], ...]:
+    return tuple(tuple(Button(label, data) for label, data in row) for row in rows)
 
 
 class Commands:
@@ -110,8 +159,13 @@ class Commands:
     def _t(self, key: str, **values: object) -> str:
         return t(self.lang, key, **values)
 
-    async def run(self, user_id: str, text: str) -> Reply | None:
-        """Answer a command; None when the text is not a command at all."""
+    async def run(self, user_id: str, text: str, *, channel: str = "", ref: str | None = None) -> Reply | None:
+        """Answer a command; None when the text is not a command at all.
+
+        With `ref` (the channel's id of the message), the command runs once: it is recorded before it runs and
+        its reply after, so a replay of the message delivers that reply again (nothing, once delivered). A command
+        that changes something and was cut off by a crash is not run again; the user gets one sentence instead.
+        """
         parsed = parse_command(text)
         if parsed is None:
             return None
@@ -123,11 +177,37 @@ class Commands:
         problem = check_input(text, limit)
         if problem:
             return Reply((self._t(problem, size=len(text), limit=limit),), failed=True)
-        if (verdict := self.engine.limiter.check(user_id)) != "pass":  # commands count like messages
-            return Reply((self._t("rate_limited"),) if verdict == "tell" else (), failed=True)
         scope = await self.engine.scope_for(user_id)
+        earlier = await self.store.runs.begin(scope, channel, ref) if ref is not None else None
+        if earlier is not None:
+            replayed = await self._replayed(scope, channel, ref, earlier, changes_something(name, args))
+            if replayed is not None:
+                return replayed
+        elif (verdict := self.engine.limiter.check(user_id)) != "pass":  # commands count like messages, replays not
+            return Reply((self._t("rate_limited"),) if verdict == "tell" else (), failed=True)
         reply: Reply = await handler(scope, args)
+        if ref is not None and changes_something(name, args):
+            await self.store.runs.answer(scope, channel, ref, reply_record(reply))
         return reply
+
+    async def _replayed(self, scope: Scope, channel: str, ref: str | None, earlier: Run,
+                        changing: bool) -> Reply | None:
+        """What a replayed command shows: its recorded reply, nothing, or why it does not run again (None: run it)."""
+        assert ref is not None  # only a command with a channel id has an earlier run
+        if earlier.reply is not None:
+            return reply_from(earlier.reply)
+        if earlier.state == "delivered":
+            return Reply(())
+        if not changing:
+            return None
+        log.warning("command %s in %s was cut off by a restart; not run again", ref, channel)
+        reply = Reply((self._t("command_interrupted"),))
+        await self.store.runs.answer(scope, channel, ref, reply_record(reply))
+        return reply
+
+    async def delivered(self, user_id: str, channel: str, ref: str) -> None:
+        """Note that the answer to a command or press (by its `ref`) was delivered, so its recorded reply goes."""
+        await self.store.runs.delivered(await self.engine.scope_for(user_id), channel, ref)
 
     async def cmd_start(self, scope: Scope, args: str) -> Reply:
         companion = await self.store.companions.get(scope.companion_id)
@@ -334,11 +414,14 @@ class Commands:
             return Reply((self._t("diary_nothing"),))
         return Reply((f"📔 {entry.day}\n{entry.text}",))
 
-    async def press(self, user_id: str, data: str, *, admin: bool = True) -> Pressed:
+    async def press(self, user_id: str, data: str, *, admin: bool = True, channel: str = "",
+                    ref: str | None = None) -> Pressed:
         """Act on a button's data in the scope of `user_id`; forged or stale data changes nothing.
 
         In a group scope, `admin` says whether the person who pressed is one of the group's admins:
         only they may change the group's memory (paging and showing are open to every member).
+        With `ref` (the channel's id of the press), a replayed press answers what it answered before;
+        one cut off by a crash runs again, which every button allows (each checks what it acts on first).
         """
         if not well_formed(data):
             log.info("malformed button data %r from %s", data[:80], user_id)
@@ -347,6 +430,19 @@ class Commands:
             log.info("press %r in %s by a member who is no admin: refused", data, user_id)
             return Pressed(self._t("group_admins_only"))
         scope = await self.engine.scope_for(user_id)
+        earlier = await self.store.runs.begin(scope, channel, ref) if ref is not None else None
+        if earlier is not None and earlier.reply is not None:
+            return _pressed_from(earlier.reply)
+        if earlier is not None and earlier.state == "delivered":
+            return Pressed("")
+        pressed = await self._press(scope, data)
+        if ref is not None:
+            await self.store.runs.answer(scope, channel, ref, _pressed_record(pressed))
+        return pressed
+
+    async def _press(self, scope: Scope, data: str) -> Pressed:
+        """Act on well-formed button data within the scope."""
+        user_id = scope.user_id
         parts = data.split(":")
         try:
             answer = await self._press_reminder_or_person(scope, parts)
@@ -367,13 +463,13 @@ class Commands:
                 fact = await self.store.profile.decide(scope, int(parts[2]), parts[1] == "yes")
                 done = (self._t("profile_saved", fact=f"{fact.key}: {fact.value}") if parts[1] == "yes"
                         else self._t("rule_dropped"))
-                return Pressed(done, done)
+                return Pressed(done, done, closes=(f"profile:{parts[2]}",))
             if parts == ["deleteme", "yes"]:
                 await self.store.delete_scope(scope)
                 return Pressed(self._t("deleteme_done"), self._t("deleteme_done"))
         except NotFound:
             log.info("button %r from %s names nothing in their scope", data, user_id)
-            return Pressed(self._t("button_unknown"))
+            return Pressed(self._t("button_unknown"), stale=True)
         log.info("unrecognised button data %r from %s", data, user_id)
         return Pressed(self._t("button_unknown"))
 
@@ -389,7 +485,7 @@ class Commands:
     async def _close_from_why(self, scope: Scope, verdict: str, note_id: int) -> Pressed:
         """Close a note the person called wrong or outdated under /why; a wrong one leaves its copies too (undoable)."""
         if (await self.store.notes.get(scope, note_id)).valid_to is not None:
-            return Pressed(self._t("button_stale"))
+            return Pressed(self._t("button_stale"), stale=True)
         processing = audit.new_processing("why")
         reason = "why: wrong" if verdict == "wrong" else "why: outdated"
         note = await self.store.notes.close(scope, note_id, processing=processing, reason=reason)
@@ -403,16 +499,17 @@ class Commands:
 
     async def _press_rule(self, scope: Scope, action: str, rule_id: int) -> Pressed:
         rule = await self.store.rules.get(scope, rule_id)
+        question = (f"rule:{rule_id}",)
         if action in ("yes", "no"):
             if rule.status != "pending":
-                return Pressed(self._t("button_stale"))
+                return Pressed(self._t("button_stale"), closes=question, stale=True)
             if action == "yes":
                 await self.store.rules.decide(scope, rule_id, "active", reason="button")
                 text = self._t("rule_saved", rule=rule.text)
             else:
                 await self.store.rules.decide(scope, rule_id, "rejected", reason="button")
                 text = self._t("rule_dropped")
-            return Pressed(text, text)
+            return Pressed(text, text, closes=question)
         if action == "off" and rule.status == "active":
             await self.store.rules.decide(scope, rule_id, "disabled", reason="/rules")
             return Pressed(self._t("rule_turned_off", id=rule_id))
@@ -421,5 +518,15 @@ class Commands:
             return Pressed(self._t("rule_turned_on", id=rule_id))
         if action == "del":
             await self.store.rules.delete(scope, rule_id)
-            return Pressed(self._t("rule_deleted", id=rule_id))
-        return Pressed(self._t("button_stale"))
+            return Pressed(self._t("rule_deleted", id=rule_id), closes=question if rule.status == "pending" else ())
+        return Pressed(self._t("button_stale"), stale=True)
+
+
+def _pressed_record(pressed: Pressed) -> dict[str, Any]:
+    return {"notice": pressed.notice, "text": pressed.text, "buttons": _rows_record(pressed.buttons),
+            "closes": list(pressed.closes), "stale": pressed.stale}
+
+
+def _pressed_from(record: dict[str, Any]) -> Pressed:
+    return Pressed(record["notice"], record["text"], _rows_from(record["buttons"]), tuple(record["closes"]),
+                   record["stale"])

@@ -141,6 +141,11 @@ def check_input(text: str, limit: int) -> str | None:
     return None
 
 
+def own_words(text: str, group: bool) -> str:
+    """What the sender typed: in a group the channel puts their name in front ('Anna: ja')."""
+    return text.split(": ", 1)[1] if group and ": " in text else text
+
+
 def _closing(reply: Reply, turn: Turn) -> Reply:
     """The reply with the questions this turn dropped or replaced added to what it closes."""
     closes = tuple(dict.fromkeys((*turn.closes, *reply.closes)))
@@ -256,7 +261,7 @@ class Engine:
         question = await self.open_question(turn.scope, turn)
         if question is None:
             return None
-        verdict = yes_or_no(turn.incoming.text)
+        verdict = yes_or_no(own_words(turn.incoming.text, is_group_scope(turn.scope.user_id)))
         if verdict is None or not self._may_decide(turn, question):
             return None
         text = await self._decide(turn.scope, question, verdict, turn.incoming.text)
@@ -346,8 +351,9 @@ class Engine:
     async def _conversation(self, turn: Turn, on_progress: OnText | None) -> Reply:
         """An ordinary message: corrections, the model's answer, then a new question if one came up."""
         lang, scope, text_in = self.config.language, turn.scope, turn.incoming.text
-        objection = turn.incoming.may_decide and looks_like_correction(text_in)
-        changes = await self._correct(scope, text_in, turn.message_id) if objection else []
+        objection = looks_like_correction(text_in)
+        may_change = turn.incoming.may_decide  # in a group only an admin's words correct the group's memory
+        changes = await self._correct(scope, text_in, turn.message_id) if objection and may_change else []
         extra: tuple[str, ...] = (f"You just corrected your memory because of this message:\n"
                                   f"{describe(changes, 'en')}\nSay briefly what you changed.",) if changes else ()
         if asks_about_diary(text_in):
@@ -402,7 +408,8 @@ class Engine:
         lang, scope = self.config.language, turn.scope
         rule = self._proposed.pop(scope.id, None)
         open_now = await self.open_question(scope, turn)
-        owner = turn.incoming.sender or turn.incoming.user_id
+        # Who may answer: the one who asked; a group member who is no admin cannot, so then any admin may.
+        owner = (turn.incoming.sender or turn.incoming.user_id) if turn.incoming.may_decide else None
         if rule is not None:
             if open_now is not None:
                 await self.store.state.pop(scope, QUESTION)

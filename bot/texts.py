@@ -260,6 +260,16 @@ TEXTS: dict[str, dict[str, str]] = {
     "copies_relationship": {"de": "meine Notizen über uns beide", "en": "my notes on the two of us"},
     "undo_final": {"de": "Das habe ich endgültig vergessen, da gibt es nichts wiederherzustellen.",
                    "en": "I forgot that for good; there is nothing to restore."},
+    # --- channels: commands run once, choices in the terminal, whose choice it is ---
+    "command_interrupted": {
+        "de": "Dieser Befehl wurde durch einen Neustart unterbrochen. Ich wiederhole ihn nicht von selbst – "
+              "schick ihn noch einmal, wenn du ihn noch willst.",
+        "en": "This command was cut off by a restart. I won't repeat it on my own – send it again if you still want it.",
+    },
+    "choice_not_yours": {"de": "Das hat jemand anderes gefragt; nur diese Person kann hier wählen.",
+                         "en": "Someone else asked this; only they can choose here."},
+    "choose_number": {"de": "Antworte mit einer Zahl:", "en": "Answer with a number:"},
+    "choice_out_of_range": {"de": "Bitte eine Zahl von 1 bis {last}.", "en": "Please a number from 1 to {last}."},
 }
 
 # Help lines per country for the safety notice; DE is the default.

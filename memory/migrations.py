@@ -500,6 +500,27 @@ async def m021_pending_state_and_choices(tx: Tx) -> None:
     await tx.execute("CREATE INDEX choices_scope_question ON choices(scope_id, question)")
 
 
+async def m026_command_runs_and_shown_texts(tx: Tx) -> None:
+    """Commands and presses by their channel id, so a replay never runs one twice; what each shown message displays.
+
+    `command_runs` records a command (or button press) as started before it runs and its reply until the
+    channel delivered it; a replay after a crash delivers that reply again instead of running the command a
+    second time. `inbox.shown_texts` holds, beside `shown`, what each of an unhandled update's messages
+    displays (a streamed preview's words so far), so a replay neither repeats an edit nor shows fewer words.
+    """
+    await tx.execute(
+        """CREATE TABLE command_runs (
+            scope_id INTEGER NOT NULL REFERENCES scopes(id),
+            channel TEXT NOT NULL,
+            event_id TEXT NOT NULL,
+            state TEXT NOT NULL,
+            reply TEXT,
+            created_at REAL NOT NULL,
+            PRIMARY KEY (scope_id, channel, event_id))"""
+    )
+    await tx.execute("ALTER TABLE inbox ADD COLUMN shown_texts TEXT NOT NULL DEFAULT '[]'")
+
+
 MIGRATIONS: list[Migration] = [
     m001_scopes_and_meta,
     m002_messages,
@@ -522,6 +543,7 @@ MIGRATIONS: list[Migration] = [
     m019_token_usage,
     m020_fts_scope_rowids,
     m021_pending_state_and_choices,
+    m026_command_runs_and_shown_texts,
 ]
 
 

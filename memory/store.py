@@ -27,6 +27,7 @@ from memory.preferences import PreferenceStore
 from memory.ranking import Weights
 from memory.relationship import Relationships
 from memory.reminders import Reminders
+from memory.runs import Runs
 from memory.state import ScopeState
 from memory.usage import TokenUsage
 
@@ -34,7 +35,7 @@ DB_FILENAME = "mnemo.sqlite3"
 SCOPED_TABLES = ("messages", "notes", "profile_entries", "pending_profile", "thoughts", "diary_entries",
                  "open_topics", "learned_rules", "audit_log", "preferences", "outbox",
                  "relationships", "person_relations", "people", "reminders", "admission_counts",
-                 "scope_state", "choices")
+                 "scope_state", "choices", "command_runs")
 
 
 class MemoryStore:
@@ -63,6 +64,7 @@ class MemoryStore:
         self.usage = TokenUsage(db)
         self.state = ScopeState(db)
         self.choices = Choices(db)
+        self.runs = Runs(db)
         related = calibration(index.embedder.name).relevant if related is None else related
         self.admission = AdmissionControl(db, index, self.notes, related)
         self._scopes: dict[tuple[str, str], Scope] = {}

@@ -187,14 +187,22 @@ async def test_in_a_group_only_the_admin_who_was_asked_decides_by_typing(store: 
     await engine.close()
 
 
-async def test_a_member_who_is_no_admin_starts_no_rule_question_in_a_group(store: MemoryStore) -> None:
+async def test_a_member_who_is_no_admin_corrects_nothing_and_only_an_admin_answers_their_rule(
+        store: MemoryStore) -> None:
     chat = ScriptedLLM("chat")
     engine = make_engine(store, chat)
+    group = "tg:group:-100"
+    scope = await engine.scope_for(group)
+    note = (await store.notes.add(scope, "Die Gruppe trifft sich freitags.")).note
     chat.enqueue("Na gut.")
-    reply = await engine.handle(Incoming("tg:group:-100", "Ben: das stimmt nicht mehr", sender="tg:2",
-                                         may_decide=False))
-    assert reply is not None and reply.buttons == ()
-    assert await store.rules.list(await engine.scope_for("tg:group:-100")) == []
+    reply = await engine.handle(Incoming(group, "Ben: das stimmt nicht mehr", sender="tg:2", may_decide=False))
+    assert reply is not None and reply.buttons  # a rule may be proposed, the judge is not asked
+    assert (await store.notes.get(scope, note.id)).valid_to is None
+    chat.enqueue("Hm.")
+    await engine.handle(Incoming(group, "Ben: ja", sender="tg:2", may_decide=False))
+    assert await store.rules.list(scope, "active") == []
+    reply = await engine.handle(Incoming(group, "ja", sender="tg:1", may_decide=True))  # any admin
+    assert reply is not None and reply.bubbles[0].startswith("📌 Gemerkt:")
     await engine.close()
 
 
