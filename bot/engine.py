@@ -71,9 +71,9 @@ def asks_about_diary(text: str) -> bool:
     return bool(_DIARY_QUESTION.search(text))
 
 
-def rule_buttons(rule_id: int, lang: str) -> tuple[Button, ...]:
-    """The yes/no buttons under a rule question."""
-    return (Button(t(lang, "yes"), f"rule:yes:{rule_id}"), Button(t(lang, "no"), f"rule:no:{rule_id}"))
+def rule_buttons(number: int, lang: str) -> tuple[Button, ...]:
+    """The yes/no buttons under a rule question, by the user's own number of the rule."""
+    return (Button(t(lang, "yes"), f"rule:yes:{number}"), Button(t(lang, "no"), f"rule:no:{number}"))
 
 
 def split_bubbles(text: str, limit: int = MAX_BUBBLES) -> tuple[str, ...]:
@@ -245,7 +245,8 @@ class Engine:
         rule = self._proposed.pop(scope.id, None)
         fact = None if rule else await self.store.profile.pending(scope)
         if rule is not None:
-            question, buttons = t(lang, "rule_question", rule=rule.text), rule_buttons(rule.id, lang)
+            number = await self.store.numbers.of(scope, "rule", rule.id)
+            question, buttons = t(lang, "rule_question", rule=rule.text), rule_buttons(number, lang)
         elif fact is not None:
             self._asked_profile[scope.id] = fact.id
             question = t(lang, "profile_question", fact=f"{fact.key}: {fact.value}")

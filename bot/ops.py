@@ -19,7 +19,7 @@ from memory.errors import MemoryStoreError
 from memory.journal import NewMessage
 from memory.migrations import MIGRATIONS, applied_migrations, pending
 from memory.models import Scope
-from memory.store import DB_FILENAME, MemoryStore
+from memory.store import DB_FILENAME, EXPORT_FORMAT, MemoryStore
 from scheduler.budget import BudgetStatus, TokenBudget
 
 
@@ -113,17 +113,15 @@ async def export_user(settings: Settings, user_id: str) -> dict[str, Any]:
     """All of one user's data with this companion, as a JSON-ready document."""
     store = await open_store(settings)
     try:
-        data = await store.export(await store.scope(settings.companion_id, user_id))
-        data["format"] = "mnemo-export-1"
-        return data
+        return await store.export(await store.scope(settings.companion_id, user_id))
     finally:
         await store.close()
 
 
 async def import_user(settings: Settings, data: dict[str, Any], user_id: str | None = None) -> dict[str, int]:
     """Load an export into this deployment (new ids; note sources follow their messages); returns counts."""
-    if data.get("format") != "mnemo-export-1":
-        raise BotError("This file is not a mnemo export (format mnemo-export-1).")
+    if data.get("format") != EXPORT_FORMAT:
+        raise BotError(f"This file is not a mnemo export (format {EXPORT_FORMAT}).")
     store = await open_store(settings)
     try:
         scope = await store.scope(settings.companion_id, user_id or data["user_id"])

@@ -37,7 +37,7 @@ TEXTS: dict[str, dict[str, str]] = {
     # --- commands -------------------------------------------------------------------------
     "start": {
         "de": "Hallo! Ich bin {name}. Schreib mir einfach – ich merke mir, was dir wichtig ist. /help zeigt, "
-              "wie du meine Erinnerungen ansehen und korrigieren kannst.",
+              "wie du ansehen und korrigieren kannst, was ich mir gemerkt habe.",
         "en": "Hi! I'm {name}. Just write to me – I remember what matters to you. /help shows how to see "
               "and correct my memories.",
     },
@@ -49,7 +49,7 @@ TEXTS: dict[str, dict[str, str]] = {
     "memories_none_found": {"de": "Dazu habe ich nichts gefunden.", "en": "I found nothing about that."},
     "forget_usage": {"de": "Was soll ich vergessen? /forget 12 oder /forget Stichwort", "en": "What shall I forget? /forget 12 or /forget keyword"},
     "forget_confirm": {"de": "Soll ich das vergessen?", "en": "Shall I forget this?"},
-    "forget_pick": {"de": "Welche Erinnerung soll ich vergessen?", "en": "Which memory shall I forget?"},
+    "forget_pick": {"de": "Was davon soll ich vergessen?", "en": "Which memory shall I forget?"},
     "forget_done": {"de": "Vergessen: {text}", "en": "Forgotten: {text}"},
     "forget": {"de": "Vergessen", "en": "Forget"},
     "cancel": {"de": "Abbrechen", "en": "Cancel"},
@@ -81,8 +81,8 @@ TEXTS: dict[str, dict[str, str]] = {
     "deleteme_done": {"de": "Erledigt. Ich habe alles über dich gelöscht.", "en": "Done. I have deleted everything about you."},
     "settings_head": {"de": "Deine Einstellungen:", "en": "Your settings:"},
     "settings_usage": {
-        "de": "Ändern mit z. B. /settings diary 23:30, /settings diary on, /settings reflection 22:00, "
-              "/settings hours 9-21, /settings checkins off",
+        "de": "Ändern mit z. B. /settings tagebuch 23:30, /settings tagebuch an, /settings nachdenken 22:00, "
+              "/settings zeiten 9-21, /settings nachfragen aus",
         "en": "Change with e.g. /settings diary 23:30, /settings diary on, /settings reflection 22:00, "
               "/settings hours 9-21, /settings checkins off",
     },
@@ -242,6 +242,102 @@ TEXTS: dict[str, dict[str, str]] = {
         "en": "If you are in a very bad place right now: you are not alone. In Germany the Telefonseelsorge answers day "
               "and night, free, at 0800 111 0 111 or 0800 111 0 222. If you are in acute danger, please call 112.",
     },
+
+    # --- consistency: /undo lines, /settings, `mnemo pair list` in the interface's language ----------------
+    "undo_line": {"de": "• {item}{number} {action}{text}", "en": "• {item}{number} {action}{text}"},
+    "undo_item_note": {"de": "Notiz", "en": "Note"},
+    "undo_item_profile": {"de": "Profileintrag", "en": "Profile entry"},
+    "undo_item_thought": {"de": "Gedanke", "en": "Thought"},
+    "undo_item_diary": {"de": "Tagebucheintrag", "en": "Diary entry"},
+    "undo_item_topic": {"de": "Offenes Thema", "en": "Open topic"},
+    "undo_item_rule": {"de": "Regel", "en": "Rule"},
+    "undo_item_relationship": {"de": "Unsere Beziehung", "en": "Our relationship"},
+    "undo_item_person": {"de": "Person", "en": "Person"},
+    "undo_item_person_relation": {"de": "Verbindung zwischen Personen", "en": "Link between people"},
+    "undo_item_reminder": {"de": "Erinnerung", "en": "Reminder"},
+    "undo_item_other": {"de": "Eintrag", "en": "Entry"},
+    "undo_action_create": {"de": "angelegt", "en": "created"},
+    "undo_action_update": {"de": "geändert", "en": "changed"},
+    "undo_action_close": {"de": "beendet", "en": "closed"},
+    "undo_action_delete": {"de": "gelöscht", "en": "deleted"},
+    "undo_action_restore": {"de": "wiederhergestellt", "en": "restored"},
+    "undo_action_link": {"de": "verknüpft", "en": "linked"},
+    "undo_action_merge": {"de": "zusammengeführt", "en": "merged"},
+    "undo_action_revert": {"de": "zurückgesetzt", "en": "reverted"},
+    "undo_action_other": {"de": "geändert", "en": "changed"},
+    "settings_lines": {
+        "de": "Tagebuch: {diary} Uhr (zuschicken: {push})\nNachdenken: {reflection} Uhr\nAktive Zeiten: {hours} Uhr\n"
+              "Nachfragen von mir: {checkins}",
+        "en": "Diary: {diary} (sent to you: {push})\nReflection: {reflection}\nActive hours: {hours}\n"
+              "Check-ins: {checkins}",
+    },
+    "settings_expect_onoff": {"de": "an oder aus", "en": "on or off"},
+    "settings_expect_time": {"de": "eine Uhrzeit wie 23:30", "en": "a time like 23:30"},
+    "settings_expect_hours": {"de": "Stunden wie 9-21", "en": "hours like 9-21"},
+    "pair_list_approved_head": {"de": "Freigeschaltet:", "en": "Approved:"},
+    "pair_list_approved": {"de": "{user}  {name}  freigeschaltet am {when} von {by}",
+                           "en": "{user}  {name}  approved {when} by {by}"},
+    "pair_list_revoked": {"de": ", entzogen am {when} von {by}", "en": ", revoked {when} by {by}"},
+    "pair_by_cli": {"de": "der Kommandozeile", "en": "the command line"},
+}
+
+# Profile keys the extraction writes (in English, so they stay stable), as a person reads them.
+PROFILE_KEYS: dict[str, dict[str, str]] = {
+    "name": {"de": "Name", "en": "Name"},
+    "nickname": {"de": "Spitzname", "en": "Nickname"},
+    "age": {"de": "Alter", "en": "Age"},
+    "birthday": {"de": "Geburtstag", "en": "Birthday"},
+    "gender": {"de": "Geschlecht", "en": "Gender"},
+    "pronouns": {"de": "Pronomen", "en": "Pronouns"},
+    "work": {"de": "Arbeit", "en": "Work"},
+    "job": {"de": "Beruf", "en": "Job"},
+    "occupation": {"de": "Beruf", "en": "Occupation"},
+    "profession": {"de": "Beruf", "en": "Profession"},
+    "employer": {"de": "Arbeitgeber", "en": "Employer"},
+    "education": {"de": "Ausbildung", "en": "Education"},
+    "studies": {"de": "Studium", "en": "Studies"},
+    "school": {"de": "Schule", "en": "School"},
+    "home": {"de": "Zuhause", "en": "Home"},
+    "location": {"de": "Wohnort", "en": "Location"},
+    "city": {"de": "Stadt", "en": "City"},
+    "hometown": {"de": "Heimatort", "en": "Hometown"},
+    "residence": {"de": "Wohnort", "en": "Residence"},
+    "nationality": {"de": "Staatsangehörigkeit", "en": "Nationality"},
+    "languages": {"de": "Sprachen", "en": "Languages"},
+    "language": {"de": "Sprache", "en": "Language"},
+    "family": {"de": "Familie", "en": "Family"},
+    "partner": {"de": "Partner", "en": "Partner"},
+    "relationship": {"de": "Beziehung", "en": "Relationship"},
+    "relationship_status": {"de": "Beziehungsstatus", "en": "Relationship status"},
+    "children": {"de": "Kinder", "en": "Children"},
+    "kids": {"de": "Kinder", "en": "Kids"},
+    "pet": {"de": "Haustier", "en": "Pet"},
+    "pets": {"de": "Haustiere", "en": "Pets"},
+    "interests": {"de": "Interessen", "en": "Interests"},
+    "hobby": {"de": "Hobby", "en": "Hobby"},
+    "hobbies": {"de": "Hobbys", "en": "Hobbies"},
+    "likes": {"de": "Mag", "en": "Likes"},
+    "dislikes": {"de": "Mag nicht", "en": "Dislikes"},
+    "food": {"de": "Essen", "en": "Food"},
+    "diet": {"de": "Ernährung", "en": "Diet"},
+    "drink": {"de": "Getränk", "en": "Drink"},
+    "music": {"de": "Musik", "en": "Music"},
+    "sport": {"de": "Sport", "en": "Sport"},
+    "sports": {"de": "Sport", "en": "Sports"},
+    "health": {"de": "Gesundheit", "en": "Health"},
+    "style": {"de": "Stil", "en": "Style"},
+    "communication": {"de": "Kommunikation", "en": "Communication"},
+    "communication_style": {"de": "Gesprächsstil", "en": "Communication style"},
+    "personality": {"de": "Persönlichkeit", "en": "Personality"},
+    "fears": {"de": "Ängste", "en": "Fears"},
+    "fear": {"de": "Angst", "en": "Fear"},
+    "needs": {"de": "Bedürfnisse", "en": "Needs"},
+    "values": {"de": "Werte", "en": "Values"},
+    "goals": {"de": "Ziele", "en": "Goals"},
+    "dreams": {"de": "Träume", "en": "Dreams"},
+    "beliefs": {"de": "Überzeugungen", "en": "Beliefs"},
+    "religion": {"de": "Religion", "en": "Religion"},
+    "life_events": {"de": "Lebensereignisse", "en": "Life events"},
 }
 
 # Help lines per country for the safety notice; DE is the default.
@@ -272,6 +368,14 @@ def t(lang: str, key: str, **values: object) -> str:
     """The text `key` in the language, German when the language is unknown."""
     entry = TEXTS[key]
     return entry.get(lang, entry["de"]).format(**values)
+
+
+def profile_key(key: str, lang: str) -> str:
+    """A profile key as a person reads it ('work' -> 'Arbeit'); a key without a translation as written."""
+    known = PROFILE_KEYS.get(key.strip().lower().replace(" ", "_").replace("-", "_"))
+    if known is not None:
+        return known.get(lang, known["de"])
+    return key.replace("_", " ")
 
 
 def crisis_help(country: str, lang: str) -> str:

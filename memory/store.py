@@ -20,6 +20,7 @@ from memory.journal import Journal
 from memory.migrations import migrate
 from memory.models import AuditEntry, Scope, SearchHit, Source
 from memory.notes import Notes
+from memory.numbers import Numbers
 from memory.outbox import Outbox
 from memory.people import People
 from memory.preferences import PreferenceStore
@@ -30,10 +31,11 @@ from memory.state import ScopeState
 from memory.usage import TokenUsage
 
 DB_FILENAME = "mnemo.sqlite3"
+EXPORT_FORMAT = "mnemo-export-1"  # the one format of every export: the chat's /export and `mnemo export`
 SCOPED_TABLES = ("messages", "notes", "profile_entries", "pending_profile", "thoughts", "diary_entries",
                  "open_topics", "learned_rules", "audit_log", "preferences", "outbox",
                  "relationships", "person_relations", "people", "reminders", "admission_counts",
-                 "scope_state", "choices")
+                 "scope_state", "choices", "item_numbers")
 
 
 class MemoryStore:
@@ -62,6 +64,7 @@ class MemoryStore:
         self.usage = TokenUsage(db)
         self.state = ScopeState(db)
         self.choices = Choices(db)
+        self.numbers = Numbers(db)
         related = calibration(index.embedder.name).relevant if related is None else related
         self.admission = AdmissionControl(db, index, self.notes, related)
         self._scopes: dict[tuple[str, str], Scope] = {}
@@ -143,8 +146,8 @@ class MemoryStore:
         return hits
 
     async def export(self, scope: Scope) -> dict[str, Any]:
-        """Everything stored for one scope, as plain JSON-ready data."""
-        out: dict[str, Any] = {"companion_id": scope.companion_id, "user_id": scope.user_id}
+        """Everything stored for one scope, as plain JSON-ready data that `mnemo import` reads."""
+        out: dict[str, Any] = {"format": EXPORT_FORMAT, "companion_id": scope.companion_id, "user_id": scope.user_id}
         async with self.db.reading() as tx:
             for table in SCOPED_TABLES:
                 cursor_rows = await tx.fetchall(f"SELECT * FROM {table} WHERE scope_id = ? ORDER BY rowid", (scope.id,))
