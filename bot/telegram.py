@@ -217,6 +217,7 @@ class TelegramChannel:
                 raise ConfigError(f"Telegram is unreachable at {self.config.base_url} "
                                   f"(MNEMO_TELEGRAM_BASE_URL): {exc}.") from exc
             raise
+        self.access.start_welcoming(self.name, self._welcome)  # users approved by `mnemo pair approve`
         log.info("telegram channel running as @%s (%s)", self.app.bot.username,
                  "webhook" if self.config.webhook_url else "polling")
 
@@ -239,6 +240,7 @@ class TelegramChannel:
 
     async def stop(self) -> None:
         """Stop receiving, finish the updates in hand, and disconnect (in reverse of start)."""
+        await self.access.stop_welcoming()
         if self.poller is not None:
             await self.poller.stop()
             self.poller = None
@@ -476,7 +478,7 @@ class TelegramChannel:
         return True
 
     async def _welcome(self, user: ApprovedUser) -> None:
-        """Tell a user approved from the chat that they can write now."""
+        """Tell an approved user (from a chat or the command line) that they can write now."""
         if user.channel != self.name:
             return
         try:
