@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import sys
 
 from typing import TYPE_CHECKING
@@ -14,13 +13,16 @@ from memory.errors import MemoryStoreError
 if TYPE_CHECKING:
     from bot.settings import Settings
 
+LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     """Read the command line."""
     parser = argparse.ArgumentParser(prog="mnemo", description="A companion with a long-term memory.")
     parser.add_argument("--env-file", default=".env", help="settings file (default: .env)")
-    parser.add_argument("--log-level", default=os.environ.get("MNEMO_LOG_LEVEL", "WARNING"),
-                        help="DEBUG, INFO, WARNING (default; or MNEMO_LOG_LEVEL), ERROR")
+    parser.add_argument("--log-level", type=str.upper, choices=LEVELS,
+                        help="DEBUG, INFO, WARNING, ERROR (default: MNEMO_LOG_LEVEL from the environment or the "
+                             "env file, else WARNING)")
     sub = parser.add_subparsers(dest="command")
     sub.add_parser("run", help="run the configured channels (default)")
     sub.add_parser("console", help="chat in the terminal")
@@ -238,10 +240,10 @@ def main(argv: list[str] | None = None) -> int:
     from bot import logs
     from bot.settings import load_settings
 
-    logs.install(args.log_level)
+    logs.install(args.log_level or "WARNING")  # until the settings are read
     try:
         settings = load_settings(args.env_file)
-        logs.install(args.log_level, secrets=settings.secrets())
+        logs.install(args.log_level or settings.log_level, secrets=settings.secrets())
         if args.command == "undo":
             return asyncio.run(undo(settings, args.user))
         if args.command in OPS:

@@ -90,6 +90,12 @@ class Settings(BaseSettings):
     admission_min_score: float = 0.5
     admission_contradiction: float | None = None
     crisis_country: str = "DE"
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "WARNING"  # `--log-level` wins
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _level(cls, value: object) -> object:
+        return value.strip().upper() if isinstance(value, str) else value
 
     @field_validator("channels", "telegram_allowed_users", "matrix_allowed_users", "admins",
                      "telegram_allowed_groups", "matrix_allowed_rooms", mode="before")
