@@ -69,8 +69,6 @@ NUMBERED: dict[str, Kind] = {"note": "note", "rule": "rule", "reminder": "remind
 
 
 def _item_text(entry: AuditEntry) -> str:
-    if entry.item_type == "relationship":
-        return clip(entry.reason, 120)
     item = entry.before or entry.after or {}
     return clip(str(item.get("text") or item.get("value") or item.get("name") or ""), 120)
 
@@ -269,8 +267,10 @@ class Commands:
         if not entries:
             return Reply((self._t("undo_nothing"),))
         numbers |= await self._numbers_of(scope, entries)  # what is back now (the same number as before)
-        lines = [self._t("undo_done")] + [undo_line(e, numbers.get((e.item_type, e.item_id or 0)), self.lang)
-                                          for e in entries]
+        zone = self.engine.config.zone
+        lines = [self._t("undo_done")] + [
+            relationship.describe_change(self.lang, e, zone) if e.item_type == "relationship"
+            else undo_line(e, numbers.get((e.item_type, e.item_id or 0)), self.lang) for e in entries]
         return Reply(("\n".join(lines),))
 
     async def _numbers_of(self, scope: Scope, entries: list[AuditEntry]) -> dict[tuple[str, int], int]:
