@@ -4,7 +4,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-
 from typing import TYPE_CHECKING
 
 from bot.errors import BotError
@@ -48,7 +47,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def _pair_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+def _pair_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """The `pair` subcommand: list, approve and revoke pairing requests of unknown messenger users."""
     p = sub.add_parser("pair", help="list, approve or revoke messenger users who asked to talk (pairing codes)")
     actions = p.add_subparsers(dest="action", required=True)
@@ -59,14 +58,14 @@ def _pair_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> 
     revoke.add_argument("user", help="user id as stored, e.g. tg:123456 or @anna:example.org")
 
 
-def _companion_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+def _companion_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """The `companion` subcommand: create a companion (its personality written once) or list them."""
     from bot.persona import add_parser
 
     add_parser(sub)
 
 
-def _analyse_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+def _analyse_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """The `analyse` subcommand: a second model's outside view of the transcripts."""
     from datetime import date
     from pathlib import Path
@@ -90,7 +89,7 @@ def _analyse_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") 
     p.add_argument("--delete", metavar="NAME", help="delete a saved report")
 
 
-async def undo(settings: "Settings", user_id: str) -> int:
+async def undo(settings: Settings, user_id: str) -> int:
     """Revert the newest processing of one user and print what changed."""
     from memory.embedder import make_embedder
     from memory.store import MemoryStore
@@ -110,7 +109,7 @@ async def undo(settings: "Settings", user_id: str) -> int:
     return 0
 
 
-async def _doctor(settings: "Settings", args: argparse.Namespace) -> int:
+async def _doctor(settings: Settings, args: argparse.Namespace) -> int:
     from bot import ops
 
     checks = await ops.doctor(settings, check_model=not args.no_model)
@@ -118,7 +117,7 @@ async def _doctor(settings: "Settings", args: argparse.Namespace) -> int:
     return 0 if all(c.ok for c in checks) else 1
 
 
-async def _backup(settings: "Settings", args: argparse.Namespace) -> int:
+async def _backup(settings: Settings, args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from bot import ops
@@ -127,7 +126,7 @@ async def _backup(settings: "Settings", args: argparse.Namespace) -> int:
     return 0
 
 
-async def _migrate(settings: "Settings", args: argparse.Namespace) -> int:
+async def _migrate(settings: Settings, args: argparse.Namespace) -> int:
     from bot import ops
 
     todo = await ops.migration_plan(settings)
@@ -135,7 +134,7 @@ async def _migrate(settings: "Settings", args: argparse.Namespace) -> int:
     return 0
 
 
-async def _stats(settings: "Settings", args: argparse.Namespace) -> int:
+async def _stats(settings: Settings, args: argparse.Namespace) -> int:
     from bot import ops
 
     for row in await ops.stats(settings):
@@ -144,7 +143,7 @@ async def _stats(settings: "Settings", args: argparse.Namespace) -> int:
     return 0
 
 
-async def _export(settings: "Settings", args: argparse.Namespace) -> int:
+async def _export(settings: Settings, args: argparse.Namespace) -> int:
     import json
 
     from bot import ops
@@ -158,7 +157,7 @@ async def _export(settings: "Settings", args: argparse.Namespace) -> int:
     return 0
 
 
-async def _import(settings: "Settings", args: argparse.Namespace) -> int:
+async def _import(settings: Settings, args: argparse.Namespace) -> int:
     import json
 
     from bot import ops
@@ -170,19 +169,19 @@ async def _import(settings: "Settings", args: argparse.Namespace) -> int:
     return 0
 
 
-async def _analyse(settings: "Settings", args: argparse.Namespace) -> int:
+async def _analyse(settings: Settings, args: argparse.Namespace) -> int:
     from bot import analysis
 
     return await analysis.run_command(settings, args)
 
 
-async def _companion(settings: "Settings", args: argparse.Namespace) -> int:
+async def _companion(settings: Settings, args: argparse.Namespace) -> int:
     from bot import persona
 
     return await persona.run_command(settings, args)
 
 
-async def _pair(settings: "Settings", args: argparse.Namespace) -> int:
+async def _pair(settings: Settings, args: argparse.Namespace) -> int:
     import time
 
     from bot.access import run_pair
@@ -202,7 +201,7 @@ async def _pair(settings: "Settings", args: argparse.Namespace) -> int:
     return code
 
 
-async def _reindex(settings: "Settings", args: argparse.Namespace) -> int:
+async def _reindex(settings: Settings, args: argparse.Namespace) -> int:
     from memory.db import Database
     from memory.embedder import make_embedder
     from memory.reindex import reindex

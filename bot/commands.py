@@ -5,14 +5,13 @@ import json
 import logging
 import re
 import time
-from zoneinfo import ZoneInfo
 from dataclasses import dataclass
+from zoneinfo import ZoneInfo
 
 from bot import people, relationship, reminders
 from bot.engine import Button, Document, Engine, Reply, check_input, rule_buttons
-from bot.replies import item_id, well_formed
 from bot.prompt import clip
-from bot.replies import Answer
+from bot.replies import Answer, item_id, well_formed
 from bot.texts import TEXTS, profile_key, t
 from bot.why import explain
 from memory.access import is_group_scope

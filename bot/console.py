@@ -4,7 +4,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import sys
-from typing import Awaitable, Callable, TextIO
+from collections.abc import Awaitable, Callable
+from typing import TextIO
 
 from bot.engine import Engine, Incoming, Reply
 from bot.texts import t

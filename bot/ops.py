@@ -167,14 +167,16 @@ async def _load(store: MemoryStore, scope: Scope, data: dict[str, Any]) -> dict[
 
 async def doctor(settings: Settings, *, check_model: bool = True) -> list[Check]:
     """Check configuration, driver, embedder, schema, model, messengers and clock."""
-    checks = [Check("configuration", True, f"data dir {settings.data_dir}, channels {', '.join(settings.active_channels)}")]
+    channels = ", ".join(settings.active_channels)
+    checks = [Check("configuration", True, f"data dir {settings.data_dir}, channels {channels}")]
     from memory.db import sqlite_module
 
     try:
         module = sqlite_module()
         import sqlite_vec
 
-        checks.append(Check("sqlite driver", True, f"{module.__name__} {module.sqlite_version}, sqlite-vec {sqlite_vec.__version__}"))
+        checks.append(Check("sqlite driver", True,
+                            f"{module.__name__} {module.sqlite_version}, sqlite-vec {sqlite_vec.__version__}"))
     except MemoryStoreError as exc:
         return checks + [Check("sqlite driver", False, str(exc))]
     try:
@@ -262,7 +264,7 @@ async def _matrix_check(settings: Settings) -> Check:
         if isinstance(who, nio.WhoamiError):
             return Check("matrix", False, f"whoami failed: {who.message}")
         return Check("matrix", True, who.user_id)
-    except (OSError, asyncio.TimeoutError, nio.exceptions.ProtocolError) as exc:
+    except (TimeoutError, OSError, nio.exceptions.ProtocolError) as exc:
         return Check("matrix", False, f"{settings.matrix_homeserver} unreachable: {exc}")
     finally:
         await client.close()

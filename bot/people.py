@@ -1,7 +1,7 @@
 """/people: who mnemo knows from the user's life; rename, merge and (after a yes) forget a person."""
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from bot.prompt import clip
 from bot.replies import Answer, Button, Reply, item_id
@@ -52,7 +52,7 @@ async def listing(store: MemoryStore, scope: Scope, lang: str) -> Reply:
     if not people:
         return Reply((t(lang, "people_empty"),))
     numbers = await store.numbers.of_many(scope, "person", [p.id for p in people])
-    lines = [t(lang, "people_head")] + [headline(p, numbers[p.id], lang) for p in people] + ["", t(lang, "people_usage")]
+    lines = [t(lang, "people_head"), *(headline(p, numbers[p.id], lang) for p in people), "", t(lang, "people_usage")]
     rows = tuple((Button(f"#{numbers[p.id]} {clip(display_name(p), 24)}", f"people:show:{numbers[p.id]}"),)
                  for p in people[:LIST_BUTTONS])
     return Reply(("\n".join(lines),), buttons=rows)

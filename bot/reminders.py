@@ -6,8 +6,8 @@ zone, and an unclear request is asked back once; the answer completes the reques
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Callable, Sequence
 from zoneinfo import ZoneInfo
 
 from bot.replies import Answer, Button, Reply
@@ -15,7 +15,15 @@ from bot.texts import t
 from memory.models import Scope
 from memory.reminders import StoredReminder
 from memory.store import MemoryStore
-from scheduler.reminders import SNOOZES, AskBack, Reminder, explicit_request, original_case, parse_reminder, snooze_until
+from scheduler.reminders import (
+    SNOOZES,
+    AskBack,
+    Reminder,
+    explicit_request,
+    original_case,
+    parse_reminder,
+    snooze_until,
+)
 
 MONTHS_EN = "Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec".split()
 MAX_ANSWER = 120  # an answer to "when?" longer than this is a new topic, not the missing piece

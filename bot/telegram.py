@@ -212,7 +212,8 @@ class TelegramChannel:
         except BaseException as exc:
             await self.stop()
             if isinstance(exc, InvalidToken):
-                raise ConfigError("Telegram did not accept MNEMO_TELEGRAM_TOKEN; copy it again from @BotFather.") from exc
+                raise ConfigError("Telegram did not accept MNEMO_TELEGRAM_TOKEN; "
+                                  "copy it again from @BotFather.") from exc
             if isinstance(exc, NetworkError):
                 raise ConfigError(f"Telegram is unreachable at {self.config.base_url} "
                                   f"(MNEMO_TELEGRAM_BASE_URL): {exc}.") from exc
@@ -447,7 +448,8 @@ class TelegramChannel:
             log.info("command from a group member who is no admin ignored in group %s", chat.id)
             return
         scope = chat_scope(chat, user)
-        text = group_text(message.text, self.app.bot.username, user.first_name) if group and not command else message.text
+        text = (group_text(message.text, self.app.bot.username, user.first_name) if group and not command
+                else message.text)
         incoming = Incoming(scope, text, channel=self.name, channel_message_id=f"{chat.id}:{message.message_id}")
         reply_to = message.message_id if group else None
         shown = await self._shown(update)

@@ -7,7 +7,8 @@ Lang = Literal["de", "en"]
 
 TEXTS: dict[str, dict[str, str]] = {
     "model_down": {
-        "de": "Ich kann gerade nicht antworten – mein Sprachmodell ist nicht erreichbar. Deine Nachricht habe ich gespeichert.",
+        "de": "Ich kann gerade nicht antworten – mein Sprachmodell ist nicht erreichbar. "
+              "Deine Nachricht habe ich gespeichert.",
         "en": "I can't answer right now – my language model is unreachable. I have saved your message.",
     },
     "too_long": {
@@ -27,7 +28,8 @@ TEXTS: dict[str, dict[str, str]] = {
     "rule_question": {"de": "Soll ich mir das merken? 📌 {rule}", "en": "Shall I remember this? 📌 {rule}"},
     "rule_saved": {"de": "📌 Gemerkt: {rule}", "en": "📌 Noted: {rule}"},
     "rule_dropped": {"de": "Okay, das merke ich mir nicht.", "en": "Okay, I won't keep that."},
-    "profile_question": {"de": "Darf ich mir das über dich merken? 👤 {fact}", "en": "May I remember this about you? 👤 {fact}"},
+    "profile_question": {"de": "Darf ich mir das über dich merken? 👤 {fact}",
+                         "en": "May I remember this about you? 👤 {fact}"},
     "profile_saved": {"de": "👤 Gemerkt: {fact}", "en": "👤 Noted: {fact}"},
     "yes": {"de": "Ja", "en": "Yes"},
     "group_admins_only": {"de": "Das dürfen in dieser Gruppe nur die Admins entscheiden.",
@@ -42,12 +44,16 @@ TEXTS: dict[str, dict[str, str]] = {
               "and correct my memories.",
     },
     "help_head": {"de": "Das kannst du mit mir machen:", "en": "What you can do:"},
-    "unknown_command": {"de": "Den Befehl kenne ich nicht. /help zeigt alle.", "en": "I don't know that command. /help lists them all."},
-    "memories_empty": {"de": "Ich habe mir noch nichts über dich gemerkt.", "en": "I haven't noted anything about you yet."},
-    "memories_head": {"de": "Was ich mir gemerkt habe ({first}–{last} von {total}):", "en": "What I remember ({first}–{last} of {total}):"},
+    "unknown_command": {"de": "Den Befehl kenne ich nicht. /help zeigt alle.",
+                        "en": "I don't know that command. /help lists them all."},
+    "memories_empty": {"de": "Ich habe mir noch nichts über dich gemerkt.",
+                       "en": "I haven't noted anything about you yet."},
+    "memories_head": {"de": "Was ich mir gemerkt habe ({first}–{last} von {total}):",
+                      "en": "What I remember ({first}–{last} of {total}):"},
     "memories_found": {"de": "Dazu habe ich gefunden:", "en": "This is what I found:"},
     "memories_none_found": {"de": "Dazu habe ich nichts gefunden.", "en": "I found nothing about that."},
-    "forget_usage": {"de": "Was soll ich vergessen? /forget 12 oder /forget Stichwort", "en": "What shall I forget? /forget 12 or /forget keyword"},
+    "forget_usage": {"de": "Was soll ich vergessen? /forget 12 oder /forget Stichwort",
+                     "en": "What shall I forget? /forget 12 or /forget keyword"},
     "forget_confirm": {"de": "Soll ich das vergessen?", "en": "Shall I forget this?"},
     "forget_pick": {"de": "Was davon soll ich vergessen?", "en": "Which memory shall I forget?"},
     "forget_done": {"de": "Vergessen: {text}", "en": "Forgotten: {text}"},
@@ -55,7 +61,8 @@ TEXTS: dict[str, dict[str, str]] = {
     "cancel": {"de": "Abbrechen", "en": "Cancel"},
     "cancelled": {"de": "Abgebrochen – nichts geändert.", "en": "Cancelled – nothing changed."},
     "diary_empty": {"de": "Mein Tagebuch ist noch leer.", "en": "My diary is still empty."},
-    "rules_empty": {"de": "Ich habe noch keine Regeln von dir gelernt.", "en": "I haven't learned any rules from you yet."},
+    "rules_empty": {"de": "Ich habe noch keine Regeln von dir gelernt.",
+                    "en": "I haven't learned any rules from you yet."},
     "rules_head": {"de": "Regeln, die du mir beigebracht hast:", "en": "Rules you taught me:"},
     "rule_active": {"de": "aktiv", "en": "active"},
     "rule_disabled": {"de": "aus", "en": "off"},
@@ -70,15 +77,18 @@ TEXTS: dict[str, dict[str, str]] = {
     "profile_head": {"de": "Dein Profil:", "en": "Your profile:"},
     "thoughts_empty": {"de": "Ich habe noch keine Gedanken notiert.", "en": "I haven't written down any thoughts yet."},
     "thoughts_head": {"de": "Meine letzten Gedanken:", "en": "My latest thoughts:"},
-    "topics_empty": {"de": "Gerade steht nichts offen, wonach ich fragen wollte.", "en": "Nothing open I meant to ask about."},
+    "topics_empty": {"de": "Gerade steht nichts offen, wonach ich fragen wollte.",
+                     "en": "Nothing open I meant to ask about."},
     "topics_head": {"de": "Worauf ich zurückkommen möchte:", "en": "What I want to come back to:"},
     "export_ready": {"de": "Hier sind alle deine Daten.", "en": "Here is all your data."},
     "deleteme_confirm": {
-        "de": "Soll ich wirklich alles über dich löschen – Nachrichten, Erinnerungen, Profil, Regeln? Das lässt sich nicht rückgängig machen.",
+        "de": "Soll ich wirklich alles über dich löschen – Nachrichten, Erinnerungen, Profil, Regeln? "
+              "Das lässt sich nicht rückgängig machen.",
         "en": "Shall I really delete everything about you – messages, memories, profile, rules? This cannot be undone.",
     },
     "deleteme_yes": {"de": "Ja, alles löschen", "en": "Yes, delete everything"},
-    "deleteme_done": {"de": "Erledigt. Ich habe alles über dich gelöscht.", "en": "Done. I have deleted everything about you."},
+    "deleteme_done": {"de": "Erledigt. Ich habe alles über dich gelöscht.",
+                      "en": "Done. I have deleted everything about you."},
     "settings_head": {"de": "Deine Einstellungen:", "en": "Your settings:"},
     "settings_usage": {
         "de": "Ändern mit z. B. /settings tagebuch 23:30, /settings tagebuch an, /settings nachdenken 22:00, "
@@ -86,13 +96,17 @@ TEXTS: dict[str, dict[str, str]] = {
         "en": "Change with e.g. /settings diary 23:30, /settings diary on, /settings reflection 22:00, "
               "/settings hours 9-21, /settings checkins off",
     },
-    "settings_bad": {"de": "Das verstehe ich nicht – erwartet: {expected}", "en": "I don't understand – expected: {expected}"},
+    "settings_bad": {"de": "Das verstehe ich nicht – erwartet: {expected}",
+                     "en": "I don't understand – expected: {expected}"},
     "settings_saved": {"de": "Gespeichert.", "en": "Saved."},
     "on": {"de": "an", "en": "on"},
     "off": {"de": "aus", "en": "off"},
-    "think_nothing": {"de": "Ich habe nachgedacht, aber nichts Neues gefunden.", "en": "I reflected but found nothing new."},
-    "diary_nothing": {"de": "Heute gab es kein Gespräch – also auch keinen Eintrag.", "en": "No conversation today – so no entry."},
-    "job_failed": {"de": "Das hat gerade nicht geklappt – mein Sprachmodell antwortet nicht.", "en": "That didn't work – my language model is not answering."},
+    "think_nothing": {"de": "Ich habe nachgedacht, aber nichts Neues gefunden.",
+                      "en": "I reflected but found nothing new."},
+    "diary_nothing": {"de": "Heute gab es kein Gespräch – also auch keinen Eintrag.",
+                      "en": "No conversation today – so no entry."},
+    "job_failed": {"de": "Das hat gerade nicht geklappt – mein Sprachmodell antwortet nicht.",
+                   "en": "That didn't work – my language model is not answering."},
     "not_yet": {
         "de": "Das kann ich noch nicht auf Knopfdruck – Nachdenken und Tagebuch kommen mit dem Zeitplaner.",
         "en": "I can't do that on demand yet – reflection and the diary come with the scheduler.",
@@ -103,7 +117,8 @@ TEXTS: dict[str, dict[str, str]] = {
         "de": "Dazu habe ich gerade keine Erinnerung benutzt.",
         "en": "I didn't use any memory for that just now.",
     },
-    "why_head": {"de": "Das habe ich mir gemerkt – und daher stammt es:", "en": "This is what I noted – and where it came from:"},
+    "why_head": {"de": "Das habe ich mir gemerkt – und daher stammt es:",
+                 "en": "This is what I noted – and where it came from:"},
     "why_source": {"de": "du schriebst am {when}", "en": "you wrote on {when}"},
     "why_no_source": {"de": "(keine Quelle gespeichert)", "en": "(no source stored)"},
     "why_wrong": {"de": "Falsch #{id}", "en": "Wrong #{id}"},
@@ -114,8 +129,10 @@ TEXTS: dict[str, dict[str, str]] = {
     "button_unknown": {"de": "Diese Auswahl gibt es nicht (mehr).", "en": "That choice doesn't exist (anymore)."},
     "next": {"de": "Weiter ▶", "en": "Next ▶"},
     "back": {"de": "◀ Zurück", "en": "◀ Back"},
-    "not_text_kind": {"de": "Damit kann ich leider nichts anfangen – ich lese nur Text.", "en": "Sorry, I can only read text."},
-    "refused": {"de": "Ich spreche nur mit Menschen, die mein Betreiber freigeschaltet hat.", "en": "I only talk to people my operator has allowed."},
+    "not_text_kind": {"de": "Damit kann ich leider nichts anfangen – ich lese nur Text.",
+                      "en": "Sorry, I can only read text."},
+    "refused": {"de": "Ich spreche nur mit Menschen, die mein Betreiber freigeschaltet hat.",
+                "en": "I only talk to people my operator has allowed."},
     "thinking": {"de": "…", "en": "…"},
     "react_with": {"de": "Reagiere mit:", "en": "React with:"},
     "export_as_text": {"de": "Die Datei ließ sich nicht hochladen – hier sind deine Daten als Text (gekürzt):",
@@ -151,12 +168,14 @@ TEXTS: dict[str, dict[str, str]] = {
         "en": "{user} was not approved by code (if it is on the settings allowlist, remove it there).",
     },
     "pair_list_empty": {"de": "Keine offenen Anfragen.", "en": "No open requests."},
-    "pair_list_head": {"de": "Offene Anfragen (/pair CODE schaltet frei):", "en": "Open requests (/pair CODE approves):"},
+    "pair_list_head": {"de": "Offene Anfragen (/pair CODE schaltet frei):",
+                       "en": "Open requests (/pair CODE approves):"},
     "pair_usage": {"de": "/pair – offene Anfragen, /pair CODE – freischalten, /pair revoke ID – Zugang entziehen",
                    "en": "/pair – open requests, /pair CODE – approve, /pair revoke ID – revoke access"},
 
     # --- relationship ----------------------------------------------------------------------
-    "relationship_head": {"de": "🤝 Wir sind: {stage} (höchstens: {limit})", "en": "🤝 We are: {stage} (at most: {limit})"},
+    "relationship_head": {"de": "🤝 Wir sind: {stage} (höchstens: {limit})",
+                          "en": "🤝 We are: {stage} (at most: {limit})"},
     "stage_acquaintance": {"de": "Bekannte", "en": "acquaintances"},
     "stage_friend": {"de": "Freunde", "en": "friends"},
     "stage_close_friend": {"de": "enge Freunde", "en": "close friends"},
@@ -169,7 +188,8 @@ TEXTS: dict[str, dict[str, str]] = {
     "relationship_mood": {"de": "Stimmung: {mood}", "en": "Mood: {mood}"},
     "relationship_intentions": {"de": "Was ich mir vornehme:", "en": "What I intend:"},
     "relationship_changes": {"de": "Zuletzt geändert:", "en": "Recent changes:"},
-    "relationship_no_changes": {"de": "Noch keine Änderungen – das wächst langsam.", "en": "No changes yet – this grows slowly."},
+    "relationship_no_changes": {"de": "Noch keine Änderungen – das wächst langsam.",
+                                "en": "No changes yet – this grows slowly."},
     "relationship_updated": {"de": "{field} aktualisiert", "en": "{field} updated"},
     "field_mood": {"de": "Stimmung", "en": "Mood"},
     "field_notes": {"de": "Notizen", "en": "Notes"},
@@ -197,8 +217,10 @@ TEXTS: dict[str, dict[str, str]] = {
     "reminder_ask_time": {"de": "Wann genau soll ich dich erinnern? Zum Beispiel „morgen um 9“ oder „in 2 Stunden“.",
                           "en": "When exactly shall I remind you? For example “tomorrow at 9” or “in 2 hours”."},
     "reminder_ask_text": {"de": "Woran soll ich dich erinnern?", "en": "What shall I remind you of?"},
-    "reminders_empty": {"de": "Du hast gerade keine Erinnerungen. Schreib zum Beispiel: „Erinnere mich morgen um 9 an den Zahnarzt“.",
-                        "en": "You have no reminders right now. Write for example: “Remind me tomorrow at 9 to call mom”."},
+    "reminders_empty": {"de": "Du hast gerade keine Erinnerungen. Schreib zum Beispiel: "
+                              "„Erinnere mich morgen um 9 an den Zahnarzt“.",
+                        "en": "You have no reminders right now. Write for example: "
+                              "“Remind me tomorrow at 9 to call mom”."},
     "reminders_head": {"de": "Deine Erinnerungen:", "en": "Your reminders:"},
     "reminder_delete": {"de": "✖ Löschen", "en": "✖ Delete"},
     "reminder_delete_id": {"de": "✖ #{id}", "en": "✖ #{id}"},
@@ -206,7 +228,8 @@ TEXTS: dict[str, dict[str, str]] = {
     "reminder_snoozed": {"de": "💤 Ich erinnere dich {when} wieder.", "en": "💤 I'll remind you again {when}."},
 
     # --- people ------------------------------------------------------------------------------
-    "people_empty": {"de": "Ich kenne noch niemanden aus deinem Leben – erzähl mir von den Menschen, die dir wichtig sind.",
+    "people_empty": {"de": "Ich kenne noch niemanden aus deinem Leben – "
+                           "erzähl mir von den Menschen, die dir wichtig sind.",
                      "en": "I don't know anyone from your life yet – tell me about the people who matter to you."},
     "people_head": {"de": "Menschen in deinem Leben:", "en": "People in your life:"},
     "people_usage": {"de": "/people 3 – mehr über #3 · /people rename 3 Mia · /people merge 3 5 · /people forget 3",
@@ -219,12 +242,14 @@ TEXTS: dict[str, dict[str, str]] = {
     "people_no_facts": {"de": "Sonst weiß ich noch nichts.", "en": "I know nothing else yet."},
     "people_renamed": {"de": "Umbenannt: {old} heißt jetzt {new}.", "en": "Renamed: {old} is now {new}."},
     "people_merged": {"de": "Zusammengeführt: {name} ({names}).", "en": "Merged: {name} ({names})."},
-    "people_forget_confirm": {"de": "Soll ich {name} vergessen – mit allem, was ich über {name} weiß ({count} Notizen)?",
+    "people_forget_confirm": {"de": "Soll ich {name} vergessen – mit allem, was ich über {name} weiß "
+                                    "({count} Notizen)?",
                               "en": "Shall I forget {name} – with everything I know about them ({count} notes)?"},
     "people_forget_yes": {"de": "Ja, vergessen", "en": "Yes, forget"},
     "people_forget_button": {"de": "Vergessen", "en": "Forget"},
     "people_forgotten": {"de": "Vergessen: {name} und {count} Notizen.", "en": "Forgotten: {name} and {count} notes."},
-    "people_unknown": {"de": "Diese Person kenne ich nicht. /people zeigt alle.", "en": "I don't know that person. /people lists everyone."},
+    "people_unknown": {"de": "Diese Person kenne ich nicht. /people zeigt alle.",
+                       "en": "I don't know that person. /people lists everyone."},
 
     "no_model_hint": {
         "de": "Kein Sprachmodell antwortet unter {url}. Starte Ollama (ollama serve) oder setze MNEMO_CHAT_BASE_URL, "
@@ -239,8 +264,9 @@ TEXTS: dict[str, dict[str, str]] = {
     "crisis_help": {
         "de": "Wenn es dir gerade sehr schlecht geht: Du bist nicht allein. Die Telefonseelsorge ist rund um die Uhr "
               "kostenlos erreichbar unter 0800 111 0 111 oder 0800 111 0 222. In akuter Gefahr ruf bitte 112 an.",
-        "en": "If you are in a very bad place right now: you are not alone. In Germany the Telefonseelsorge answers day "
-              "and night, free, at 0800 111 0 111 or 0800 111 0 222. If you are in acute danger, please call 112.",
+        "en": "If you are in a very bad place right now: you are not alone. In Germany the Telefonseelsorge "
+              "answers day and night, free, at 0800 111 0 111 or 0800 111 0 222. "
+              "If you are in acute danger, please call 112.",
     },
 
     # --- consistency: /undo lines, /settings, `mnemo pair list` in the interface's language ----------------

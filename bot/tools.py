@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import logging
 import time as _time
-from datetime import datetime, time as dtime, timedelta
+from datetime import datetime, timedelta
+from datetime import time as dtime
 from typing import Any
 from zoneinfo import ZoneInfo
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 import re
 from zoneinfo import ZoneInfo
 
-from bot.replies import Button, Reply
 from bot.prompt import clip
+from bot.replies import Button, Reply
 from bot.texts import t
 from memory.errors import NotFound
 from memory.models import Scope

@@ -134,7 +134,8 @@ class AccessStore:
                 return step, existing
             made = PairingRequest(new_code(), channel, user_id, display_name[:100], now, now + ttl)
             await tx.execute(f"INSERT INTO pairing_requests({_REQUEST_COLS}) VALUES (?, ?, ?, ?, ?, ?)",
-                             (made.code, made.channel, made.user_id, made.display_name, made.created_at, made.expires_at))
+                             (made.code, made.channel, made.user_id, made.display_name, made.created_at,
+                              made.expires_at))
         log.warning("pairing request from %s (%s) on %s: code %s, valid until %s; approve with `mnemo pair approve %s`",
                     user_id, made.display_name, channel, made.code, _when(made.expires_at), made.code)
         return step, made

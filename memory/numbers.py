@@ -8,7 +8,8 @@ newer item. A number resolves only within its own scope; another scope's number 
 """
 from __future__ import annotations
 
-from typing import Any, Iterable, Literal
+from collections.abc import Iterable
+from typing import Any, Literal
 
 from memory.db import Database, Tx
 from memory.errors import NotFound

@@ -2,12 +2,13 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from memory import audit
-from memory.admission import AdmissionControl
 from memory.access import AccessStore
+from memory.admission import AdmissionControl
 from memory.choices import Choices
 from memory.companions import Companions
 from memory.conversation import Conversations
@@ -73,7 +74,7 @@ class MemoryStore:
     async def open(
         cls, path: Path | str, embedder: Embedder, *, weights: Weights | None = None,
         semantic_dedupe: float | None = None,
-    ) -> "MemoryStore":
+    ) -> MemoryStore:
         """Open the database (a file path, or a data directory), migrate it and check the embedding model."""
         path = Path(path)
         if path.suffix == "" or path.is_dir():
@@ -94,7 +95,7 @@ class MemoryStore:
         """Close the database."""
         await self.db.close()
 
-    async def __aenter__(self) -> "MemoryStore":
+    async def __aenter__(self) -> MemoryStore:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -162,7 +163,8 @@ class MemoryStore:
         """Delete everything of one scope (rows, vectors, full text) in one transaction; returns rows removed."""
         removed = 0
         async with self.db.transaction() as tx:
-            await tx.execute("DELETE FROM vec_docs WHERE doc_id IN (SELECT id FROM docs WHERE scope_id = ?)", (scope.id,))
+            await tx.execute("DELETE FROM vec_docs WHERE doc_id IN (SELECT id FROM docs WHERE scope_id = ?)",
+                             (scope.id,))
             await tx.execute("UPDATE notes SET superseded_by = NULL WHERE scope_id = ?", (scope.id,))
             for table in ("docs", *SCOPED_TABLES, "conversation_state"):
                 await tx.execute(f"DELETE FROM {table} WHERE scope_id = ?", (scope.id,))

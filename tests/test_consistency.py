@@ -6,8 +6,8 @@ import json
 import logging
 import re
 import time
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
-from typing import AsyncIterator, Iterator
 
 import pytest
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import re
 import time
-from typing import AsyncIterator
+from collections.abc import AsyncIterator
 
 import pytest
 
@@ -108,7 +108,8 @@ async def test_another_users_number_finds_nothing(setup, store: MemoryStore) -> 
 async def test_a_number_is_never_given_twice_and_undo_brings_back_the_same(setup, store: MemoryStore) -> None:  # type: ignore[no-untyped-def]
     engine, commands, _chat = setup
     scope = await engine.scope_for("anna")
-    notes = [(await store.notes.add(scope, text)).note for text in ("Anna mag Tee", "Anna spielt Cello", "Anna wohnt in Köln")]
+    texts = ("Anna mag Tee", "Anna spielt Cello", "Anna wohnt in Köln")
+    notes = [(await store.notes.add(scope, text)).note for text in texts]
     assert numbers_in(await shown(commands, "anna", "/memories"))[:3] == [3, 2, 1]
     await store.notes.delete(scope, notes[1].id, reason="correction")  # as a correction in the conversation does
     undone = await commands.run("anna", "/undo")
