@@ -14,15 +14,16 @@ from bot import forgetting, people, relationship, reminders
 from bot.engine import Button, Document, Engine, Reply, check_input, rule_buttons
 from bot.prompt import clip
 from bot.replies import Answer, item_id, well_formed
-from bot.texts import t
+from bot.texts import TEXTS, profile_key, t
 from bot.why import explain
 from memory import audit
 from memory.access import is_group_scope
 from memory.errors import NotFound
 from memory.models import AuditEntry, Scope, SearchHit
+from memory.numbers import Kind
 from memory.preferences import parse_value
 from memory.runs import Run
-from memory.undo import is_final, undo_latest
+from memory.undo import is_final, latest_processing, undo_latest
 from scheduler.diary import write_diary
 from scheduler.reflection import reflect
 from scheduler.relationship import wish_of
@@ -35,20 +36,25 @@ PAGE = 10
 # Words a user may type in /settings, German and English, and the preference each one sets.
 SETTING_KEYS = {"diary": "diary_time", "tagebuch": "diary_time", "reflection": "reflection_time",
                 "nachdenken": "reflection_time", "hours": "active_hours", "stunden": "active_hours",
-                "zeiten": "active_hours", "checkins": "checkins", "check-ins": "checkins"}
+                "zeiten": "active_hours", "checkins": "checkins", "check-ins": "checkins",
+                "nachfragen": "checkins"}
+# What a preference's value must look like, as a text key (a wrong value is answered with it).
+SETTING_EXPECTS = {"diary_push": "settings_expect_onoff", "checkins": "settings_expect_onoff",
+                   "diary_time": "settings_expect_time", "reflection_time": "settings_expect_time",
+                   "active_hours": "settings_expect_hours"}
 
 # Command name -> (German description, English description); the order is the menu's.
 COMMANDS: dict[str, tuple[str, str]] = {
     "start": ("Begrüßung", "Welcome"),
     "help": ("Alle Befehle", "All commands"),
-    "memories": ("Erinnerungen ansehen oder suchen", "List or search memories"),
+    "memories": ("Was ich mir gemerkt habe – ansehen oder suchen", "List or search memories"),
     "forget": ("Etwas vergessen lassen", "Make me forget something"),
     "diary": ("Mein Tagebuch lesen", "Read my diary"),
     "rules": ("Gelernte Regeln verwalten", "Manage learned rules"),
     "profile": ("Dein Profil", "Your profile"),
     "thoughts": ("Meine Gedanken", "My thoughts"),
     "topics": ("Offene Themen", "Open topics"),
-    "settings": ("Tagebuch, Zeiten, Check-ins einstellen", "Diary, times, check-ins"),
+    "settings": ("Tagebuch, Zeiten, Nachfragen einstellen", "Diary, times, check-ins"),
     "export": ("Alle deine Daten als JSON", "All your data as JSON"),
     "deleteme": ("Alles über dich löschen", "Delete everything about you"),
     "why": ("Woher ich etwas weiß", "Where I know something from"),
@@ -57,15 +63,27 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "writediary": ("Jetzt Tagebuch schreiben", "Write the diary now"),
     "relationship": ("Wo wir zwei stehen", "Where we two stand"),
     "people": ("Menschen in deinem Leben", "People in your life"),
-    "reminders": ("Deine Erinnerungen", "Your reminders"),
+    "reminders": ("Woran ich dich erinnern soll", "Your reminders"),
 }
 
 
+# Audit item types whose items carry the user's own numbers (#3), and the kind of number.
+NUMBERED: dict[str, Kind] = {"note": "note", "rule": "rule", "reminder": "reminder", "person": "person"}
+
+
 def _item_text(entry: AuditEntry) -> str:
-    if entry.item_type == "relationship":
-        return clip(entry.reason, 120)
     item = entry.before or entry.after or {}
-    return clip(str(item.get("text") or item.get("summary") or item.get("value") or item.get("status") or ""), 120)
+    return clip(str(item.get("text") or item.get("summary") or item.get("value") or item.get("name")
+                    or item.get("status") or ""), 120)
+
+
+def undo_line(entry: AuditEntry, number: int | None, lang: str) -> str:
+    """One line of /undo in the user's language: '• Notiz #3 gelöscht: Anna mag Tee'."""
+    item = f"undo_item_{entry.item_type}" if f"undo_item_{entry.item_type}" in TEXTS else "undo_item_other"
+    action = f"undo_action_{entry.action}" if f"undo_action_{entry.action}" in TEXTS else "undo_action_other"
+    text = _item_text(entry)
+    return t(lang, "undo_line", item=t(lang, item), number=f" #{number}" if number else "",
+             action=t(lang, action), text=f": {text}" if text else "")
 
 
 def menu(lang: str) -> list[tuple[str, str]]:
@@ -222,7 +240,8 @@ class Commands:
             hits = await self._keyword_search(scope, args, PAGE)
             if not hits:
                 return Reply((self._t("memories_none_found"),))
-            lines = [self._t("memories_found")] + [f"#{h.item_id} {clip(h.text, 200)}" for h in hits]
+            numbers = await self.store.numbers.of_many(scope, "note", [h.item_id for h in hits])
+            lines = [self._t("memories_found")] + [f"#{numbers[h.item_id]} {clip(h.text, 200)}" for h in hits]
             return Reply(("\n".join(lines),))
         return await self.memories_page(scope, 0)
 
@@ -233,8 +252,9 @@ class Commands:
             return Reply((self._t("memories_empty"),))
         offset = max(0, min(offset, (total - 1) // PAGE * PAGE))
         notes = await self.store.notes.list(scope, limit=PAGE, offset=offset)
+        numbers = await self.store.numbers.of_many(scope, "note", [n.id for n in notes])
         head = self._t("memories_head", first=offset + 1, last=offset + len(notes), total=total)
-        lines = [head] + [f"#{n.id} {clip(n.text, 200)}" for n in notes]
+        lines = [head] + [f"#{numbers[n.id]} {clip(n.text, 200)}" for n in notes]
         row = []
         if offset > 0:
             row.append(Button(self._t("back"), f"mem:{offset - PAGE}"))
@@ -246,18 +266,20 @@ class Commands:
         if not args:
             return Reply((self._t("forget_usage"),))
         cancel = Button(self._t("cancel"), "cancel")
-        if (note_id := item_id(args)) is not None:
+        if (number := item_id(args)) is not None:
             try:
-                note = await self.store.notes.get(scope, note_id)
+                note = await self.store.notes.get(scope, await self.store.numbers.item(scope, "note", number))
             except NotFound:
                 return Reply((self._t("memories_none_found"),))
-            return Reply((f"{self._t('forget_confirm')}\n#{note.id} {note.text}",),
-                         buttons=((Button(self._t("forget"), f"forget:{note.id}"), cancel),))
+            return Reply((f"{self._t('forget_confirm')}\n#{number} {note.text}",),
+                         buttons=((Button(self._t("forget"), f"forget:{number}"), cancel),))
         hits = await self._keyword_search(scope, args, 3)
         if not hits:
             return Reply((self._t("memories_none_found"),))
-        lines = [self._t("forget_pick")] + [f"#{h.item_id} {clip(h.text, 200)}" for h in hits]
-        rows = tuple((Button(f"{self._t('forget')} #{h.item_id}", f"forget:{h.item_id}"),) for h in hits)
+        numbers = await self.store.numbers.of_many(scope, "note", [h.item_id for h in hits])
+        lines = [self._t("forget_pick")] + [f"#{numbers[h.item_id]} {clip(h.text, 200)}" for h in hits]
+        rows = tuple((Button(f"{self._t('forget')} #{numbers[h.item_id]}", f"forget:{numbers[h.item_id]}"),)
+                     for h in hits)
         return Reply(("\n".join(lines),), buttons=rows + ((cancel,),))
 
     async def _keyword_search(self, scope: Scope, words: str, k: int) -> list[SearchHit]:
@@ -279,22 +301,26 @@ class Commands:
             return Reply((self._t("rules_empty"),))
         status = {"active": self._t("rule_active"), "disabled": self._t("rule_disabled"),
                   "pending": self._t("rule_pending")}
-        lines = [self._t("rules_head")] + [f"#{r.id} {r.text} ({status.get(r.status, r.status)})" for r in rules]
+        numbers = await self.store.numbers.of_many(scope, "rule", [r.id for r in rules])
+        lines = [self._t("rules_head")] + [f"#{numbers[r.id]} {r.text} ({status.get(r.status, r.status)})"
+                                           for r in rules]
         rows = []
         for r in rules:
+            number = numbers[r.id]
             if r.status == "pending":
-                rows.append(rule_buttons(r.id, self.lang))
+                rows.append(rule_buttons(number, self.lang))
                 continue
-            toggle = (Button(self._t("rule_off", id=r.id), f"rule:off:{r.id}") if r.status == "active"
-                      else Button(self._t("rule_on", id=r.id), f"rule:on:{r.id}"))
-            rows.append((toggle, Button(self._t("rule_delete", id=r.id), f"rule:del:{r.id}")))
+            toggle = (Button(self._t("rule_off", id=number), f"rule:off:{number}") if r.status == "active"
+                      else Button(self._t("rule_on", id=number), f"rule:on:{number}"))
+            rows.append((toggle, Button(self._t("rule_delete", id=number), f"rule:del:{number}")))
         return Reply(("\n".join(lines),), buttons=tuple(rows))
 
     async def cmd_profile(self, scope: Scope, args: str) -> Reply:
         entries = await self.store.profile.list(scope)
         if not entries:
             return Reply((self._t("profile_empty"),))
-        return Reply(("\n".join([self._t("profile_head")] + [f"{e.key}: {e.value}" for e in entries]),))
+        lines = [f"{profile_key(e.key, self.lang)}: {e.value}" for e in entries]
+        return Reply(("\n".join([self._t("profile_head")] + lines),))
 
     async def cmd_thoughts(self, scope: Scope, args: str) -> Reply:
         thoughts = await self.store.thoughts.latest(scope, 5)
@@ -322,19 +348,34 @@ class Commands:
                      buttons=((Button(self._t("deleteme_yes"), "deleteme:yes"), Button(self._t("cancel"), "cancel")),))
 
     async def cmd_undo(self, scope: Scope, args: str) -> Reply:
+        numbers = await self._numbers_of(scope, await latest_processing(self.store, scope))  # what is there now
         entries = await undo_latest(self.store, scope)
         if not entries:
             return Reply((self._t("undo_nothing"),))
         restored = [e for e in entries if not is_final(e)]
         if not restored:
             return Reply((self._t("undo_final"),))
-        lines = [self._t("undo_done")] + [f"• {e.action} {e.item_type} #{e.item_id}: {_item_text(e)}"
-                                          for e in restored]
+        numbers |= await self._numbers_of(scope, restored)  # what is back now (the same number as before)
+        zone = self.engine.config.zone
+        lines = [self._t("undo_done")] + [
+            relationship.describe_change(self.lang, e, zone) if e.item_type == "relationship"
+            else undo_line(e, numbers.get((e.item_type, e.item_id or 0)), self.lang) for e in restored]
         return Reply(("\n".join(lines),))
 
+    async def _numbers_of(self, scope: Scope, entries: list[AuditEntry]) -> dict[tuple[str, int], int]:
+        """The user's numbers of the numbered items that audit entries name, where the item exists (or did)."""
+        found: dict[tuple[str, int], int] = {}
+        for item_type, kind in NUMBERED.items():
+            ids = [e.item_id for e in entries if e.item_type == item_type and e.item_id is not None]
+            found |= {(item_type, i): n for i, n in (await self.store.numbers.of_many(scope, kind, ids)).items()}
+        return found
+
     async def cmd_why(self, scope: Scope, args: str) -> Reply:
-        if (note_id := item_id(args)) is not None:
-            ids = [note_id]
+        if (number := item_id(args)) is not None:
+            try:
+                ids = [await self.store.numbers.item(scope, "note", number)]
+            except NotFound:
+                ids = []
         elif args:
             ids = [h.item_id for h in await self._keyword_search(scope, args, 3)]
         else:
@@ -352,8 +393,8 @@ class Commands:
                 return Reply((self._t("settings_usage"),))
             try:
                 parsed = parse_value(key, value)
-            except ValueError as exc:
-                return Reply((self._t("settings_bad", expected=str(exc)),))
+            except ValueError:
+                return Reply((self._t("settings_bad", expected=self._t(SETTING_EXPECTS[key])),))
             await self.store.preferences.set(scope, key, parsed)
             if self.scheduler is not None:
                 await self.scheduler.sync_jobs()
@@ -362,9 +403,9 @@ class Commands:
             head = self._t("settings_head")
         p = await self.store.preferences.get(scope)
         onoff = {True: self._t("on"), False: self._t("off")}
-        lines = [head, f"diary: {p.diary_time} (push {onoff[p.diary_push]})", f"reflection: {p.reflection_time}",
-                 f"hours: {p.active_hours}", f"checkins: {onoff[p.checkins]}", self._t("settings_usage")]
-        return Reply(("\n".join(lines),))
+        shown = self._t("settings_lines", diary=p.diary_time, push=onoff[p.diary_push], reflection=p.reflection_time,
+                        hours=p.active_hours, checkins=onoff[p.checkins])
+        return Reply(("\n".join([head, shown, self._t("settings_usage")]),))
 
     async def cmd_think(self, scope: Scope, args: str) -> Reply:
         if self.scheduler is None:
@@ -454,14 +495,18 @@ class Commands:
                 page = await self.memories_page(scope, int(parts[1]))
                 return Pressed("", page.bubbles[0], page.buttons)
             if parts[0] == "forget" and len(parts) == 2 and parts[1].isdigit():
-                return await self._forget_note(scope, int(parts[1]))
+                note_id = await self.store.numbers.item(scope, "note", int(parts[1]))
+                return await self._forget_note(scope, note_id)
             if parts[0] == "rule" and len(parts) == 3 and parts[2].isdigit():
                 return await self._press_rule(scope, parts[1], int(parts[2]))
             if parts[0] == "why" and len(parts) == 3 and parts[1] in ("wrong", "old") and parts[2].isdigit():
-                return await self._close_from_why(scope, parts[1], int(parts[2]))
+                note_id = await self.store.numbers.item(scope, "note", int(parts[2]))
+                return await self._close_from_why(scope, parts[1], note_id)
             if parts[0] == "profile" and len(parts) == 3 and parts[1] in ("yes", "no") and parts[2].isdigit():
-                fact = await self.store.profile.decide(scope, int(parts[2]), parts[1] == "yes")
-                done = (self._t("profile_saved", fact=f"{fact.key}: {fact.value}") if parts[1] == "yes"
+                pending = await self.store.numbers.item(scope, "profile", int(parts[2]))
+                fact = await self.store.profile.decide(scope, pending, parts[1] == "yes")
+                done = (self._t("profile_saved", fact=f"{profile_key(fact.key, self.lang)}: {fact.value}")
+                        if parts[1] == "yes"
                         else self._t("rule_dropped"))
                 return Pressed(done, done, closes=(f"profile:{parts[2]}",))
             if parts == ["deleteme", "yes"]:
@@ -497,9 +542,10 @@ class Commands:
             done = forgetting.with_copies(done, copies, self.lang)
         return Pressed(done, done)
 
-    async def _press_rule(self, scope: Scope, action: str, rule_id: int) -> Pressed:
+    async def _press_rule(self, scope: Scope, action: str, number: int) -> Pressed:
+        rule_id = await self.store.numbers.item(scope, "rule", number)
         rule = await self.store.rules.get(scope, rule_id)
-        question = (f"rule:{rule_id}",)
+        question = (f"rule:{number}",)
         if action in ("yes", "no"):
             if rule.status != "pending":
                 return Pressed(self._t("button_stale"), closes=question, stale=True)
@@ -512,13 +558,13 @@ class Commands:
             return Pressed(text, text, closes=question)
         if action == "off" and rule.status == "active":
             await self.store.rules.decide(scope, rule_id, "disabled", reason="/rules")
-            return Pressed(self._t("rule_turned_off", id=rule_id))
+            return Pressed(self._t("rule_turned_off", id=number))
         if action == "on" and rule.status == "disabled":
             await self.store.rules.decide(scope, rule_id, "active", reason="/rules")
-            return Pressed(self._t("rule_turned_on", id=rule_id))
+            return Pressed(self._t("rule_turned_on", id=number))
         if action == "del":
             await self.store.rules.delete(scope, rule_id)
-            return Pressed(self._t("rule_deleted", id=rule_id), closes=question if rule.status == "pending" else ())
+            return Pressed(self._t("rule_deleted", id=number), closes=question if rule.status == "pending" else ())
         return Pressed(self._t("button_stale"), stale=True)
 
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 import logging
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from bot import forgetting
 from bot.errors import LLMBadOutput

@@ -6,9 +6,9 @@ import logging
 import re
 import time
 import traceback
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Awaitable, Callable, Sequence
 from zoneinfo import ZoneInfo
 
 from bot import extraction, summary
@@ -23,13 +23,13 @@ from bot.reminders import ReminderRequests
 from bot.replies import Button, Document, Incoming, Reply  # noqa: F401  (channels import them from here too)
 from bot.safety import signals_crisis
 from bot.streaming import preview_text
-from bot.texts import crisis_help, t
+from bot.texts import crisis_help, profile_key, t
 from bot.tools import SAFE_TOOLS, TOOLS, recall_window, run_tool, transcript_lines
 from bot.why import asks_why, explain
+from memory.access import is_group_scope
 from memory.admission import Thresholds
 from memory.embedder import calibration
 from memory.errors import NotFound
-from memory.access import is_group_scope
 from memory.models import LearnedRule, Message, Scope, Source
 from memory.store import MemoryStore
 from scheduler.budget import TokenBudget
@@ -53,15 +53,17 @@ class OpenQuestion:
     item_id: int
     asked_at: float
     owner: str | None = None  # who was asked (in a group, only they may answer)
+    number: int = 0  # the person's own number of the rule or fact, which its buttons carry
 
     @property
     def key(self) -> str:
-        """The question's name in buttons and choices ('rule:12')."""
-        return f"{self.kind}:{self.item_id}"
+        """The question's name in buttons and choices ('rule:3', by the person's own number)."""
+        return f"{self.kind}:{self.number}"
 
     def as_dict(self) -> dict[str, object]:
         """The question as JSON-ready data for the scope's state."""
-        return {"kind": self.kind, "item_id": self.item_id, "asked_at": self.asked_at, "owner": self.owner}
+        return {"kind": self.kind, "item_id": self.item_id, "asked_at": self.asked_at, "owner": self.owner,
+                "number": self.number}
 
 
 def question_expired(asked_at: float, now: float, hours: float = QUESTION_HOURS) -> bool:
@@ -112,9 +114,9 @@ def asks_about_diary(text: str) -> bool:
     return bool(_DIARY_QUESTION.search(text))
 
 
-def rule_buttons(rule_id: int, lang: str) -> tuple[Button, ...]:
-    """The yes/no buttons under a rule question."""
-    return (Button(t(lang, "yes"), f"rule:yes:{rule_id}"), Button(t(lang, "no"), f"rule:no:{rule_id}"))
+def rule_buttons(number: int, lang: str) -> tuple[Button, ...]:
+    """The yes/no buttons under a rule question, by the user's own number of the rule."""
+    return (Button(t(lang, "yes"), f"rule:yes:{number}"), Button(t(lang, "no"), f"rule:no:{number}"))
 
 
 def split_bubbles(text: str, limit: int = MAX_BUBBLES) -> tuple[str, ...]:
@@ -284,7 +286,9 @@ class Engine:
                                                  reason=reason)
             return t(lang, "rule_saved", rule=rule.text) if verdict == "yes" else t(lang, "rule_dropped")
         fact = await self.store.profile.decide(scope, question.item_id, verdict == "yes")
-        return t(lang, "profile_saved", fact=f"{fact.key}: {fact.value}") if verdict == "yes" else t(lang, "rule_dropped")
+        if verdict == "no":
+            return t(lang, "rule_dropped")
+        return t(lang, "profile_saved", fact=f"{profile_key(fact.key, lang)}: {fact.value}")
 
     async def open_question(self, scope: Scope, turn: Turn | None = None) -> OpenQuestion | None:
         """The yes/no question waiting for an answer; one that expired or was decided elsewhere is dropped
@@ -414,12 +418,14 @@ class Engine:
             if open_now is not None:
                 await self.store.state.pop(scope, QUESTION)
                 turn.closes.append(open_now.key)
-            question = OpenQuestion("rule", rule.id, self.clock(), owner)
-            text, buttons = t(lang, "rule_question", rule=rule.text), rule_buttons(rule.id, lang)
+            number = await self.store.numbers.of(scope, "rule", rule.id)
+            question = OpenQuestion("rule", rule.id, self.clock(), owner, number)
+            text, buttons = t(lang, "rule_question", rule=rule.text), rule_buttons(number, lang)
         elif open_now is None and turn.incoming.may_decide and (fact := await self.store.profile.pending(scope)):
-            question = OpenQuestion("profile", fact.id, self.clock(), owner)
-            text = t(lang, "profile_question", fact=f"{fact.key}: {fact.value}")
-            buttons = (Button(t(lang, "yes"), f"profile:yes:{fact.id}"), Button(t(lang, "no"), f"profile:no:{fact.id}"))
+            number = await self.store.numbers.of(scope, "profile", fact.id)
+            question = OpenQuestion("profile", fact.id, self.clock(), owner, number)
+            text = t(lang, "profile_question", fact=f"{profile_key(fact.key, lang)}: {fact.value}")
+            buttons = (Button(t(lang, "yes"), f"profile:yes:{number}"), Button(t(lang, "no"), f"profile:no:{number}"))
         else:
             return Reply(bubbles)
         await self.store.state.put(scope, QUESTION, question.as_dict(), self.clock())

@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Sequence
 from zoneinfo import ZoneInfo
 
 from bot.llm import ChatMessage, SystemBlock

@@ -231,11 +231,13 @@ class TelegramChannel:
         except BaseException as exc:
             await self.stop()
             if isinstance(exc, InvalidToken):
-                raise ConfigError("Telegram did not accept MNEMO_TELEGRAM_TOKEN; copy it again from @BotFather.") from exc
+                raise ConfigError("Telegram did not accept MNEMO_TELEGRAM_TOKEN; "
+                                  "copy it again from @BotFather.") from exc
             if isinstance(exc, NetworkError):
                 raise ConfigError(f"Telegram is unreachable at {self.config.base_url} "
                                   f"(MNEMO_TELEGRAM_BASE_URL): {exc}.") from exc
             raise
+        self.access.start_welcoming(self.name, self._welcome)  # users approved by `mnemo pair approve`
         log.info("telegram channel running as @%s (%s)", self.app.bot.username,
                  "webhook" if self.config.webhook_url else "polling")
 
@@ -258,6 +260,7 @@ class TelegramChannel:
 
     async def stop(self) -> None:
         """Stop receiving, finish the updates in hand, and disconnect (in reverse of start)."""
+        await self.access.stop_welcoming()
         if self.poller is not None:
             await self.poller.stop()
             self.poller = None
@@ -497,7 +500,8 @@ class TelegramChannel:
             return
         scope, sender = chat_scope(chat, user), scope_user(user.id)
         may_decide = not group or self.access.is_admin(sender)
-        text = group_text(message.text, self.app.bot.username, user.first_name) if group and not command else message.text
+        text = (group_text(message.text, self.app.bot.username, user.first_name) if group and not command
+                else message.text)
         ref = message_ref(chat.id, message.message_id)
         incoming = Incoming(scope, text, channel=self.name, channel_message_id=ref, sender=sender,
                             may_decide=may_decide)
@@ -546,7 +550,7 @@ class TelegramChannel:
         return True
 
     async def _welcome(self, user: ApprovedUser) -> None:
-        """Tell a user approved from the chat that they can write now."""
+        """Tell an approved user (from a chat or the command line) that they can write now."""
         if user.channel != self.name:
             return
         try:

@@ -63,6 +63,7 @@ class Conversations:
         async with self.db.transaction() as tx:
             await tx.execute(
                 "INSERT INTO conversation_state(scope_id, summary, summary_upto, extracted_upto, updated_at)"
-                f" VALUES (?, ?, ?, ?, ?) ON CONFLICT(scope_id) DO UPDATE SET {update}, updated_at = excluded.updated_at",
+                " VALUES (?, ?, ?, ?, ?)"
+                f" ON CONFLICT(scope_id) DO UPDATE SET {update}, updated_at = excluded.updated_at",
                 (scope.id, summary, summary_upto, extracted_upto, time.time()),
             )

@@ -23,7 +23,8 @@ async def _insert_indexed(
     item_id = await tx.execute(f"INSERT INTO {table}({cols}) VALUES ({marks})", (scope.id, *values.values()))
     doc_id = await index.add(tx, scope.id, source, item_id, text, vector, now)
     await tx.execute(f"UPDATE {table} SET doc_id = ? WHERE id = ?", (doc_id, item_id))
-    await audit.record(tx, scope.id, processing, "create", source, item_id, after={"id": item_id, **values}, reason=reason)
+    await audit.record(tx, scope.id, processing, "create", source, item_id, after={"id": item_id, **values},
+                       reason=reason)
     return item_id
 
 
@@ -104,7 +105,8 @@ class Profile:
         """All entries, most important and newest first."""
         async with self.db.reading() as tx:
             rows = await tx.fetchall(
-                f"SELECT {self._COLS} FROM profile_entries WHERE scope_id = ? ORDER BY importance DESC, updated_at DESC",
+                f"SELECT {self._COLS} FROM profile_entries WHERE scope_id = ?"
+                " ORDER BY importance DESC, updated_at DESC",
                 (scope.id,),
             )
         return [_profile(r) for r in rows]
@@ -134,14 +136,15 @@ class Profile:
     async def is_pending(self, scope: Scope, pending_id: int) -> bool:
         """Whether this profile fact still waits for a yes or no."""
         async with self.db.reading() as tx:
-            row = await tx.fetchone("SELECT 1 FROM pending_profile WHERE id = ? AND scope_id = ?", (pending_id, scope.id))
+            row = await tx.fetchone("SELECT 1 FROM pending_profile WHERE id = ? AND scope_id = ?",
+                                    (pending_id, scope.id))
         return row is not None
 
     async def decide(self, scope: Scope, pending_id: int, accept: bool) -> PendingProfile:
         """Store the pending fact (yes) or drop it (no); NotFound when it is not waiting any more."""
         async with self.db.transaction() as tx:
-            row = await tx.fetchone("SELECT id, category, key, value FROM pending_profile WHERE id = ? AND scope_id = ?",
-                                    (pending_id, scope.id))
+            row = await tx.fetchone("SELECT id, category, key, value FROM pending_profile"
+                                    " WHERE id = ? AND scope_id = ?", (pending_id, scope.id))
             if row is None:
                 raise NotFound(f"pending profile fact {pending_id}")
             await tx.execute("DELETE FROM pending_profile WHERE id = ?", (pending_id,))
@@ -150,7 +153,8 @@ class Profile:
             await self.set(scope, fact.category, fact.key, fact.value, reason="consent")
         return fact
 
-    async def delete(self, scope: Scope, entry_id: int, *, processing: str | None = None, reason: str = "") -> ProfileEntry:
+    async def delete(self, scope: Scope, entry_id: int, *, processing: str | None = None,
+                     reason: str = "") -> ProfileEntry:
         """Delete an entry with its index entries."""
         async with self.db.transaction() as tx:
             row = await tx.fetchone(f"SELECT {self._COLS}, doc_id FROM profile_entries WHERE id = ? AND scope_id = ?",
@@ -199,11 +203,12 @@ class Thoughts:
                                             text, vector, now, processing or audit.new_processing("thought"), origin)
         return Thought(item_id, text, origin, ts(now))  # type: ignore[arg-type]
 
-    async def delete(self, scope: Scope, thought_id: int, *, processing: str | None = None, reason: str = "") -> Thought:
+    async def delete(self, scope: Scope, thought_id: int, *, processing: str | None = None,
+                     reason: str = "") -> Thought:
         """Delete a thought with its index entries."""
         async with self.db.transaction() as tx:
-            row = await tx.fetchone("SELECT id, text, origin, created_at, doc_id FROM thoughts WHERE id = ? AND scope_id = ?",
-                                    (thought_id, scope.id))
+            row = await tx.fetchone("SELECT id, text, origin, created_at, doc_id FROM thoughts"
+                                    " WHERE id = ? AND scope_id = ?", (thought_id, scope.id))
             if row is None:
                 raise NotFound(f"thought {thought_id}")
             if row[4] is not None:
@@ -283,7 +288,8 @@ class Diary:
     async def all(self, scope: Scope) -> list[DiaryEntry]:
         """Every entry of the scope, oldest first."""
         async with self.db.reading() as tx:
-            rows = await tx.fetchall("SELECT id, day, text, created_at FROM diary_entries WHERE scope_id = ? ORDER BY id",
+            rows = await tx.fetchall("SELECT id, day, text, created_at FROM diary_entries WHERE scope_id = ?"
+                                     " ORDER BY id",
                                      (scope.id,))
         return [_diary(r) for r in rows]
 
@@ -310,14 +316,15 @@ class Topics:
         self.db = db
 
     async def add(
-        self, scope: Scope, text: str, *, due_at: float | None = None, origin: str = "", created_at: float | None = None,
-        processing: str | None = None,
+        self, scope: Scope, text: str, *, due_at: float | None = None, origin: str = "",
+        created_at: float | None = None, processing: str | None = None,
     ) -> OpenTopic:
         """Remember something to ask about."""
         now = time.time() if created_at is None else created_at
         async with self.db.transaction() as tx:
             item_id = await tx.execute(
-                "INSERT INTO open_topics(scope_id, text, due_at, origin, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)",
+                "INSERT INTO open_topics(scope_id, text, due_at, origin, created_at, updated_at)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
                 (scope.id, text, due_at, origin, now, now),
             )
             await audit.record(tx, scope.id, processing or audit.new_processing("topic"), "create", "topic", item_id,
@@ -354,7 +361,8 @@ class Topics:
         """Take a topic off the list: dropped and audited (undoable), or with `final` deleted without its text."""
         processing = processing or audit.new_processing("topic")
         async with self.db.transaction() as tx:
-            row = await tx.fetchone("SELECT status FROM open_topics WHERE id = ? AND scope_id = ?", (topic_id, scope.id))
+            row = await tx.fetchone("SELECT status FROM open_topics WHERE id = ? AND scope_id = ?",
+                                    (topic_id, scope.id))
             if row is None:
                 raise NotFound(f"topic {topic_id}")
             if final:
@@ -400,8 +408,8 @@ class Rules:
     async def get(self, scope: Scope, rule_id: int) -> LearnedRule:
         """One rule of this scope, or NotFound."""
         async with self.db.reading() as tx:
-            r = await tx.fetchone("SELECT id, text, status, created_at FROM learned_rules WHERE id = ? AND scope_id = ?",
-                                  (rule_id, scope.id))
+            r = await tx.fetchone("SELECT id, text, status, created_at FROM learned_rules"
+                                  " WHERE id = ? AND scope_id = ?", (rule_id, scope.id))
         if r is None:
             raise NotFound(f"rule {rule_id}")
         return LearnedRule(r[0], r[1], r[2], ts(r[3]))  # type: ignore[arg-type]

@@ -157,7 +157,8 @@ async def _restore_diary(store: MemoryStore, scope: Scope, entry: dict[str, Any]
 
 async def _set_rule(store: MemoryStore, scope: Scope, rule_id: int, status: str) -> None:
     async with store.db.transaction() as tx:
-        await tx.execute("UPDATE learned_rules SET status = ? WHERE id = ? AND scope_id = ?", (status, rule_id, scope.id))
+        await tx.execute("UPDATE learned_rules SET status = ? WHERE id = ? AND scope_id = ?",
+                         (status, rule_id, scope.id))
 
 
 async def _restore_rule(store: MemoryStore, scope: Scope, rule: dict[str, Any]) -> None:
