@@ -304,6 +304,7 @@ TEXTS: dict[str, dict[str, str]] = {
     "undo_item_thought": {"de": "Gedanke", "en": "Thought"},
     "undo_item_diary": {"de": "Tagebucheintrag", "en": "Diary entry"},
     "undo_item_topic": {"de": "Offenes Thema", "en": "Open topic"},
+    "undo_item_summary": {"de": "Zusammenfassung", "en": "Summary"},
     "undo_item_rule": {"de": "Regel", "en": "Rule"},
     "undo_item_relationship": {"de": "Unsere Beziehung", "en": "Our relationship"},
     "undo_item_person": {"de": "Person", "en": "Person"},
