@@ -155,7 +155,7 @@ def _closing(reply: Reply, turn: Turn) -> Reply:
 
 
 def heard_text(ctx: PromptContext, system: Sequence[SystemBlock], messages: Sequence[ChatMessage]) -> str:
-    """Everything the model is given for this turn, raw and as sent: the user's words, the earlier messages, the memory."""
+    """Everything the model is given for this turn, raw and as sent: the user's words, earlier messages, memory."""
     raw = [ctx.user_text] + [m.text for m in ctx.window] + [m.text for m in ctx.pinned]
     return "\n".join(raw + [b.text for b in system] + [m.content for m in messages])
 
@@ -380,12 +380,23 @@ class Engine:
         return await self._with_question(turn, bubbles)
 
     async def earlier_reply(self, incoming: Incoming) -> Reply | None:
-        """The reply recorded for a message answered before, to deliver it again after a crash; None if none."""
+        """The reply recorded for a message answered before, to deliver it again after a crash; None if none.
+
+        When that reply asked the question that is still open, its buttons come with it again.
+        """
         if incoming.channel_message_id is None:
             return None
         scope = await self.scope_for(incoming.user_id)
         recorded = await self.store.messages.reply_to(scope, incoming.channel, incoming.channel_message_id)
-        return Reply(split_bubbles(recorded.text) or (recorded.text,)) if recorded else None
+        if recorded is None:
+            return None
+        reply = Reply(split_bubbles(recorded.text) or (recorded.text,))
+        question = await self.open_question(scope)
+        if question is not None:
+            text, buttons = await self._asking(scope, question)
+            if recorded.text.endswith(text):
+                reply = replace(reply, buttons=(buttons,))
+        return reply
 
     async def _logged_before(self, scope: Scope, incoming: Incoming) -> Message | None:
         """The user message logged earlier under this channel id, if any."""
@@ -409,7 +420,7 @@ class Engine:
         A new rule replaces an open question (whose buttons go); a profile fact is asked only while no
         question is open, so a question is never asked again on every reply.
         """
-        lang, scope = self.config.language, turn.scope
+        scope = turn.scope
         rule = self._proposed.pop(scope.id, None)
         open_now = await self.open_question(scope, turn)
         # Who may answer: the one who asked; a group member who is no admin cannot, so then any admin may.
@@ -420,16 +431,24 @@ class Engine:
                 turn.closes.append(open_now.key)
             number = await self.store.numbers.of(scope, "rule", rule.id)
             question = OpenQuestion("rule", rule.id, self.clock(), owner, number)
-            text, buttons = t(lang, "rule_question", rule=rule.text), rule_buttons(number, lang)
         elif open_now is None and turn.incoming.may_decide and (fact := await self.store.profile.pending(scope)):
-            number = await self.store.numbers.of(scope, "profile", fact.id)
-            question = OpenQuestion("profile", fact.id, self.clock(), owner, number)
-            text = t(lang, "profile_question", fact=f"{profile_key(fact.key, lang)}: {fact.value}")
-            buttons = (Button(t(lang, "yes"), f"profile:yes:{number}"), Button(t(lang, "no"), f"profile:no:{number}"))
+            question = OpenQuestion("profile", fact.id, self.clock(), owner,
+                                    await self.store.numbers.of(scope, "profile", fact.id))
         else:
             return Reply(bubbles)
+        text, buttons = await self._asking(scope, question)
         await self.store.state.put(scope, QUESTION, question.as_dict(), self.clock())
         return Reply(split_bubbles("\n\n".join(bubbles) + "\n\n" + text), buttons=(buttons,))
+
+    async def _asking(self, scope: Scope, question: OpenQuestion) -> tuple[str, tuple[Button, ...]]:
+        """The sentence that asks a question and its yes/no buttons (by the person's own number)."""
+        lang, number = self.config.language, question.number
+        if question.kind == "rule":
+            rule = await self.store.rules.get(scope, question.item_id)
+            return t(lang, "rule_question", rule=rule.text), rule_buttons(number, lang)
+        fact = await self.store.profile.pending_fact(scope, question.item_id)
+        text = t(lang, "profile_question", fact=f"{profile_key(fact.key, lang)}: {fact.value}")
+        return text, (Button(t(lang, "yes"), f"profile:yes:{number}"), Button(t(lang, "no"), f"profile:no:{number}"))
 
     async def compose_proactive(self, scope: Scope, reason: str, detail: str) -> str:
         """Write a message the companion sends on its own, with the normal prompt plus the reason."""
@@ -464,7 +483,8 @@ class Engine:
     async def _correct(self, scope: Scope, text: str, message_id: int) -> list[Change]:
         """Run the correction judge; a failing judge changes nothing."""
         try:
-            return await correct(self.store, self.background, scope, text, await self._previous_reply(scope, message_id))
+            previous = await self._previous_reply(scope, message_id)
+            return await correct(self.store, self.background, scope, text, previous)
         except LLMError as exc:
             log.warning("correction judge failed; nothing changed: %s", exc)
             return []

@@ -133,6 +133,15 @@ class Profile:
                                     " ORDER BY id LIMIT 1", (scope.id,))
         return PendingProfile(*row) if row else None
 
+    async def pending_fact(self, scope: Scope, pending_id: int) -> PendingProfile:
+        """One profile fact waiting for a yes, or NotFound."""
+        async with self.db.reading() as tx:
+            row = await tx.fetchone("SELECT id, category, key, value FROM pending_profile WHERE id = ?"
+                                    " AND scope_id = ?", (pending_id, scope.id))
+        if row is None:
+            raise NotFound(f"pending profile fact {pending_id}")
+        return PendingProfile(*row)
+
     async def is_pending(self, scope: Scope, pending_id: int) -> bool:
         """Whether this profile fact still waits for a yes or no."""
         async with self.db.reading() as tx:

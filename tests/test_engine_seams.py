@@ -308,3 +308,18 @@ async def test_a_check_in_soon_after_a_crisis_speaks_with_the_safety_rules(store
     await engine.compose_proactive(scope, "silence", "")
     assert "SAFETY FIRST" not in chat.calls[-1].system[0].text
     await engine.close()
+
+
+async def test_a_reply_delivered_again_after_a_crash_keeps_its_question_buttons(store: MemoryStore) -> None:
+    chat = ScriptedLLM("chat")
+    engine = make_engine(store, chat)
+    chat.enqueue("[RULE: Keine Emojis verwenden.] Alles klar.")
+    incoming = Incoming("anna", "Hör auf mit den Emojis", channel="telegram", channel_message_id="42:7")
+    first = await engine.handle(incoming)
+    assert first is not None and first.buttons
+    again = await engine.earlier_reply(incoming)  # what a replay delivers when the send was cut off
+    assert again is not None and again.bubbles == first.bubbles and again.buttons == first.buttons
+    await engine.handle(Incoming("anna", "ja"))
+    decided = await engine.earlier_reply(incoming)
+    assert decided is not None and decided.buttons == ()  # the question is answered: no buttons come back
+    await engine.close()
