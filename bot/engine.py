@@ -374,10 +374,10 @@ class Engine:
         topic = await self.store.state.pop(scope, "due_topic")
         if topic is not None and topic_raised(text, topic["text"]):
             await self.store.topics.set_status(scope, int(topic["id"]), "raised")
-        bubbles = split_bubbles(text) or (t(lang, "empty"),)
-        await self._log_reply(scope, turn.incoming, "\n\n".join(bubbles))
+        reply = await self._with_question(turn, split_bubbles(text) or (t(lang, "empty"),))
+        await self._log_reply(scope, turn.incoming, "\n\n".join(reply.bubbles))  # with its question, for a replay
         self._after_reply(scope)
-        return await self._with_question(turn, bubbles)
+        return reply
 
     async def earlier_reply(self, incoming: Incoming) -> Reply | None:
         """The reply recorded for a message answered before, to deliver it again after a crash; None if none.
