@@ -3,9 +3,11 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
+from bot import forgetting
 from bot.errors import LLMBadOutput
 from bot.llm import LLM, ChatMessage, SystemBlock
 from bot.prompt import clip
@@ -106,7 +108,16 @@ async def correct(
             changes.append(await _apply(store, scope, item, action, text, forget, processing, user_text))
         except NotFound:
             log.info("correction target %s vanished meanwhile", item)
+    if changes:
+        await forgetting.forget(store, llm, scope, forgotten_by(changes), processing=processing, reason=user_text,
+                                final=False)
     return changes
+
+
+def forgotten_by(changes: Sequence[Change]) -> forgetting.Forgotten:
+    """What the copies must lose after these changes: the old texts; a rewrite's new text may stay."""
+    return forgetting.Forgotten(facts=tuple(c.old for c in changes),
+                                instead=tuple(c.new for c in changes if c.new))
 
 
 async def _apply(
@@ -133,8 +144,9 @@ async def _apply(
             raise NotFound(item)
         entry = entries[item_id]
         if action == "rewrite":
-            await store.profile.set(scope, entry.category, entry.key, text, processing=processing, reason=reason)
-            return Change(item, "rewritten", f"{entry.key}: {entry.value}", f"{entry.key}: {text}")
+            value = profile_value(entry.key, text)
+            await store.profile.set(scope, entry.category, entry.key, value, processing=processing, reason=reason)
+            return Change(item, "rewritten", f"{entry.key}: {entry.value}", f"{entry.key}: {value}")
         await store.profile.delete(scope, item_id, processing=processing, reason=reason)
         return Change(item, "deleted", f"{entry.key}: {entry.value}")
     thoughts = {th.id: th for th in await store.thoughts.latest(scope, 1000)}
@@ -145,6 +157,15 @@ async def _apply(
         await store.thoughts.add(scope, text, origin="correction", processing=processing)
         return Change(item, "rewritten", thoughts[item_id].text, text)
     return Change(item, "deleted", thoughts[item_id].text)
+
+
+def profile_value(key: str, text: str) -> str:
+    """The value in a judge's rewrite of a profile entry: it was shown 'key: value' and may answer the same way."""
+    prefix = re.compile(rf"^\s*{re.escape(key)}\s*:\s*", re.IGNORECASE)
+    value = text.strip()
+    while (shorter := prefix.sub("", value, count=1)) != value and shorter:
+        value = shorter
+    return value
 
 
 def describe(changes: Sequence[Change], lang: str) -> str:

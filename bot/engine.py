@@ -6,9 +6,9 @@ import logging
 import re
 import time
 import traceback
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Awaitable, Callable, Sequence
 from zoneinfo import ZoneInfo
 
 from bot import extraction, summary
@@ -23,21 +23,64 @@ from bot.reminders import ReminderRequests
 from bot.replies import Button, Document, Incoming, Reply  # noqa: F401  (channels import them from here too)
 from bot.safety import signals_crisis
 from bot.streaming import preview_text
-from bot.texts import crisis_help, t
-from bot.tools import TOOLS, recall_window, run_tool
+from bot.texts import crisis_help, profile_key, t
+from bot.tools import SAFE_TOOLS, TOOLS, recall_window, run_tool, transcript_lines
 from bot.why import asks_why, explain
+from memory.access import is_group_scope
 from memory.admission import Thresholds
 from memory.embedder import calibration
 from memory.errors import NotFound
-from memory.models import LearnedRule, Message, OpenTopic, Scope, Source
+from memory.models import LearnedRule, Message, Scope, Source
+from memory.store import MemoryStore
 from scheduler.budget import TokenBudget
 from scheduler.topics import topic_raised
-from memory.store import MemoryStore
 
 log = logging.getLogger(__name__)
 
 MAX_TOOL_ROUNDS = 4
 MAX_BUBBLES = 3
+QUESTION = "question"  # the scope_state key of the open yes/no question
+QUESTION_HOURS = 24.0  # an unanswered question is dropped after this long
+CRISIS_SCAN_CHARS = 20_000  # how much of a (maybe oversized) message is searched for signs of crisis
+CRISIS_MEMORY_SECONDS = 3 * 86400.0  # a message the companion sends on its own this soon after a crisis is careful
+
+
+@dataclass(frozen=True)
+class OpenQuestion:
+    """The yes/no question waiting under the companion's message: a proposed rule or a profile fact."""
+
+    kind: str  # "rule" | "profile"
+    item_id: int
+    asked_at: float
+    owner: str | None = None  # who was asked (in a group, only they may answer)
+    number: int = 0  # the person's own number of the rule or fact, which its buttons carry
+
+    @property
+    def key(self) -> str:
+        """The question's name in buttons and choices ('rule:3', by the person's own number)."""
+        return f"{self.kind}:{self.number}"
+
+    def as_dict(self) -> dict[str, object]:
+        """The question as JSON-ready data for the scope's state."""
+        return {"kind": self.kind, "item_id": self.item_id, "asked_at": self.asked_at, "owner": self.owner,
+                "number": self.number}
+
+
+def question_expired(asked_at: float, now: float, hours: float = QUESTION_HOURS) -> bool:
+    """Whether a question asked at `asked_at` has waited too long for its answer."""
+    return now - asked_at >= hours * 3600
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One message being answered: its scope, what came in, its logged id, and what the program knows of it."""
+
+    scope: Scope
+    incoming: Incoming
+    message_id: int
+    previous_at: float | None  # when the person wrote before this message
+    crisis: bool
+    closes: list[str] = field(default_factory=list)  # questions dropped in this turn (expired, replaced)
 
 
 @dataclass(frozen=True)
@@ -71,9 +114,9 @@ def asks_about_diary(text: str) -> bool:
     return bool(_DIARY_QUESTION.search(text))
 
 
-def rule_buttons(rule_id: int, lang: str) -> tuple[Button, ...]:
-    """The yes/no buttons under a rule question."""
-    return (Button(t(lang, "yes"), f"rule:yes:{rule_id}"), Button(t(lang, "no"), f"rule:no:{rule_id}"))
+def rule_buttons(number: int, lang: str) -> tuple[Button, ...]:
+    """The yes/no buttons under a rule question, by the user's own number of the rule."""
+    return (Button(t(lang, "yes"), f"rule:yes:{number}"), Button(t(lang, "no"), f"rule:no:{number}"))
 
 
 def split_bubbles(text: str, limit: int = MAX_BUBBLES) -> tuple[str, ...]:
@@ -100,8 +143,19 @@ def check_input(text: str, limit: int) -> str | None:
     return None
 
 
+def own_words(text: str, group: bool) -> str:
+    """What the sender typed: in a group the channel puts their name in front ('Anna: ja')."""
+    return text.split(": ", 1)[1] if group and ": " in text else text
+
+
+def _closing(reply: Reply, turn: Turn) -> Reply:
+    """The reply with the questions this turn dropped or replaced added to what it closes."""
+    closes = tuple(dict.fromkeys((*turn.closes, *reply.closes)))
+    return replace(reply, closes=closes) if closes != reply.closes else reply
+
+
 def heard_text(ctx: PromptContext, system: Sequence[SystemBlock], messages: Sequence[ChatMessage]) -> str:
-    """Everything the model is given for this turn, raw and as sent: the user's words, the earlier messages, the memory."""
+    """Everything the model is given for this turn, raw and as sent: the user's words, earlier messages, memory."""
     raw = [ctx.user_text] + [m.text for m in ctx.window] + [m.text for m in ctx.pinned]
     return "\n".join(raw + [b.text for b in system] + [m.content for m in messages])
 
@@ -138,10 +192,7 @@ class Engine:
         if self.floor is None:
             self.floor = calibration(store.index.embedder.name).relevant
         self._tasks: set[asyncio.Task[object]] = set()
-        self._proposed: dict[int, LearnedRule] = {}
-        self.last_note_ids: dict[int, list[int]] = {}
-        self._asked_profile: dict[int, int] = {}
-        self._due_topic: dict[int, OpenTopic] = {}
+        self._proposed: dict[int, LearnedRule] = {}  # a rule proposed during the turn being answered
         self.reminder_requests = ReminderRequests(store, config.language, config.zone, clock)
         self._quiet: dict[int, tuple[asyncio.TimerHandle, Scope]] = {}
         self.last_prompt: tuple[list[SystemBlock], list[ChatMessage]] | None = None
@@ -155,17 +206,20 @@ class Engine:
 
         A message that was logged but not answered (the process stopped in between) is answered now,
         without logging it twice. With on_progress, the reply's visible text so far is handed over
-        while the model writes its final answer.
+        while the model writes its final answer (never in a crisis: that answer arrives whole).
         """
         lang = self.config.language
+        crisis = signals_crisis(incoming.text[:CRISIS_SCAN_CHARS])
         problem = check_input(incoming.text, self.config.max_message_chars)
         if problem:
-            return Reply((t(lang, problem, size=len(incoming.text), limit=self.config.max_message_chars),), failed=True)
+            refusal = t(lang, problem, size=len(incoming.text), limit=self.config.max_message_chars)
+            help_lines = (crisis_help(self.config.crisis_country, lang),) if crisis else ()
+            return Reply(help_lines + (refusal,), failed=True)  # too long, but never without help in a crisis
         scope = await self.scope_for(incoming.user_id)
         message = await self._logged_before(scope, incoming)
         if message is not None and await self._answered(scope, incoming):
             return None
-        if message is None and (verdict := self.limiter.check(incoming.user_id)) != "pass":
+        if message is None and not crisis and (verdict := self.limiter.check(incoming.user_id)) != "pass":
             log.info("rate limit: message from %s neither read nor stored", incoming.user_id)
             return Reply((t(lang, "rate_limited"),) if verdict == "tell" else (), failed=True)
         previous = await self.store.messages.last_user_message(scope, before_id=message.id if message else None)
@@ -174,54 +228,175 @@ class Engine:
                 scope, "user", incoming.text, channel=incoming.channel,
                 channel_message_id=incoming.channel_message_id, created_at=self.clock(),
             )
-        decided = await self._decide_pending_rule(scope, incoming.text)
-        if decided is not None:
-            await self._log_reply(scope, incoming, decided)
-            return Reply((decided,))
-        reminded = await self.reminder_requests.answer(scope, incoming.text)
-        if reminded is not None:
-            await self._log_reply(scope, incoming, "\n\n".join(reminded.bubbles))
-            return reminded
+        turn = Turn(scope, incoming, message.id, previous.created_at.timestamp() if previous else None, crisis)
         self._proposed.pop(scope.id, None)
-        if asks_why(incoming.text) and self.last_note_ids.get(scope.id):
-            reply = await explain(self.store, scope, self.last_note_ids[scope.id], lang, self.config.zone)
-            await self._log_reply(scope, incoming, reply.bubbles[0])
-            return reply
-        objection = looks_like_correction(incoming.text)
-        changes = await self._correct(scope, incoming.text, message.id) if objection else []
+        if turn.crisis:  # crisis first, always: no open question, reminder or correction takes this message
+            return await self._crisis(turn)
+        for step in (self._answer_question, self._reminder_request, self._why):
+            reply = await step(turn)
+            if reply is not None:
+                return _closing(reply, turn)
+        return _closing(await self._conversation(turn, on_progress), turn)
+
+    async def _crisis(self, turn: Turn) -> Reply:
+        """A message with signs of crisis: the model with the safety rules, the help lines, nothing else.
+
+        No question is asked or decided, no reminder confirmed, no memory corrected, nothing streamed;
+        when the model fails, the help lines still go out.
+        """
+        lang, scope = self.config.language, turn.scope
+        help_text = crisis_help(self.config.crisis_country, lang)
+        try:
+            text = await self._answer(scope, turn.incoming.text, turn.message_id, turn.previous_at, crisis=True)
+        except LLMError as exc:
+            log.warning("chat model failed for a crisis message %s: %s", turn.message_id, exc)
+            text = t(lang, "crisis_model_down")
+        if help_text not in text:
+            text = f"{text}\n\n{help_text}" if text else help_text
+        bubbles = split_bubbles(text) or (help_text,)
+        await self._log_reply(scope, turn.incoming, "\n\n".join(bubbles))
+        self._after_reply(scope)
+        return Reply(bubbles)
+
+    async def _answer_question(self, turn: Turn) -> Reply | None:
+        """A typed yes or no decides the open question; any other message leaves it open (None)."""
+        question = await self.open_question(turn.scope, turn)
+        if question is None:
+            return None
+        verdict = yes_or_no(own_words(turn.incoming.text, is_group_scope(turn.scope.user_id)))
+        if verdict is None or not self._may_decide(turn, question):
+            return None
+        text = await self._decide(turn.scope, question, verdict, turn.incoming.text)
+        await self._log_reply(turn.scope, turn.incoming, text)
+        return Reply((text,), closes=(question.key,))
+
+    def _may_decide(self, turn: Turn, question: OpenQuestion) -> bool:
+        """Whether the sender may answer: in a group only an admin, and only the one who was asked."""
+        if not turn.incoming.may_decide:
+            return False
+        sender = turn.incoming.sender or turn.incoming.user_id
+        return not is_group_scope(turn.scope.user_id) or question.owner in (None, sender)
+
+    async def _decide(self, scope: Scope, question: OpenQuestion, verdict: str, reason: str) -> str:
+        """Apply a yes or no to the open question and close it; the sentence that says what happened."""
+        lang = self.config.language
+        await self.store.state.pop(scope, QUESTION)
+        if question.kind == "rule":
+            rule = await self.store.rules.decide(scope, question.item_id, "active" if verdict == "yes" else "rejected",
+                                                 reason=reason)
+            return t(lang, "rule_saved", rule=rule.text) if verdict == "yes" else t(lang, "rule_dropped")
+        fact = await self.store.profile.decide(scope, question.item_id, verdict == "yes")
+        if verdict == "no":
+            return t(lang, "rule_dropped")
+        return t(lang, "profile_saved", fact=f"{profile_key(fact.key, lang)}: {fact.value}")
+
+    async def open_question(self, scope: Scope, turn: Turn | None = None) -> OpenQuestion | None:
+        """The yes/no question waiting for an answer; one that expired or was decided elsewhere is dropped
+        (and named in the turn's `closes`, so its buttons go)."""
+        raw = await self.store.state.get(scope, QUESTION)
+        if raw is None:
+            return None
+        question = OpenQuestion(**raw)
+        if await self._still_open(scope, question) and not question_expired(question.asked_at, self.clock()):
+            return question
+        await self.store.state.pop(scope, QUESTION)
+        await self._drop(scope, question)
+        if turn is not None:
+            turn.closes.append(question.key)
+        return None
+
+    async def _still_open(self, scope: Scope, question: OpenQuestion) -> bool:
+        """Whether the question's rule or profile fact still waits (a button may have decided it meanwhile)."""
+        try:
+            if question.kind == "rule":
+                return (await self.store.rules.get(scope, question.item_id)).status == "pending"
+        except NotFound:
+            return False
+        return await self.store.profile.is_pending(scope, question.item_id)
+
+    async def _drop(self, scope: Scope, question: OpenQuestion) -> None:
+        """An unanswered question that expired or was replaced: nothing of it is kept."""
+        try:
+            if question.kind == "rule":
+                if (await self.store.rules.get(scope, question.item_id)).status == "pending":
+                    await self.store.rules.decide(scope, question.item_id, "rejected", reason="no answer")
+            elif await self.store.profile.is_pending(scope, question.item_id):
+                await self.store.profile.decide(scope, question.item_id, False)
+        except NotFound:
+            pass  # decided and gone meanwhile
+
+    async def _reminder_request(self, turn: Turn) -> Reply | None:
+        """A reminder request is answered without the model (its time computed by the program)."""
+        reminded = await self.reminder_requests.answer(turn.scope, turn.incoming.text)
+        if reminded is not None:
+            await self._log_reply(turn.scope, turn.incoming, "\n\n".join(reminded.bubbles))
+        return reminded
+
+    async def _why(self, turn: Turn) -> Reply | None:
+        """'Why do you think that?' after an answer that used notes: the notes and where they came from."""
+        if not asks_why(turn.incoming.text):
+            return None
+        notes = await self.last_notes(turn.scope)
+        if not notes:
+            return None
+        reply = await explain(self.store, turn.scope, notes, self.config.language, await self.zone_for(turn.scope))
+        await self._log_reply(turn.scope, turn.incoming, reply.bubbles[0])
+        return reply
+
+    async def last_notes(self, scope: Scope) -> list[int]:
+        """The notes the last answer was given (what /why explains)."""
+        return [int(i) for i in await self.store.state.get(scope, "why") or []]
+
+    async def zone_for(self, scope: Scope) -> ZoneInfo:
+        """The user's own time zone, or the deployment's."""
+        prefs = await self.store.preferences.get(scope)
+        return ZoneInfo(prefs.timezone) if prefs.timezone else self.config.zone
+
+    async def _conversation(self, turn: Turn, on_progress: OnText | None) -> Reply:
+        """An ordinary message: corrections, the model's answer, then a new question if one came up."""
+        lang, scope, text_in = self.config.language, turn.scope, turn.incoming.text
+        objection = looks_like_correction(text_in)
+        may_change = turn.incoming.may_decide  # in a group only an admin's words correct the group's memory
+        changes = await self._correct(scope, text_in, turn.message_id) if objection and may_change else []
         extra: tuple[str, ...] = (f"You just corrected your memory because of this message:\n"
                                   f"{describe(changes, 'en')}\nSay briefly what you changed.",) if changes else ()
-        if asks_about_diary(incoming.text):
+        if asks_about_diary(text_in):
             extra += (await self._diary_facts(scope),)
         try:
-            text = await self._answer(scope, incoming.text, message.id, previous.created_at if previous else None, extra,
-                                      on_progress)
+            text = await self._answer(scope, text_in, turn.message_id, turn.previous_at, extra, on_progress)
         except LLMError as exc:
-            log.warning("chat model failed for message %s: %s", message.id, exc)
+            log.warning("chat model failed for message %s: %s", turn.message_id, exc)
             return Reply((t(lang, "model_down"),), failed=True)
-        if signals_crisis(incoming.text):
-            help_text = crisis_help(self.config.crisis_country, lang)
-            if help_text not in text:
-                text = f"{text}\n\n{help_text}" if text else help_text
         if changes:
             text = f"{text}\n\n{describe(changes, lang)}"
         elif objection and scope.id not in self._proposed:
-            await self._rule_from_objection(scope, incoming.text, message.id)
-        topic = self._due_topic.pop(scope.id, None)
-        if topic is not None and topic_raised(text, topic.text):
-            await self.store.topics.set_status(scope, topic.id, "raised")
-        bubbles = split_bubbles(text) or (t(lang, "empty"),)
-        await self._log_reply(scope, incoming, "\n\n".join(bubbles))
+            await self._rule_from_objection(scope, text_in, turn.message_id)
+        topic = await self.store.state.pop(scope, "due_topic")
+        if topic is not None and topic_raised(text, topic["text"]):
+            await self.store.topics.set_status(scope, int(topic["id"]), "raised")
+        reply = await self._with_question(turn, split_bubbles(text) or (t(lang, "empty"),))
+        await self._log_reply(scope, turn.incoming, "\n\n".join(reply.bubbles))  # with its question, for a replay
         self._after_reply(scope)
-        return await self._with_question(scope, bubbles)
+        return reply
 
     async def earlier_reply(self, incoming: Incoming) -> Reply | None:
-        """The reply recorded for a message answered before, to deliver it again after a crash; None if none."""
+        """The reply recorded for a message answered before, to deliver it again after a crash; None if none.
+
+        When that reply asked the question that is still open, its buttons come with it again.
+        """
         if incoming.channel_message_id is None:
             return None
         scope = await self.scope_for(incoming.user_id)
         recorded = await self.store.messages.reply_to(scope, incoming.channel, incoming.channel_message_id)
-        return Reply(split_bubbles(recorded.text) or (recorded.text,)) if recorded else None
+        if recorded is None:
+            return None
+        reply = Reply(split_bubbles(recorded.text) or (recorded.text,))
+        question = await self.open_question(scope)
+        if question is not None:
+            text, buttons = await self._asking(scope, question)
+            if recorded.text.endswith(text):
+                reply = replace(reply, buttons=(buttons,))
+        return reply
 
     async def _logged_before(self, scope: Scope, incoming: Incoming) -> Message | None:
         """The user message logged earlier under this channel id, if any."""
@@ -239,29 +414,58 @@ class Engine:
         await self.store.messages.add(scope, "assistant", text, channel=incoming.channel,
                                       channel_message_id=incoming.channel_message_id, created_at=self.clock())
 
-    async def _with_question(self, scope: Scope, bubbles: tuple[str, ...]) -> Reply:
-        """Add the one open yes/no question (a proposed rule, else a profile fact waiting for consent)."""
-        lang = self.config.language
+    async def _with_question(self, turn: Turn, bubbles: tuple[str, ...]) -> Reply:
+        """Ask one yes/no question under the reply: a rule proposed in this turn, else a profile fact waiting.
+
+        A new rule replaces an open question (whose buttons go); a profile fact is asked only while no
+        question is open, so a question is never asked again on every reply.
+        """
+        scope = turn.scope
         rule = self._proposed.pop(scope.id, None)
-        fact = None if rule else await self.store.profile.pending(scope)
+        open_now = await self.open_question(scope, turn)
+        # Who may answer: the one who asked; a group member who is no admin cannot, so then any admin may.
+        owner = (turn.incoming.sender or turn.incoming.user_id) if turn.incoming.may_decide else None
         if rule is not None:
-            question, buttons = t(lang, "rule_question", rule=rule.text), rule_buttons(rule.id, lang)
-        elif fact is not None:
-            self._asked_profile[scope.id] = fact.id
-            question = t(lang, "profile_question", fact=f"{fact.key}: {fact.value}")
-            buttons = (Button(t(lang, "yes"), f"profile:yes:{fact.id}"), Button(t(lang, "no"), f"profile:no:{fact.id}"))
+            if open_now is not None:
+                await self.store.state.pop(scope, QUESTION)
+                turn.closes.append(open_now.key)
+            number = await self.store.numbers.of(scope, "rule", rule.id)
+            question = OpenQuestion("rule", rule.id, self.clock(), owner, number)
+        elif open_now is None and turn.incoming.may_decide and (fact := await self.store.profile.pending(scope)):
+            question = OpenQuestion("profile", fact.id, self.clock(), owner,
+                                    await self.store.numbers.of(scope, "profile", fact.id))
         else:
             return Reply(bubbles)
-        return Reply(split_bubbles("\n\n".join(bubbles) + "\n\n" + question), buttons=(buttons,))
+        text, buttons = await self._asking(scope, question)
+        await self.store.state.put(scope, QUESTION, question.as_dict(), self.clock())
+        return Reply(split_bubbles("\n\n".join(bubbles) + "\n\n" + text), buttons=(buttons,))
+
+    async def _asking(self, scope: Scope, question: OpenQuestion) -> tuple[str, tuple[Button, ...]]:
+        """The sentence that asks a question and its yes/no buttons (by the person's own number)."""
+        lang, number = self.config.language, question.number
+        if question.kind == "rule":
+            rule = await self.store.rules.get(scope, question.item_id)
+            return t(lang, "rule_question", rule=rule.text), rule_buttons(number, lang)
+        fact = await self.store.profile.pending_fact(scope, question.item_id)
+        text = t(lang, "profile_question", fact=f"{profile_key(fact.key, lang)}: {fact.value}")
+        return text, (Button(t(lang, "yes"), f"profile:yes:{number}"), Button(t(lang, "no"), f"profile:no:{number}"))
 
     async def compose_proactive(self, scope: Scope, reason: str, detail: str) -> str:
         """Write a message the companion sends on its own, with the normal prompt plus the reason."""
         last = await self.store.messages.last_user_message(scope)
-        ctx = await self._context(scope, detail or reason, 1 << 62, last.created_at.timestamp() if last else None)
-        ctx = replace(ctx, user_text="", proactive=f"{reason}: {detail}", crisis_notice="")
+        careful = await self._crisis_lately(scope)
+        ctx = await self._context(scope, detail or reason, 1 << 62, last.created_at.timestamp() if last else None,
+                                  crisis=careful)
+        ctx = replace(ctx, user_text="", proactive=f"{reason}: {detail}")
         system, messages = build_prompt(ctx)
         completion = await self.chat.complete(messages, system=system, tools=None)
         return split_markers(completion.text)[0]
+
+    async def _crisis_lately(self, scope: Scope) -> bool:
+        """Whether the person showed signs of crisis in the last days (a check-in then speaks with the safety rules)."""
+        since = self.clock() - CRISIS_MEMORY_SECONDS
+        recent = await self.store.messages.recent(scope, 40)
+        return any(m.role == "user" and m.created_at.timestamp() >= since and signals_crisis(m.text) for m in recent)
 
     async def _diary_facts(self, scope: Scope) -> str:
         """What the database says about the diary, so the answer does not depend on a lookup."""
@@ -272,20 +476,6 @@ class Engine:
             fact += f" The latest ({latest[0].day}) says: {quote(latest[0].text, 600)}"
         return fact
 
-    async def _decide_pending_fact(self, scope: Scope, text: str) -> str | None:
-        """A typed yes/no decides the profile fact that was asked about; any other reply drops it."""
-        asked = self._asked_profile.pop(scope.id, None)
-        if asked is None:
-            return None
-        verdict = yes_or_no(text)
-        try:
-            fact = await self.store.profile.decide(scope, asked, verdict == "yes")
-        except NotFound:
-            return None
-        if verdict == "yes":
-            return t(self.config.language, "profile_saved", fact=f"{fact.key}: {fact.value}")
-        return t(self.config.language, "rule_dropped") if verdict == "no" else None
-
     async def _previous_reply(self, scope: Scope, message_id: int) -> str:
         before = await self.store.messages.recent(scope, 4, before_id=message_id)
         return next((m.text for m in reversed(before) if m.role == "assistant"), "")
@@ -293,7 +483,8 @@ class Engine:
     async def _correct(self, scope: Scope, text: str, message_id: int) -> list[Change]:
         """Run the correction judge; a failing judge changes nothing."""
         try:
-            return await correct(self.store, self.background, scope, text, await self._previous_reply(scope, message_id))
+            previous = await self._previous_reply(scope, message_id)
+            return await correct(self.store, self.background, scope, text, previous)
         except LLMError as exc:
             log.warning("correction judge failed; nothing changed: %s", exc)
             return []
@@ -308,33 +499,21 @@ class Engine:
         if rule:
             await self._propose_rule(scope, rule)
 
-    async def _decide_pending_rule(self, scope: Scope, text: str) -> str | None:
-        """A typed yes/no decides a pending rule (returns the answer); anything else discards it."""
-        pending = await self.store.rules.pending(scope)
-        if pending is None:
-            return await self._decide_pending_fact(scope, text)
-        verdict = yes_or_no(text)
-        if verdict == "yes":
-            await self.store.rules.decide(scope, pending.id, "active", reason=text)
-            return t(self.config.language, "rule_saved", rule=pending.text)
-        await self.store.rules.decide(scope, pending.id, "rejected", reason=text)
-        return t(self.config.language, "rule_dropped") if verdict == "no" else None
-
-    async def _context(self, scope: Scope, user_text: str, message_id: int, previous_at: float | None) -> PromptContext:
-        store, now = self.store, self.clock()
+    async def _context(self, scope: Scope, user_text: str, message_id: int, previous_at: float | None,
+                       crisis: bool = False) -> PromptContext:
+        store, now, zone = self.store, self.clock(), await self.zone_for(scope)
         window = await store.messages.recent(scope, self.config.recent_messages, before_id=message_id)
-        crisis = signals_crisis(user_text)
-        due = await store.topics.due(scope, now, limit=1)
+        due = [] if crisis else await store.topics.due(scope, now, limit=1)
         return PromptContext(
             companion_name=self.config.companion_name, language=self.config.language, user_text=user_text,
-            now_local=datetime.fromtimestamp(now, self.config.zone), persona=self.config.persona,
+            now_local=datetime.fromtimestamp(now, zone), persona=self.config.persona,
             profile=await store.profile.list(scope), rules=await store.rules.list(scope, "active"),
             notes=await store.search(scope, user_text, ("note",), k=5, now=now, min_cosine=self.floor, use=True),
             thoughts=await store.search(scope, user_text, ("thought",), k=3, now=now, min_cosine=self.floor),
-            pinned=await store.messages.first(scope, 2),
+            pinned=[m for m in await store.messages.first(scope, 2) if m.id < message_id],
             summary=(await store.conversations.get(scope)).summary,
             window=window,
-            previous_user_at=datetime.fromtimestamp(previous_at, self.config.zone) if previous_at else None,
+            previous_user_at=datetime.fromtimestamp(previous_at, zone) if previous_at else None,
             due_topic=due[0] if due else None,
             crisis_notice=crisis_help(self.config.crisis_country, self.config.language) if crisis else "",
             tools=self.config.use_tools,
@@ -342,41 +521,43 @@ class Engine:
             relationship=await store.relationships.get(scope),
             own_questions=own_questions(window),
             people=await store.people.cards(scope),
+            zone=zone,
         )
 
     async def _answer(
-        self, scope: Scope, user_text: str, message_id: int, previous: datetime | None, extra: tuple[str, ...] = (),
-        on_progress: OnText | None = None,
+        self, scope: Scope, user_text: str, message_id: int, previous_at: float | None, extra: tuple[str, ...] = (),
+        on_progress: OnText | None = None, *, crisis: bool = False,
     ) -> str:
-        ctx = await self._context(scope, user_text, message_id, previous.timestamp() if previous else None)
+        ctx = await self._context(scope, user_text, message_id, previous_at, crisis)
         ctx = replace(ctx, extra=extra)
-        self.last_note_ids[scope.id] = [h.item_id for h in ctx.notes]
+        await self.store.state.put(scope, "why", [h.item_id for h in ctx.notes], self.clock())
         if ctx.due_topic is not None:
-            self._due_topic[scope.id] = ctx.due_topic
+            await self.store.state.put(scope, "due_topic", {"id": ctx.due_topic.id, "text": ctx.due_topic.text})
         system, messages = build_prompt(ctx)
         self.last_prompt = (system, list(messages))
         looked_up: list[str] = []
         on_text = _previewer(on_progress, user_text)
         heard = heard_text(ctx, system, messages)  # markers in it were typed or stored, never the model's own
+        tools = (SAFE_TOOLS if crisis else TOOLS) if self.config.use_tools else None
+        zone = ctx.zone or self.config.zone
         for _ in range(MAX_TOOL_ROUNDS):
-            completion = await self.chat.complete(messages, system=system, tools=TOOLS if self.config.use_tools else None,
-                                                  on_text=on_text)
+            completion = await self.chat.complete(messages, system=system, tools=tools, on_text=on_text)
             text, markers = split_markers(completion.text, heard)
             recalls = [m for m in markers if m.kind == "recall"]
-            await self._keep(scope, [m for m in markers if m.kind != "recall"])
+            await self._keep(scope, [m for m in markers if m.kind != "recall" and not (crisis and m.kind == "rule")])
             if completion.tool_calls:
                 messages = messages + [ChatMessage("assistant", completion.text, tool_calls=completion.tool_calls)]
                 for call in completion.tool_calls:
-                    if call.name == "propose_rule":
+                    if call.name == "propose_rule" and not crisis:
                         result = await self._propose_rule(scope, str(call.arguments.get("rule", "")))
                     else:
-                        result = await run_tool(self.store, scope, call, self.config.zone, message_id, self.clock())
+                        result = await run_tool(self.store, scope, call, zone, message_id, self.clock())
                     looked_up.append(f"{call.name}({call.arguments})")
                     messages.append(ChatMessage("tool", result, tool_call_id=call.id))
                     heard += "\n" + result
                 continue
             if recalls and not text:
-                found = [await self._recall(scope, m.content, message_id) for m in recalls]
+                found = [await self._recall(scope, m.content, message_id, zone) for m in recalls]
                 looked_up += [m.content for m in recalls]
                 heard += "\n" + "\n".join(found)
                 messages = messages + [ChatMessage("assistant", completion.text),
@@ -391,14 +572,13 @@ class Engine:
         completion: Completion = await self.chat.complete(messages, system=system, tools=None, on_text=on_text)
         return split_markers(completion.text, heard)[0]
 
-    async def _recall(self, scope: Scope, query: str, current_id: int) -> str:
-        text, window = recall_window(query, None, self.clock(), self.config.zone)
+    async def _recall(self, scope: Scope, query: str, current_id: int, zone: ZoneInfo) -> str:
+        text, window = recall_window(query, None, self.clock(), zone)
         sources: tuple[Source, ...] = ("message",) if window else ("note", "profile", "thought", "person", "message")
         hits = await self.store.search(scope, text, sources, k=7, window=window, now=self.clock(),
                                        include_faded=True, use=True)
         hits = [h for h in hits if h.source != "message" or h.item_id < current_id][:6]
-        lines = [f"{h.created_at:%Y-%m-%d}: {quote(h.text, 600)}" for h in hits]
-        return f"[{query}]\n" + ("\n".join(lines) if lines else "Nothing found.")
+        return f"[{query}]\n" + await transcript_lines(self.store, scope, hits, zone, 600)
 
     async def _propose_rule(self, scope: Scope, text: str) -> str:
         text = " ".join(text.split())[:300]

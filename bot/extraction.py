@@ -1,4 +1,4 @@
-"""After a reply: pull facts about the user, the people in their life and the content of the talk out of the new messages.
+"""After a reply: pull facts about the user, the people in their life and the talk's content out of the new messages.
 
 Every message after the extraction cursor is read, in batches of BATCH oldest first, each batch once: the
 cursor moves past a batch only when its answer was stored.

@@ -188,12 +188,14 @@ class MatrixChannel:
             await self.client.close()
             raise
         self._task = asyncio.create_task(self._run(), name="matrix-sync")
+        self.access.start_welcoming(self.name, self._welcome)  # users approved by `mnemo pair approve`
         log.info("matrix channel running as %s (device %s, encryption %s)", self.me, self.client.device_id,
                  "on" if self.client.olm is not None else "off")
 
     async def stop(self) -> None:
         """Let the events in hand be answered (for a while), stop syncing and close the connection."""
         self._stopping = True
+        await self.access.stop_welcoming()
         try:
             await asyncio.wait_for(self._idle.wait(), STOP_GRACE)
         except TimeoutError:
@@ -400,7 +402,7 @@ class MatrixChannel:
         return True
 
     async def _welcome(self, user: ApprovedUser) -> None:
-        """Tell a user approved from the chat that they can write now."""
+        """Tell an approved user (from a chat or the command line) that they can write now."""
         if user.channel != self.name:
             return
         try:

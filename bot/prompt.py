@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Sequence
+from zoneinfo import ZoneInfo
 
 from bot.llm import ChatMessage, SystemBlock
 from bot.markers import defuse
@@ -46,7 +47,7 @@ the program answers with what it found. You may add [THOUGHT: a private thought 
 When the person objects to how you behave, add [RULE: one sentence describing the behaviour];
 the program asks them to confirm it."""
 
-SAFETY_RULES = """SAFETY FIRST: the person's last message shows signs of suicidal thoughts or acute danger.
+SAFETY_RULES = """SAFETY FIRST: the person's latest messages show signs of suicidal thoughts or acute danger.
 Drop every playful trait of your persona. Take it seriously, stay calm and warm, ask how they are
 right now, and encourage them to reach out to people and to the help lines below. Do not diagnose."""
 
@@ -79,6 +80,7 @@ class PromptContext:
     relationship: Relationship | None = None
     own_questions: Sequence[str] = ()  # the companion's latest questions, so it does not ask them again
     people: Sequence[PersonCard] = ()  # the closest people in the person's life, closest first
+    zone: ZoneInfo | None = None  # the person's time zone: every date the model sees is in it
 
 
 def clip(text: str, limit: int) -> str:
@@ -148,7 +150,8 @@ def memory_block(ctx: PromptContext) -> str:
                      + "\n".join(f"- {clip(r, NOTE_CHARS)}" for r in rules))
     if ctx.notes:
         parts.append("Relevant notes from memory (data):\n"
-                     + _quoted([f"{h.created_at:%Y-%m-%d}: {h.text}" for h in ctx.notes]))
+                     + _quoted([f"{h.created_at.astimezone(ctx.zone or ctx.now_local.tzinfo):%Y-%m-%d}: {h.text}"
+                                for h in ctx.notes]))
     if ctx.thoughts:
         parts.append("Your own earlier thoughts (data):\n" + _quoted([h.text for h in ctx.thoughts[:3]]))
     if ctx.summary:

@@ -3,13 +3,15 @@ from __future__ import annotations
 
 import logging
 import time as _time
-from datetime import datetime, time as dtime, timedelta
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from datetime import time as dtime
 from typing import Any
 from zoneinfo import ZoneInfo
 
 from bot.llm import ToolCall, ToolSpec
 from bot.prompt import quote
-from memory.models import Scope
+from memory.models import Scope, SearchHit
 from memory.people import card_line
 from memory.store import MemoryStore
 from memory.timewords import time_window
@@ -49,6 +51,7 @@ TOOLS = (
         {"type": "object", "properties": {"count": {"type": "integer", "minimum": 1, "maximum": 5}}},
     ),
 )
+SAFE_TOOLS = tuple(tool for tool in TOOLS if tool.name != "propose_rule")  # a crisis turn changes no rule
 
 
 def day_window(from_date: str | None, to_date: str | None, zone: ZoneInfo) -> tuple[float, float] | None:
@@ -85,24 +88,24 @@ async def run_tool(
     args: dict[str, Any] = call.arguments if isinstance(call.arguments, dict) else {}
     try:
         if call.name == "search_memory":
-            return await search_memory(store, scope, str(args.get("query", "")))
+            return await search_memory(store, scope, str(args.get("query", "")), zone)
         if call.name == "recall_chat":
             query, window = recall_window(str(args.get("query", "")), args.get("when"), now or _time.time(), zone)
             window = day_window(args.get("from_date"), args.get("to_date"), zone) or window
             hits = await store.search(scope, query, ("message",), k=9, window=window)
             hits = [h for h in hits if not current_id or h.item_id < current_id][:8]
-            return _format([(h.created_at, h.text) for h in sorted(hits, key=lambda h: h.created_at)])
+            return await transcript_lines(store, scope, sorted(hits, key=lambda h: h.created_at), zone)
         if call.name == "read_diary":
             count = max(1, min(5, int(args.get("count", 1) or 1)))
             entries = await store.diary.latest(scope, count)
-            return _format([(e.created_at, e.text) for e in entries]) if entries else "The diary is empty."
+            return _format([(e.created_at, e.text) for e in entries], zone) if entries else "The diary is empty."
     except (ValueError, TypeError) as exc:
         log.warning("tool %s got bad arguments %r: %s", call.name, args, exc)
         return f"error: bad arguments ({exc})"
     return f"error: unknown tool {call.name!r}"
 
 
-async def search_memory(store: MemoryStore, scope: Scope, query: str) -> str:
+async def search_memory(store: MemoryStore, scope: Scope, query: str, zone: ZoneInfo) -> str:
     """Notes, profile entries, thoughts and people that fit; a person found directly or through a note comes
     with their record (names, relation, relations, facts)."""
     hits = await store.search(scope, query, ("note", "profile", "thought", "person"), k=6, include_faded=True,
@@ -110,7 +113,7 @@ async def search_memory(store: MemoryStore, scope: Scope, query: str) -> str:
     linked = await store.people.persons_of_notes(scope, [h.item_id for h in hits if h.source == "note"])
     ids = [h.item_id if h.source == "person" else linked.get(h.item_id) for h in hits]
     cards = await store.people.cards(scope, list(dict.fromkeys(i for i in ids if i is not None)), limit=3)
-    found = _format([(h.created_at, h.text) for h in hits if h.source != "person"])
+    found = await transcript_lines(store, scope, [h for h in hits if h.source != "person"], zone)
     if not cards:
         return found
     people = "People:\n" + "\n".join(f"- {card_line(card, facts=5)}" for card in cards)
@@ -118,9 +121,25 @@ async def search_memory(store: MemoryStore, scope: Scope, query: str) -> str:
 
 
 NOTHING = "Nothing found."
+SPEAKERS = {"user": "the person", "assistant": "you"}
 
 
-def _format(items: list[tuple[datetime, str]]) -> str:
+def _format(items: list[tuple[datetime, str]], zone: ZoneInfo, limit: int = 400) -> str:
+    """Dated lines of quoted text; every date and time in the person's zone."""
     if not items:
         return NOTHING
-    return "\n".join(f"{when:%Y-%m-%d %H:%M}: {quote(text, 400)}" for when, text in items)
+    return "\n".join(f"{when.astimezone(zone):%Y-%m-%d %H:%M}: {quote(text, limit)}" for when, text in items)
+
+
+async def transcript_lines(store: MemoryStore, scope: Scope, hits: Sequence[SearchHit], zone: ZoneInfo,
+                           limit: int = 400) -> str:
+    """Search hits as dated lines in the person's zone; a message line says who wrote it."""
+    if not hits:
+        return NOTHING
+    lines = []
+    for hit in hits:
+        when = f"{hit.created_at.astimezone(zone):%Y-%m-%d %H:%M}"
+        message = await store.messages.get(scope, hit.item_id) if hit.source == "message" else None
+        who = f" {SPEAKERS.get(message.role, message.role)}" if message is not None else ""
+        lines.append(f"{when}{who}: {quote(hit.text, limit)}")
+    return "\n".join(lines)

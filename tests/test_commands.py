@@ -51,17 +51,25 @@ async def test_model_proposed_rule_becomes_active_only_after_yes(setup, store: M
     assert "Antworte in höchstens zwei Sätzen." in chat.calls[-1].system[1].text
 
 
-@pytest.mark.parametrize("typed", ["Ich war gestern noch im Kino", "Jahr", "Token", "Bitte erkläre mir erst, was du meinst", "Ok, nein"])
-async def test_other_replies_never_confirm_a_pending_rule(setup, store: MemoryStore, typed: str) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize("typed, still_open", [
+    ("Ich war gestern noch im Kino", True), ("Jahr", True), ("Token", True),
+    ("Bitte erkläre mir erst, was du meinst", True), ("Genau, ich habe heute frei", True), ("Ok, nein", False),
+])
+async def test_other_replies_never_confirm_a_pending_rule(setup, store: MemoryStore, typed: str,  # type: ignore[no-untyped-def]
+                                                          still_open: bool) -> None:
+    """A message that is no answer goes to the model and leaves the question open; a no drops the rule."""
     engine, commands, chat = setup
     chat.enqueue("[RULE: Keine Emojis verwenden.] Alles klar.")
     reply = await engine.handle(Incoming("anna", "Hör auf mit den Emojis"))
     assert reply is not None and reply.buttons
-    await engine.handle(Incoming("anna", typed))
+    calls = len(chat.calls)
+    answer = await engine.handle(Incoming("anna", typed))
     await engine.drain()
     scope = await engine.scope_for("anna")
     assert await store.rules.list(scope, "active") == []
-    assert await store.rules.pending(scope) is None
+    assert (await store.rules.pending(scope) is not None) == still_open
+    assert (len(chat.calls) > calls) == still_open  # a message that is no answer is answered by the model
+    assert answer is not None and (answer.buttons == ()) and ("Okay, das merke ich mir nicht." in answer.bubbles) != still_open
 
 
 async def test_typed_yes_confirms_a_pending_rule(setup, store: MemoryStore) -> None:  # type: ignore[no-untyped-def]
@@ -151,3 +159,23 @@ async def test_a_stale_forget_button_never_hits_a_newer_note(setup, store: Memor
     assert new.id != old.id, "ids that buttons carry are never reused"
     assert (await commands.press("anna", f"forget:{old.id}")).notice == "Diese Auswahl gibt es nicht (mehr)."
     assert [n.text for n in await store.notes.list(scope)] == ["Anna mag Techno"]
+
+
+async def test_keyword_commands_list_only_notes_about_the_word(store: MemoryStore) -> None:
+    """/memories, /forget and /why with a word show what names it or is close in meaning, not the whole scope."""
+    engine = Engine(store, ScriptedLLM(), ScriptedLLM(), EngineConfig(relevance_floor=0.5))
+    commands = Commands(engine)
+    scope = await engine.scope_for("anna")
+    for text in ("Anna mag Katzen sehr.", "Der Zahnarzttermin ist am Montag.", "Anna spielt Cello im Orchester."):
+        await store.notes.add(scope, text)
+    found = await commands.run("anna", "/memories Zahnarzt")
+    assert found is not None and "Zahnarzttermin" in found.bubbles[0]
+    assert "Katzen" not in found.bubbles[0] and "Cello" not in found.bubbles[0]
+    pick = await commands.run("anna", "/forget Katzen")
+    assert pick is not None and [b.data for row in pick.buttons for b in row if b.data != "cancel"] == [
+        b.data for row in pick.buttons for b in row if b.data.startswith("forget:")]
+    assert len([b for row in pick.buttons for b in row if b.data.startswith("forget:")]) == 1
+    assert "Katzen" in pick.bubbles[0] and "Zahnarzt" not in pick.bubbles[0]
+    nothing = await commands.run("anna", "/memories Segelboot")
+    assert nothing is not None and nothing.bubbles == ("Dazu habe ich nichts gefunden.",)
+    await engine.close()
