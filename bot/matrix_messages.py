@@ -4,9 +4,10 @@ Pure functions over plain data (event contents, ids, names), so they are tested 
 """
 from __future__ import annotations
 
+import hashlib
 import html
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 from urllib.parse import unquote
 
@@ -70,6 +71,28 @@ def edit_content(event_id: str, text: str) -> dict[str, Any]:
         "m.new_content": message_content(text),
         "m.relates_to": {"rel_type": "m.replace", "event_id": event_id},
     }
+
+
+def transaction_id(*parts: str) -> str:
+    """A transaction id derived from what is sent in answer to what (the same parts: the same id).
+
+    The homeserver keeps one event per transaction id of a device, so a send repeated after a crash
+    gets the first event back instead of showing the message twice.
+    """
+    return "mnemo." + hashlib.sha256("\x1f".join(parts).encode("utf-8", errors="surrogatepass")).hexdigest()[:40]
+
+
+def with_bang_commands(text: str, commands: Iterable[str]) -> str:
+    """The text with its command names written as Matrix clients let them through ('/help' becomes '!help').
+
+    Element and other clients take a leading '/' as their own command, so in Matrix mnemo's commands are
+    typed with '!'. Only known command names standing on their own are changed, never paths or links.
+    """
+    names = sorted(set(commands), key=len, reverse=True)
+    if not names:
+        return text
+    pattern = rf"(?<![\w/:.~-])/({'|'.join(map(re.escape, names))})(?![\w/-])"
+    return re.sub(pattern, r"!\1", text)
 
 
 def reaction_content(event_id: str, key: str) -> dict[str, Any]:

@@ -197,11 +197,14 @@ async def doctor(settings: Settings, *, check_model: bool = True) -> list[Check]
             try:
                 problems = await integrity.check(store)
                 budget = await background_budget(store, settings)
+                unreadable = await _matrix_unreadable(store) if settings.matrix_homeserver else None
             finally:
                 await store.close()
             checks.append(Check("database", True, f"{path}; schema up to date"))
             checks.append(index_check(problems))
             checks.append(Check("background budget", True, budget.describe()))
+            if unreadable is not None:
+                checks.append(unreadable)
     except MemoryStoreError as exc:
         checks.append(Check("database", False, str(exc)))
     if check_model:
@@ -210,6 +213,14 @@ async def doctor(settings: Settings, *, check_model: bool = True) -> list[Check]
     now = datetime.now(settings.zone)
     checks.append(Check("clock", now.year >= 2024, f"{now:%Y-%m-%d %H:%M %Z} in {settings.timezone}"))
     return checks
+
+
+async def _matrix_unreadable(store: MemoryStore) -> Check:
+    """How many encrypted Matrix events wait for their key (answered once it comes, given up after minutes)."""
+    from bot.matrix_rooms import still_encrypted
+
+    waiting = still_encrypted(entry.payload for entry in await store.inbox.unhandled("matrix"))
+    return Check("matrix encrypted events", True, f"waiting for their key: {waiting}")
 
 
 async def _model_check(settings: Settings) -> Check:

@@ -246,6 +246,14 @@ TEXTS: dict[str, dict[str, str]] = {
         "en": "If you are in a very bad place right now: you are not alone. In Germany the Telefonseelsorge answers day "
               "and night, free, at 0800 111 0 111 or 0800 111 0 222. If you are in acute danger, please call 112.",
     },
+
+    # Matrix: choices that belong to someone else, encrypted messages whose key never came
+    "choice_not_yours": {"de": "Das kann nur {name} beantworten.", "en": "Only {name} can answer this."},
+    "matrix_undecryptable": {
+        "de": "Diese verschlüsselte Nachricht kann ich nicht lesen: Der Schlüssel dafür ist nicht bei mir angekommen. "
+              "Schreib sie mir bitte noch einmal.",
+        "en": "I can't read this encrypted message: its key never reached me. Please send it again.",
+    },
 }
 
 # Help lines per country for the safety notice; DE is the default.
