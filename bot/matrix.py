@@ -7,10 +7,9 @@ the inbox, then the token is saved, then the events are answered and marked hand
 neither loses nor repeats a message, whatever the host clock says. Each message sent in answer to an
 event carries a transaction id derived from that event, so a send repeated after a crash shows nothing twice.
 
-An encrypted event whose key has not arrived stays in the inbox: the keys are asked for, decryption is
-tried again after each sync, and the event is answered once it can be read; after UNREADABLE_AFTER the
-person is told it could not be read. Buttons become reactions; the choices they stand for are kept in
-the database, belong to the person who asked, and are taken away (the reactions redacted) once decided.
+An encrypted event whose key has not arrived stays in the inbox and is answered once it can be read
+(bot/matrix_keys.py); a person whose message is given up is told so in their direct room. Buttons become
+reactions (bot/matrix_choices.py): kept in the database, owned by the person who asked, redacted once decided.
 """
 from __future__ import annotations
 
@@ -19,7 +18,7 @@ import contextlib
 import dataclasses
 import logging
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -28,7 +27,6 @@ from nio import (
     AsyncClient,
     AsyncClientConfig,
     ErrorResponse,
-    LocalProtocolError,
     MatrixRoom,
     MegolmEvent,
     ReactionEvent,
@@ -41,13 +39,14 @@ from nio import (
     SyncResponse,
 )
 from nio.crypto import ENCRYPTION_ENABLED
-from nio.exceptions import EncryptionError
 
 from bot.access import Access, AccessConfig, ApprovedUser, UnknownUsers
 from bot.commands import COMMANDS, Commands, Pressed, changes_memory
 from bot.engine import Button, Engine, Incoming, Reply
 from bot.errors import ConfigError, MatrixError
 from bot.llm import OnText
+from bot.matrix_choices import Reactions
+from bot.matrix_keys import WaitingForKeys
 from bot.matrix_messages import (
     dm_partner,
     failure,
@@ -55,7 +54,6 @@ from bot.matrix_messages import (
     is_edit,
     normalize_key,
     reaction_choices,
-    reaction_content,
     replied_to,
     split_message,
     strip_reply_fallback,
@@ -70,8 +68,6 @@ from bot.replies import Document, question_of
 from bot.streaming import LivePreview
 from bot.texts import t
 from memory.access import is_group_scope
-from memory.choices import Choice
-from memory.models import Scope
 
 log = logging.getLogger(__name__)
 
@@ -80,7 +76,6 @@ SYNC_TIMEOUT_MS = 30_000
 TIMELINE_LIMIT = 50  # events per room and sync; an older gap is fetched page by page
 STOP_GRACE = 10.0  # seconds stop() waits for the events in hand to be answered
 RETRIES = 3  # nio's retries of a request that cannot connect (its default is forever)
-UNREADABLE_AFTER = 5 * 60.0  # seconds an encrypted event waits for its key before the person is told
 ENCRYPTION_STATE = {"type": "m.room.encryption", "state_key": "", "content": {"algorithm": "m.megolm.v1.aes-sha2"}}
 
 
@@ -152,9 +147,9 @@ class MatrixChannel:
         self._room_guide: Rooms | None = None
         self._task: asyncio.Task[None] | None = None
         self._synced = asyncio.Event()
-        self.choices = engine.store.choices
         self._last_room: dict[str, str] = {}  # user id -> the direct room they last wrote in
-        self._waiting: dict[str, tuple[Received, float]] = {}  # encrypted events without their key, since when
+        self._keys: WaitingForKeys | None = None
+        self._reactions: Reactions | None = None
         self._warned_encrypted: set[str] = set()  # rooms already named in the log as unreadable
         self._recover = True  # load what the inbox holds unanswered before the next sync (at start, after a failure)
         self._token: str | None = None
@@ -172,6 +167,12 @@ class MatrixChannel:
         """What sends to rooms (there once started)."""
         assert self._out is not None, "the Matrix channel is not started"
         return self._out
+
+    @property
+    def reactions(self) -> Reactions:
+        """The options shown as reactions under the bot's messages (there once started)."""
+        assert self._reactions is not None, "the Matrix channel is not started"
+        return self._reactions
 
     @property
     def rooms(self) -> Rooms:
@@ -194,6 +195,8 @@ class MatrixChannel:
                                    max_timeouts=RETRIES, max_limit_exceeded=0)
         self.client = AsyncClient(self.config.homeserver, self.me, store_path=str(self.data_dir), config=config)
         self._out = Outgoing(self.client)
+        self._keys = WaitingForKeys(self.client, self.clock)
+        self._reactions = Reactions(self._out, self.engine.store.choices, self.clock)
         self._room_guide = Rooms(self.client, self.me, self._out, self.access, self.config.allowed_rooms, self.clock)
         self._stopping, self._recover = False, True
         try:
@@ -204,7 +207,7 @@ class MatrixChannel:
             await self.rooms.resolve()
             self.rooms.companion_names = await self._companion_names()
             await self.inbox.prune(self.clock())
-            await self.choices.prune(self.clock())
+            await self.engine.store.choices.prune(self.clock())
             self._token = self.session.load_token()
             await self._sync_and_handle(first=True, answer=self._token is not None)
         except (TimeoutError, aiohttp.ClientError) as exc:
@@ -249,7 +252,8 @@ class MatrixChannel:
         They include the encrypted events still waiting for their key, which are tried again with them.
         """
         found = []
-        self._waiting.clear()
+        if self._keys is not None:
+            self._keys.clear()
         for entry in await self.inbox.unhandled(self.name):
             item = from_inbox(entry.payload or "null")
             if item is None:  # a kind of event no longer answered
@@ -286,7 +290,7 @@ class MatrixChannel:
         assert self.client is not None
         client, since = self.client, self._token
         leftovers = await self._leftovers() if self._recover else []
-        leftovers += [item for item, _since in self._waiting.values()]
+        leftovers += self._keys.items() if self._keys is not None else []
         self._recover = False
         limit = self.config.timeline_limit if since else 1
         response = await self.out.patiently(lambda: client.sync(
@@ -304,7 +308,7 @@ class MatrixChannel:
             if answer:
                 for room_id, info in response.rooms.join.items():
                     events = await self.rooms.missed(room_id, info.timeline, since, self.config.timeline_limit)
-                    received += await self.rooms.received(room_id, events, self._open_choice)
+                    received += await self.rooms.received(room_id, events, self.reactions.open_under)
             elif response.rooms.join:
                 log.info("first start: the history of %d rooms is not answered", len(response.rooms.join))
             now = self.clock()
@@ -393,57 +397,25 @@ class MatrixChannel:
     # --- encrypted events without their key ---------------------------------------------------------
 
     async def _opened(self, room: MatrixRoom, item: Received, event: MegolmEvent) -> Received | bool:
-        """The encrypted event decrypted and routed again; else True when it is done with, False while it waits."""
-        client = self.client
-        assert client is not None
-        if client.olm is None:
+        """The encrypted event decrypted and routed again; else True when it is done with, False while it waits.
+
+        Only a person's own direct room is told when it is given up: in a room of many, mnemo cannot
+        know whether it was addressed.
+        """
+        keys = self._keys
+        if keys is None or self.client is None or self.client.olm is None:
             self._warn_unreadable_rooms()
             return True
-        try:
-            readable = client.decrypt_event(event)
-        except EncryptionError:
-            return await self._unreadable(room, item, event)
-        self._waiting.pop(event.event_id, None)
-        route = await self.rooms.route(room, readable, self._open_choice)
-        log.info("encrypted event %s in %s can be read now", event.event_id, room.room_id)
+        readable = keys.decrypt(event)
+        if readable is None:
+            if not await keys.keep(item, event):
+                return False
+            if item.route.kind == "private":
+                await self._say(room.room_id, t(self.lang, "matrix_undecryptable"), reply_to=event.event_id,
+                                txn=transaction_id(event.event_id, "unreadable"))
+            return True
+        route = await self.rooms.route(room, readable, self.reactions.open_under)
         return dataclasses.replace(item, event=readable, route=route) if route is not None else True
-
-    async def _unreadable(self, room: MatrixRoom, item: Received, event: MegolmEvent) -> bool:
-        """Keep an event whose key has not come and ask for it; after UNREADABLE_AFTER give up and say so.
-
-        Only a person's own direct room is told; in a room of many, mnemo cannot know it was addressed.
-        """
-        now = self.clock()
-        since = self._waiting.get(event.event_id, (item, item.received_at or now))[1]
-        if now - since < UNREADABLE_AFTER:
-            if event.event_id not in self._waiting:
-                log.warning("cannot decrypt event %s from %s in %s yet (session %s); asking for its key",
-                            event.event_id, event.sender, room.room_id, event.session_id)
-                self._waiting[event.event_id] = (item, since)
-                await self._ask_for_key(event)
-            return False
-        self._waiting.pop(event.event_id, None)
-        log.warning("gave up on encrypted event %s from %s in %s: its key did not come in %d minutes",
-                    event.event_id, event.sender, room.room_id, UNREADABLE_AFTER // 60)
-        if item.route.kind == "private":
-            await self._say(room.room_id, t(self.lang, "matrix_undecryptable"), reply_to=event.event_id,
-                            txn=transaction_id(event.event_id, "unreadable"))
-        return True
-
-    async def _ask_for_key(self, event: MegolmEvent) -> None:
-        """Ask the bot's other devices (nio's key request) and the sender's device for an event's key."""
-        client = self.client
-        assert client is not None and client.device_id is not None
-        try:
-            responses: list[object] = [await client.request_room_key(event)]
-        except LocalProtocolError:  # asked already for this session
-            return
-        if event.sender != self.me:
-            request = event.as_key_request(event.sender, client.device_id, event.session_id, event.device_id)
-            responses.append(await client.to_device(request))
-        for response in responses:
-            if isinstance(response, ErrorResponse):
-                log.warning("could not ask for the key of %s: %s", event.event_id, failure(response))
 
     # --- texts --------------------------------------------------------------------------------------
 
@@ -494,7 +466,7 @@ class MatrixChannel:
             log.info("event %s was answered before; skipped", event.event_id)
             return
         if reply.closes:
-            await self._take_away(await self.engine.scope_for(route.scope), reply.closes)
+            await self.reactions.take_away(await self.engine.scope_for(route.scope), reply.closes)
         await self._deliver(room.room_id, route.scope, reply, shown=shown, reply_to=reply_to, owner=event.sender)
 
     async def _admin(self, room_id: str, event_id: str, user_id: str, text: str) -> bool:
@@ -518,18 +490,13 @@ class MatrixChannel:
 
     # --- reactions as buttons -------------------------------------------------------------------------
 
-    async def _open_choice(self, event_id: str, room_id: str) -> bool:
-        """Whether options are open under this event of this room (the bot's message with reactions)."""
-        choice = await self.choices.find(self.name, event_id)
-        return choice is not None and choice.extra.get("room") == room_id
-
     async def _on_reaction(self, room: MatrixRoom, event: ReactionEvent, route: Route) -> None:
         """A reaction on one of the bot's open choices answers it, like pressing a button, if the reacting person may.
 
         The choice belongs to the person who asked; in a room, someone else's reaction and a reaction of a
         member who is no admin that would change memory decide nothing and get one short answer.
         """
-        choice = await self.choices.find(self.name, event.reacts_to)
+        choice = await self.reactions.find(event.reacts_to)
         scope = await self.engine.scope_for(route.scope)
         data = choice.options.get(normalize_key(event.key)) if choice is not None else None
         if choice is None or data is None or choice.scope_id != scope.id:
@@ -544,21 +511,8 @@ class MatrixChannel:
         admin = route.kind != "group" or self.access.is_admin(event.sender)
         pressed = await self.commands.press(route.scope, data, admin=admin)
         if admin or not changes_memory(data):  # else refused: the choice stays open for the one who may
-            await self._take_away(scope, (*pressed.closes, choice.question), also=choice)
+            await self.reactions.take_away(scope, (*pressed.closes, choice.question), also=choice)
         await self._show_pressed(room.room_id, route.scope, pressed, event.event_id, event.sender)
-
-    async def _take_away(self, scope: Scope, questions: Iterable[str], also: Choice | None = None) -> None:
-        """Close the choices of decided or dropped questions (and `also`) and redact the bot's reactions under them."""
-        found: dict[str, Choice] = {also.message_ref: also} if also is not None else {}
-        for question in dict.fromkeys(q for q in questions if q):
-            for choice in await self.choices.of_question(scope, question):
-                if choice.channel == self.name:
-                    found.setdefault(choice.message_ref, choice)
-        for choice in found.values():
-            await self.choices.close(self.name, choice.message_ref)  # first: then nothing can decide it any more
-            room_id = str(choice.extra.get("room", ""))
-            for reaction in choice.extra.get("reactions", []):
-                await self.out.redact(room_id, str(reaction))
 
     async def _show_pressed(self, room_id: str, scope: str, pressed: Pressed, answering: str, owner: str) -> None:
         """Answer a chosen reaction: a new page with its own choices, or the notice as a message."""
@@ -612,14 +566,16 @@ class MatrixChannel:
         for i, chunk in enumerate(chunks):
             txn = transaction_id(answering, str(i), chunk) if answering else None
             earlier = shown.at(i) if shown is not None else None
-            if earlier is not None and await self.out.finalize(room_id, earlier, chunk, txn and f"{txn}.edit"):
+            edit = transaction_id(answering, f"edit{i}", chunk) if answering else None
+            if earlier is not None and await self.out.finalize(room_id, earlier, chunk, edit):
                 last = earlier
                 continue
             last = await self.out.text(room_id, chunk, reply_to if i == 0 else None, txn)
             if shown is not None:
                 await shown.put(i, last)
         if choices and last is not None:
-            await self._offer(room_id, scope, last, choices, owner, question_of(reply.buttons))
+            await self.reactions.offer(room_id, await self.engine.scope_for(scope), last, choices, owner,
+                                       question_of(reply.buttons))
         if reply.document is not None and (shown is None or shown.at(len(chunks)) is None):
             await self._post(room_id, reply.document, shown, len(chunks), answering)
 
@@ -634,20 +590,6 @@ class MatrixChannel:
                                          txn=txn and f"{txn}.text")
         if shown is not None:
             await shown.put(part, posted)
-
-    async def _offer(self, room_id: str, scope: str, event_id: str, choices: list[tuple[str, str]],
-                     owner: str | None, question: str) -> None:
-        """React to the bot's own message with each choice and record what each one means, and whose it is."""
-        reactions = []
-        for emoji, _data in choices:
-            try:
-                reactions.append(await self.out.event(room_id, "m.reaction", reaction_content(event_id, emoji),
-                                                      transaction_id(event_id, "offer", emoji)))
-            except MatrixError as exc:
-                log.warning("could not offer %s under %s: %s", emoji, event_id, exc)
-        await self.choices.record(await self.engine.scope_for(scope), self.name, event_id,
-                                  {normalize_key(emoji): data for emoji, data in choices}, owner=owner,
-                                  question=question, extra={"room": room_id, "reactions": reactions}, now=self.clock())
 
     async def _room_for(self, user_id: str) -> str:
         """The user's direct room: the one they last wrote in, any other one, or a new one."""

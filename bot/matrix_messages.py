@@ -13,7 +13,7 @@ from urllib.parse import unquote
 
 from nio import ErrorResponse, Event, MatrixRoom, RoomMemberEvent
 
-from bot.replies import Button
+from bot.replies import Button, question_of
 from bot.texts import t
 
 MAX_MESSAGES = 3
@@ -147,12 +147,12 @@ def normalize_key(key: str) -> str:
 def reaction_choices(buttons: Sequence[Sequence[Button]], lang: str) -> tuple[list[tuple[str, str]], str]:
     """The reactions standing for buttons, as (emoji, data), and the line that explains them.
 
-    A rule question's yes/no row becomes 👍/👎 and needs no explanation; any other buttons
-    become numbered keycaps 1️⃣ … 🔟 with a line naming each (more than ten are left out).
+    A yes/no question's row (a rule, a profile fact) becomes 👍/👎 and needs no explanation; any
+    other buttons become numbered keycaps 1️⃣ … 🔟 with a line naming each (more than ten are left out).
     """
     rows = [tuple(row) for row in buttons if row]
-    if len(rows) == 1 and len(rows[0]) == 2 and rows[0][0].data.startswith("rule:yes:") \
-            and rows[0][1].data.startswith("rule:no:"):
+    if len(rows) == 1 and len(rows[0]) == 2 and question_of(tuple(rows)) \
+            and rows[0][0].data.split(":")[1] == "yes" and rows[0][1].data.split(":")[1] == "no":
         return [(THUMBS_UP, rows[0][0].data), (THUMBS_DOWN, rows[0][1].data)], ""
     pairs: list[tuple[str, str]] = []
     lines: list[str] = []
