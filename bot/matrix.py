@@ -120,7 +120,7 @@ def _shown_with_bang(preview: LivePreview[str] | None) -> OnText | None:
 
 def bang(text: str) -> str:
     """A bot text as Matrix shows it: its commands written with '!' (clients keep '/…' for themselves)."""
-    return with_bang_commands(text, COMMANDS)
+    return with_bang_commands(text, (*COMMANDS, "pair"))  # /pair is the admins' command beside the others
 
 
 # --- the channel ------------------------------------------------------------------------------------

@@ -25,6 +25,7 @@ from nio import (
 
 from bot import ops
 from bot.llm import ToolCall
+from bot.matrix import bang
 from bot.matrix_keys import UNREADABLE_AFTER
 from bot.matrix_messages import transaction_id, with_bang_commands
 from bot.matrix_rooms import Received, Route, from_inbox, inbox_payload, still_encrypted
@@ -46,6 +47,7 @@ def test_command_names_are_written_with_an_exclamation_mark() -> None:
     text = "Mit /help siehst du alles (/forget 3); /people. Nicht: https://x.org/help, /helper, a/help, ~/forget"
     assert with_bang_commands(text, names) == \
         "Mit !help siehst du alles (!forget 3); !people. Nicht: https://x.org/help, /helper, a/help, ~/forget"
+    assert bang(t("de", "pair_usage")).startswith("!pair – offene Anfragen, !pair CODE – freischalten")
 
 
 def test_a_transaction_id_follows_from_what_is_answered() -> None:
