@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 # A pinned CPU build of torch; an unpinned one pulls several GB of CUDA libraries.
 TORCH ?= torch==2.13.0
 
-.PHONY: run console test bench clean
+.PHONY: run console lint test bench clean
 
 $(VENV)/.base: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -23,6 +23,11 @@ run: $(VENV)/.base
 
 console: $(VENV)/.base
 	$(VENV)/bin/mnemo console
+
+# ruff (the rule set in pyproject.toml) and mypy on the packages; any finding fails.
+lint: $(VENV)/.test
+	$(VENV)/bin/ruff check bot memory scheduler
+	$(VENV)/bin/mypy bot memory scheduler
 
 test: $(VENV)/.test
 	$(PY) -m pytest -q

@@ -9,7 +9,8 @@ clean run answers and learns what is left and stops with SIGTERM. Then it counts
 - lost: user messages sent but not in the `messages` table exactly once,
 - unanswered / doubled: messages with no reply / more than one reply message in the chat (the scripted
   model starts every reply with the token of the message it answers; the fake shows each message's final
-  text, so a streamed preview edited into the reply counts once),
+  text, so a streamed preview edited into the reply counts once); a /writediary is answered by its entry, or,
+  when a kill cut it off while it ran, by one sentence saying so (it never runs twice),
 - index problems: items without their document, vector or full-text entries, or the reverse
   (`memory.integrity.check`), and secrets in the child's logs.
 
@@ -37,6 +38,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bot.texts import t  # noqa: E402
 from memory import integrity  # noqa: E402
 from memory.embedder import make_embedder  # noqa: E402
 from memory.store import MemoryStore  # noqa: E402
@@ -48,6 +50,7 @@ API_KEY = "sk-crash-bench-secret-key-5b1c"
 FAKE_EMBEDDER = "tests.fakes.embedder:FakeEmbedder"
 TAG = re.compile(r"\bQ\d{5}\b")
 DIARY_COMMAND = "/writediary"
+INTERRUPTED = t("de", "command_interrupted")  # a /writediary that a kill cut off answers this, never runs twice
 
 SENTENCES = [
     "Ich trinke morgens am liebsten schwarzen Kaffee.", "Meine Schwester Miriam arbeitet im Krankenhaus.",
@@ -166,6 +169,7 @@ class Report:
     doubled: int = 0
     commands_unanswered: int = 0
     commands_doubled: int = 0
+    commands_interrupted: int = 0  # /writediary cut off by a kill while it ran: told so, not run again
     unattributed_replies: int = 0
     unhandled_updates: int = 0
     index_problems: int = 0
@@ -347,7 +351,7 @@ def reply_tags(tg: FakeTelegram) -> tuple[Counter[str], Counter[int], int]:
         found = TAG.findall(text)
         if found:
             tags.update(found[:1])
-        elif text.startswith("📔"):
+        elif text.startswith("📔") or text == INTERRUPTED:  # a /writediary's answer, or that a kill cut it off
             diaries[int(sent["chat_id"])] += 1
         else:
             untagged += 1
@@ -408,6 +412,7 @@ async def verify(data_dir: Path, tg: FakeTelegram, flows: list[Flow], embedder: 
     report.problems += [f"{t} answered {tags[t]} times" for t in sorted(wanted) if tags[t] != 1][:20]
     asked = Counter(f.user for f in flows for t in f.texts if t == DIARY_COMMAND)
     report.commands_unanswered = sum(max(0, n - diaries[u]) for u, n in asked.items())
+    report.commands_interrupted = sum(1 for sent in tg.sent if tg.messages[sent["message_id"]].get("text") == INTERRUPTED)
     report.commands_doubled = sum(max(0, diaries[u] - asked[u]) for u in set(asked) | set(diaries))
     report.doubled_outside_window += sum(max(0, diaries[u] - asked[u]) for u in set(asked) | set(diaries)
                                          if not report.window_updates.intersection(updates.diary.get(u, [])))

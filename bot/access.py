@@ -5,10 +5,11 @@ an unknown user (a pairing code, a refusal, or silence), and offers its admins `
 """
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
@@ -21,6 +22,8 @@ from memory.errors import Expired, NotFound
 log = logging.getLogger(__name__)
 
 UnknownUsers = Literal["pair", "refuse", "silent"]
+Welcome = Callable[[ApprovedUser], Awaitable[None]]
+WELCOME_EVERY = 3.0  # seconds between looks for users approved by `mnemo pair approve` (another process)
 
 
 @dataclass(frozen=True)
@@ -69,6 +72,9 @@ class Access:
         self.lang = lang
         self.clock = clock
         self._refused = RecentIds()
+        self.channel: str | None = None  # set while the channel runs: its users approved in a chat are welcomed there
+        self.welcome_every = WELCOME_EVERY
+        self._welcoming: asyncio.Task[None] | None = None
 
     async def allows(self, user_id: str) -> bool:
         """Whether the user is on the settings allowlist or was approved by pairing code (and not revoked)."""
@@ -114,12 +120,41 @@ class Access:
     async def approve(self, code: str, by: str) -> AdminAnswer:
         """Approve a pairing code; the answer says whom, or why not."""
         try:
-            user = await self.store.approve(code, by, self.clock())
+            user = await self.store.approve(code, by, self.clock(), welcomed_on=self.channel)
         except NotFound:
             return AdminAnswer(t(self.lang, "pair_unknown", what=normalize_code(code)))
         except Expired:
             return AdminAnswer(t(self.lang, "pair_expired", code=normalize_code(code)))
         return AdminAnswer(t(self.lang, "pair_approved", user=user.user_id, name=user.display_name or "?"), user)
+
+    async def welcome_approved(self, welcome: Welcome) -> int:
+        """Welcome, once, each user of the running channel approved elsewhere since the last look; how many."""
+        if self.channel is None:
+            return 0
+        users = await self.store.claim_welcomes(self.channel, self.clock())
+        for user in users:
+            await welcome(user)
+        return len(users)
+
+    def start_welcoming(self, channel: str, welcome: Welcome) -> None:
+        """While the channel runs, welcome its users approved from the command line (looked for every few seconds)."""
+        self.channel = channel
+        self._welcoming = asyncio.create_task(self._keep_welcoming(welcome), name=f"{channel}-welcomes")
+
+    async def stop_welcoming(self) -> None:
+        """Stop looking for approved users to welcome."""
+        task, self._welcoming = self._welcoming, None
+        if task is not None:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+
+    async def _keep_welcoming(self, welcome: Welcome) -> None:
+        while True:
+            try:
+                await self.welcome_approved(welcome)
+            except Exception:  # a failing look must not end the loop; the next one tries again
+                log.exception("welcoming users approved on %s failed", self.channel)
+            await asyncio.sleep(self.welcome_every)
 
     async def revoke(self, user_id: str, by: str) -> str:
         """Revoke an approved user; the answer says so, or why not."""
@@ -139,16 +174,20 @@ def describe_pending(requests: Sequence[PairingRequest], lang: str, now: float) 
     return "\n".join([t(lang, "pair_list_head"), *lines])
 
 
-def describe_approved(users: Sequence[ApprovedUser]) -> str:
-    """Approved users, one a line: id, name, when and by whom (and when revoked)."""
+def describe_approved(users: Sequence[ApprovedUser], lang: str) -> str:
+    """Approved users under a heading, one a line: id, name, when and by whom (and when revoked)."""
     def when(stamp: float) -> str:
-        return datetime.fromtimestamp(stamp).strftime("%Y-%m-%d %H:%M")
+        return datetime.fromtimestamp(stamp).strftime("%d.%m.%Y %H:%M" if lang == "de" else "%Y-%m-%d %H:%M")
 
-    return "\n".join(
-        f"{u.user_id}  {u.display_name}  approved {when(u.approved_at)} by {u.approved_by}"
-        + (f", revoked {when(u.revoked_at)} by {u.revoked_by}" if u.revoked_at is not None else "")
-        for u in users
-    )
+    def who(by: str | None) -> str:
+        return t(lang, "pair_by_cli") if by == "cli" else str(by)
+
+    lines = [t(lang, "pair_list_approved", user=u.user_id, name=u.display_name, when=when(u.approved_at),
+               by=who(u.approved_by))
+             + (t(lang, "pair_list_revoked", when=when(u.revoked_at), by=who(u.revoked_by))
+                if u.revoked_at is not None else "")
+             for u in users]
+    return "\n".join([t(lang, "pair_list_approved_head"), *lines])
 
 
 async def run_pair(store: AccessStore, action: str, value: str | None, lang: str, now: float) -> tuple[int, str]:
@@ -163,5 +202,5 @@ async def run_pair(store: AccessStore, action: str, value: str | None, lang: str
     if action == "list":
         approved = await store.approved(with_revoked=True)
         listing = describe_pending(await store.pending(now), lang, now)
-        return 0, listing + (f"\n\n{describe_approved(approved)}" if approved else "")
+        return 0, listing + (f"\n\n{describe_approved(approved, lang)}" if approved else "")
     return 2, t(lang, "pair_usage")

@@ -276,7 +276,7 @@ async def complete_text(
     llm: LLM, messages: Sequence[ChatMessage], system: Sequence[SystemBlock], max_tokens: int,
     retries: int = EMPTY_RETRIES,
 ) -> Completion:
-    """Ask the model; an empty answer (a reasoning model that spent its budget thinking) is retried with double budget."""
+    """Ask the model; an empty answer (a reasoning model that spent its budget thinking) is retried, budget doubled."""
     budget = max_tokens
     for attempt in range(retries + 1):
         reply = await llm.complete(messages, system=system, max_tokens=budget)

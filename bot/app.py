@@ -5,17 +5,17 @@ import asyncio
 import contextlib
 import logging
 import signal
-from typing import AsyncIterator
+from collections.abc import AsyncIterator
 
-from bot.channel import Messenger
 from bot.background import ChannelSender, LLMWriter, Pushes
+from bot.channel import Messenger
 from bot.commands import Commands
 from bot.engine import Engine, EngineConfig
 from bot.errors import ConfigError, LLMError
 from bot.llm import LLM
 from bot.llm_factory import make_llm
-from bot.metering import MeteredLLM
 from bot.matrix import MatrixChannel, MatrixConfig
+from bot.metering import MeteredLLM
 from bot.settings import Settings
 from bot.telegram import TelegramChannel, TelegramConfig
 from bot.texts import t
@@ -158,7 +158,7 @@ async def main(settings: Settings) -> None:
         commands = Commands(engine)
         messengers = build_channels(settings, engine, commands)
         run_console = "console" in settings.active_channels or not messengers
-        console = ConsoleChannel(engine, commands=commands.run) if run_console else None
+        console = ConsoleChannel(engine, commands=commands) if run_console else None
         routes: dict[str, Pushes] = {m.name: m for m in messengers}
         if console is not None:
             routes["console"] = console

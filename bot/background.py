@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import logging
-from typing import Mapping, Protocol, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Protocol
 
 from bot.llm import LLM, ChatMessage, SystemBlock
 from bot.replies import Button
@@ -61,7 +62,8 @@ class ChannelSender:
             return False
         try:
             if buttons:
-                await channel.send(scope.user_id, text, [[Button(label, data) for label, data in row] for row in buttons])
+                rows = [[Button(label, data) for label, data in row] for row in buttons]
+                await channel.send(scope.user_id, text, rows)
             else:
                 await channel.send(scope.user_id, text)
         except RetryLater:

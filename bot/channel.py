@@ -1,7 +1,8 @@
 """The Messenger port: what the scheduler and the app need from every channel."""
 from __future__ import annotations
 
-from typing import Protocol, Sequence
+from collections.abc import Sequence
+from typing import Protocol
 
 from bot.engine import Button
 

@@ -3,9 +3,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import sys
-
 from typing import TYPE_CHECKING
 
 from bot.errors import BotError
@@ -14,13 +12,16 @@ from memory.errors import MemoryStoreError
 if TYPE_CHECKING:
     from bot.settings import Settings
 
+LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     """Read the command line."""
     parser = argparse.ArgumentParser(prog="mnemo", description="A companion with a long-term memory.")
     parser.add_argument("--env-file", default=".env", help="settings file (default: .env)")
-    parser.add_argument("--log-level", default=os.environ.get("MNEMO_LOG_LEVEL", "WARNING"),
-                        help="DEBUG, INFO, WARNING (default; or MNEMO_LOG_LEVEL), ERROR")
+    parser.add_argument("--log-level", type=str.upper, choices=LEVELS,
+                        help="DEBUG, INFO, WARNING, ERROR (default: MNEMO_LOG_LEVEL from the environment or the "
+                             "env file, else WARNING)")
     sub = parser.add_subparsers(dest="command")
     sub.add_parser("run", help="run the configured channels (default)")
     sub.add_parser("console", help="chat in the terminal")
@@ -46,7 +47,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def _pair_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+def _pair_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """The `pair` subcommand: list, approve and revoke pairing requests of unknown messenger users."""
     p = sub.add_parser("pair", help="list, approve or revoke messenger users who asked to talk (pairing codes)")
     actions = p.add_subparsers(dest="action", required=True)
@@ -57,14 +58,14 @@ def _pair_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> 
     revoke.add_argument("user", help="user id as stored, e.g. tg:123456 or @anna:example.org")
 
 
-def _companion_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+def _companion_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """The `companion` subcommand: create a companion (its personality written once) or list them."""
     from bot.persona import add_parser
 
     add_parser(sub)
 
 
-def _analyse_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
+def _analyse_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """The `analyse` subcommand: a second model's outside view of the transcripts."""
     from datetime import date
     from pathlib import Path
@@ -88,11 +89,11 @@ def _analyse_parser(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") 
     p.add_argument("--delete", metavar="NAME", help="delete a saved report")
 
 
-async def undo(settings: "Settings", user_id: str) -> int:
+async def undo(settings: Settings, user_id: str) -> int:
     """Revert the newest processing of one user and print what changed."""
     from memory.embedder import make_embedder
     from memory.store import MemoryStore
-    from memory.undo import undo_latest
+    from memory.undo import is_final, undo_latest
 
     store = await MemoryStore.open(settings.data_dir, make_embedder(settings.embedding_model))
     try:
@@ -103,12 +104,16 @@ async def undo(settings: "Settings", user_id: str) -> int:
     if not entries:
         print("nothing to undo")
         return 1
-    for e in entries:
+    restored = [e for e in entries if not is_final(e)]
+    if not restored:
+        print(f"forgotten for good, nothing to restore ({entries[0].processing_id})")
+        return 1
+    for e in restored:
         print(f"undone: {e.action} {e.item_type} #{e.item_id} ({e.processing_id})")
     return 0
 
 
-async def _doctor(settings: "Settings", args: argparse.Namespace) -> int:
+async def _doctor(settings: Settings, args: argparse.Namespace) -> int:
     from bot import ops
 
     checks = await ops.doctor(settings, check_model=not args.no_model)
@@ -116,7 +121,7 @@ async def _doctor(settings: "Settings", args: argparse.Namespace) -> int:
     return 0 if all(c.ok for c in checks) else 1
 
 
-async def _backup(settings: "Settings", args: argparse.Namespace) -> int:
+async def _backup(settings: Settings, args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from bot import ops
@@ -125,7 +130,7 @@ async def _backup(settings: "Settings", args: argparse.Namespace) -> int:
     return 0
 
 
-async def _migrate(settings: "Settings", args: argparse.Namespace) -> int:
+async def _migrate(settings: Settings, args: argparse.Namespace) -> int:
     from bot import ops
 
     todo = await ops.migration_plan(settings)
@@ -133,7 +138,7 @@ async def _migrate(settings: "Settings", args: argparse.Namespace) -> int:
     return 0
 
 
-async def _stats(settings: "Settings", args: argparse.Namespace) -> int:
+async def _stats(settings: Settings, args: argparse.Namespace) -> int:
     from bot import ops
 
     for row in await ops.stats(settings):
@@ -142,7 +147,7 @@ async def _stats(settings: "Settings", args: argparse.Namespace) -> int:
     return 0
 
 
-async def _export(settings: "Settings", args: argparse.Namespace) -> int:
+async def _export(settings: Settings, args: argparse.Namespace) -> int:
     import json
 
     from bot import ops
@@ -156,7 +161,7 @@ async def _export(settings: "Settings", args: argparse.Namespace) -> int:
     return 0
 
 
-async def _import(settings: "Settings", args: argparse.Namespace) -> int:
+async def _import(settings: Settings, args: argparse.Namespace) -> int:
     import json
 
     from bot import ops
@@ -168,19 +173,19 @@ async def _import(settings: "Settings", args: argparse.Namespace) -> int:
     return 0
 
 
-async def _analyse(settings: "Settings", args: argparse.Namespace) -> int:
+async def _analyse(settings: Settings, args: argparse.Namespace) -> int:
     from bot import analysis
 
     return await analysis.run_command(settings, args)
 
 
-async def _companion(settings: "Settings", args: argparse.Namespace) -> int:
+async def _companion(settings: Settings, args: argparse.Namespace) -> int:
     from bot import persona
 
     return await persona.run_command(settings, args)
 
 
-async def _pair(settings: "Settings", args: argparse.Namespace) -> int:
+async def _pair(settings: Settings, args: argparse.Namespace) -> int:
     import time
 
     from bot.access import run_pair
@@ -200,7 +205,7 @@ async def _pair(settings: "Settings", args: argparse.Namespace) -> int:
     return code
 
 
-async def _reindex(settings: "Settings", args: argparse.Namespace) -> int:
+async def _reindex(settings: Settings, args: argparse.Namespace) -> int:
     from memory.db import Database
     from memory.embedder import make_embedder
     from memory.reindex import reindex
@@ -238,10 +243,10 @@ def main(argv: list[str] | None = None) -> int:
     from bot import logs
     from bot.settings import load_settings
 
-    logs.install(args.log_level)
+    logs.install(args.log_level or "WARNING")  # until the settings are read
     try:
         settings = load_settings(args.env_file)
-        logs.install(args.log_level, secrets=settings.secrets())
+        logs.install(args.log_level or settings.log_level, secrets=settings.secrets())
         if args.command == "undo":
             return asyncio.run(undo(settings, args.user))
         if args.command in OPS:

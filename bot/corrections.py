@@ -4,9 +4,11 @@ from __future__ import annotations
 import logging
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
+from bot import forgetting
 from bot.errors import LLMBadOutput
 from bot.llm import LLM, ChatMessage, SystemBlock
 from bot.prompt import clip
@@ -108,7 +110,16 @@ async def correct(
             changes.append(await _apply(store, scope, item, action, text, forget, processing, user_text))
         except NotFound:
             log.info("correction target %s vanished meanwhile", item)
+    if changes:
+        await forgetting.forget(store, llm, scope, forgotten_by(changes), processing=processing, reason=user_text,
+                                final=False)
     return changes
+
+
+def forgotten_by(changes: Sequence[Change]) -> forgetting.Forgotten:
+    """What the copies must lose after these changes: the old texts; a rewrite's new text may stay."""
+    return forgetting.Forgotten(facts=tuple(c.old for c in changes),
+                                instead=tuple(c.new for c in changes if c.new))
 
 
 async def _apply(

@@ -6,9 +6,9 @@ import logging
 import re
 import time
 import traceback
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Awaitable, Callable, Sequence
 from zoneinfo import ZoneInfo
 
 from bot import extraction, summary
@@ -23,13 +23,13 @@ from bot.reminders import ReminderRequests
 from bot.replies import Button, Document, Incoming, Reply  # noqa: F401  (channels import them from here too)
 from bot.safety import signals_crisis
 from bot.streaming import preview_text
-from bot.texts import crisis_help, t
+from bot.texts import crisis_help, profile_key, t
 from bot.tools import SAFE_TOOLS, TOOLS, recall_window, run_tool, transcript_lines
 from bot.why import asks_why, explain
+from memory.access import is_group_scope
 from memory.admission import Thresholds
 from memory.embedder import calibration
 from memory.errors import NotFound
-from memory.access import is_group_scope
 from memory.models import LearnedRule, Message, Scope, Source
 from memory.store import MemoryStore
 from scheduler.budget import TokenBudget
@@ -41,6 +41,8 @@ MAX_TOOL_ROUNDS = 4
 MAX_BUBBLES = 3
 QUESTION = "question"  # the scope_state key of the open yes/no question
 QUESTION_HOURS = 24.0  # an unanswered question is dropped after this long
+CRISIS_SCAN_CHARS = 20_000  # how much of a (maybe oversized) message is searched for signs of crisis
+CRISIS_MEMORY_SECONDS = 3 * 86400.0  # a message the companion sends on its own this soon after a crisis is careful
 
 
 @dataclass(frozen=True)
@@ -51,15 +53,17 @@ class OpenQuestion:
     item_id: int
     asked_at: float
     owner: str | None = None  # who was asked (in a group, only they may answer)
+    number: int = 0  # the person's own number of the rule or fact, which its buttons carry
 
     @property
     def key(self) -> str:
-        """The question's name in buttons and choices ('rule:12')."""
-        return f"{self.kind}:{self.item_id}"
+        """The question's name in buttons and choices ('rule:3', by the person's own number)."""
+        return f"{self.kind}:{self.number}"
 
     def as_dict(self) -> dict[str, object]:
         """The question as JSON-ready data for the scope's state."""
-        return {"kind": self.kind, "item_id": self.item_id, "asked_at": self.asked_at, "owner": self.owner}
+        return {"kind": self.kind, "item_id": self.item_id, "asked_at": self.asked_at, "owner": self.owner,
+                "number": self.number}
 
 
 def question_expired(asked_at: float, now: float, hours: float = QUESTION_HOURS) -> bool:
@@ -110,9 +114,9 @@ def asks_about_diary(text: str) -> bool:
     return bool(_DIARY_QUESTION.search(text))
 
 
-def rule_buttons(rule_id: int, lang: str) -> tuple[Button, ...]:
-    """The yes/no buttons under a rule question."""
-    return (Button(t(lang, "yes"), f"rule:yes:{rule_id}"), Button(t(lang, "no"), f"rule:no:{rule_id}"))
+def rule_buttons(number: int, lang: str) -> tuple[Button, ...]:
+    """The yes/no buttons under a rule question, by the user's own number of the rule."""
+    return (Button(t(lang, "yes"), f"rule:yes:{number}"), Button(t(lang, "no"), f"rule:no:{number}"))
 
 
 def split_bubbles(text: str, limit: int = MAX_BUBBLES) -> tuple[str, ...]:
@@ -139,6 +143,11 @@ def check_input(text: str, limit: int) -> str | None:
     return None
 
 
+def own_words(text: str, group: bool) -> str:
+    """What the sender typed: in a group the channel puts their name in front ('Anna: ja')."""
+    return text.split(": ", 1)[1] if group and ": " in text else text
+
+
 def _closing(reply: Reply, turn: Turn) -> Reply:
     """The reply with the questions this turn dropped or replaced added to what it closes."""
     closes = tuple(dict.fromkeys((*turn.closes, *reply.closes)))
@@ -146,7 +155,7 @@ def _closing(reply: Reply, turn: Turn) -> Reply:
 
 
 def heard_text(ctx: PromptContext, system: Sequence[SystemBlock], messages: Sequence[ChatMessage]) -> str:
-    """Everything the model is given for this turn, raw and as sent: the user's words, the earlier messages, the memory."""
+    """Everything the model is given for this turn, raw and as sent: the user's words, earlier messages, memory."""
     raw = [ctx.user_text] + [m.text for m in ctx.window] + [m.text for m in ctx.pinned]
     return "\n".join(raw + [b.text for b in system] + [m.content for m in messages])
 
@@ -200,14 +209,17 @@ class Engine:
         while the model writes its final answer (never in a crisis: that answer arrives whole).
         """
         lang = self.config.language
+        crisis = signals_crisis(incoming.text[:CRISIS_SCAN_CHARS])
         problem = check_input(incoming.text, self.config.max_message_chars)
         if problem:
-            return Reply((t(lang, problem, size=len(incoming.text), limit=self.config.max_message_chars),), failed=True)
+            refusal = t(lang, problem, size=len(incoming.text), limit=self.config.max_message_chars)
+            help_lines = (crisis_help(self.config.crisis_country, lang),) if crisis else ()
+            return Reply(help_lines + (refusal,), failed=True)  # too long, but never without help in a crisis
         scope = await self.scope_for(incoming.user_id)
         message = await self._logged_before(scope, incoming)
         if message is not None and await self._answered(scope, incoming):
             return None
-        if message is None and (verdict := self.limiter.check(incoming.user_id)) != "pass":
+        if message is None and not crisis and (verdict := self.limiter.check(incoming.user_id)) != "pass":
             log.info("rate limit: message from %s neither read nor stored", incoming.user_id)
             return Reply((t(lang, "rate_limited"),) if verdict == "tell" else (), failed=True)
         previous = await self.store.messages.last_user_message(scope, before_id=message.id if message else None)
@@ -216,8 +228,7 @@ class Engine:
                 scope, "user", incoming.text, channel=incoming.channel,
                 channel_message_id=incoming.channel_message_id, created_at=self.clock(),
             )
-        turn = Turn(scope, incoming, message.id, previous.created_at.timestamp() if previous else None,
-                    signals_crisis(incoming.text))
+        turn = Turn(scope, incoming, message.id, previous.created_at.timestamp() if previous else None, crisis)
         self._proposed.pop(scope.id, None)
         if turn.crisis:  # crisis first, always: no open question, reminder or correction takes this message
             return await self._crisis(turn)
@@ -252,7 +263,7 @@ class Engine:
         question = await self.open_question(turn.scope, turn)
         if question is None:
             return None
-        verdict = yes_or_no(turn.incoming.text)
+        verdict = yes_or_no(own_words(turn.incoming.text, is_group_scope(turn.scope.user_id)))
         if verdict is None or not self._may_decide(turn, question):
             return None
         text = await self._decide(turn.scope, question, verdict, turn.incoming.text)
@@ -275,7 +286,9 @@ class Engine:
                                                  reason=reason)
             return t(lang, "rule_saved", rule=rule.text) if verdict == "yes" else t(lang, "rule_dropped")
         fact = await self.store.profile.decide(scope, question.item_id, verdict == "yes")
-        return t(lang, "profile_saved", fact=f"{fact.key}: {fact.value}") if verdict == "yes" else t(lang, "rule_dropped")
+        if verdict == "no":
+            return t(lang, "rule_dropped")
+        return t(lang, "profile_saved", fact=f"{profile_key(fact.key, lang)}: {fact.value}")
 
     async def open_question(self, scope: Scope, turn: Turn | None = None) -> OpenQuestion | None:
         """The yes/no question waiting for an answer; one that expired or was decided elsewhere is dropped
@@ -342,8 +355,9 @@ class Engine:
     async def _conversation(self, turn: Turn, on_progress: OnText | None) -> Reply:
         """An ordinary message: corrections, the model's answer, then a new question if one came up."""
         lang, scope, text_in = self.config.language, turn.scope, turn.incoming.text
-        objection = turn.incoming.may_decide and looks_like_correction(text_in)
-        changes = await self._correct(scope, text_in, turn.message_id) if objection else []
+        objection = looks_like_correction(text_in)
+        may_change = turn.incoming.may_decide  # in a group only an admin's words correct the group's memory
+        changes = await self._correct(scope, text_in, turn.message_id) if objection and may_change else []
         extra: tuple[str, ...] = (f"You just corrected your memory because of this message:\n"
                                   f"{describe(changes, 'en')}\nSay briefly what you changed.",) if changes else ()
         if asks_about_diary(text_in):
@@ -360,18 +374,29 @@ class Engine:
         topic = await self.store.state.pop(scope, "due_topic")
         if topic is not None and topic_raised(text, topic["text"]):
             await self.store.topics.set_status(scope, int(topic["id"]), "raised")
-        bubbles = split_bubbles(text) or (t(lang, "empty"),)
-        await self._log_reply(scope, turn.incoming, "\n\n".join(bubbles))
+        reply = await self._with_question(turn, split_bubbles(text) or (t(lang, "empty"),))
+        await self._log_reply(scope, turn.incoming, "\n\n".join(reply.bubbles))  # with its question, for a replay
         self._after_reply(scope)
-        return await self._with_question(turn, bubbles)
+        return reply
 
     async def earlier_reply(self, incoming: Incoming) -> Reply | None:
-        """The reply recorded for a message answered before, to deliver it again after a crash; None if none."""
+        """The reply recorded for a message answered before, to deliver it again after a crash; None if none.
+
+        When that reply asked the question that is still open, its buttons come with it again.
+        """
         if incoming.channel_message_id is None:
             return None
         scope = await self.scope_for(incoming.user_id)
         recorded = await self.store.messages.reply_to(scope, incoming.channel, incoming.channel_message_id)
-        return Reply(split_bubbles(recorded.text) or (recorded.text,)) if recorded else None
+        if recorded is None:
+            return None
+        reply = Reply(split_bubbles(recorded.text) or (recorded.text,))
+        question = await self.open_question(scope)
+        if question is not None:
+            text, buttons = await self._asking(scope, question)
+            if recorded.text.endswith(text):
+                reply = replace(reply, buttons=(buttons,))
+        return reply
 
     async def _logged_before(self, scope: Scope, incoming: Incoming) -> Message | None:
         """The user message logged earlier under this channel id, if any."""
@@ -395,33 +420,52 @@ class Engine:
         A new rule replaces an open question (whose buttons go); a profile fact is asked only while no
         question is open, so a question is never asked again on every reply.
         """
-        lang, scope = self.config.language, turn.scope
+        scope = turn.scope
         rule = self._proposed.pop(scope.id, None)
         open_now = await self.open_question(scope, turn)
-        owner = turn.incoming.sender or turn.incoming.user_id
+        # Who may answer: the one who asked; a group member who is no admin cannot, so then any admin may.
+        owner = (turn.incoming.sender or turn.incoming.user_id) if turn.incoming.may_decide else None
         if rule is not None:
             if open_now is not None:
                 await self.store.state.pop(scope, QUESTION)
                 turn.closes.append(open_now.key)
-            question = OpenQuestion("rule", rule.id, self.clock(), owner)
-            text, buttons = t(lang, "rule_question", rule=rule.text), rule_buttons(rule.id, lang)
+            number = await self.store.numbers.of(scope, "rule", rule.id)
+            question = OpenQuestion("rule", rule.id, self.clock(), owner, number)
         elif open_now is None and turn.incoming.may_decide and (fact := await self.store.profile.pending(scope)):
-            question = OpenQuestion("profile", fact.id, self.clock(), owner)
-            text = t(lang, "profile_question", fact=f"{fact.key}: {fact.value}")
-            buttons = (Button(t(lang, "yes"), f"profile:yes:{fact.id}"), Button(t(lang, "no"), f"profile:no:{fact.id}"))
+            question = OpenQuestion("profile", fact.id, self.clock(), owner,
+                                    await self.store.numbers.of(scope, "profile", fact.id))
         else:
             return Reply(bubbles)
+        text, buttons = await self._asking(scope, question)
         await self.store.state.put(scope, QUESTION, question.as_dict(), self.clock())
         return Reply(split_bubbles("\n\n".join(bubbles) + "\n\n" + text), buttons=(buttons,))
+
+    async def _asking(self, scope: Scope, question: OpenQuestion) -> tuple[str, tuple[Button, ...]]:
+        """The sentence that asks a question and its yes/no buttons (by the person's own number)."""
+        lang, number = self.config.language, question.number
+        if question.kind == "rule":
+            rule = await self.store.rules.get(scope, question.item_id)
+            return t(lang, "rule_question", rule=rule.text), rule_buttons(number, lang)
+        fact = await self.store.profile.pending_fact(scope, question.item_id)
+        text = t(lang, "profile_question", fact=f"{profile_key(fact.key, lang)}: {fact.value}")
+        return text, (Button(t(lang, "yes"), f"profile:yes:{number}"), Button(t(lang, "no"), f"profile:no:{number}"))
 
     async def compose_proactive(self, scope: Scope, reason: str, detail: str) -> str:
         """Write a message the companion sends on its own, with the normal prompt plus the reason."""
         last = await self.store.messages.last_user_message(scope)
-        ctx = await self._context(scope, detail or reason, 1 << 62, last.created_at.timestamp() if last else None)
-        ctx = replace(ctx, user_text="", proactive=f"{reason}: {detail}", crisis_notice="")
+        careful = await self._crisis_lately(scope)
+        ctx = await self._context(scope, detail or reason, 1 << 62, last.created_at.timestamp() if last else None,
+                                  crisis=careful)
+        ctx = replace(ctx, user_text="", proactive=f"{reason}: {detail}")
         system, messages = build_prompt(ctx)
         completion = await self.chat.complete(messages, system=system, tools=None)
         return split_markers(completion.text)[0]
+
+    async def _crisis_lately(self, scope: Scope) -> bool:
+        """Whether the person showed signs of crisis in the last days (a check-in then speaks with the safety rules)."""
+        since = self.clock() - CRISIS_MEMORY_SECONDS
+        recent = await self.store.messages.recent(scope, 40)
+        return any(m.role == "user" and m.created_at.timestamp() >= since and signals_crisis(m.text) for m in recent)
 
     async def _diary_facts(self, scope: Scope) -> str:
         """What the database says about the diary, so the answer does not depend on a lookup."""
@@ -439,7 +483,8 @@ class Engine:
     async def _correct(self, scope: Scope, text: str, message_id: int) -> list[Change]:
         """Run the correction judge; a failing judge changes nothing."""
         try:
-            return await correct(self.store, self.background, scope, text, await self._previous_reply(scope, message_id))
+            previous = await self._previous_reply(scope, message_id)
+            return await correct(self.store, self.background, scope, text, previous)
         except LLMError as exc:
             log.warning("correction judge failed; nothing changed: %s", exc)
             return []

@@ -1,4 +1,4 @@
-"""After a reply: pull facts about the user, the people in their life and the content of the talk out of the new messages.
+"""After a reply: pull facts about the user, the people in their life and the talk's content out of the new messages.
 
 Every new note passes admission control first (`memory.admission`): small talk and repeats are dropped
 and counted, and a note that contradicts a stored one replaces it through the correction flow.
@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import logging
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any, Sequence
+from typing import Any
 
 from bot.errors import LLMBadOutput
 from bot.llm import LLM, ChatMessage, SystemBlock

@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Literal, Protocol, Sequence
+from typing import Any, Literal, Protocol
 
 from bot.errors import LLMBadOutput
 

@@ -56,7 +56,7 @@ class AnthropicChat:
         max_tokens: int = 1024,
         on_text: OnText | None = None,
     ) -> Completion:
-        """Answer the conversation; with json_schema, the system prompt asks for JSON of that schema; with on_text, stream."""
+        """Answer the conversation; with json_schema the system prompt asks for that JSON; with on_text, stream."""
         request: dict[str, Any] = {
             "model": self.model,
             "messages": messages_to_wire(messages),

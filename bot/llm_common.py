@@ -22,7 +22,8 @@ Sleep = Callable[[float], Awaitable[Any]]
 MAX_RETRY_AFTER = 30.0
 
 
-def sdk_error(sdk: ModuleType, exc: Exception, where: str, timeout: float, secret: str | None, attempt: int) -> LLMError:
+def sdk_error(sdk: ModuleType, exc: Exception, where: str, timeout: float, secret: str | None,
+              attempt: int) -> LLMError:
     """The LLMError for an error of the openai or anthropic SDK (same class names) after `attempt` tries."""
     if isinstance(exc, httpx.TransportError):  # a stream that broke off after the response began
         return LLMUnavailable(f"{where} broke off while answering: {exc!r} (attempt {attempt})")

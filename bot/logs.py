@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import logging
 import sys
-from typing import Iterable
+from collections.abc import Iterable
 
 
 class LineFormatter(logging.Formatter):
@@ -15,7 +15,8 @@ class LineFormatter(logging.Formatter):
 
     def format(self, record: logging.LogRecord) -> str:
         """Render one record as a single masked line."""
-        line = f"{self.formatTime(record, '%Y-%m-%dT%H:%M:%S')} {record.levelname.lower()} {record.name}: {record.getMessage()}"
+        line = (f"{self.formatTime(record, '%Y-%m-%dT%H:%M:%S')} {record.levelname.lower()} {record.name}: "
+                f"{record.getMessage()}")
         if record.exc_info:
             line += " | " + self.formatException(record.exc_info).replace("\n", "\\n")
         for secret in self.secrets:

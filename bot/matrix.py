@@ -218,12 +218,14 @@ class MatrixChannel:
             await self.client.close()
             raise
         self._task = asyncio.create_task(self._run(), name="matrix-sync")
+        self.access.start_welcoming(self.name, self._welcome)  # users approved by `mnemo pair approve`
         log.info("matrix channel running as %s (device %s, encryption %s)", self.me, self.client.device_id,
                  "on" if self.client.olm is not None else "off")
 
     async def stop(self) -> None:
         """Let the events in hand be answered (for a while), stop syncing and close the connection."""
         self._stopping = True
+        await self.access.stop_welcoming()
         try:
             await asyncio.wait_for(self._idle.wait(), STOP_GRACE)
         except TimeoutError:
@@ -480,7 +482,7 @@ class MatrixChannel:
         return True
 
     async def _welcome(self, user: ApprovedUser) -> None:
-        """Tell a user approved from the chat that they can write now."""
+        """Tell an approved user (from a chat or the command line) that they can write now."""
         if user.channel != self.name:
             return
         try:
@@ -504,9 +506,7 @@ class MatrixChannel:
             return
         if choice.owner not in (None, event.sender):
             log.info("reaction of %s on %s, which %s was asked: refused", event.sender, event.reacts_to, choice.owner)
-            name = self.rooms.sender_name(room, choice.owner)
-            await self._say(room.room_id, t(self.lang, "choice_not_yours", name=name),
-                            txn=transaction_id(event.event_id, "refused"))
+            await self._say(room.room_id, t(self.lang, "choice_not_yours"), txn=transaction_id(event.event_id, "refused"))
             return
         admin = route.kind != "group" or self.access.is_admin(event.sender)
         pressed = await self.commands.press(route.scope, data, admin=admin)

@@ -266,7 +266,8 @@ def limited(response: object) -> float | None:
     return (response.retry_after_ms or 0) / 1000 or DEFAULT_FLOOD_WAIT
 
 
-def flood_wait(response: object, attempt: int, tries: int = FLOOD_TRIES, longest: float = MAX_FLOOD_WAIT) -> float | None:
+def flood_wait(response: object, attempt: int, tries: int = FLOOD_TRIES,
+               longest: float = MAX_FLOOD_WAIT) -> float | None:
     """Seconds to wait before sending the same request again after M_LIMIT_EXCEEDED; None: do not retry.
 
     None when the response is no rate limit, when `attempt` was the last of `tries`, or when the

@@ -19,7 +19,7 @@ from memory.errors import MemoryStoreError
 from memory.journal import NewMessage
 from memory.migrations import MIGRATIONS, applied_migrations, pending
 from memory.models import Scope
-from memory.store import DB_FILENAME, MemoryStore
+from memory.store import DB_FILENAME, EXPORT_FORMAT, MemoryStore
 from scheduler.budget import BudgetStatus, TokenBudget
 
 
@@ -113,17 +113,15 @@ async def export_user(settings: Settings, user_id: str) -> dict[str, Any]:
     """All of one user's data with this companion, as a JSON-ready document."""
     store = await open_store(settings)
     try:
-        data = await store.export(await store.scope(settings.companion_id, user_id))
-        data["format"] = "mnemo-export-1"
-        return data
+        return await store.export(await store.scope(settings.companion_id, user_id))
     finally:
         await store.close()
 
 
 async def import_user(settings: Settings, data: dict[str, Any], user_id: str | None = None) -> dict[str, int]:
     """Load an export into this deployment (new ids; note sources follow their messages); returns counts."""
-    if data.get("format") != "mnemo-export-1":
-        raise BotError("This file is not a mnemo export (format mnemo-export-1).")
+    if data.get("format") != EXPORT_FORMAT:
+        raise BotError(f"This file is not a mnemo export (format {EXPORT_FORMAT}).")
     store = await open_store(settings)
     try:
         scope = await store.scope(settings.companion_id, user_id or data["user_id"])
@@ -169,14 +167,16 @@ async def _load(store: MemoryStore, scope: Scope, data: dict[str, Any]) -> dict[
 
 async def doctor(settings: Settings, *, check_model: bool = True) -> list[Check]:
     """Check configuration, driver, embedder, schema, model, messengers and clock."""
-    checks = [Check("configuration", True, f"data dir {settings.data_dir}, channels {', '.join(settings.active_channels)}")]
+    channels = ", ".join(settings.active_channels)
+    checks = [Check("configuration", True, f"data dir {settings.data_dir}, channels {channels}")]
     from memory.db import sqlite_module
 
     try:
         module = sqlite_module()
         import sqlite_vec
 
-        checks.append(Check("sqlite driver", True, f"{module.__name__} {module.sqlite_version}, sqlite-vec {sqlite_vec.__version__}"))
+        checks.append(Check("sqlite driver", True,
+                            f"{module.__name__} {module.sqlite_version}, sqlite-vec {sqlite_vec.__version__}"))
     except MemoryStoreError as exc:
         return checks + [Check("sqlite driver", False, str(exc))]
     try:
@@ -275,7 +275,7 @@ async def _matrix_check(settings: Settings) -> Check:
         if isinstance(who, nio.WhoamiError):
             return Check("matrix", False, f"whoami failed: {who.message}")
         return Check("matrix", True, who.user_id)
-    except (OSError, asyncio.TimeoutError, nio.exceptions.ProtocolError) as exc:
+    except (TimeoutError, OSError, nio.exceptions.ProtocolError) as exc:
         return Check("matrix", False, f"{settings.matrix_homeserver} unreachable: {exc}")
     finally:
         await client.close()

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import argparse
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Mapping
+from typing import TYPE_CHECKING
 
 from bot.errors import ConfigError, LLMBadOutput
 from memory.companions import Companion

@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Sequence
 from zoneinfo import ZoneInfo
 
 from bot.llm import ChatMessage, SystemBlock
@@ -47,7 +47,7 @@ the program answers with what it found. You may add [THOUGHT: a private thought 
 When the person objects to how you behave, add [RULE: one sentence describing the behaviour];
 the program asks them to confirm it."""
 
-SAFETY_RULES = """SAFETY FIRST: the person's last message shows signs of suicidal thoughts or acute danger.
+SAFETY_RULES = """SAFETY FIRST: the person's latest messages show signs of suicidal thoughts or acute danger.
 Drop every playful trait of your persona. Take it seriously, stay calm and warm, ask how they are
 right now, and encourage them to reach out to people and to the help lines below. Do not diagnose."""
 

@@ -1,8 +1,8 @@
 """What /relationship shows: the stage, the four values, mood, intentions and the latest changes."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import tzinfo
-from typing import Sequence
 
 from bot.prompt import clip
 from bot.texts import TEXTS, t

@@ -6,8 +6,8 @@ zone, and an unclear request is asked back once; the answer completes the reques
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Callable, Sequence
 from zoneinfo import ZoneInfo
 
 from bot.replies import Answer, Button, Reply
@@ -15,7 +15,15 @@ from bot.texts import t
 from memory.models import Scope
 from memory.reminders import StoredReminder
 from memory.store import MemoryStore
-from scheduler.reminders import SNOOZES, AskBack, Reminder, explicit_request, original_case, parse_reminder, snooze_until
+from scheduler.reminders import (
+    SNOOZES,
+    AskBack,
+    Reminder,
+    explicit_request,
+    original_case,
+    parse_reminder,
+    snooze_until,
+)
 
 MONTHS_EN = "Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec".split()
 MAX_ANSWER = 120  # an answer to "when?" longer than this is a new topic, not the missing piece
@@ -33,11 +41,11 @@ def due_words(due: datetime, repeat: str, lang: str) -> str:
     return t(lang, "reminder_once", weekday=t(lang, "weekdays_short").split()[due.weekday()], date=date, time=clock)
 
 
-def confirmation(reminder: StoredReminder, lang: str, zone: ZoneInfo) -> Reply:
-    """The deterministic answer to a reminder request, with a button to take it back."""
+def confirmation(reminder: StoredReminder, number: int, lang: str, zone: ZoneInfo) -> Reply:
+    """The deterministic answer to a reminder request, with a button (by the user's number) to take it back."""
     when = due_words(reminder.due_at.astimezone(zone), reminder.repeat, lang)
     return Reply((t(lang, "reminder_set", when=when, text=reminder.text),),
-                 buttons=((Button(t(lang, "reminder_delete"), f"rem:cancel:{reminder.id}"),),))
+                 buttons=((Button(t(lang, "reminder_delete"), f"rem:cancel:{number}"),),))
 
 
 def completed(asked: str, missing: str, answer: str, lang: str) -> str:
@@ -81,11 +89,11 @@ class ReminderRequests:
             return Reply((t(self.lang, f"reminder_ask_{parsed.missing}"),))
         stored = await self.store.reminders.add(scope, original_case(parsed.text, source), parsed.due.timestamp(),
                                                 parsed.repeat, now=now.timestamp(), reason=text)
-        return confirmation(stored, self.lang, zone)
+        return confirmation(stored, await self.store.numbers.of(scope, "reminder", stored.id), self.lang, zone)
 
 
-def _line(reminder: StoredReminder, lang: str, zone: ZoneInfo) -> str:
-    return f"#{reminder.id} {due_words(reminder.due_at.astimezone(zone), reminder.repeat, lang)} – {reminder.text}"
+def _line(reminder: StoredReminder, number: int, lang: str, zone: ZoneInfo) -> str:
+    return f"#{number} {due_words(reminder.due_at.astimezone(zone), reminder.repeat, lang)} – {reminder.text}"
 
 
 async def listing(store: MemoryStore, scope: Scope, lang: str, zone: ZoneInfo) -> Reply:
@@ -94,24 +102,26 @@ async def listing(store: MemoryStore, scope: Scope, lang: str, zone: ZoneInfo) -
     active = await store.reminders.active(scope)
     if not active:
         return Reply((t(lang, "reminders_empty"),))
-    lines = [t(lang, "reminders_head")] + [_line(r, lang, zone) for r in active]
-    rows = tuple((Button(t(lang, "reminder_delete_id", id=r.id), f"rem:cancel:{r.id}"),) for r in active[:10])
+    numbers = await store.numbers.of_many(scope, "reminder", [r.id for r in active])
+    lines = [t(lang, "reminders_head")] + [_line(r, numbers[r.id], lang, zone) for r in active]
+    rows = tuple((Button(t(lang, "reminder_delete_id", id=numbers[r.id]), f"rem:cancel:{numbers[r.id]}"),)
+                 for r in active[:10])
     return Reply(("\n".join(lines),), buttons=rows)
 
 
 async def press(store: MemoryStore, scope: Scope, parts: Sequence[str], lang: str, zone: ZoneInfo,
                 now: float) -> Answer | None:
-    """Act on 'rem:cancel:<id>' or 'rem:snooze:<10m|1h|tomorrow>:<id>' within the presser's scope; None: not ours.
+    """Act on 'rem:cancel:<number>' or 'rem:snooze:<10m|1h|tomorrow>:<number>' in the presser's scope; None: not ours.
 
-    Raises NotFound when the reminder is not in the scope (or no longer active, for cancel).
+    Raises NotFound when the scope has no reminder under the number (or it is no longer active, for cancel).
     """
     if len(parts) == 3 and parts[1] == "cancel" and parts[2].isdigit():
-        reminder = await store.reminders.cancel(scope, int(parts[2]))
+        reminder = await store.reminders.cancel(scope, await store.numbers.item(scope, "reminder", int(parts[2])))
         done = t(lang, "reminder_cancelled", text=reminder.text)
         return Answer(done, done)
     if len(parts) == 4 and parts[1] == "snooze" and parts[2] in SNOOZES and parts[3].isdigit():
         zone = await user_zone(store, scope, zone)
-        reminder = await store.reminders.get(scope, int(parts[3]))
+        reminder = await store.reminders.get(scope, await store.numbers.item(scope, "reminder", int(parts[3])))
         until = snooze_until(parts[2], datetime.fromtimestamp(now, zone), reminder.due_at, zone)
         snoozed = await store.reminders.snooze(scope, reminder.id, until.timestamp(), now=now)
         notice = t(lang, "reminder_snoozed", when=due_words(snoozed.due_at.astimezone(zone), "", lang))

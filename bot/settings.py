@@ -4,12 +4,11 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
-from typing_extensions import Annotated
 
 from bot.errors import ConfigError
 
@@ -90,6 +89,12 @@ class Settings(BaseSettings):
     admission_min_score: float = 0.5
     admission_contradiction: float | None = None
     crisis_country: str = "DE"
+    log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "WARNING"  # `--log-level` wins
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _level(cls, value: object) -> object:
+        return value.strip().upper() if isinstance(value, str) else value
 
     @field_validator("channels", "telegram_allowed_users", "matrix_allowed_users", "admins",
                      "telegram_allowed_groups", "matrix_allowed_rooms", mode="before")

@@ -38,6 +38,7 @@ class LivePreview(Generic[H]):
         self.every = every
         self.handle: H | None = None
         self.shown = ""
+        self._kept = 0  # a resumed preview shows no fewer characters than it showed before the crash
         self._latest = ""
         self._changed = asyncio.Event()
         self._worker: asyncio.Task[None] | None = None
@@ -48,10 +49,17 @@ class LivePreview(Generic[H]):
         """Whether the preview message exists."""
         return self.handle is not None
 
+    def resume(self, handle: H | None, text: str) -> None:
+        """Go on with a preview shown before a crash: it shows `text` and keeps it until the new reply is longer."""
+        self.handle = handle
+        if handle is not None:
+            self.shown, self._kept = text, len(text)
+
     async def update(self, text: str) -> None:
         """Take the reply's visible text so far."""
-        if not text.strip():
+        if not text.strip() or len(text) <= self._kept:
             return
+        self._kept = 0
         self._latest = text
         self._changed.set()
         if self._worker is None:

@@ -44,14 +44,17 @@ from telegram.ext import (
 )
 
 from bot.access import Access, AccessConfig, ApprovedUser, RecentIds, UnknownUsers
-from bot.commands import Commands, Pressed, menu
+from bot.commands import Commands, Pressed, menu, owner_of
 from bot.engine import Button, Engine, Incoming, Reply
 from bot.errors import ConfigError
 from bot.streaming import GROUP_PREVIEW_EVERY, PREVIEW_EVERY, LivePreview
+from bot.telegram_choices import TelegramChoices, message_ref, refusal
 from bot.telegram_messages import (
     GROUPS,
     addressed_to_bot,
     chat_scope,
+    face,
+    face_text,
     group_text,
     keyboard,
     scope_user,
@@ -137,26 +140,38 @@ class PerChatOrder(BaseUpdateProcessor):
 
 
 class Shown:
-    """The messages one update has shown in its chat so far, recorded in the inbox right after each send.
+    """The messages one update has shown in its chat so far and what each displays, recorded in the inbox.
 
-    A replay after a crash edits these messages instead of sending them again, so a reply appears once.
+    A replay after a crash edits these messages instead of sending them again, so a reply appears once; an
+    edit that would change nothing is not sent, and a streamed preview goes on from the words it showed.
     """
 
-    def __init__(self, inbox: Inbox, channel: str, event_id: str, message_ids: Sequence[int] = ()) -> None:
+    def __init__(self, inbox: Inbox, channel: str, event_id: str, message_ids: Sequence[int] = (),
+                 faces: Sequence[str] = ()) -> None:
         self.inbox, self.channel, self.event_id = inbox, channel, event_id
         self.ids = list(message_ids)
+        self.faces = list(faces)[:len(self.ids)] + [""] * (len(self.ids) - len(faces))
 
     def at(self, part: int) -> int | None:
         """The message shown as this part of the reply (0 = the first chunk or the preview), if any."""
         return self.ids[part] if part < len(self.ids) else None
 
-    async def put(self, part: int, message_id: int) -> None:
-        """Record that this part of the reply is now shown as this message."""
+    def face(self, part: int) -> str:
+        """What this part displays (see `telegram_messages.face`); empty when unknown."""
+        return self.faces[part] if part < len(self.faces) else ""
+
+    def text(self, part: int) -> str:
+        """The text this part displays; empty when unknown."""
+        return face_text(self.faces[part]) if self.face(part) else ""
+
+    async def put(self, part: int, message_id: int, looks: str = "") -> None:
+        """Record that this part of the reply is now shown as this message, displaying `looks`."""
         if part < len(self.ids):
-            self.ids[part] = message_id
+            self.ids[part], self.faces[part] = message_id, looks
         else:
             self.ids.append(message_id)
-        await self.inbox.show(self.channel, self.event_id, [str(i) for i in self.ids])
+            self.faces.append(looks)
+        await self.inbox.show(self.channel, self.event_id, [str(i) for i in self.ids], self.faces)
 
 
 class TelegramChannel:
@@ -173,6 +188,7 @@ class TelegramChannel:
         self.lang = engine.config.language
         self.access = Access(engine.store.access, access_config(config), self.lang, clock)
         self.inbox = engine.store.inbox
+        self.runs = engine.store.runs
         self.webhook_secret = config.webhook_secret or secrets.token_urlsafe(32)
         self._replayed: set[int] = set()
         self._ignored_groups = RecentIds()
@@ -184,6 +200,7 @@ class TelegramChannel:
         self.poller: Poller | None = None
         self._webhook: Updater | None = None
         self._pump: asyncio.Task[None] | None = None
+        self.choices = TelegramChoices(self.app.bot, engine)
         self._add_handlers()
 
     def _add_handlers(self) -> None:
@@ -207,16 +224,20 @@ class TelegramChannel:
             await self._set_menu()
             await self.app.start()
             await self.inbox.prune(self.clock())
+            await self.runs.prune(self.clock())
+            await self.engine.store.choices.prune(self.clock())
             await self._replay()
             await self._receive()
         except BaseException as exc:
             await self.stop()
             if isinstance(exc, InvalidToken):
-                raise ConfigError("Telegram did not accept MNEMO_TELEGRAM_TOKEN; copy it again from @BotFather.") from exc
+                raise ConfigError("Telegram did not accept MNEMO_TELEGRAM_TOKEN; "
+                                  "copy it again from @BotFather.") from exc
             if isinstance(exc, NetworkError):
                 raise ConfigError(f"Telegram is unreachable at {self.config.base_url} "
                                   f"(MNEMO_TELEGRAM_BASE_URL): {exc}.") from exc
             raise
+        self.access.start_welcoming(self.name, self._welcome)  # users approved by `mnemo pair approve`
         log.info("telegram channel running as @%s (%s)", self.app.bot.username,
                  "webhook" if self.config.webhook_url else "polling")
 
@@ -239,6 +260,7 @@ class TelegramChannel:
 
     async def stop(self) -> None:
         """Stop receiving, finish the updates in hand, and disconnect (in reverse of start)."""
+        await self.access.stop_welcoming()
         if self.poller is not None:
             await self.poller.stop()
             self.poller = None
@@ -324,31 +346,41 @@ class TelegramChannel:
         if not await self.access.allows(scope_user(chat_id)):
             log.warning("not pushing to Telegram user %s: neither on MNEMO_TELEGRAM_ALLOWED_USERS nor paired", chat_id)
             return
+        rows = tuple(tuple(row) for row in buttons or ())
         try:
-            await self._send(chat_id, (text,), keyboard(buttons or ()))
+            sent = await self._send(chat_id, (text,), keyboard(rows))
         except RetryAfter as exc:
             raise RetryLater(retry_seconds(exc), f"Telegram flood control: {exc}") from exc
+        if sent and keyboard(rows) is not None:
+            await self.choices.offer(scope_user(chat_id), chat_id, sent[-1], rows, scope_user(chat_id))
 
     async def _send(self, chat_id: int, bubbles: Sequence[str], markup: InlineKeyboardMarkup | None, *,
-                    shown: Shown | None = None, reply_to: int | None = None) -> int:
-        """Send bubbles as plain text split at Telegram's limit, buttons under the last; returns how many chunks.
+                    shown: Shown | None = None, reply_to: int | None = None) -> list[int]:
+        """Send bubbles as plain text split at Telegram's limit, buttons under the last; returns the message ids.
 
         A chunk already shown (the preview, or a part sent before a crash) is edited into place instead of sent
-        again, and each new chunk is recorded in `shown` as soon as it is sent. A 429 (flood control) is waited
-        out and the same chunk sent again, so every chunk arrives once, in order.
+        again (not at all when it shows this already), and each new chunk is recorded in `shown` as soon as it
+        is sent. A 429 (flood control) is waited out and the same chunk sent again, so every chunk arrives once.
         """
         chunks = [chunk for bubble in bubbles for chunk in split_message(bubble)]
+        ids = []
         for i, chunk in enumerate(chunks):
             markup_here = markup if i == len(chunks) - 1 else None
+            looks = face(chunk, markup_here)
             earlier = shown.at(i) if shown is not None else None
-            if earlier is not None and await self._finalize(chat_id, earlier, chunk, markup_here):
+            if shown is not None and earlier is not None and (
+                    shown.face(i) == looks or await self._finalize(chat_id, earlier, chunk, markup_here)):
+                if shown.face(i) != looks:
+                    await shown.put(i, earlier, looks)
+                ids.append(earlier)
                 continue
             replying = ReplyParameters(reply_to, allow_sending_without_reply=True) if i == 0 and reply_to else None
             sent = await patiently(functools.partial(self.app.bot.send_message, chat_id, chunk,
                                                      reply_markup=markup_here, reply_parameters=replying))
+            ids.append(sent.message_id)
             if shown is not None:
-                await shown.put(i, sent.message_id)
-        return len(chunks)
+                await shown.put(i, sent.message_id, looks)
+        return ids
 
     async def _finalize(self, chat_id: int, message_id: int, text: str, markup: InlineKeyboardMarkup | None) -> bool:
         """Edit the preview into the final first chunk; False when the preview is gone (then it is sent anew)."""
@@ -362,10 +394,18 @@ class TelegramChannel:
             return False
         return True
 
-    async def _deliver(self, chat_id: int, reply: Reply, *, shown: Shown | None = None,
+    async def _deliver(self, chat_id: int, reply: Reply, scope: str, owner: str | None, *, shown: Shown | None = None,
                        reply_to: int | None = None) -> None:
-        """Show a reply: its bubbles (replacing the preview), its buttons, and its document if it has one."""
-        parts = await self._send(chat_id, reply.bubbles, keyboard(reply.buttons), shown=shown, reply_to=reply_to)
+        """Show a reply: its bubbles (replacing the preview), its buttons, and its document if it has one.
+
+        The buttons of the questions the reply closes are taken away first; the reply's own are recorded as
+        the choice of `owner` (None: anyone let into the chat).
+        """
+        await self.choices.close(scope, reply.closes)
+        ids = await self._send(chat_id, reply.bubbles, keyboard(reply.buttons), shown=shown, reply_to=reply_to)
+        if ids and keyboard(reply.buttons) is not None:
+            await self.choices.offer(scope, chat_id, ids[-1], reply.buttons, owner)
+        parts = len(ids)
         if reply.document is not None and (shown is None or shown.at(parts) is None):
             document = reply.document
             sent = await patiently(functools.partial(self.app.bot.send_document, chat_id, document.content,
@@ -374,31 +414,45 @@ class TelegramChannel:
                 await shown.put(parts, sent.message_id)
 
     def _preview(self, chat_id: int, reply_to: int | None, group: bool, shown: Shown) -> LivePreview[int]:
-        """A preview message in this chat, edited while the model writes (the one shown before a crash, if any)."""
+        """A preview message in this chat, edited while the model writes.
+
+        After a crash it is the preview shown before, which keeps the words it showed until the new reply is
+        longer. What it displays is recorded with each send and edit (before an edit too, as pending, so a
+        replay never goes back behind an edit that may have arrived); an edit that changes nothing is not sent.
+        """
         async def show(text: str) -> int:
             replying = ReplyParameters(reply_to, allow_sending_without_reply=True) if reply_to else None
-            sent = await patiently(functools.partial(self.app.bot.send_message, chat_id, split_message(text)[0],
+            visible = split_message(text)[0]
+            sent = await patiently(functools.partial(self.app.bot.send_message, chat_id, visible,
                                                      reply_parameters=replying))
-            await shown.put(0, sent.message_id)
+            await shown.put(0, sent.message_id, face(visible, None))
             return sent.message_id
 
         async def edit(message_id: int, text: str) -> None:
+            visible = split_message(text)[0]
+            if shown.face(0) == face(visible, None):
+                return
+            await shown.put(0, message_id, face(visible, None, pending=True))  # a crash may come before the answer
             try:
-                await patiently(functools.partial(self.app.bot.edit_message_text, split_message(text)[0],
+                await patiently(functools.partial(self.app.bot.edit_message_text, visible,
                                                   chat_id=chat_id, message_id=message_id))
-            except BadRequest as exc:  # a preview from before a crash may show this text already
+            except BadRequest as exc:  # after a crash, the edit in flight may have arrived after all
                 if "message is not modified" not in str(exc).lower():
                     raise
+            await shown.put(0, message_id, face(visible, None))
 
         preview = LivePreview(show, edit, GROUP_PREVIEW_EVERY if group else PREVIEW_EVERY)
-        preview.handle = shown.at(0)
+        preview.resume(shown.at(0), shown.text(0))
         return preview
 
     async def _shown(self, update: Update) -> Shown:
         """What this update showed before the last run stopped (only a replayed update can have shown anything)."""
         event = str(update.update_id)
-        earlier = await self.inbox.shown(self.name, event) if update.update_id in self._replayed else []
-        return Shown(self.inbox, self.name, event, [int(i) for i in earlier])
+        if update.update_id not in self._replayed:
+            return Shown(self.inbox, self.name, event)
+        earlier = await self.inbox.shown(self.name, event)
+        faces = await self.inbox.shown_texts(self.name, event)
+        return Shown(self.inbox, self.name, event, [int(i) for i in earlier], faces)
 
     # --- handlers ---------------------------------------------------------------------------------
 
@@ -444,15 +498,20 @@ class TelegramChannel:
         if group and command and not self.access.is_admin(scope_user(user.id)):
             log.info("command from a group member who is no admin ignored in group %s", chat.id)
             return
-        scope = chat_scope(chat, user)
-        text = group_text(message.text, self.app.bot.username, user.first_name) if group and not command else message.text
-        incoming = Incoming(scope, text, channel=self.name, channel_message_id=f"{chat.id}:{message.message_id}")
+        scope, sender = chat_scope(chat, user), scope_user(user.id)
+        may_decide = not group or self.access.is_admin(sender)
+        text = (group_text(message.text, self.app.bot.username, user.first_name) if group and not command
+                else message.text)
+        ref = message_ref(chat.id, message.message_id)
+        incoming = Incoming(scope, text, channel=self.name, channel_message_id=ref, sender=sender,
+                            may_decide=may_decide)
         reply_to = message.message_id if group else None
         shown = await self._shown(update)
         preview = self._preview(chat.id, reply_to, group, shown) if self.config.streaming else None
         try:
             async with self._typing(chat.id, preview):
-                reply = await self.commands.run(scope, text) if command else None
+                reply = await self.commands.run(scope, text, channel=self.name, ref=ref) if command else None
+                ran_command = reply is not None
                 if reply is None:
                     reply = await self.engine.handle(incoming, on_progress=preview.update if preview else None)
         finally:
@@ -463,7 +522,22 @@ class TelegramChannel:
         if reply is None:
             log.info("message %s was answered before; skipped", incoming.channel_message_id)
             return
-        await self._deliver(chat.id, reply, shown=shown, reply_to=reply_to)
+        async with self._once(scope, ref) if ran_command else contextlib.nullcontext():
+            await self._deliver(chat.id, reply, scope, owner_of(reply.buttons, sender, may_decide), shown=shown,
+                                reply_to=reply_to)
+
+    @contextlib.asynccontextmanager
+    async def _once(self, scope: str, ref: str) -> AsyncIterator[None]:
+        """Mark the answer of a command or press delivered after the block, or after it failed, so its kept copy goes.
+
+        Not when the block is cancelled (shutdown): the update is not handled then and its replay delivers it.
+        """
+        try:
+            yield
+        except Exception:  # the failure is told and the update counts as handled
+            await self.commands.delivered(scope, self.name, ref)
+            raise
+        await self.commands.delivered(scope, self.name, ref)
 
     async def _admin(self, chat_id: int, user_id: str, text: str) -> bool:
         """Run an admin's /pair command; True when it was one."""
@@ -476,7 +550,7 @@ class TelegramChannel:
         return True
 
     async def _welcome(self, user: ApprovedUser) -> None:
-        """Tell a user approved from the chat that they can write now."""
+        """Tell an approved user (from a chat or the command line) that they can write now."""
         if user.channel != self.name:
             return
         try:
@@ -485,23 +559,64 @@ class TelegramChannel:
             log.warning("could not welcome %s: %s", user.user_id, exc)
 
     async def _on_press(self, update: Update, context: Context) -> None:
-        """A button press: let the commands decide (in the chat's scope), answer the press, and update the message."""
-        query = update.callback_query
+        """A button press: check it against the message's buttons, let the commands decide, update the messages.
+
+        A press counts only on buttons the message offers, by the person who asked (in a group: the admin who
+        asked; anyone's buttons that only show something); in a group only admins change memory.
+        """
+        query, chat, message = update.callback_query, update.effective_chat, update.effective_message
         assert query is not None  # ensured by CallbackQueryHandler
-        chat = update.effective_chat
-        if chat is not None and chat.type == ChatType.PRIVATE and chat.id != query.from_user.id:
+        if chat is None or message is None:
+            await self._answer(query, t(self.lang, "button_unknown"))
+            return
+        if chat.type == ChatType.PRIVATE and chat.id != query.from_user.id:
             log.warning("press by %s on a message in private chat %s ignored", query.from_user.id, chat.id)
             return  # Telegram never sends this; a forged update must not show one user's data in another's chat
-        scope = chat_scope(chat, query.from_user) if chat is not None else scope_user(query.from_user.id)
-        pressed = await self.commands.press(scope, query.data or "")
-        await query.answer(pressed.notice or None)
-        if pressed.text is not None:
-            await self._edit(query, pressed)
+        scope, presser, data = chat_scope(chat, query.from_user), scope_user(query.from_user.id), query.data or ""
+        admin = chat.type not in GROUPS or self.access.is_admin(presser)
+        choice = await self.choices.find(chat.id, message.message_id)
+        refused = refusal(choice, presser, data)
+        if refused is not None:
+            log.info("press %r by %s on message %s refused: %s", data[:80], presser, message.message_id, refused)
+            await self._answer(query, t(self.lang, refused))
+            if refused in ("button_unknown", "button_stale") and (choice is None or not choice.options):
+                await self._take_all(scope, chat.id, message)
+            return
+        assert choice is not None  # a press is refused without one
+        ref = f"press:{query.id}"
+        pressed = await self.commands.press(scope, data, admin=admin, channel=self.name, ref=ref)
+        async with self._once(scope, ref):
+            await self._answer(query, pressed.notice)
+            await self.choices.close(scope, pressed.closes, keep=choice.message_ref)
+            if pressed.stale:
+                await self.choices.drop(scope, choice, lambda row: data in {b.data for b in row})
+            elif pressed.text is not None:
+                await self._edit(query, pressed)
+                await self.choices.replace(scope, choice, pressed.buttons, owner_of(pressed.buttons, presser, admin))
+
+    async def _take_all(self, scope: str, chat_id: int, message: Any) -> None:
+        """Take every button away from a message whose buttons are no longer valid."""
+        if getattr(message, "reply_markup", None) is None:
+            return
+        await self.choices.show_only(chat_id, message.message_id, ())
+        await self.choices.offer(scope, chat_id, message.message_id, (), None)
+
+    async def _answer(self, query: CallbackQuery, notice: str) -> None:
+        """Answer a press with its short notice; a press too old to answer (a replay after a crash) is only logged."""
+        try:
+            await query.answer(notice or None)
+        except BadRequest as exc:
+            log.info("could not answer press %s: %s", query.id, exc)
 
     async def _edit(self, query: CallbackQuery, pressed: Pressed) -> None:
-        """Show the decision in the pressed message; an edit that changes nothing is fine."""
+        """Show the decision in the pressed message, unless it shows exactly that already."""
+        markup = keyboard(pressed.buttons)
+        message = query.message
+        if isinstance(message, Message) and message.text == pressed.text and message.reply_markup == markup:
+            log.debug("message already shows %r", pressed.text)
+            return
         try:
-            await query.edit_message_text(pressed.text or "", reply_markup=keyboard(pressed.buttons))
+            await query.edit_message_text(pressed.text or "", reply_markup=markup)
         except BadRequest as exc:
             if "message is not modified" not in str(exc).lower():
                 raise

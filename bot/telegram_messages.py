@@ -1,6 +1,7 @@
 """What a Telegram message looks like to mnemo: whose memory it is, whether it is meant for mnemo, how to split it."""
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Sequence
 
@@ -68,6 +69,21 @@ def keyboard(rows: Sequence[Sequence[Button]]) -> InlineKeyboardMarkup | None:
     """Inline buttons for rows of Button; None when there are none."""
     markup = [[InlineKeyboardButton(b.label, callback_data=b.data) for b in row] for row in rows if row]
     return InlineKeyboardMarkup(markup) if markup else None
+
+
+def face(text: str, markup: InlineKeyboardMarkup | None, *, pending: bool = False) -> str:
+    """What a message displays, as one string: its text and its buttons (to skip an edit that changes nothing).
+
+    A pending face is what an edit in flight is about to show: it never equals a shown one, so an edit is
+    not skipped on its account, but a replay knows how far the message may already have got.
+    """
+    rows = [[[b.text, b.callback_data] for b in row] for row in markup.inline_keyboard] if markup else []
+    return json.dumps([text, rows, "pending"] if pending else [text, rows], ensure_ascii=False)
+
+
+def face_text(shown: str) -> str:
+    """The text part of a `face`."""
+    return str(json.loads(shown)[0])
 
 
 def addressed_to_bot(message: Message, bot_id: int, username: str) -> bool:

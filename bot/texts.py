@@ -7,7 +7,8 @@ Lang = Literal["de", "en"]
 
 TEXTS: dict[str, dict[str, str]] = {
     "model_down": {
-        "de": "Ich kann gerade nicht antworten – mein Sprachmodell ist nicht erreichbar. Deine Nachricht habe ich gespeichert.",
+        "de": "Ich kann gerade nicht antworten – mein Sprachmodell ist nicht erreichbar. "
+              "Deine Nachricht habe ich gespeichert.",
         "en": "I can't answer right now – my language model is unreachable. I have saved your message.",
     },
     "too_long": {
@@ -27,7 +28,8 @@ TEXTS: dict[str, dict[str, str]] = {
     "rule_question": {"de": "Soll ich mir das merken? 📌 {rule}", "en": "Shall I remember this? 📌 {rule}"},
     "rule_saved": {"de": "📌 Gemerkt: {rule}", "en": "📌 Noted: {rule}"},
     "rule_dropped": {"de": "Okay, das merke ich mir nicht.", "en": "Okay, I won't keep that."},
-    "profile_question": {"de": "Darf ich mir das über dich merken? 👤 {fact}", "en": "May I remember this about you? 👤 {fact}"},
+    "profile_question": {"de": "Darf ich mir das über dich merken? 👤 {fact}",
+                         "en": "May I remember this about you? 👤 {fact}"},
     "profile_saved": {"de": "👤 Gemerkt: {fact}", "en": "👤 Noted: {fact}"},
     "yes": {"de": "Ja", "en": "Yes"},
     "crisis_model_down": {"de": "Ich bin da und lese, was du schreibst. Bitte wende dich jetzt an Menschen, die dir "
@@ -41,25 +43,30 @@ TEXTS: dict[str, dict[str, str]] = {
     # --- commands -------------------------------------------------------------------------
     "start": {
         "de": "Hallo! Ich bin {name}. Schreib mir einfach – ich merke mir, was dir wichtig ist. /help zeigt, "
-              "wie du meine Erinnerungen ansehen und korrigieren kannst.",
+              "wie du ansehen und korrigieren kannst, was ich mir gemerkt habe.",
         "en": "Hi! I'm {name}. Just write to me – I remember what matters to you. /help shows how to see "
               "and correct my memories.",
     },
     "help_head": {"de": "Das kannst du mit mir machen:", "en": "What you can do:"},
-    "unknown_command": {"de": "Den Befehl kenne ich nicht. /help zeigt alle.", "en": "I don't know that command. /help lists them all."},
-    "memories_empty": {"de": "Ich habe mir noch nichts über dich gemerkt.", "en": "I haven't noted anything about you yet."},
-    "memories_head": {"de": "Was ich mir gemerkt habe ({first}–{last} von {total}):", "en": "What I remember ({first}–{last} of {total}):"},
+    "unknown_command": {"de": "Den Befehl kenne ich nicht. /help zeigt alle.",
+                        "en": "I don't know that command. /help lists them all."},
+    "memories_empty": {"de": "Ich habe mir noch nichts über dich gemerkt.",
+                       "en": "I haven't noted anything about you yet."},
+    "memories_head": {"de": "Was ich mir gemerkt habe ({first}–{last} von {total}):",
+                      "en": "What I remember ({first}–{last} of {total}):"},
     "memories_found": {"de": "Dazu habe ich gefunden:", "en": "This is what I found:"},
     "memories_none_found": {"de": "Dazu habe ich nichts gefunden.", "en": "I found nothing about that."},
-    "forget_usage": {"de": "Was soll ich vergessen? /forget 12 oder /forget Stichwort", "en": "What shall I forget? /forget 12 or /forget keyword"},
+    "forget_usage": {"de": "Was soll ich vergessen? /forget 12 oder /forget Stichwort",
+                     "en": "What shall I forget? /forget 12 or /forget keyword"},
     "forget_confirm": {"de": "Soll ich das vergessen?", "en": "Shall I forget this?"},
-    "forget_pick": {"de": "Welche Erinnerung soll ich vergessen?", "en": "Which memory shall I forget?"},
+    "forget_pick": {"de": "Was davon soll ich vergessen?", "en": "Which memory shall I forget?"},
     "forget_done": {"de": "Vergessen: {text}", "en": "Forgotten: {text}"},
     "forget": {"de": "Vergessen", "en": "Forget"},
     "cancel": {"de": "Abbrechen", "en": "Cancel"},
     "cancelled": {"de": "Abgebrochen – nichts geändert.", "en": "Cancelled – nothing changed."},
     "diary_empty": {"de": "Mein Tagebuch ist noch leer.", "en": "My diary is still empty."},
-    "rules_empty": {"de": "Ich habe noch keine Regeln von dir gelernt.", "en": "I haven't learned any rules from you yet."},
+    "rules_empty": {"de": "Ich habe noch keine Regeln von dir gelernt.",
+                    "en": "I haven't learned any rules from you yet."},
     "rules_head": {"de": "Regeln, die du mir beigebracht hast:", "en": "Rules you taught me:"},
     "rule_active": {"de": "aktiv", "en": "active"},
     "rule_disabled": {"de": "aus", "en": "off"},
@@ -74,29 +81,36 @@ TEXTS: dict[str, dict[str, str]] = {
     "profile_head": {"de": "Dein Profil:", "en": "Your profile:"},
     "thoughts_empty": {"de": "Ich habe noch keine Gedanken notiert.", "en": "I haven't written down any thoughts yet."},
     "thoughts_head": {"de": "Meine letzten Gedanken:", "en": "My latest thoughts:"},
-    "topics_empty": {"de": "Gerade steht nichts offen, wonach ich fragen wollte.", "en": "Nothing open I meant to ask about."},
+    "topics_empty": {"de": "Gerade steht nichts offen, wonach ich fragen wollte.",
+                     "en": "Nothing open I meant to ask about."},
     "topics_head": {"de": "Worauf ich zurückkommen möchte:", "en": "What I want to come back to:"},
     "export_ready": {"de": "Hier sind alle deine Daten.", "en": "Here is all your data."},
     "deleteme_confirm": {
-        "de": "Soll ich wirklich alles über dich löschen – Nachrichten, Erinnerungen, Profil, Regeln? Das lässt sich nicht rückgängig machen.",
+        "de": "Soll ich wirklich alles über dich löschen – Nachrichten, Erinnerungen, Profil, Regeln? "
+              "Das lässt sich nicht rückgängig machen.",
         "en": "Shall I really delete everything about you – messages, memories, profile, rules? This cannot be undone.",
     },
     "deleteme_yes": {"de": "Ja, alles löschen", "en": "Yes, delete everything"},
-    "deleteme_done": {"de": "Erledigt. Ich habe alles über dich gelöscht.", "en": "Done. I have deleted everything about you."},
+    "deleteme_done": {"de": "Erledigt. Ich habe alles über dich gelöscht.",
+                      "en": "Done. I have deleted everything about you."},
     "settings_head": {"de": "Deine Einstellungen:", "en": "Your settings:"},
     "settings_usage": {
-        "de": "Ändern mit z. B. /settings diary 23:30, /settings diary on, /settings reflection 22:00, "
-              "/settings hours 9-21, /settings checkins off",
+        "de": "Ändern mit z. B. /settings tagebuch 23:30, /settings tagebuch an, /settings nachdenken 22:00, "
+              "/settings zeiten 9-21, /settings nachfragen aus",
         "en": "Change with e.g. /settings diary 23:30, /settings diary on, /settings reflection 22:00, "
               "/settings hours 9-21, /settings checkins off",
     },
-    "settings_bad": {"de": "Das verstehe ich nicht – erwartet: {expected}", "en": "I don't understand – expected: {expected}"},
+    "settings_bad": {"de": "Das verstehe ich nicht – erwartet: {expected}",
+                     "en": "I don't understand – expected: {expected}"},
     "settings_saved": {"de": "Gespeichert.", "en": "Saved."},
     "on": {"de": "an", "en": "on"},
     "off": {"de": "aus", "en": "off"},
-    "think_nothing": {"de": "Ich habe nachgedacht, aber nichts Neues gefunden.", "en": "I reflected but found nothing new."},
-    "diary_nothing": {"de": "Heute gab es kein Gespräch – also auch keinen Eintrag.", "en": "No conversation today – so no entry."},
-    "job_failed": {"de": "Das hat gerade nicht geklappt – mein Sprachmodell antwortet nicht.", "en": "That didn't work – my language model is not answering."},
+    "think_nothing": {"de": "Ich habe nachgedacht, aber nichts Neues gefunden.",
+                      "en": "I reflected but found nothing new."},
+    "diary_nothing": {"de": "Heute gab es kein Gespräch – also auch keinen Eintrag.",
+                      "en": "No conversation today – so no entry."},
+    "job_failed": {"de": "Das hat gerade nicht geklappt – mein Sprachmodell antwortet nicht.",
+                   "en": "That didn't work – my language model is not answering."},
     "not_yet": {
         "de": "Das kann ich noch nicht auf Knopfdruck – Nachdenken und Tagebuch kommen mit dem Zeitplaner.",
         "en": "I can't do that on demand yet – reflection and the diary come with the scheduler.",
@@ -107,7 +121,8 @@ TEXTS: dict[str, dict[str, str]] = {
         "de": "Dazu habe ich gerade keine Erinnerung benutzt.",
         "en": "I didn't use any memory for that just now.",
     },
-    "why_head": {"de": "Das habe ich mir gemerkt – und daher stammt es:", "en": "This is what I noted – and where it came from:"},
+    "why_head": {"de": "Das habe ich mir gemerkt – und daher stammt es:",
+                 "en": "This is what I noted – and where it came from:"},
     "why_source": {"de": "du schriebst am {when}", "en": "you wrote on {when}"},
     "why_no_source": {"de": "(keine Quelle gespeichert)", "en": "(no source stored)"},
     "why_wrong": {"de": "Falsch #{id}", "en": "Wrong #{id}"},
@@ -118,8 +133,10 @@ TEXTS: dict[str, dict[str, str]] = {
     "button_unknown": {"de": "Diese Auswahl gibt es nicht (mehr).", "en": "That choice doesn't exist (anymore)."},
     "next": {"de": "Weiter ▶", "en": "Next ▶"},
     "back": {"de": "◀ Zurück", "en": "◀ Back"},
-    "not_text_kind": {"de": "Damit kann ich leider nichts anfangen – ich lese nur Text.", "en": "Sorry, I can only read text."},
-    "refused": {"de": "Ich spreche nur mit Menschen, die mein Betreiber freigeschaltet hat.", "en": "I only talk to people my operator has allowed."},
+    "not_text_kind": {"de": "Damit kann ich leider nichts anfangen – ich lese nur Text.",
+                      "en": "Sorry, I can only read text."},
+    "refused": {"de": "Ich spreche nur mit Menschen, die mein Betreiber freigeschaltet hat.",
+                "en": "I only talk to people my operator has allowed."},
     "thinking": {"de": "…", "en": "…"},
     "react_with": {"de": "Reagiere mit:", "en": "React with:"},
     "export_as_text": {"de": "Die Datei ließ sich nicht hochladen – hier sind deine Daten als Text (gekürzt):",
@@ -155,12 +172,14 @@ TEXTS: dict[str, dict[str, str]] = {
         "en": "{user} was not approved by code (if it is on the settings allowlist, remove it there).",
     },
     "pair_list_empty": {"de": "Keine offenen Anfragen.", "en": "No open requests."},
-    "pair_list_head": {"de": "Offene Anfragen (/pair CODE schaltet frei):", "en": "Open requests (/pair CODE approves):"},
+    "pair_list_head": {"de": "Offene Anfragen (/pair CODE schaltet frei):",
+                       "en": "Open requests (/pair CODE approves):"},
     "pair_usage": {"de": "/pair – offene Anfragen, /pair CODE – freischalten, /pair revoke ID – Zugang entziehen",
                    "en": "/pair – open requests, /pair CODE – approve, /pair revoke ID – revoke access"},
 
     # --- relationship ----------------------------------------------------------------------
-    "relationship_head": {"de": "🤝 Wir sind: {stage} (höchstens: {limit})", "en": "🤝 We are: {stage} (at most: {limit})"},
+    "relationship_head": {"de": "🤝 Wir sind: {stage} (höchstens: {limit})",
+                          "en": "🤝 We are: {stage} (at most: {limit})"},
     "stage_acquaintance": {"de": "Bekannte", "en": "acquaintances"},
     "stage_friend": {"de": "Freunde", "en": "friends"},
     "stage_close_friend": {"de": "enge Freunde", "en": "close friends"},
@@ -173,7 +192,8 @@ TEXTS: dict[str, dict[str, str]] = {
     "relationship_mood": {"de": "Stimmung: {mood}", "en": "Mood: {mood}"},
     "relationship_intentions": {"de": "Was ich mir vornehme:", "en": "What I intend:"},
     "relationship_changes": {"de": "Zuletzt geändert:", "en": "Recent changes:"},
-    "relationship_no_changes": {"de": "Noch keine Änderungen – das wächst langsam.", "en": "No changes yet – this grows slowly."},
+    "relationship_no_changes": {"de": "Noch keine Änderungen – das wächst langsam.",
+                                "en": "No changes yet – this grows slowly."},
     "relationship_updated": {"de": "{field} aktualisiert", "en": "{field} updated"},
     "field_mood": {"de": "Stimmung", "en": "Mood"},
     "field_notes": {"de": "Notizen", "en": "Notes"},
@@ -201,8 +221,10 @@ TEXTS: dict[str, dict[str, str]] = {
     "reminder_ask_time": {"de": "Wann genau soll ich dich erinnern? Zum Beispiel „morgen um 9“ oder „in 2 Stunden“.",
                           "en": "When exactly shall I remind you? For example “tomorrow at 9” or “in 2 hours”."},
     "reminder_ask_text": {"de": "Woran soll ich dich erinnern?", "en": "What shall I remind you of?"},
-    "reminders_empty": {"de": "Du hast gerade keine Erinnerungen. Schreib zum Beispiel: „Erinnere mich morgen um 9 an den Zahnarzt“.",
-                        "en": "You have no reminders right now. Write for example: “Remind me tomorrow at 9 to call mom”."},
+    "reminders_empty": {"de": "Du hast gerade keine Erinnerungen. Schreib zum Beispiel: "
+                              "„Erinnere mich morgen um 9 an den Zahnarzt“.",
+                        "en": "You have no reminders right now. Write for example: "
+                              "“Remind me tomorrow at 9 to call mom”."},
     "reminders_head": {"de": "Deine Erinnerungen:", "en": "Your reminders:"},
     "reminder_delete": {"de": "✖ Löschen", "en": "✖ Delete"},
     "reminder_delete_id": {"de": "✖ #{id}", "en": "✖ #{id}"},
@@ -210,7 +232,8 @@ TEXTS: dict[str, dict[str, str]] = {
     "reminder_snoozed": {"de": "💤 Ich erinnere dich {when} wieder.", "en": "💤 I'll remind you again {when}."},
 
     # --- people ------------------------------------------------------------------------------
-    "people_empty": {"de": "Ich kenne noch niemanden aus deinem Leben – erzähl mir von den Menschen, die dir wichtig sind.",
+    "people_empty": {"de": "Ich kenne noch niemanden aus deinem Leben – "
+                           "erzähl mir von den Menschen, die dir wichtig sind.",
                      "en": "I don't know anyone from your life yet – tell me about the people who matter to you."},
     "people_head": {"de": "Menschen in deinem Leben:", "en": "People in your life:"},
     "people_usage": {"de": "/people 3 – mehr über #3 · /people rename 3 Mia · /people merge 3 5 · /people forget 3",
@@ -223,12 +246,14 @@ TEXTS: dict[str, dict[str, str]] = {
     "people_no_facts": {"de": "Sonst weiß ich noch nichts.", "en": "I know nothing else yet."},
     "people_renamed": {"de": "Umbenannt: {old} heißt jetzt {new}.", "en": "Renamed: {old} is now {new}."},
     "people_merged": {"de": "Zusammengeführt: {name} ({names}).", "en": "Merged: {name} ({names})."},
-    "people_forget_confirm": {"de": "Soll ich {name} vergessen – mit allem, was ich über {name} weiß ({count} Notizen)?",
+    "people_forget_confirm": {"de": "Soll ich {name} vergessen – mit allem, was ich über {name} weiß "
+                                    "({count} Notizen)?",
                               "en": "Shall I forget {name} – with everything I know about them ({count} notes)?"},
     "people_forget_yes": {"de": "Ja, vergessen", "en": "Yes, forget"},
     "people_forget_button": {"de": "Vergessen", "en": "Forget"},
     "people_forgotten": {"de": "Vergessen: {name} und {count} Notizen.", "en": "Forgotten: {name} and {count} notes."},
-    "people_unknown": {"de": "Diese Person kenne ich nicht. /people zeigt alle.", "en": "I don't know that person. /people lists everyone."},
+    "people_unknown": {"de": "Diese Person kenne ich nicht. /people zeigt alle.",
+                       "en": "I don't know that person. /people lists everyone."},
 
     "no_model_hint": {
         "de": "Kein Sprachmodell antwortet unter {url}. Starte Ollama (ollama serve) oder setze MNEMO_CHAT_BASE_URL, "
@@ -243,12 +268,133 @@ TEXTS: dict[str, dict[str, str]] = {
     "crisis_help": {
         "de": "Wenn es dir gerade sehr schlecht geht: Du bist nicht allein. Die Telefonseelsorge ist rund um die Uhr "
               "kostenlos erreichbar unter 0800 111 0 111 oder 0800 111 0 222. In akuter Gefahr ruf bitte 112 an.",
-        "en": "If you are in a very bad place right now: you are not alone. In Germany the Telefonseelsorge answers day "
-              "and night, free, at 0800 111 0 111 or 0800 111 0 222. If you are in acute danger, please call 112.",
+        "en": "If you are in a very bad place right now: you are not alone. In Germany the Telefonseelsorge "
+              "answers day and night, free, at 0800 111 0 111 or 0800 111 0 222. "
+              "If you are in acute danger, please call 112.",
     },
 
-    # Matrix: choices that belong to someone else, encrypted messages whose key never came
-    "choice_not_yours": {"de": "Das kann nur {name} beantworten.", "en": "Only {name} can answer this."},
+    # Forgetting reaches the copies (bot/forgetting.py): what a press answer says besides the fact itself
+    "copies_rewritten": {"de": "Auch umgeschrieben, damit nichts mehr davon darin steht: {what}.",
+                         "en": "Also rewritten so that none of it is left in them: {what}."},
+    "copies_diary_one": {"de": "1 Tagebucheintrag", "en": "1 diary entry"},
+    "copies_diary_many": {"de": "{n} Tagebucheinträge", "en": "{n} diary entries"},
+    "copies_thoughts_one": {"de": "1 Gedanke", "en": "1 thought"},
+    "copies_thoughts_many": {"de": "{n} Gedanken", "en": "{n} thoughts"},
+    "copies_topics_one": {"de": "1 offenes Thema", "en": "1 open topic"},
+    "copies_topics_many": {"de": "{n} offene Themen", "en": "{n} open topics"},
+    "copies_summary": {"de": "die Zusammenfassung unseres Gesprächs", "en": "the summary of our conversation"},
+    "copies_relationship": {"de": "meine Notizen über uns beide", "en": "my notes on the two of us"},
+    "undo_final": {"de": "Das habe ich endgültig vergessen, da gibt es nichts wiederherzustellen.",
+                   "en": "I forgot that for good; there is nothing to restore."},
+    # --- channels: commands run once, choices in the terminal, whose choice it is ---
+    "command_interrupted": {
+        "de": "Dieser Befehl wurde durch einen Neustart unterbrochen. Ich wiederhole ihn nicht von selbst – "
+              "schick ihn noch einmal, wenn du ihn noch willst.",
+        "en": "This command was cut off by a restart. I won't repeat it on my own – send it again if you still "
+              "want it.",
+    },
+    "choice_not_yours": {"de": "Das hat jemand anderes gefragt; nur diese Person kann hier wählen.",
+                         "en": "Someone else asked this; only they can choose here."},
+    "choose_number": {"de": "Antworte mit einer Zahl:", "en": "Answer with a number:"},
+    "choice_out_of_range": {"de": "Bitte eine Zahl von 1 bis {last}.", "en": "Please a number from 1 to {last}."},
+    # --- consistency: /undo lines, /settings, `mnemo pair list` in the interface's language ----------------
+    "undo_line": {"de": "• {item}{number} {action}{text}", "en": "• {item}{number} {action}{text}"},
+    "undo_item_note": {"de": "Notiz", "en": "Note"},
+    "undo_item_profile": {"de": "Profileintrag", "en": "Profile entry"},
+    "undo_item_thought": {"de": "Gedanke", "en": "Thought"},
+    "undo_item_diary": {"de": "Tagebucheintrag", "en": "Diary entry"},
+    "undo_item_topic": {"de": "Offenes Thema", "en": "Open topic"},
+    "undo_item_summary": {"de": "Zusammenfassung", "en": "Summary"},
+    "undo_item_rule": {"de": "Regel", "en": "Rule"},
+    "undo_item_relationship": {"de": "Unsere Beziehung", "en": "Our relationship"},
+    "undo_item_person": {"de": "Person", "en": "Person"},
+    "undo_item_person_relation": {"de": "Verbindung zwischen Personen", "en": "Link between people"},
+    "undo_item_reminder": {"de": "Erinnerung", "en": "Reminder"},
+    "undo_item_other": {"de": "Eintrag", "en": "Entry"},
+    "undo_action_create": {"de": "angelegt", "en": "created"},
+    "undo_action_update": {"de": "geändert", "en": "changed"},
+    "undo_action_close": {"de": "beendet", "en": "closed"},
+    "undo_action_delete": {"de": "gelöscht", "en": "deleted"},
+    "undo_action_restore": {"de": "wiederhergestellt", "en": "restored"},
+    "undo_action_link": {"de": "verknüpft", "en": "linked"},
+    "undo_action_merge": {"de": "zusammengeführt", "en": "merged"},
+    "undo_action_revert": {"de": "zurückgesetzt", "en": "reverted"},
+    "undo_action_other": {"de": "geändert", "en": "changed"},
+    "settings_lines": {
+        "de": "Tagebuch: {diary} Uhr (zuschicken: {push})\nNachdenken: {reflection} Uhr\nAktive Zeiten: {hours} Uhr\n"
+              "Nachfragen von mir: {checkins}",
+        "en": "Diary: {diary} (sent to you: {push})\nReflection: {reflection}\nActive hours: {hours}\n"
+              "Check-ins: {checkins}",
+    },
+    "settings_expect_onoff": {"de": "an oder aus", "en": "on or off"},
+    "settings_expect_time": {"de": "eine Uhrzeit wie 23:30", "en": "a time like 23:30"},
+    "settings_expect_hours": {"de": "Stunden wie 9-21", "en": "hours like 9-21"},
+    "pair_list_approved_head": {"de": "Freigeschaltet:", "en": "Approved:"},
+    "pair_list_approved": {"de": "{user}  {name}  freigeschaltet am {when} von {by}",
+                           "en": "{user}  {name}  approved {when} by {by}"},
+    "pair_list_revoked": {"de": ", entzogen am {when} von {by}", "en": ", revoked {when} by {by}"},
+    "pair_by_cli": {"de": "der Kommandozeile", "en": "the command line"},
+}
+
+# Profile keys the extraction writes (in English, so they stay stable), as a person reads them.
+PROFILE_KEYS: dict[str, dict[str, str]] = {
+    "name": {"de": "Name", "en": "Name"},
+    "nickname": {"de": "Spitzname", "en": "Nickname"},
+    "age": {"de": "Alter", "en": "Age"},
+    "birthday": {"de": "Geburtstag", "en": "Birthday"},
+    "gender": {"de": "Geschlecht", "en": "Gender"},
+    "pronouns": {"de": "Pronomen", "en": "Pronouns"},
+    "work": {"de": "Arbeit", "en": "Work"},
+    "job": {"de": "Beruf", "en": "Job"},
+    "occupation": {"de": "Beruf", "en": "Occupation"},
+    "profession": {"de": "Beruf", "en": "Profession"},
+    "employer": {"de": "Arbeitgeber", "en": "Employer"},
+    "education": {"de": "Ausbildung", "en": "Education"},
+    "studies": {"de": "Studium", "en": "Studies"},
+    "school": {"de": "Schule", "en": "School"},
+    "home": {"de": "Zuhause", "en": "Home"},
+    "location": {"de": "Wohnort", "en": "Location"},
+    "city": {"de": "Stadt", "en": "City"},
+    "hometown": {"de": "Heimatort", "en": "Hometown"},
+    "residence": {"de": "Wohnort", "en": "Residence"},
+    "nationality": {"de": "Staatsangehörigkeit", "en": "Nationality"},
+    "languages": {"de": "Sprachen", "en": "Languages"},
+    "language": {"de": "Sprache", "en": "Language"},
+    "family": {"de": "Familie", "en": "Family"},
+    "partner": {"de": "Partner", "en": "Partner"},
+    "relationship": {"de": "Beziehung", "en": "Relationship"},
+    "relationship_status": {"de": "Beziehungsstatus", "en": "Relationship status"},
+    "children": {"de": "Kinder", "en": "Children"},
+    "kids": {"de": "Kinder", "en": "Kids"},
+    "pet": {"de": "Haustier", "en": "Pet"},
+    "pets": {"de": "Haustiere", "en": "Pets"},
+    "interests": {"de": "Interessen", "en": "Interests"},
+    "hobby": {"de": "Hobby", "en": "Hobby"},
+    "hobbies": {"de": "Hobbys", "en": "Hobbies"},
+    "likes": {"de": "Mag", "en": "Likes"},
+    "dislikes": {"de": "Mag nicht", "en": "Dislikes"},
+    "food": {"de": "Essen", "en": "Food"},
+    "diet": {"de": "Ernährung", "en": "Diet"},
+    "drink": {"de": "Getränk", "en": "Drink"},
+    "music": {"de": "Musik", "en": "Music"},
+    "sport": {"de": "Sport", "en": "Sport"},
+    "sports": {"de": "Sport", "en": "Sports"},
+    "health": {"de": "Gesundheit", "en": "Health"},
+    "style": {"de": "Stil", "en": "Style"},
+    "communication": {"de": "Kommunikation", "en": "Communication"},
+    "communication_style": {"de": "Gesprächsstil", "en": "Communication style"},
+    "personality": {"de": "Persönlichkeit", "en": "Personality"},
+    "fears": {"de": "Ängste", "en": "Fears"},
+    "fear": {"de": "Angst", "en": "Fear"},
+    "needs": {"de": "Bedürfnisse", "en": "Needs"},
+    "values": {"de": "Werte", "en": "Values"},
+    "goals": {"de": "Ziele", "en": "Goals"},
+    "dreams": {"de": "Träume", "en": "Dreams"},
+    "beliefs": {"de": "Überzeugungen", "en": "Beliefs"},
+    "religion": {"de": "Religion", "en": "Religion"},
+    "life_events": {"de": "Lebensereignisse", "en": "Life events"},
+
+    # Matrix: an encrypted message whose key never came
     "matrix_undecryptable": {
         "de": "Diese verschlüsselte Nachricht kann ich nicht lesen: Der Schlüssel dafür ist nicht bei mir angekommen. "
               "Schreib sie mir bitte noch einmal.",
@@ -284,6 +430,14 @@ def t(lang: str, key: str, **values: object) -> str:
     """The text `key` in the language, German when the language is unknown."""
     entry = TEXTS[key]
     return entry.get(lang, entry["de"]).format(**values)
+
+
+def profile_key(key: str, lang: str) -> str:
+    """A profile key as a person reads it ('work' -> 'Arbeit'); a key without a translation as written."""
+    known = PROFILE_KEYS.get(key.strip().lower().replace(" ", "_").replace("-", "_"))
+    if known is not None:
+        return known.get(lang, known["de"])
+    return key.replace("_", " ")
 
 
 def crisis_help(country: str, lang: str) -> str:

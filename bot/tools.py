@@ -3,8 +3,10 @@ from __future__ import annotations
 
 import logging
 import time as _time
-from datetime import datetime, time as dtime, timedelta
-from typing import Any, Sequence
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from datetime import time as dtime
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from bot.llm import ToolCall, ToolSpec

@@ -4,8 +4,8 @@ from __future__ import annotations
 import re
 from zoneinfo import ZoneInfo
 
-from bot.replies import Button, Reply
 from bot.prompt import clip
+from bot.replies import Button, Reply
 from bot.texts import t
 from memory.errors import NotFound
 from memory.models import Scope
@@ -27,23 +27,25 @@ async def explain(store: MemoryStore, scope: Scope, note_ids: list[int], lang: s
     """The notes with their source messages and [wrong] [outdated] [forget] buttons."""
     lines: list[str] = []
     rows: list[tuple[Button, ...]] = []
+    numbers = await store.numbers.of_many(scope, "note", note_ids[:3])  # the user's own numbers, never the ids
     for note_id in note_ids[:3]:
         try:
             note = await store.notes.get(scope, note_id)
         except NotFound:
             continue
-        if note.valid_to is not None:
+        if note.valid_to is not None or note_id not in numbers:
             continue
+        number = numbers[note_id]
         sources = [m for m in [await store.messages.get(scope, i) for i in note.source_message_ids] if m]
-        lines.append(f"#{note.id} {note.text}")
+        lines.append(f"#{number} {note.text}")
         for m in sources[:2]:
             when = m.created_at.astimezone(zone).strftime("%d.%m.%Y %H:%M")
             lines.append(f"   ↳ {t(lang, 'why_source', when=when)}: „{clip(m.text, 200)}“")
         if not sources:
             lines.append(f"   ↳ {t(lang, 'why_no_source')}")
-        rows.append((Button(t(lang, "why_wrong", id=note.id), f"why:wrong:{note.id}"),
-                     Button(t(lang, "why_outdated", id=note.id), f"why:old:{note.id}"),
-                     Button(t(lang, "why_forget", id=note.id), f"forget:{note.id}")))
+        rows.append((Button(t(lang, "why_wrong", id=number), f"why:wrong:{number}"),
+                     Button(t(lang, "why_outdated", id=number), f"why:old:{number}"),
+                     Button(t(lang, "why_forget", id=number), f"forget:{number}")))
     if not lines:
         return Reply((t(lang, "why_nothing"),))
     return Reply(("\n".join([t(lang, "why_head")] + lines),), buttons=tuple(rows))

@@ -134,13 +134,18 @@ class AccessStore:
                 return step, existing
             made = PairingRequest(new_code(), channel, user_id, display_name[:100], now, now + ttl)
             await tx.execute(f"INSERT INTO pairing_requests({_REQUEST_COLS}) VALUES (?, ?, ?, ?, ?, ?)",
-                             (made.code, made.channel, made.user_id, made.display_name, made.created_at, made.expires_at))
+                             (made.code, made.channel, made.user_id, made.display_name, made.created_at,
+                              made.expires_at))
         log.warning("pairing request from %s (%s) on %s: code %s, valid until %s; approve with `mnemo pair approve %s`",
                     user_id, made.display_name, channel, made.code, _when(made.expires_at), made.code)
         return step, made
 
-    async def approve(self, code: str, by: str, now: float) -> ApprovedUser:
-        """Approve a pairing code: the user joins the allowlist and the request is gone; NotFound or Expired."""
+    async def approve(self, code: str, by: str, now: float, *, welcomed_on: str | None = None) -> ApprovedUser:
+        """Approve a pairing code: the user joins the allowlist and the request is gone; NotFound or Expired.
+
+        welcomed_on: the channel that tells the user itself, right away, that they can write now; a user of
+        any other channel (and every approval from `mnemo pair approve`) waits for their channel's running bot.
+        """
         code = normalize_code(code)
         async with self.db.transaction() as tx:
             row = await tx.fetchone(f"SELECT {_REQUEST_COLS} FROM pairing_requests WHERE code = ?", (code,))
@@ -151,16 +156,27 @@ class AccessStore:
             valid = code_valid(request, now)
             if valid:
                 await tx.execute(
-                    f"INSERT INTO approved_users({_APPROVED_COLS}) VALUES (?, ?, ?, ?, ?, NULL, NULL)"
+                    f"INSERT INTO approved_users({_APPROVED_COLS}, welcomed_at) VALUES (?, ?, ?, ?, ?, NULL, NULL, ?)"
                     " ON CONFLICT(channel, user_id) DO UPDATE SET display_name = excluded.display_name,"
                     " approved_at = excluded.approved_at, approved_by = excluded.approved_by,"
-                    " revoked_at = NULL, revoked_by = NULL",
-                    (request.channel, request.user_id, request.display_name, now, by),
+                    " revoked_at = NULL, revoked_by = NULL, welcomed_at = excluded.welcomed_at",
+                    (request.channel, request.user_id, request.display_name, now, by,
+                     now if request.channel == welcomed_on else None),
                 )
         if not valid:  # the expired request is deleted all the same
             raise Expired(f"pairing code {code} expired at {_when(request.expires_at)}")
         log.warning("pairing approved: %s (%s) on %s by %s", request.user_id, request.display_name, request.channel, by)
         return ApprovedUser(request.channel, request.user_id, request.display_name, now, by)
+
+    async def claim_welcomes(self, channel: str, now: float) -> list[ApprovedUser]:
+        """The channel's approved users not yet welcomed, marked welcomed now (so each is welcomed once)."""
+        async with self.db.transaction() as tx:
+            rows = await tx.fetchall(f"SELECT {_APPROVED_COLS} FROM approved_users WHERE channel = ?"
+                                     " AND revoked_at IS NULL AND welcomed_at IS NULL ORDER BY approved_at", (channel,))
+            if rows:
+                await tx.execute("UPDATE approved_users SET welcomed_at = ? WHERE channel = ? AND revoked_at IS NULL"
+                                 " AND welcomed_at IS NULL", (now, channel))
+        return [_approved(r) for r in rows]
 
     async def revoke(self, user_id: str, by: str, now: float) -> ApprovedUser:
         """Take an approved user off the allowlist (the row stays, marked revoked); NotFound if not approved."""

@@ -2,14 +2,16 @@
 
 The score is pure: `specificity` (content words that are not small talk, numbers, names) times a
 `novelty` factor (0.7 for a near-repeat up to 1.0 for a note unlike anything stored, measured between
-the model's "related" and "duplicate" cosines); at the duplicate cosine a note is dropped outright. A note that says the opposite of a very similar existing one (a negation
-flip) is a contradiction: it goes to the correction flow instead of being stored beside the old one.
+the model's "related" and "duplicate" cosines); at the duplicate cosine a note is dropped outright. A note
+that says the opposite of a very similar existing one (a negation flip) is a contradiction: it goes to the
+correction flow instead of being stored beside the old one.
 """
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, Sequence
+from typing import Literal
 
 from memory.db import Database
 from memory.index import SearchIndex
@@ -135,5 +137,6 @@ class AdmissionControl:
     async def counts(self, scope: Scope) -> dict[str, int]:
         """admitted / dropped / contradictions of a scope (zero when none)."""
         async with self.db.reading() as tx:
-            rows = dict(await tx.fetchall("SELECT outcome, count FROM admission_counts WHERE scope_id = ?", (scope.id,)))
+            rows = dict(await tx.fetchall("SELECT outcome, count FROM admission_counts WHERE scope_id = ?",
+                                          (scope.id,)))
         return {name: int(rows.get(name, 0)) for name in OUTCOMES.values()}

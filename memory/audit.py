@@ -5,11 +5,16 @@ import dataclasses
 import json
 import time
 import uuid
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
 from memory.db import Tx
 from memory.models import AuditEntry, ts
+
+# An item rewritten or removed for good (`/forget`, `/people forget`): the entry records that it happened,
+# never what the item said, and /undo has nothing to restore from it.
+ERASE = "erase"
 
 
 def new_processing(prefix: str = "p") -> str:
@@ -53,3 +58,40 @@ def entry_from_row(row: Any) -> AuditEntry:
 
 
 AUDIT_COLUMNS = "id, processing_id, action, item_type, item_id, before, after, reason, created_at"
+
+
+async def scrub(tx: Tx, scope_id: int, item_types: Sequence[str], clean: Callable[[str], str]) -> int:
+    """Pass every text kept in the scope's entries about these item types through `clean`; returns entries changed.
+
+    Final erasure: what an item once said (its text before a change, a reflection's reason) must not
+    outlive the forgetting in the audit log either.
+    """
+    marks = ",".join("?" * len(item_types))
+    rows = await tx.fetchall("SELECT id, before, after, reason FROM audit_log WHERE scope_id = ?"
+                             f" AND item_type IN ({marks})", (scope_id, *item_types))
+    changed = 0
+    for id_, before, after, reason in rows:
+        new = [_scrubbed(before, clean), _scrubbed(after, clean), clean(reason or "")]
+        if new != [before, after, reason or ""]:
+            await tx.execute("UPDATE audit_log SET before = ?, after = ?, reason = ? WHERE id = ?", (*new, id_))
+            changed += 1
+    return changed
+
+
+def _scrubbed(stored: str | None, clean: Callable[[str], str]) -> str | None:
+    """A stored JSON document with every string in it cleaned (unchanged text when nothing changes)."""
+    if stored is None:
+        return None
+    data = json.loads(stored)
+    cleaned = _walk(data, clean)
+    return stored if cleaned == data else json.dumps(cleaned, ensure_ascii=False)
+
+
+def _walk(value: Any, clean: Callable[[str], str]) -> Any:
+    if isinstance(value, str):
+        return clean(value)
+    if isinstance(value, list):
+        return [_walk(v, clean) for v in value]
+    if isinstance(value, dict):
+        return {k: _walk(v, clean) for k, v in value.items()}
+    return value

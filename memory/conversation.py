@@ -4,6 +4,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from memory import audit
 from memory.db import Database
 from memory.models import Scope
 
@@ -36,6 +37,22 @@ class Conversations:
         await self._upsert(scope, "summary = excluded.summary, summary_upto = excluded.summary_upto",
                            summary=summary, summary_upto=upto)
 
+    async def rewrite_summary(
+        self, scope: Scope, summary: str, *, processing: str, reason: str = "", final: bool = False,
+    ) -> None:
+        """Replace the summary's text (what it covers stays), audited; `final` keeps no trace of the old text."""
+        async with self.db.transaction() as tx:
+            row = await tx.fetchone("SELECT summary FROM conversation_state WHERE scope_id = ?", (scope.id,))
+            if row is None:
+                return
+            await tx.execute("UPDATE conversation_state SET summary = ?, updated_at = ? WHERE scope_id = ?",
+                             (summary, time.time(), scope.id))
+            if final:
+                await audit.record(tx, scope.id, processing, audit.ERASE, "summary", scope.id, reason=reason)
+            else:
+                await audit.record(tx, scope.id, processing, "update", "summary", scope.id, before={"summary": row[0]},
+                                   after={"summary": summary}, reason=reason)
+
     async def set_extracted(self, scope: Scope, upto: int) -> None:
         """Advance the extraction cursor (never backwards)."""
         await self._upsert(scope, "extracted_upto = max(conversation_state.extracted_upto, excluded.extracted_upto)",
@@ -46,6 +63,7 @@ class Conversations:
         async with self.db.transaction() as tx:
             await tx.execute(
                 "INSERT INTO conversation_state(scope_id, summary, summary_upto, extracted_upto, updated_at)"
-                f" VALUES (?, ?, ?, ?, ?) ON CONFLICT(scope_id) DO UPDATE SET {update}, updated_at = excluded.updated_at",
+                " VALUES (?, ?, ?, ?, ?)"
+                f" ON CONFLICT(scope_id) DO UPDATE SET {update}, updated_at = excluded.updated_at",
                 (scope.id, summary, summary_upto, extracted_upto, time.time()),
             )

@@ -6,8 +6,9 @@ import contextlib
 import importlib
 import logging
 import sqlite3
+from collections.abc import AsyncIterator, Iterable, Sequence
 from pathlib import Path
-from typing import Any, AsyncIterator, Iterable, Sequence
+from typing import Any
 
 import aiosqlite
 
@@ -79,7 +80,7 @@ class Database:
         self.path = path
 
     @classmethod
-    async def open(cls, path: Path | str) -> "Database":
+    async def open(cls, path: Path | str) -> Database:
         """Open (and create) the database file at path."""
         path = Path(path)
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -96,7 +97,7 @@ class Database:
         await self._conn.close()
 
     @contextlib.asynccontextmanager
-    async def transaction(self) -> AsyncIterator["Tx"]:
+    async def transaction(self) -> AsyncIterator[Tx]:
         """Run the block as one write transaction; any exception rolls everything back."""
         async with self._lock:
             await self._conn.execute("BEGIN IMMEDIATE")
@@ -109,13 +110,13 @@ class Database:
                 await self._conn.execute("COMMIT")
 
     @contextlib.asynccontextmanager
-    async def reading(self) -> AsyncIterator["Tx"]:
+    async def reading(self) -> AsyncIterator[Tx]:
         """Run the block's reads without interleaving with a running transaction."""
         async with self._lock:
             yield Tx(self._conn)
 
     @contextlib.asynccontextmanager
-    async def aside(self) -> AsyncIterator["Tx"]:
+    async def aside(self) -> AsyncIterator[Tx]:
         """Reads on a second connection (its own thread), alongside what the main connection runs.
 
         WAL lets a reader run while the main connection reads or writes, so a long read here (a

@@ -52,23 +52,36 @@ class Inbox:
     async def done(self, channel: str, event_id: str, now: float) -> None:
         """Mark an update handled and drop its payload (the id stays to recognise a redelivery)."""
         async with self.db.transaction() as tx:
-            await tx.execute("UPDATE inbox SET handled_at = ?, payload = NULL, shown = '[]' WHERE channel = ?"
+            await tx.execute("UPDATE inbox SET handled_at = ?, payload = NULL, shown = '[]', shown_texts = '[]'"
+                             " WHERE channel = ?"
                              " AND event_id = ? AND handled_at IS NULL", (now, channel, event_id))
 
-    async def show(self, channel: str, event_id: str, message_ids: Sequence[str]) -> None:
+    async def show(self, channel: str, event_id: str, message_ids: Sequence[str],
+                   texts: Sequence[str] | None = None) -> None:
         """Record the messages an update has shown so far (its reply's parts, in order), right after each is sent.
 
-        A replay after a crash edits these messages instead of sending them again.
+        A replay after a crash edits these messages instead of sending them again. `texts`, when given, says
+        what each of them displays now (a preview's words so far), so a replay knows what is on the screen.
         """
         async with self.db.transaction() as tx:
             await tx.execute("UPDATE inbox SET shown = ? WHERE channel = ? AND event_id = ?",
                              (json.dumps(list(message_ids)), channel, event_id))
+            if texts is not None:
+                await tx.execute("UPDATE inbox SET shown_texts = ? WHERE channel = ? AND event_id = ?",
+                                 (json.dumps(list(texts), ensure_ascii=False), channel, event_id))
 
     async def shown(self, channel: str, event_id: str) -> list[str]:
         """The messages an unhandled update had shown when the last run stopped, in order."""
         async with self.db.reading() as tx:
             row = await tx.fetchone("SELECT shown FROM inbox WHERE channel = ? AND event_id = ?", (channel, event_id))
         return [str(i) for i in json.loads(row[0])] if row else []
+
+    async def shown_texts(self, channel: str, event_id: str) -> list[str]:
+        """What each message an unhandled update had shown displayed when the last run stopped, in order."""
+        async with self.db.reading() as tx:
+            row = await tx.fetchone("SELECT shown_texts FROM inbox WHERE channel = ? AND event_id = ?",
+                                    (channel, event_id))
+        return [str(text) for text in json.loads(row[0])] if row else []
 
     async def unhandled(self, channel: str) -> list[InboxEntry]:
         """Updates received but not handled (the process stopped or crashed), oldest first."""

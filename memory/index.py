@@ -10,8 +10,8 @@ import json
 import logging
 import time
 from collections import OrderedDict
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import numpy as np
 
@@ -97,7 +97,8 @@ class SearchIndex:
                 raise EmbeddingFailed(f"embedding failed: {exc}") from exc
             vectors = np.asarray(vectors, dtype=np.float32)
             if vectors.shape != (len(missing), self.embedder.dim):
-                raise EmbeddingFailed(f"embedder returned shape {vectors.shape}, expected ({len(missing)}, {self.embedder.dim})")
+                raise EmbeddingFailed(f"embedder returned shape {vectors.shape}, "
+                                      f"expected ({len(missing)}, {self.embedder.dim})")
             fresh = dict(zip(missing, vectors))
             found.update(fresh)
             if purpose == "query":
@@ -105,7 +106,8 @@ class SearchIndex:
             else:
                 async with self.db.transaction() as tx:
                     await tx.executemany(
-                        "INSERT OR IGNORE INTO embedding_cache(model, purpose, content_hash, vector) VALUES (?, ?, ?, ?)",
+                        "INSERT OR IGNORE INTO embedding_cache(model, purpose, content_hash, vector)"
+                        " VALUES (?, ?, ?, ?)",
                         [(self.embedder.name, purpose, h, v.tobytes()) for h, v in fresh.items()],
                     )
         return np.stack([found[h] for h in hashes]) if hashes else np.zeros((0, self.embedder.dim), np.float32)
@@ -139,14 +141,16 @@ class SearchIndex:
             "UPDATE docs SET text = ?, content_hash = ?, importance = COALESCE(?, importance) WHERE id = ?",
             (text, textmod.content_hash(text), importance, doc_id),
         )
-        await tx.execute("UPDATE vec_docs SET embedding = ? WHERE doc_id = ?", (_blob(vector, self.embedder.dim), doc_id))
+        await tx.execute("UPDATE vec_docs SET embedding = ? WHERE doc_id = ?",
+                         (_blob(vector, self.embedder.dim), doc_id))
 
     async def remove(self, tx: Tx, doc_id: int) -> None:
         """Delete a document with its vector and full-text entries."""
         await tx.execute("DELETE FROM vec_docs WHERE doc_id = ?", (doc_id,))
         await tx.execute("DELETE FROM docs WHERE id = ?", (doc_id,))
 
-    async def nearest(self, scope_id: int, vector: np.ndarray, source: Source, k: int = 5) -> list[tuple[int, int, float]]:
+    async def nearest(self, scope_id: int, vector: np.ndarray, source: Source,
+                      k: int = 5) -> list[tuple[int, int, float]]:
         """(doc_id, item_id, cosine) of the k nearest documents of one source in one scope."""
         async with self.db.reading() as tx:
             rows = await tx.fetchall(
@@ -245,7 +249,8 @@ class SearchIndex:
         """
         terms = [*words, *textmod.word_pairs(words)]
         parts = [_matching("fts_words", "?, d.id, length(d.text)", where, f'"{term}"', term) for term in terms]
-        rows = await tx.fetchall(" UNION ALL ".join(sql for sql, _ in parts), [arg for _, args in parts for arg in args])
+        rows = await tx.fetchall(" UNION ALL ".join(sql for sql, _ in parts),
+                                 [arg for _, args in parts for arg in args])
         if not rows:
             return {}
         holding: dict[str, dict[int, int]] = {}

@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from memory.db import Database
 from memory.errors import MemoryStoreError
@@ -85,7 +86,8 @@ class Journal:
     async def get(self, scope: Scope, message_id: int) -> Message | None:
         """One message of this scope."""
         async with self.db.reading() as tx:
-            row = await tx.fetchone(f"SELECT {_COLUMNS} FROM messages WHERE id = ? AND scope_id = ?", (message_id, scope.id))
+            row = await tx.fetchone(f"SELECT {_COLUMNS} FROM messages WHERE id = ? AND scope_id = ?",
+                                    (message_id, scope.id))
         return _message(row) if row else None
 
     async def by_channel_id(self, scope: Scope, channel: str, channel_message_id: str) -> Message | None:
@@ -111,7 +113,8 @@ class Journal:
     async def first(self, scope: Scope, limit: int = 2) -> list[Message]:
         """The first messages ever exchanged in this scope."""
         async with self.db.reading() as tx:
-            rows = await tx.fetchall(f"SELECT {_COLUMNS} FROM messages WHERE scope_id = ? ORDER BY id LIMIT ?", (scope.id, limit))
+            rows = await tx.fetchall(f"SELECT {_COLUMNS} FROM messages WHERE scope_id = ? ORDER BY id LIMIT ?",
+                                     (scope.id, limit))
         return [_message(r) for r in rows]
 
     async def between(self, scope: Scope, start: float, end: float, limit: int = 200) -> list[Message]:

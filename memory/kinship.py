@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 # Leading words that make a name a description or that matching ignores ("meine Schwester" ~ "Schwester").
 POSSESSIVES = frozenset("mein meine meinem meinen meiner meines my our unser unsere unserem unseren unserer".split())
@@ -61,7 +61,7 @@ def _words(text: str) -> list[str]:
 
 
 def name_key(text: str) -> str:
-    """A name for comparison: case-folded, without leading possessives and articles ('meine Schwester' -> 'schwester')."""
+    """A name for comparison: case-folded, without leading possessives, articles ('meine Schwester' -> 'schwester')."""
     words = _words(text)
     while words and (words[0] in POSSESSIVES or words[0] in ARTICLES):
         words = words[1:]

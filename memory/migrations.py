@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Awaitable, Callable
 
 from memory.db import Database, Tx
 
@@ -500,6 +500,53 @@ async def m021_pending_state_and_choices(tx: Tx) -> None:
     await tx.execute("CREATE INDEX choices_scope_question ON choices(scope_id, question)")
 
 
+async def m026_command_runs_and_shown_texts(tx: Tx) -> None:
+    """Commands and presses by their channel id, so a replay never runs one twice; what each shown message displays.
+
+    `command_runs` records a command (or button press) as started before it runs and its reply until the
+    channel delivered it; a replay after a crash delivers that reply again instead of running the command a
+    second time. `inbox.shown_texts` holds, beside `shown`, what each of an unhandled update's messages
+    displays (a streamed preview's words so far), so a replay neither repeats an edit nor shows fewer words.
+    """
+    await tx.execute(
+        """CREATE TABLE command_runs (
+            scope_id INTEGER NOT NULL REFERENCES scopes(id),
+            channel TEXT NOT NULL,
+            event_id TEXT NOT NULL,
+            state TEXT NOT NULL,
+            reply TEXT,
+            created_at REAL NOT NULL,
+            PRIMARY KEY (scope_id, channel, event_id))"""
+    )
+    await tx.execute("ALTER TABLE inbox ADD COLUMN shown_texts TEXT NOT NULL DEFAULT '[]'")
+async def m027_item_numbers_and_welcomes(tx: Tx) -> None:
+    """Each user's own numbers for notes, rules, reminders and people; whom the running bot has welcomed.
+
+    `item_numbers` maps (scope, kind, number) to an item id; `item_number_counters` keeps the last number
+    given per scope and kind, so a number is never given twice (it survives /deleteme, holding nothing but
+    the count). `approved_users.welcomed_at` is set once the user was told they can write now; users
+    approved before this migration count as welcomed.
+    """
+    await tx.execute(
+        """CREATE TABLE item_numbers (
+            scope_id INTEGER NOT NULL REFERENCES scopes(id),
+            kind TEXT NOT NULL,
+            number INTEGER NOT NULL,
+            item_id INTEGER NOT NULL,
+            PRIMARY KEY (scope_id, kind, number),
+            UNIQUE (scope_id, kind, item_id))"""
+    )
+    await tx.execute(
+        """CREATE TABLE item_number_counters (
+            scope_id INTEGER NOT NULL REFERENCES scopes(id),
+            kind TEXT NOT NULL,
+            last INTEGER NOT NULL,
+            PRIMARY KEY (scope_id, kind))"""
+    )
+    await tx.execute("ALTER TABLE approved_users ADD COLUMN welcomed_at REAL")
+    await tx.execute("UPDATE approved_users SET welcomed_at = approved_at")
+
+
 MIGRATIONS: list[Migration] = [
     m001_scopes_and_meta,
     m002_messages,
@@ -522,6 +569,8 @@ MIGRATIONS: list[Migration] = [
     m019_token_usage,
     m020_fts_scope_rowids,
     m021_pending_state_and_choices,
+    m026_command_runs_and_shown_texts,
+    m027_item_numbers_and_welcomes,
 ]
 
 

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Literal
 
 Source = Literal["message", "note", "profile", "thought", "diary", "person"]
@@ -11,7 +11,7 @@ SEARCHABLE: tuple[Source, ...] = ("message", "note", "profile", "thought", "diar
 
 def ts(value: float | None) -> datetime | None:
     """Turn a stored unix time into an aware UTC datetime."""
-    return None if value is None else datetime.fromtimestamp(value, tz=timezone.utc)
+    return None if value is None else datetime.fromtimestamp(value, tz=UTC)
 
 
 @dataclass(frozen=True)

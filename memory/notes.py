@@ -4,8 +4,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -14,7 +15,7 @@ from memory.db import Database, Tx
 from memory.errors import NotFound
 from memory.index import SearchIndex
 from memory.models import Note, NoteWrite, Scope, ts
-from memory.text import normalize, content_hash
+from memory.text import content_hash, normalize
 
 _COLUMNS = ("id, kind, text, importance, created_at, updated_at, valid_from, valid_to,"
             " superseded_by, source_message_ids, doc_id")
@@ -86,9 +87,11 @@ class Notes:
         vectors = await self.index.embed([item.text for item in items])
         processing = processing or audit.new_processing("note")
         async with self.db.transaction() as tx:
-            return [await self._insert(tx, scope, item, vector, processing, reason) for item, vector in zip(items, vectors)]
+            return [await self._insert(tx, scope, item, vector, processing, reason)
+                    for item, vector in zip(items, vectors)]
 
-    async def _insert(self, tx: Tx, scope: Scope, item: NewNote, vector: np.ndarray, processing: str, reason: str) -> Note:
+    async def _insert(self, tx: Tx, scope: Scope, item: NewNote, vector: np.ndarray, processing: str,
+                      reason: str) -> Note:
         """Write a note row and its index entry, and audit the creation; all in tx."""
         importance = _clamp(item.importance)
         created = time.time() if item.created_at is None else item.created_at

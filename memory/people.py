@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Sequence
+from typing import Any
 
 from memory import audit, kinship
 from memory.db import Database, Tx
@@ -161,13 +162,15 @@ class People:
         await self._merge(scope, keep.id, other.id, processing, reason, now)
         return await self._update(scope, combined, processing, reason, now)
 
-    async def forget(self, scope: Scope, person_id: int, *, reason: str = "/people forget") -> tuple[Person, int]:
-        """Delete a person with their notes (closed ones too) and relations, as one undoable processing.
+    async def forget(
+        self, scope: Scope, person_id: int, *, reason: str = "/people forget", processing: str | None = None,
+    ) -> tuple[Person, int]:
+        """Delete a person with their notes (closed ones too) and relations, as one processing.
 
         Returns the person and how many notes went with them.
         """
         person = await self.get(scope, person_id)
-        processing = audit.new_processing("forget")
+        processing = processing or audit.new_processing("forget")
         note_ids = await self._note_ids(scope, person_id, include_closed=True)
         if note_ids:
             await self._relink(scope, {i: None for i in note_ids}, person_id, processing, reason)
@@ -218,9 +221,9 @@ class People:
                                      (scope.id, *note_ids))
         return {r[0]: r[1] for r in rows if r[1] is not None or not linked_only}
 
-    async def facts(self, scope: Scope, person_id: int, limit: int = 20) -> list[Note]:
-        """The current notes about a person, most important and newest first."""
-        ids = await self._note_ids(scope, person_id, limit)
+    async def facts(self, scope: Scope, person_id: int, limit: int = 20, *, include_closed: bool = False) -> list[Note]:
+        """The current notes about a person (with closed ones: all), most important and newest first."""
+        ids = await self._note_ids(scope, person_id, limit, include_closed)
         return [await self.notes.get(scope, i) for i in ids]
 
     async def relate(self, scope: Scope, a: int, b: int | None, relation: str, *, processing: str, reason: str = "",
@@ -250,7 +253,8 @@ class People:
                                      (scope.id, person_id))
         return [(r[0], ts(r[1]), ts(r[2])) for r in rows]
 
-    async def cards(self, scope: Scope, ids: Sequence[int] | None = None, limit: int = PROMPT_PEOPLE) -> list[PersonCard]:
+    async def cards(self, scope: Scope, ids: Sequence[int] | None = None,
+                    limit: int = PROMPT_PEOPLE) -> list[PersonCard]:
         """Cards of the given people, or of the closest ones when no ids are given."""
         if ids is None:
             people = closest(await self.all(scope), await self._note_counts(scope), limit)
@@ -269,7 +273,8 @@ class People:
             person_id = await tx.execute(
                 "INSERT INTO people(scope_id, name, aliases, relation, valid_from, created_at, updated_at)"
                 " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (scope.id, known.name, json.dumps(list(known.aliases), ensure_ascii=False), known.relation, now, now, now))
+                (scope.id, known.name, json.dumps(list(known.aliases), ensure_ascii=False), known.relation,
+                 now, now, now))
             doc_id = await self.index.add(tx, scope.id, "person", person_id, doc_text(known), vector, now, 6)
             await tx.execute("UPDATE people SET doc_id = ? WHERE id = ?", (doc_id, person_id))
             person = _person(await tx.fetchone(f"SELECT {_COLS} FROM people WHERE id = ?", (person_id,)))
@@ -354,7 +359,8 @@ class People:
             await self.index.remove(tx, row[0])
             await tx.execute("UPDATE people SET doc_id = NULL WHERE id = ?", (person_id,))
 
-    async def _note_ids(self, scope: Scope, person_id: int, limit: int = 1000, include_closed: bool = False) -> list[int]:
+    async def _note_ids(self, scope: Scope, person_id: int, limit: int = 1000,
+                        include_closed: bool = False) -> list[int]:
         current = "" if include_closed else " AND valid_to IS NULL"
         async with self.db.reading() as tx:
             rows = await tx.fetchall(f"SELECT id FROM notes WHERE scope_id = ? AND person_id = ?{current}"
@@ -364,8 +370,8 @@ class People:
 
     async def _note_counts(self, scope: Scope) -> dict[int, int]:
         async with self.db.reading() as tx:
-            rows = await tx.fetchall("SELECT person_id, count(*) FROM notes WHERE scope_id = ? AND person_id IS NOT NULL"
-                                     " AND valid_to IS NULL GROUP BY person_id", (scope.id,))
+            rows = await tx.fetchall("SELECT person_id, count(*) FROM notes WHERE scope_id = ?"
+                                     " AND person_id IS NOT NULL AND valid_to IS NULL GROUP BY person_id", (scope.id,))
         return {r[0]: r[1] for r in rows}
 
     # --- undo ------------------------------------------------------------------------------------------------

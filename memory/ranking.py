@@ -1,4 +1,4 @@
-"""How search candidates are scored: a pure fusion of meaning, words, trigrams, context, dates, recency and importance."""
+"""How search candidates are scored: a pure fusion of meaning, words, trigrams, context, dates, recency, importance."""
 from __future__ import annotations
 
 import math

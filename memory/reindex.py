@@ -7,8 +7,8 @@ model changes, both in one transaction. Until then mnemo keeps working with the 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 

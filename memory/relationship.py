@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from memory import audit
 from memory.db import Database, Tx
@@ -134,6 +135,24 @@ class Relationships:
         await self.save(scope, restored, [Logged(before, {k: _jsonable(v) for k, v in fields_back.items()}, reason)],
                         processing)
         return restored
+
+    async def rewrite(
+        self, scope: Scope, values: Mapping[str, Any], processing: str, reason: str = "", final: bool = False,
+    ) -> Relationship:
+        """Replace texts (notes, mood, list items) without touching the values; `final` keeps no old text."""
+        current = await self.get(scope)
+        changed = coerce(values)
+        new = replace(current, **changed, updated_at=time.time())
+        async with self.db.transaction() as tx:
+            await _upsert(tx, scope.id, new)
+            if final:
+                await audit.record(tx, scope.id, processing, audit.ERASE, "relationship", scope.id,
+                                   after={"fields": sorted(changed)}, reason=reason)
+            else:
+                await audit.record(tx, scope.id, processing, "update", "relationship", scope.id,
+                                   before={k: _jsonable(getattr(current, k)) for k in changed},
+                                   after={k: _jsonable(v) for k, v in changed.items()}, reason=reason)
+        return new
 
     async def history(self, scope: Scope, limit: int = 5) -> list[AuditEntry]:
         """The newest relationship changes that were not undone, newest first."""

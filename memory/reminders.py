@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Awaitable, Callable
+from typing import Any
 
 from memory import audit
 from memory.db import Database
@@ -60,7 +61,8 @@ class Reminders:
     async def get(self, scope: Scope, reminder_id: int) -> StoredReminder:
         """One reminder of this scope, or NotFound."""
         async with self.db.reading() as tx:
-            row = await tx.fetchone(f"SELECT {_COLS} FROM reminders WHERE id = ? AND scope_id = ?", (reminder_id, scope.id))
+            row = await tx.fetchone(f"SELECT {_COLS} FROM reminders WHERE id = ? AND scope_id = ?",
+                                    (reminder_id, scope.id))
         if row is None:
             raise NotFound(f"reminder {reminder_id}")
         return _reminder(row)

@@ -2,12 +2,13 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from memory import audit
-from memory.admission import AdmissionControl
 from memory.access import AccessStore
+from memory.admission import AdmissionControl
 from memory.choices import Choices
 from memory.companions import Companions
 from memory.conversation import Conversations
@@ -20,20 +21,23 @@ from memory.journal import Journal
 from memory.migrations import migrate
 from memory.models import AuditEntry, Scope, SearchHit, Source
 from memory.notes import Notes
+from memory.numbers import Numbers
 from memory.outbox import Outbox
 from memory.people import People
 from memory.preferences import PreferenceStore
 from memory.ranking import Weights
 from memory.relationship import Relationships
 from memory.reminders import Reminders
+from memory.runs import Runs
 from memory.state import ScopeState
 from memory.usage import TokenUsage
 
 DB_FILENAME = "mnemo.sqlite3"
+EXPORT_FORMAT = "mnemo-export-1"  # the one format of every export: the chat's /export and `mnemo export`
 SCOPED_TABLES = ("messages", "notes", "profile_entries", "pending_profile", "thoughts", "diary_entries",
                  "open_topics", "learned_rules", "audit_log", "preferences", "outbox",
                  "relationships", "person_relations", "people", "reminders", "admission_counts",
-                 "scope_state", "choices")
+                 "scope_state", "choices", "command_runs", "item_numbers")
 
 
 class MemoryStore:
@@ -62,6 +66,8 @@ class MemoryStore:
         self.usage = TokenUsage(db)
         self.state = ScopeState(db)
         self.choices = Choices(db)
+        self.runs = Runs(db)
+        self.numbers = Numbers(db)
         related = calibration(index.embedder.name).relevant if related is None else related
         self.admission = AdmissionControl(db, index, self.notes, related)
         self._scopes: dict[tuple[str, str], Scope] = {}
@@ -70,7 +76,7 @@ class MemoryStore:
     async def open(
         cls, path: Path | str, embedder: Embedder, *, weights: Weights | None = None,
         semantic_dedupe: float | None = None,
-    ) -> "MemoryStore":
+    ) -> MemoryStore:
         """Open the database (a file path, or a data directory), migrate it and check the embedding model."""
         path = Path(path)
         if path.suffix == "" or path.is_dir():
@@ -91,7 +97,7 @@ class MemoryStore:
         """Close the database."""
         await self.db.close()
 
-    async def __aenter__(self) -> "MemoryStore":
+    async def __aenter__(self) -> MemoryStore:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -145,8 +151,8 @@ class MemoryStore:
         return hits
 
     async def export(self, scope: Scope) -> dict[str, Any]:
-        """Everything stored for one scope, as plain JSON-ready data."""
-        out: dict[str, Any] = {"companion_id": scope.companion_id, "user_id": scope.user_id}
+        """Everything stored for one scope, as plain JSON-ready data that `mnemo import` reads."""
+        out: dict[str, Any] = {"format": EXPORT_FORMAT, "companion_id": scope.companion_id, "user_id": scope.user_id}
         async with self.db.reading() as tx:
             for table in SCOPED_TABLES:
                 cursor_rows = await tx.fetchall(f"SELECT * FROM {table} WHERE scope_id = ? ORDER BY rowid", (scope.id,))
@@ -161,12 +167,18 @@ class MemoryStore:
         """Delete everything of one scope (rows, vectors, full text) in one transaction; returns rows removed."""
         removed = 0
         async with self.db.transaction() as tx:
-            await tx.execute("DELETE FROM vec_docs WHERE doc_id IN (SELECT id FROM docs WHERE scope_id = ?)", (scope.id,))
+            await tx.execute("DELETE FROM vec_docs WHERE doc_id IN (SELECT id FROM docs WHERE scope_id = ?)",
+                             (scope.id,))
             await tx.execute("UPDATE notes SET superseded_by = NULL WHERE scope_id = ?", (scope.id,))
             for table in ("docs", *SCOPED_TABLES, "conversation_state"):
                 await tx.execute(f"DELETE FROM {table} WHERE scope_id = ?", (scope.id,))
                 removed += await tx.changes()
         return removed
+
+    async def scrub_audit(self, scope: Scope, item_types: Sequence[str], clean: Callable[[str], str]) -> int:
+        """Clean every text the scope's audit entries keep about these item types (final erasure)."""
+        async with self.db.transaction() as tx:
+            return await audit.scrub(tx, scope.id, item_types, clean)
 
     async def audit_log(self, scope: Scope, limit: int = 50) -> list[AuditEntry]:
         """The newest audit entries of a scope, newest first."""

@@ -6,7 +6,7 @@ import itertools
 import math
 import re
 import unicodedata
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -193,7 +193,7 @@ def named_periods(text: str) -> list[tuple[float, float]]:
 def _day(year: int, month: int, day: int) -> tuple[datetime, datetime] | None:
     """The day as a [start, end) pair, or None when there is no such day."""
     try:
-        start = datetime(year, month, day, tzinfo=timezone.utc)
+        start = datetime(year, month, day, tzinfo=UTC)
     except ValueError:
         return None
     return start, start + timedelta(days=1)
@@ -202,8 +202,8 @@ def _day(year: int, month: int, day: int) -> tuple[datetime, datetime] | None:
 def _month(year: int, month: int) -> tuple[datetime, datetime] | None:
     """The month as a [start, end) pair, or None for an impossible year."""
     try:
-        start = datetime(year, month, 1, tzinfo=timezone.utc)
-        end = datetime(year + month // 12, month % 12 + 1, 1, tzinfo=timezone.utc)
+        start = datetime(year, month, 1, tzinfo=UTC)
+        end = datetime(year + month // 12, month % 12 + 1, 1, tzinfo=UTC)
     except ValueError:
         return None
     return start, end

@@ -30,8 +30,16 @@ async def latest_processing(store: MemoryStore, scope: Scope) -> list[AuditEntry
     return [audit.entry_from_row(r) for r in rows]
 
 
+def is_final(entry: AuditEntry) -> bool:
+    """Whether an entry records a final erasure, which /undo cannot and must not take back."""
+    return entry.action == audit.ERASE
+
+
 async def undo_latest(store: MemoryStore, scope: Scope) -> list[AuditEntry]:
-    """Revert the newest processing; returns its entries (empty when there is nothing to undo)."""
+    """Revert the newest processing; returns its entries (empty when there is nothing to undo).
+
+    Entries of a final erasure (`is_final`) are returned but change nothing: the old text is gone.
+    """
     entries = await latest_processing(store, scope)
     if not entries:
         return []
@@ -49,7 +57,13 @@ async def _revert(store: MemoryStore, scope: Scope, e: AuditEntry, processing: s
     before = e.before or {}
     kind, action, item_id = e.item_type, e.action, e.item_id
     assert item_id is not None
-    if kind == "note":
+    if is_final(e):
+        return
+    if action == "update" and kind in ("diary", "thought", "summary", "topic"):
+        await _revert_rewrite(store, scope, e, processing)
+    elif kind == "diary" and action == "delete":
+        await _restore_diary(store, scope, before, processing)
+    elif kind == "note":
         if action == "create":
             await store.notes.delete(scope, item_id, processing=processing, reason="undo")
         elif action == "update":
@@ -117,9 +131,34 @@ async def _restore_thought(store: MemoryStore, scope: Scope, thought: dict[str, 
         await audit.record(tx, scope.id, processing, "restore", "thought", thought["id"], after=thought, reason="undo")
 
 
+async def _revert_rewrite(store: MemoryStore, scope: Scope, e: AuditEntry, processing: str) -> None:
+    """Put back the text of a diary entry, a thought or the summary, or the status of a topic."""
+    before, item_id = e.before or {}, e.item_id
+    assert item_id is not None
+    if e.item_type == "diary":
+        await store.diary.edit(scope, item_id, before["text"], processing=processing, reason="undo")
+    elif e.item_type == "thought":
+        await store.thoughts.edit(scope, item_id, before["text"], processing=processing, reason="undo")
+    elif e.item_type == "summary":
+        await store.conversations.rewrite_summary(scope, before["summary"], processing=processing, reason="undo")
+    else:
+        await store.topics.set_status(scope, item_id, before["status"])
+
+
+async def _restore_diary(store: MemoryStore, scope: Scope, entry: dict[str, Any], processing: str) -> None:
+    vector = (await store.index.embed([entry["text"]]))[0]
+    async with store.db.transaction() as tx:
+        await tx.execute("INSERT INTO diary_entries(id, scope_id, day, text, created_at) VALUES (?, ?, ?, ?, ?)",
+                         (entry["id"], scope.id, entry["day"], entry["text"], entry["created_at"]))
+        doc = await store.index.add(tx, scope.id, "diary", entry["id"], entry["text"], vector, entry["created_at"])
+        await tx.execute("UPDATE diary_entries SET doc_id = ? WHERE id = ?", (doc, entry["id"]))
+        await audit.record(tx, scope.id, processing, "restore", "diary", entry["id"], after=entry, reason="undo")
+
+
 async def _set_rule(store: MemoryStore, scope: Scope, rule_id: int, status: str) -> None:
     async with store.db.transaction() as tx:
-        await tx.execute("UPDATE learned_rules SET status = ? WHERE id = ? AND scope_id = ?", (status, rule_id, scope.id))
+        await tx.execute("UPDATE learned_rules SET status = ? WHERE id = ? AND scope_id = ?",
+                         (status, rule_id, scope.id))
 
 
 async def _restore_rule(store: MemoryStore, scope: Scope, rule: dict[str, Any]) -> None:

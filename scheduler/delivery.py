@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import logging
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from memory.models import Scope
 from memory.outbox import ButtonRows

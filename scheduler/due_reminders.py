@@ -28,13 +28,13 @@ def push_text(reminder: StoredReminder) -> str:
     return f"⏰ {reminder.text}"
 
 
-def push_buttons(reminder: StoredReminder, lang: str) -> ButtonRows:
-    """Snooze buttons (and a stop button for a repeating reminder), as (label, data) rows."""
+def push_buttons(reminder: StoredReminder, number: int, lang: str) -> ButtonRows:
+    """Snooze buttons (and a stop button for a repeating reminder) by the user's number, as (label, data) rows."""
     ten, hour, tomorrow, stop = LABELS.get(lang, LABELS["de"])
-    rows: ButtonRows = ((ten, f"rem:snooze:10m:{reminder.id}"), (hour, f"rem:snooze:1h:{reminder.id}"),
-                        (tomorrow, f"rem:snooze:tomorrow:{reminder.id}")),
+    rows: ButtonRows = ((ten, f"rem:snooze:10m:{number}"), (hour, f"rem:snooze:1h:{number}"),
+                        (tomorrow, f"rem:snooze:tomorrow:{number}")),
     if reminder.repeat:
-        rows += (((stop, f"rem:cancel:{reminder.id}"),),)
+        rows += (((stop, f"rem:cancel:{number}"),),)
     return rows
 
 
@@ -46,7 +46,8 @@ async def push_due(store: MemoryStore, outbox: OutboxSender, scope: Scope, now: 
     moment = datetime.fromtimestamp(now, zone)
     pushed = 0
     for reminder in await store.reminders.due(scope, now):
-        if not await outbox.deliver(scope, push_text(reminder), kind="reminder", buttons=push_buttons(reminder, lang)):
+        buttons = push_buttons(reminder, await store.numbers.of(scope, "reminder", reminder.id), lang)
+        if not await outbox.deliver(scope, push_text(reminder), kind="reminder", buttons=buttons):
             log.warning("reminder %s for scope %s not delivered yet; the outbox retries it", reminder.id, scope.id)
         following = next_due(reminder.due_at, reminder.repeat, moment, zone)
         await store.reminders.fired(scope, reminder.id, following.timestamp() if following else None, now)

@@ -8,9 +8,10 @@ that the relationship wish chosen at the companion's creation allows.
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from memory.companions import Companion
 from memory.relationship import EVOLVING_FIELDS, VALUES, Relationship

@@ -59,8 +59,8 @@ def _clock(text: str) -> tuple[time, str] | None:
     m = re.search(r"\b(?:um|at|gegen)\s+(\d{1,2})(?:[:.](\d{2}))?\s*(uhr|h|am|pm|a\.m\.|p\.m\.)?"
                   r"(?:\s+(morgens|früh|vormittags|nachmittags|abends|nachts))?", text, re.I)
     if not m:
-        m = re.search(r"\b(\d{1,2})(?:[:.](\d{2}))?\s*(uhr|am|pm)\b(?:\s+(morgens|früh|vormittags|nachmittags|abends|nachts))?",
-                      text, re.I)
+        m = re.search(r"\b(\d{1,2})(?:[:.](\d{2}))?\s*(uhr|am|pm)\b"
+                      r"(?:\s+(morgens|früh|vormittags|nachmittags|abends|nachts))?", text, re.I)
     if not m:
         return None
     hour, minute = int(m.group(1)), int(m.group(2) or 0)
@@ -130,7 +130,8 @@ def parse_reminder(text: str, now: datetime, zone: ZoneInfo) -> Reminder | AskBa
             return Reminder(subject, _next_weekday(today, WEEKDAYS[word], at, now, zone), "weekly")
         if word in ("tag", "day", "morgen", "abend", "morning", "evening"):
             due = datetime.combine(today, at, zone)
-            return Reminder(subject, due if due > now else datetime.combine(today + timedelta(days=1), at, zone), "daily")
+            tomorrow = datetime.combine(today + timedelta(days=1), at, zone)
+            return Reminder(subject, due if due > now else tomorrow, "daily")
         return AskBack("time")
     subject = _subject(subject_source)
     if not subject:

@@ -10,10 +10,10 @@ from __future__ import annotations
 import logging
 import time
 from collections import Counter
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Awaitable, Callable
 from zoneinfo import ZoneInfo
 
 from apscheduler.schedulers.asyncio import AsyncIOScheduler
@@ -38,7 +38,7 @@ PLANNER_MINUTES = 15
 GRACE_SECONDS = 6 * 3600
 
 failures: Counter[str] = Counter()
-_running: "Scheduler | None" = None  # the instance APScheduler's persisted jobs call into
+_running: Scheduler | None = None  # the instance APScheduler's persisted jobs call into
 
 
 @dataclass(frozen=True)
@@ -77,14 +77,16 @@ class Scheduler:
 
     async def specs(self) -> list[JobSpec]:
         """Every job that should exist now: the planner and each user's reflection and diary."""
-        quarter = IntervalTrigger(minutes=PLANNER_MINUTES, start_date=datetime(2020, 1, 1, tzinfo=self.zone), timezone=self.zone)
+        quarter = IntervalTrigger(minutes=PLANNER_MINUTES, start_date=datetime(2020, 1, 1, tzinfo=self.zone),
+                                  timezone=self.zone)
         out = [JobSpec("planner", "planner", 0, quarter)]
         for scope in await self.store.scopes(self.companion_id):
             prefs = await self.store.preferences.get(scope)
             zone = ZoneInfo(prefs.timezone) if prefs.timezone else self.zone
             for kind, at in (("reflect", prefs.reflection_time), ("diary", prefs.diary_time)):
                 hour, minute = (int(x) for x in at.split(":"))
-                out.append(JobSpec(f"{kind}:{scope.id}", kind, scope.id, CronTrigger(hour=hour, minute=minute, timezone=zone)))
+                trigger = CronTrigger(hour=hour, minute=minute, timezone=zone)
+                out.append(JobSpec(f"{kind}:{scope.id}", kind, scope.id, trigger))
             for reminder in await self.store.reminders.active(scope):
                 out.append(JobSpec(f"reminder:{reminder.id}", "reminder", scope.id,
                                    DateTrigger(run_date=reminder.due_at.astimezone(zone), timezone=zone)))
@@ -178,7 +180,8 @@ class Scheduler:
         if entry is not None and prefs.diary_push:
             await self.outbox.deliver(scope, f"📔 {entry.day}\n{entry.text}", kind="diary")
 
-    async def run_due(self, start: float, end: float, on_run: Callable[[str, int, float], Awaitable[None]] | None = None) -> int:
+    async def run_due(self, start: float, end: float,
+                      on_run: Callable[[str, int, float], Awaitable[None]] | None = None) -> int:
         """Run every job whose fire time falls in (start, end], in time order, at that time (simulated clocks)."""
         due: list[tuple[float, str, int]] = []
         for spec in await self.specs():

@@ -187,14 +187,22 @@ async def test_in_a_group_only_the_admin_who_was_asked_decides_by_typing(store: 
     await engine.close()
 
 
-async def test_a_member_who_is_no_admin_starts_no_rule_question_in_a_group(store: MemoryStore) -> None:
+async def test_a_member_who_is_no_admin_corrects_nothing_and_only_an_admin_answers_their_rule(
+        store: MemoryStore) -> None:
     chat = ScriptedLLM("chat")
     engine = make_engine(store, chat)
+    group = "tg:group:-100"
+    scope = await engine.scope_for(group)
+    note = (await store.notes.add(scope, "Die Gruppe trifft sich freitags.")).note
     chat.enqueue("Na gut.")
-    reply = await engine.handle(Incoming("tg:group:-100", "Ben: das stimmt nicht mehr", sender="tg:2",
-                                         may_decide=False))
-    assert reply is not None and reply.buttons == ()
-    assert await store.rules.list(await engine.scope_for("tg:group:-100")) == []
+    reply = await engine.handle(Incoming(group, "Ben: das stimmt nicht mehr", sender="tg:2", may_decide=False))
+    assert reply is not None and reply.buttons  # a rule may be proposed, the judge is not asked
+    assert (await store.notes.get(scope, note.id)).valid_to is None
+    chat.enqueue("Hm.")
+    await engine.handle(Incoming(group, "Ben: ja", sender="tg:2", may_decide=False))
+    assert await store.rules.list(scope, "active") == []
+    reply = await engine.handle(Incoming(group, "ja", sender="tg:1", may_decide=True))  # any admin
+    assert reply is not None and reply.bubbles[0].startswith("📌 Gemerkt:")
     await engine.close()
 
 
@@ -263,3 +271,55 @@ def test_a_rewritten_profile_value_never_repeats_its_key() -> None:
     assert profile_value("work", "Work:Lehrerin in Köln") == "Lehrerin in Köln"
     assert profile_value("work", "Lehrerin") == "Lehrerin"
     assert profile_value("name", "Nametag: Anna") == "Nametag: Anna"
+
+
+# --- crisis meets the rate limit, the size limit and a check-in ----------------------------------------
+
+
+async def test_a_crisis_message_passes_the_rate_limit_and_an_oversized_one_still_gets_help(store: MemoryStore) -> None:
+    chat = ScriptedLLM("chat")
+    engine = make_engine(store, chat, rate_limit_per_minute=1.0, max_message_chars=200)
+    chat.enqueue("Hallo!")
+    await engine.handle(Incoming("anna", "Hallo"))
+    refused = await engine.handle(Incoming("anna", "Noch was"))
+    assert refused is not None and refused.failed  # over the limit: neither read nor stored
+    chat.enqueue("Ich bin da.")
+    reply = await engine.handle(Incoming("anna", "ich will nicht mehr leben"))
+    assert reply is not None and not reply.failed and HELP in "\n\n".join(reply.bubbles)
+    long = "Ich will sterben. " + "Alles ist zu viel. " * 30
+    reply = await engine.handle(Incoming("anna", long))
+    assert reply is not None and reply.bubbles[0] == HELP and "zu lang" in reply.bubbles[1]
+    await engine.close()
+
+
+async def test_a_check_in_soon_after_a_crisis_speaks_with_the_safety_rules(store: MemoryStore) -> None:
+    chat = ScriptedLLM("chat")
+    clock = Clock(datetime(2026, 11, 30, 12, 0, tzinfo=BERLIN))
+    engine = make_engine(store, chat, clock)
+    scope = await engine.scope_for("anna")
+    chat.enqueue("Ich bin da.")
+    await engine.handle(Incoming("anna", "ich will mich umbringen"))
+    clock.now += 26 * 3600
+    chat.enqueue("Hey, ich denke an dich. Wie geht es dir heute?")
+    await engine.compose_proactive(scope, "silence", "")
+    assert "SAFETY FIRST" in chat.calls[-1].system[0].text
+    clock.now += 4 * 86400
+    chat.enqueue("Na, wie läuft's?")
+    await engine.compose_proactive(scope, "silence", "")
+    assert "SAFETY FIRST" not in chat.calls[-1].system[0].text
+    await engine.close()
+
+
+async def test_a_reply_delivered_again_after_a_crash_keeps_its_question_buttons(store: MemoryStore) -> None:
+    chat = ScriptedLLM("chat")
+    engine = make_engine(store, chat)
+    chat.enqueue("[RULE: Keine Emojis verwenden.] Alles klar.")
+    incoming = Incoming("anna", "Hör auf mit den Emojis", channel="telegram", channel_message_id="42:7")
+    first = await engine.handle(incoming)
+    assert first is not None and first.buttons
+    again = await engine.earlier_reply(incoming)  # what a replay delivers when the send was cut off
+    assert again is not None and again.bubbles == first.bubbles and again.buttons == first.buttons
+    await engine.handle(Incoming("anna", "ja"))
+    decided = await engine.earlier_reply(incoming)
+    assert decided is not None and decided.buttons == ()  # the question is answered: no buttons come back
+    await engine.close()

@@ -273,6 +273,8 @@ async def test_pairing_from_the_first_invite_to_an_approved_chat(bot: Bot, caplo
 
         status, out = await mnemo(bot.tmp, "pair", "approve", code.lower())
         assert status == 0 and f"pairing approved: {eve.user_id} (Eve) on matrix by cli" in out
+        [welcome] = await eve.wait_for(eve_room, bot.said)  # the running bot tells her, once
+        assert welcome.body == t("de", "paired_welcome")  # type: ignore[attr-defined]
         bot.chat.enqueue("Hallo Eve, schön dich kennenzulernen!")
         await eve.say(eve_room, "Jetzt aber: Hallo!")
         assert [m.body for m in await eve.wait_for(eve_room, bot.said)] == ["Hallo Eve, schön dich kennenzulernen!"]

@@ -144,7 +144,7 @@ async def test_in_a_room_the_companions_name_is_a_mention_and_a_choice_belongs_t
             anna.user_id, question.event_id, reactions)
 
         await react(eve, family, question.event_id, "👍")  # Eve was not asked
-        assert await texts_from(anna, family, bot) == ["Das kann nur Anna beantworten."]
+        assert await texts_from(anna, family, bot) == [t("de", "choice_not_yours")]
         assert await bot.store.profile.is_pending(group, fact.id)
 
     async with running(bot.channel(**settings)):  # a restart: the choice is still open, and still Anna's

@@ -164,7 +164,7 @@ async def test_a_reflection_asking_plus_20_trust_moves_it_by_5_logs_the_cap_and_
 
     commands = Commands(Engine(store, ScriptedLLM(), background, EngineConfig(relevance_floor=0.0)))
     undone = await commands.run("anna", "/undo")
-    assert undone is not None and "update relationship" in undone.bubbles[0] and "capped at ±5" in undone.bubbles[0]
+    assert undone is not None and "Vertrauen 10 → 15" in undone.bubbles[0] and "auf ±5 begrenzt" in undone.bubbles[0]
     state = await store.relationships.get(anna)
     assert (state.trust, state.mood, state.intentions) == (10, "", ())
     assert await store.thoughts.latest(anna) == []

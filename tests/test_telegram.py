@@ -233,7 +233,7 @@ async def test_commands_show_what_is_stored(
     await store.thoughts.add(scope, "Anna wirkt heute fröhlich")
     await store.topics.add(scope, "Wie war das Konzert?")
     await store.diary.add(scope, "2024-05-01", "Heute habe ich viel über Cellos gelernt.")
-    assert "name: Anna" in (await exchange(tg, "/profile"))[0]["text"]
+    assert "Name: Anna" in (await exchange(tg, "/profile"))[0]["text"]
     assert "Anna wirkt heute fröhlich" in (await exchange(tg, "/thoughts"))[0]["text"]
     assert "Wie war das Konzert?" in (await exchange(tg, "/topics"))[0]["text"]
     assert "Cellos" in (await exchange(tg, "/diary"))[0]["text"]

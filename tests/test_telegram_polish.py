@@ -91,8 +91,11 @@ def make_channel(tg: FakeTelegram, engine: Engine, **config: Any) -> TelegramCha
 
 @contextlib.asynccontextmanager
 async def running(tg: FakeTelegram, engine: Engine, **config: Any) -> AsyncIterator[TelegramChannel]:
-    """A started channel, stopped on exit."""
+    """A started channel, stopped on exit (welcome_every: how often it looks for users approved elsewhere)."""
+    welcome_every = config.pop("welcome_every", None)
     channel = make_channel(tg, engine, **config)
+    if welcome_every is not None:
+        channel.access.welcome_every = welcome_every
     await channel.start()
     try:
         yield channel
@@ -140,7 +143,7 @@ async def mnemo(data_dir: Path, *args: str) -> tuple[int, str]:
 async def test_pairing_from_first_contact_to_an_approved_chat(
     tg: FakeTelegram, engine: Engine, store: MemoryStore, chat: ScriptedLLM, tmp_path: Path,
 ) -> None:
-    async with running(tg, engine):
+    async with running(tg, engine, welcome_every=0.1):
         (code_text,) = await answer(tg, STRANGER, "Hallo, ich bin Eve. Mein Geheimnis: ich heiße eigentlich Evelyn.",
                                     first_name="Eve")
         code = CODE.search(code_text).group(1)  # type: ignore[union-attr]
@@ -164,6 +167,10 @@ async def test_pairing_from_first_contact_to_an_approved_chat(
         status, out = await mnemo(tmp_path, "pair", "approve", code.lower()[:4] + "-" + code.lower()[4:])
         assert status == 0 and out.splitlines()[-1] == t("de", "pair_approved", user=f"tg:{STRANGER}", name="Eve")
         assert "pairing approved: tg:666 (Eve) on telegram by cli" in out  # the log line
+        # The running bot tells Eve, once, that she can write now (approved by another process).
+        await tg.wait_for_sent(2)
+        await asyncio.sleep(0.5)
+        assert texts_to(tg, STRANGER) == [code_text, t("de", "paired_welcome")]
 
         chat.enqueue("Hallo Eve, schön dich kennenzulernen!")
         assert await answer(tg, STRANGER, "Jetzt aber: Hallo!", first_name="Eve") == [

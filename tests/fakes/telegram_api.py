@@ -79,6 +79,7 @@ class FakeTelegram:
         self._released = asyncio.Event()  # set on close: lets hanging getUpdates calls end
         self.hang_updates = 0  # the next n getUpdates calls hang until the client gives up (or close)
         self.drops: dict[str, int] = {}  # method -> how many of its next calls lose the connection (no answer)
+        self.hangs: dict[str, int] = {}  # method -> how many of its next calls hang unanswered (until close)
         self._closing = False
         self._runner: web.AppRunner | None = None
         self._methods: dict[str, Callable[[JSON], Any]] = {  # sync, or async (getUpdates)
@@ -256,6 +257,10 @@ class FakeTelegram:
             self.drops[method.lower()] -= 1
             assert request.transport is not None
             request.transport.close()
+            return web.Response(status=HTTPStatus.SERVICE_UNAVAILABLE)
+        if self.hangs.get(method.lower(), 0) > 0:  # a stuck call: nothing is done, no answer comes
+            self.hangs[method.lower()] -= 1
+            await self._released.wait()
             return web.Response(status=HTTPStatus.SERVICE_UNAVAILABLE)
         handler = self._methods.get(method.lower())
         if handler is None:

@@ -51,12 +51,14 @@ async def say(tg: FakeTelegram, text: str) -> list[JSON]:
     tg.send_text(ANNA, text)
     await tg.wait_until(lambda: len(tg.sent) > before_sent, what=f"a reply to {text!r}")
     await asyncio.sleep(0.3)  # a streamed reply's last edit
-    return tg.sent[before_sent:] + tg.edits[before_edits:]
+    new = tg.sent[before_sent:]
+    ids = {m["message_id"] for m in new}
+    return new + [e for e in tg.edits[before_edits:] if e.get("message_id") in ids]
 
 
 def final_text(tg: FakeTelegram, shown: list[JSON]) -> str:
-    """What the person sees of the reply now (its messages as they stand after every edit)."""
-    ids = dict.fromkeys(m["message_id"] for m in shown if "message_id" in m)
+    """What the person sees of the reply now (its new messages as they stand after every edit)."""
+    ids = dict.fromkeys(m["message_id"] for m in shown if "kind" not in m)
     return "\n\n".join(tg.messages[i]["text"] for i in ids)
 
 

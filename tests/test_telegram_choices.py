@@ -1,0 +1,229 @@
+"""Buttons on Telegram: whose choice a press is; a decided question loses its buttons everywhere; no edit changes nothing.
+
+The unmodified python-telegram-bot Application against the local fake Bot API.
+"""
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from bot.commands import Commands
+from bot.engine import Engine, EngineConfig
+from bot.llm import ToolCall
+from bot.telegram import TelegramChannel, TelegramConfig
+from bot.telegram_choices import refusal
+from bot.texts import t
+from memory.choices import Choice
+from memory.store import MemoryStore
+from tests.fakes.llm import ScriptedLLM
+from tests.fakes.telegram_api import FakeTelegram
+
+pytestmark = pytest.mark.filterwarnings("ignore::telegram.warnings.PTBDeprecationWarning")
+
+JSON = dict[str, Any]
+ANNA, BEN, EVE = 42, 43, 777  # Anna is an admin; Eve is a member of the group, no admin
+GROUP = -1001
+
+
+@pytest.fixture
+def chat() -> ScriptedLLM:
+    return ScriptedLLM("chat")
+
+
+@pytest.fixture
+async def engine(store: MemoryStore, chat: ScriptedLLM) -> AsyncIterator[Engine]:
+    background = ScriptedLLM("background")
+    background.responder = lambda call: json.dumps({"facts": [], "content": [], "profile": []})
+    e = Engine(store, chat, background, EngineConfig(relevance_floor=0.0))
+    yield e
+    await e.drain()
+    await e.close()
+
+
+@pytest.fixture
+async def tg() -> AsyncIterator[FakeTelegram]:
+    async with FakeTelegram(token="123:ABC") as fake:
+        yield fake
+
+
+def make_channel(tg: FakeTelegram, engine: Engine, **config: Any) -> TelegramChannel:
+    """Anna (42, admin) and Ben (43) are allowed; the group is allowed; replies are not streamed unless asked."""
+    settings = TelegramConfig(token=tg.token, base_url=tg.base_url, allowed_users=frozenset({str(ANNA), str(BEN)}),
+                              admins=frozenset({f"tg:{ANNA}"}), allowed_groups=frozenset({str(GROUP)}),
+                              streaming=False)
+    return TelegramChannel(engine, Commands(engine), dataclasses.replace(settings, **config))
+
+
+@pytest.fixture
+async def channel(tg: FakeTelegram, engine: Engine) -> AsyncIterator[TelegramChannel]:
+    ch = make_channel(tg, engine)
+    await ch.start()
+    yield ch
+    await ch.stop()
+
+
+async def said(tg: FakeTelegram, user: int, text: str, replies: int = 1, **options: Any) -> list[JSON]:
+    """Send a text and return the bot's next `replies` messages."""
+    before = len(tg.sent)
+    tg.send_text(user, text, **options)
+    return (await tg.wait_for_sent(before + replies))[before:]
+
+
+async def pressed(tg: FakeTelegram, user: int, message_id: int, data: str) -> str:
+    """Press a button and return the notice the presser sees, once the press is done."""
+    answers = len(tg.callback_answers)
+    tg.press_button(user, message_id, data)
+    await tg.wait_until(lambda: len(tg.callback_answers) > answers, what=f"the answer to {data!r}")
+    await calm(tg)  # the edits that follow the answer
+    return str(tg.callback_answers[-1].get("text") or "")
+
+
+async def calm(tg: FakeTelegram, quiet: float = 0.15, timeout: float = 5) -> None:
+    """Wait until the bot has made no call but polling for `quiet` seconds."""
+    def busy() -> int:
+        return sum(1 for call in tg.calls if call != "getUpdates")
+    deadline = asyncio.get_running_loop().time() + timeout
+    while asyncio.get_running_loop().time() < deadline:
+        before = busy()
+        await asyncio.sleep(quiet)
+        if busy() == before:
+            return
+
+
+def shows_buttons(tg: FakeTelegram, message_id: int) -> list[str]:
+    """The data of the buttons a message shows now."""
+    markup = tg.messages[message_id].get("reply_markup") or {}
+    return [b["callback_data"] for row in markup.get("inline_keyboard", []) for b in row]
+
+
+# --- old buttons go when their question is decided ---------------------------------------------------------
+
+
+async def test_a_question_decided_under_one_message_loses_its_buttons_under_every_other(
+    tg: FakeTelegram, channel: TelegramChannel, engine: Engine, store: MemoryStore, chat: ScriptedLLM,
+) -> None:
+    chat.enqueue("", [ToolCall("c1", "propose_rule", {"rule": "Antworte kürzer."})])
+    chat.enqueue("Gern.")
+    _, question = await said(tg, ANNA, "Fass dich bitte kürzer.", replies=2)
+    scope = await engine.scope_for(f"tg:{ANNA}")
+    rule = await store.rules.pending(scope)
+    assert rule is not None
+    assert shows_buttons(tg, question["message_id"]) == [f"rule:yes:{rule.id}", f"rule:no:{rule.id}"]
+    (listing,) = await said(tg, ANNA, "/rules")
+    assert f"rule:yes:{rule.id}" in shows_buttons(tg, listing["message_id"])
+
+    notice = await pressed(tg, ANNA, listing["message_id"], f"rule:yes:{rule.id}")
+    assert notice == t("de", "rule_saved", rule="Antworte kürzer.")
+    assert shows_buttons(tg, question["message_id"]) == []  # the same question's buttons under the earlier message
+    assert tg.messages[question["message_id"]]["text"] == question["text"]  # its text stays
+    assert (await store.rules.get(scope, rule.id)).status == "active"
+    assert await pressed(tg, ANNA, question["message_id"], f"rule:no:{rule.id}") == t("de", "button_stale")
+    assert (await store.rules.get(scope, rule.id)).status == "active"
+
+
+async def test_a_press_on_buttons_that_are_no_longer_valid_takes_them_away(
+    tg: FakeTelegram, channel: TelegramChannel, engine: Engine, store: MemoryStore,
+) -> None:
+    scope = await engine.scope_for(f"tg:{ANNA}")
+    note = (await store.notes.add(scope, "Anna mag Parks.")).note
+    other = (await store.notes.add(scope, "Anna hat einen Hund.")).note
+    (first,) = await said(tg, ANNA, f"/forget {note.id}")
+    (second,) = await said(tg, ANNA, f"/forget {note.id}")
+    assert await pressed(tg, ANNA, second["message_id"], f"forget:{note.id}") == t("de", "forget_done", text=note.text)
+    assert shows_buttons(tg, first["message_id"]) == [f"forget:{note.id}", "cancel"]
+
+    assert await pressed(tg, ANNA, first["message_id"], f"forget:{note.id}") == t("de", "button_unknown")
+    assert shows_buttons(tg, first["message_id"]) == []  # the note is gone: its buttons go too
+    assert await pressed(tg, ANNA, first["message_id"], "cancel") == t("de", "button_stale")
+    assert [n.id for n in await store.notes.list(scope)] == [other.id]
+
+
+async def test_a_press_with_data_the_message_never_offered_changes_nothing(
+    tg: FakeTelegram, channel: TelegramChannel, engine: Engine, store: MemoryStore,
+) -> None:
+    scope = await engine.scope_for(f"tg:{ANNA}")
+    kept, target = [(await store.notes.add(scope, text)).note for text in ("Anna mag Parks.", "Anna hat einen Hund.")]
+    (confirm,) = await said(tg, ANNA, f"/forget {kept.id}")
+    assert await pressed(tg, ANNA, confirm["message_id"], f"forget:{target.id}") == t("de", "button_unknown")
+    assert await store.notes.count(scope) == 2 and shows_buttons(tg, confirm["message_id"]) == [f"forget:{kept.id}",
+                                                                                                  "cancel"]
+
+
+# --- in a group, a choice belongs to the person who asked, and only admins change memory ----------------------------
+
+
+async def test_in_a_group_a_member_cannot_press_the_admins_buttons(
+    tg: FakeTelegram, channel: TelegramChannel, engine: Engine, store: MemoryStore,
+) -> None:
+    group = await engine.scope_for(f"tg:group:{GROUP}")
+    rule = await store.rules.propose(group, "Sprich uns mit ihr an.")
+    await store.rules.decide(group, rule.id, "active")
+    await store.notes.add(group, "Die Gruppe plant ein Picknick.")
+    options: dict[str, Any] = {"chat_id": GROUP, "chat_type": "supergroup"}
+    (listing,) = await said(tg, ANNA, "/rules@mnemo_bot", **options)
+    (confirm,) = await said(tg, ANNA, "/deleteme@mnemo_bot", **options)
+
+    not_yours = t("de", "choice_not_yours")
+    assert await pressed(tg, EVE, listing["message_id"], f"rule:del:{rule.id}") == not_yours
+    assert await pressed(tg, EVE, listing["message_id"], f"rule:off:{rule.id}") == not_yours
+    assert await pressed(tg, EVE, confirm["message_id"], "deleteme:yes") == not_yours
+    assert [r.status for r in await store.rules.list(group)] == ["active"] and await store.notes.count(group) == 1
+    assert shows_buttons(tg, confirm["message_id"]) == ["deleteme:yes", "cancel"]  # still Anna's to answer
+
+    assert await pressed(tg, ANNA, listing["message_id"], f"rule:del:{rule.id}") == t("de", "rule_deleted", id=rule.id)
+    assert await store.rules.list(group) == []
+
+
+async def test_in_a_group_only_an_admin_answers_a_question_that_came_from_a_members_message(
+    tg: FakeTelegram, channel: TelegramChannel, engine: Engine, store: MemoryStore, chat: ScriptedLLM,
+) -> None:
+    chat.enqueue("", [ToolCall("c1", "propose_rule", {"rule": "Antworte der Gruppe auf Deutsch."})])
+    chat.enqueue("Mache ich.")
+    _, question = await said(tg, EVE, "@mnemo_bot antworte bitte immer auf Deutsch", replies=2, chat_id=GROUP,
+                             chat_type="supergroup", first_name="Eve")
+    group = await engine.scope_for(f"tg:group:{GROUP}")
+    rule = await store.rules.pending(group)
+    assert rule is not None
+    assert await pressed(tg, EVE, question["message_id"], f"rule:yes:{rule.id}") == t("de", "group_admins_only")
+    assert (await store.rules.get(group, rule.id)).status == "pending"
+    assert shows_buttons(tg, question["message_id"]) == [f"rule:yes:{rule.id}", f"rule:no:{rule.id}"]
+    saved = t("de", "rule_saved", rule="Antworte der Gruppe auf Deutsch.")
+    assert await pressed(tg, ANNA, question["message_id"], f"rule:yes:{rule.id}") == saved
+    assert (await store.rules.get(group, rule.id)).status == "active"
+
+
+def test_refusal_is_a_pure_decision() -> None:
+    offered = Choice(1, 1, "telegram", "-1:5", "tg:42", {"rule:del:3": "rule:del:3", "mem:10": "mem:10"})
+    assert refusal(None, "tg:42", "rule:del:3") == "button_unknown"
+    assert refusal(dataclasses.replace(offered, options={}), "tg:42", "rule:del:3") == "button_stale"
+    assert refusal(offered, "tg:42", "rule:del:4") == "button_unknown"  # never offered here
+    assert refusal(offered, "tg:42", "mem:20") is None  # paging: a second tap on a page that moved on is harmless
+    assert refusal(offered, "tg:777", "rule:del:3") == "choice_not_yours"
+    assert refusal(dataclasses.replace(offered, owner=None), "tg:777", "rule:del:3") is None
+    assert refusal(offered, "tg:42", "rule:del:3") is None
+
+
+# --- no edit that changes nothing ---------------------------------------------------------------------------------
+
+
+async def test_a_streamed_reply_sends_no_edit_that_telegram_would_reject(
+    tg: FakeTelegram, engine: Engine, chat: ScriptedLLM,
+) -> None:
+    chat.chunks, chat.chunk_delay = 3, 0.8  # slower than the preview's pace: it shows every piece, the last too
+    chat.enqueue("Das klingt schön. Was hast du im Park gemacht?")
+    channel = make_channel(tg, engine, streaming=True)
+    await channel.start()
+    try:
+        tg.send_text(ANNA, "Ich war heute im Park.")
+        await tg.wait_until(lambda: bool(tg.sent) and tg.messages[tg.sent[0]["message_id"]]["text"].endswith("?"),
+                            timeout=10, what="the whole reply")
+        await asyncio.sleep(0.5)
+    finally:
+        await channel.stop()
+    assert len(tg.sent) == 1 and len(tg.edits) >= 1
+    assert tg.calls.count("editMessageText") == len(tg.edits)  # every edit was accepted: none changed nothing
