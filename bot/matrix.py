@@ -18,7 +18,7 @@ import contextlib
 import dataclasses
 import logging
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,7 +41,7 @@ from nio import (
 from nio.crypto import ENCRYPTION_ENABLED
 
 from bot.access import Access, AccessConfig, ApprovedUser, UnknownUsers
-from bot.commands import COMMANDS, Commands, Pressed, changes_memory
+from bot.commands import COMMANDS, Commands, Pressed, changes_memory, owner_of
 from bot.engine import Button, Engine, Incoming, Reply
 from bot.errors import ConfigError, MatrixError
 from bot.llm import OnText
@@ -456,7 +456,9 @@ class MatrixChannel:
         preview = self.out.preview(room.room_id, reply_to, group, shown) if streams else None
         try:
             async with self.out.typing(room.room_id, preview):
-                reply = await self.commands.run(route.scope, text) if command else None
+                ref = event.event_id
+                reply = await self.commands.run(route.scope, text, channel=self.name, ref=ref) if command else None
+                ran_command = reply is not None
                 if reply is None:
                     reply = await self.engine.handle(incoming, on_progress=_shown_with_bang(preview))
         finally:
@@ -467,9 +469,24 @@ class MatrixChannel:
         if reply is None:
             log.info("event %s was answered before; skipped", event.event_id)
             return
-        if reply.closes:
-            await self.reactions.take_away(await self.engine.scope_for(route.scope), reply.closes)
-        await self._deliver(room.room_id, route.scope, reply, shown=shown, reply_to=reply_to, owner=event.sender)
+        async with self._once(route.scope, ref) if ran_command else contextlib.nullcontext():
+            if reply.closes:
+                await self.reactions.take_away(await self.engine.scope_for(route.scope), reply.closes)
+            await self._deliver(room.room_id, route.scope, reply, shown=shown, reply_to=reply_to,
+                                owner=owner_of(reply.buttons, event.sender, incoming.may_decide))
+
+    @contextlib.asynccontextmanager
+    async def _once(self, scope: str, ref: str) -> AsyncIterator[None]:
+        """Mark the answer of a command or press delivered after the block (or its failure), so its kept copy goes.
+
+        Not when the block is cancelled (shutdown): the event is not handled then and its replay delivers it.
+        """
+        try:
+            yield
+        except Exception:  # the failure is told and the event counts as handled
+            await self.commands.delivered(scope, self.name, ref)
+            raise
+        await self.commands.delivered(scope, self.name, ref)
 
     async def _admin(self, room_id: str, event_id: str, user_id: str, text: str) -> bool:
         """Run an admin's !pair command; True when it was one."""
@@ -495,8 +512,8 @@ class MatrixChannel:
     async def _on_reaction(self, room: MatrixRoom, event: ReactionEvent, route: Route) -> None:
         """A reaction on one of the bot's open choices answers it, like pressing a button, if the reacting person may.
 
-        The choice belongs to the person who asked; in a room, someone else's reaction and a reaction of a
-        member who is no admin that would change memory decide nothing and get one short answer.
+        The choice belongs to the person who asked (`owner_of`); in a room, someone else's reaction and a
+        reaction of a member who is no admin that would change memory decide nothing and get one short answer.
         """
         choice = await self.reactions.find(event.reacts_to)
         scope = await self.engine.scope_for(route.scope)
@@ -506,15 +523,20 @@ class MatrixChannel:
             return
         if choice.owner not in (None, event.sender):
             log.info("reaction of %s on %s, which %s was asked: refused", event.sender, event.reacts_to, choice.owner)
-            await self._say(room.room_id, t(self.lang, "choice_not_yours"), txn=transaction_id(event.event_id, "refused"))
+            refused = transaction_id(event.event_id, "refused")
+            await self._say(room.room_id, t(self.lang, "choice_not_yours"), txn=refused)
             return
         admin = route.kind != "group" or self.access.is_admin(event.sender)
-        pressed = await self.commands.press(route.scope, data, admin=admin)
-        if admin or not changes_memory(data):  # else refused: the choice stays open for the one who may
-            await self.reactions.take_away(scope, (*pressed.closes, choice.question), also=choice)
-        await self._show_pressed(room.room_id, route.scope, pressed, event.event_id, event.sender)
+        ref = f"press:{event.event_id}"
+        pressed = await self.commands.press(route.scope, data, admin=admin, channel=self.name, ref=ref)
+        async with self._once(route.scope, ref):
+            if admin or not changes_memory(data):  # else refused: the choice stays open for the one who may
+                await self.reactions.take_away(scope, (*pressed.closes, choice.question), also=choice)
+            await self._show_pressed(room.room_id, route.scope, pressed, event.event_id,
+                                     owner_of(pressed.buttons, event.sender, admin))
 
-    async def _show_pressed(self, room_id: str, scope: str, pressed: Pressed, answering: str, owner: str) -> None:
+    async def _show_pressed(self, room_id: str, scope: str, pressed: Pressed, answering: str,
+                            owner: str | None) -> None:
         """Answer a chosen reaction: a new page with its own choices, or the notice as a message."""
         if pressed.text and (pressed.buttons or not pressed.notice):
             await self._deliver(room_id, scope, Reply((pressed.text,), buttons=pressed.buttons),
@@ -540,7 +562,7 @@ class MatrixChannel:
             return
         room_id = await self._room_for(user_id)
         rows = tuple(tuple(row) for row in buttons or ())
-        await self._deliver(room_id, user_id, Reply((text,), buttons=rows), split=False, owner=user_id)
+        await self._deliver(room_id, user_id, Reply((text,), buttons=rows), split=False, owner=owner_of(rows, user_id))
 
     async def _say(self, room_id: str, text: str, reply_to: str | None = None, txn: str | None = None) -> str:
         """Send one of the bot's own texts (its commands written with '!'); its event id."""
@@ -554,7 +576,7 @@ class MatrixChannel:
         A part already shown (the preview, or a message sent before a crash) is edited into place instead of
         sent again, and each new message is recorded in `shown` as soon as it is sent. A reply to an event
         (`shown`'s or `answering`) sends each part with a transaction id derived from the event and the part.
-        The reactions' choice belongs to `owner`, the person who asked.
+        The reactions' choice belongs to `owner` (None: to anyone let in; see `commands.owner_of`).
         """
         answering = shown.event_id if shown is not None else answering
         bubbles = fit_messages(reply.bubbles) if split else tuple(reply.bubbles)

@@ -66,7 +66,7 @@ class Route:
 
 @dataclass(frozen=True)
 class Received:
-    """An event to answer, the room it came in, whose it is, whether it was left over by an earlier run, and when it came."""
+    """An event to answer: its room, whose it is, whether an earlier run left it over, and when it came."""
 
     room_id: str
     event: Event

@@ -334,6 +334,13 @@ TEXTS: dict[str, dict[str, str]] = {
                            "en": "{user}  {name}  approved {when} by {by}"},
     "pair_list_revoked": {"de": ", entzogen am {when} von {by}", "en": ", revoked {when} by {by}"},
     "pair_by_cli": {"de": "der Kommandozeile", "en": "the command line"},
+
+    # Matrix: an encrypted message whose key never came
+    "matrix_undecryptable": {
+        "de": "Diese verschlüsselte Nachricht kann ich nicht lesen: Der Schlüssel dafür ist nicht bei mir angekommen. "
+              "Schreib sie mir bitte noch einmal.",
+        "en": "I can't read this encrypted message: its key never reached me. Please send it again.",
+    },
 }
 
 # Profile keys the extraction writes (in English, so they stay stable), as a person reads them.
@@ -393,13 +400,6 @@ PROFILE_KEYS: dict[str, dict[str, str]] = {
     "beliefs": {"de": "Überzeugungen", "en": "Beliefs"},
     "religion": {"de": "Religion", "en": "Religion"},
     "life_events": {"de": "Lebensereignisse", "en": "Life events"},
-
-    # Matrix: an encrypted message whose key never came
-    "matrix_undecryptable": {
-        "de": "Diese verschlüsselte Nachricht kann ich nicht lesen: Der Schlüssel dafür ist nicht bei mir angekommen. "
-              "Schreib sie mir bitte noch einmal.",
-        "en": "I can't read this encrypted message: its key never reached me. Please send it again.",
-    },
 }
 
 # Help lines per country for the safety notice; DE is the default.

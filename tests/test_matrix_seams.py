@@ -24,11 +24,13 @@ from nio import (
 )
 
 from bot import ops
+from bot.commands import reply_record
 from bot.llm import ToolCall
 from bot.matrix import bang
 from bot.matrix_keys import UNREADABLE_AFTER
 from bot.matrix_messages import transaction_id, with_bang_commands
 from bot.matrix_rooms import Received, Route, from_inbox, inbox_payload, still_encrypted
+from bot.replies import Reply
 from bot.texts import t
 from memory.companions import Companion
 from tests import test_matrix_polish as polish
@@ -81,7 +83,8 @@ def redaction_by(bot: Bot) -> Callable[[Event], bool]:
     return lambda e: isinstance(e, RedactionEvent) and e.sender == bot.bot_id
 
 
-async def question_with_reactions(human: Human, room: str, bot: Bot, messages: int = 2) -> tuple[RoomMessageText, set[str]]:
+async def question_with_reactions(human: Human, room: str, bot: Bot,
+                                  messages: int = 2) -> tuple[RoomMessageText, set[str]]:
     """The last of the bot's `messages` messages (the question) and the ids of the 👍/👎 it put under it."""
     events = await human.wait_for(room, lambda e: bot.said(e) or (isinstance(e, ReactionEvent)
                                                                   and e.sender == bot.bot_id), count=messages + 2)
@@ -178,7 +181,11 @@ async def test_a_member_who_is_no_admin_cannot_decide_with_a_reaction_what_chang
         assert await texts_from(eve, family, bot) == [t("de", "group_admins_only")]
         assert [r.id for r in await bot.store.rules.list(group, "pending")] == [rule.id]
         assert await bot.store.rules.list(group, "active") == []
-        assert await bot.store.choices.find("matrix", question.event_id) is not None  # still open, still Eve's
+        choice = await bot.store.choices.find("matrix", question.event_id)
+        assert choice is not None and choice.owner is None  # still open: a member who is no admin owns nothing
+        await react(anna, family, question.event_id, "👍")  # so any admin may answer it
+        assert await texts_from(eve, family, bot) == ["📌 Gemerkt: Immer auf Englisch antworten."]
+    assert [r.id for r in await bot.store.rules.list(group, "active")] == [rule.id]
 
 
 # --- a direct room: a typed answer takes the options away ---------------------------------------------
@@ -232,6 +239,34 @@ async def test_a_reply_sent_but_not_recorded_before_a_crash_is_not_shown_twice(b
     async with bot.store.db.reading() as tx:
         row = await tx.fetchone("SELECT handled_at FROM inbox WHERE event_id = ?", (asked,))
     assert row[0] is not None and len(bot.chat.calls) == 1 and reply.body == "Gut, und dir?"  # type: ignore[attr-defined]
+
+
+@ON_ONE_SYNAPSE
+async def test_a_command_replayed_after_a_crash_runs_once_and_its_answer_is_not_shown_twice(bot: Bot) -> None:
+    anna = await bot.person("Anna")
+    scope = await bot.engine.scope_for(anna.user_id)
+    for text in ("Anna mag Parks.", "Anna hat einen Hund.", "Anna spielt Cello."):
+        await bot.store.notes.add(scope, text)
+    allowed = frozenset({anna.user_id})
+    async with running(bot.channel(allowed_users=allowed)):
+        room = await anna.open_dm(bot.bot_id)
+        await anna.wait_for(room, bot.joined)
+        asked = await anna.say(room, "!undo")
+        message, answer = await anna.wait_for(room, lambda e: getattr(e, "event_id", None) == asked or bot.said(e),
+                                              count=2)
+    assert answer.body.startswith(t("de", "undo_done"))  # type: ignore[attr-defined]
+    kept = [n.text for n in await bot.store.notes.list(scope)]
+    assert kept == ["Anna hat einen Hund.", "Anna mag Parks."]
+    payload = inbox_payload(Received(room, message, Route("private", anna.user_id)))
+    for killed in ("after the answer was delivered", "after the answer was recorded, before it was delivered"):
+        async with bot.store.db.transaction() as tx:  # the event is not handled yet
+            await tx.execute("UPDATE inbox SET handled_at = NULL, payload = ?, shown = '[]' WHERE event_id = ?",
+                             (payload, asked))
+        if killed.endswith("delivered"):
+            await bot.store.runs.answer(scope, "matrix", asked, reply_record(Reply((answer.body,))))  # type: ignore[attr-defined]
+        async with running(bot.channel(allowed_users=allowed)):
+            assert await quiet(anna, room, bot, 1.5) == [], killed  # not run again, and not shown twice
+        assert [n.text for n in await bot.store.notes.list(scope)] == kept, killed
 
 
 # --- encrypted messages whose key comes late, or never -----------------------------------------------------
