@@ -149,6 +149,10 @@ async def test_in_a_room_the_companions_name_is_a_mention_and_a_choice_belongs_t
         await react(eve, family, question.event_id, "👍")  # Eve was not asked
         assert await texts_from(anna, family, bot) == [t("de", "choice_not_yours")]
         assert await bot.store.profile.is_pending(group, fact.id)
+        bot.chat.enqueue("Eve, das entscheidet Anna.")
+        await eve.say(family, "Mnemo: ja")  # nor does her typed yes: she is no admin, and was not asked
+        assert await texts_from(anna, family, bot) == ["Eve, das entscheidet Anna."]
+        assert await bot.store.profile.is_pending(group, fact.id)
 
     async with running(bot.channel(**settings)):  # a restart: the choice is still open, and still Anna's
         await react(anna, family, question.event_id, "👍")
@@ -160,7 +164,7 @@ async def test_in_a_room_the_companions_name_is_a_mention_and_a_choice_belongs_t
     assert not await bot.store.profile.is_pending(group, fact.id)
     assert [(p.key, p.value) for p in await bot.store.profile.list(group)] == [("Ausflug", "Samstag in den Zoo")]
     assert await bot.store.choices.find("matrix", question.event_id) is None
-    assert len(bot.chat.calls) == 2
+    assert len(bot.chat.calls) == 3
 
 
 @ON_ONE_SYNAPSE
