@@ -261,14 +261,20 @@ async def _messenger_checks(settings: Settings) -> list[Check]:
 async def _matrix_check(settings: Settings) -> Check:
     import nio
 
+    from bot.matrix_session import Session
+
     client = nio.AsyncClient(settings.matrix_homeserver or "", settings.matrix_user_id or "")
+    saved = Session(settings.data_dir / "matrix", settings.matrix_homeserver or "", settings.matrix_user_id or "")
+    logged_in = False  # a device made only for this check is logged out again, so no check leaves one behind
     try:
-        if settings.matrix_access_token:
-            client.access_token = settings.matrix_access_token
+        token = settings.matrix_access_token or saved.saved_token()
+        if token:
+            client.access_token = token
         elif settings.matrix_password:
             login = await client.login(settings.matrix_password, device_name="mnemo-doctor")
             if isinstance(login, nio.LoginError):
                 return Check("matrix", False, f"login failed: {login.message}")
+            logged_in = True
         else:
             return Check("matrix", False, "set MNEMO_MATRIX_PASSWORD or MNEMO_MATRIX_ACCESS_TOKEN")
         who = await client.whoami()
@@ -278,6 +284,8 @@ async def _matrix_check(settings: Settings) -> Check:
     except (TimeoutError, OSError, nio.exceptions.ProtocolError) as exc:
         return Check("matrix", False, f"{settings.matrix_homeserver} unreachable: {exc}")
     finally:
+        if logged_in:
+            await client.logout()
         await client.close()
 
 

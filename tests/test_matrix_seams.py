@@ -374,3 +374,32 @@ async def test_an_encrypted_message_is_answered_when_its_key_comes_late_and_told
         "Mein Geheimnis: ich heiße Evelyn."]
     assert len(bot.chat.calls) == 1 and secret != lost
     assert await doctor_line(bot) == "waiting for their key: 0"
+
+
+@ON_ONE_SYNAPSE
+async def test_mnemo_doctor_leaves_no_device_behind(bot: Bot) -> None:
+    """The doctor's Matrix check uses the saved session, or logs its own device out again: no pile of devices."""
+    import nio
+
+    async def devices() -> list[str]:
+        client = nio.AsyncClient(bot.syn.url, bot.bot_id)
+        try:
+            await client.login(bot.settings.matrix_password or "", device_name="counting")
+            found = await client.devices()
+            names = [d.display_name for d in found.devices if d.display_name != "counting"]
+            await client.logout()
+            return names
+        finally:
+            await client.close()
+
+    settings = bot.settings.model_copy(update={"embedding_model": "tests.fakes.embedder:FakeEmbedder"})
+    before = await devices()
+    for _ in range(2):  # without a saved session: a password login, logged out again
+        checks = await ops.doctor(settings, check_model=False)
+        assert any(c.name == "matrix" and c.ok for c in checks)
+    async with running(bot.channel()):  # the running bot saves its session; the doctor then uses it
+        pass
+    with_session = await devices()
+    checks = await ops.doctor(settings, check_model=False)
+    assert any(c.name == "matrix" and c.ok for c in checks)
+    assert await devices() == with_session and with_session.count("mnemo-doctor") == before.count("mnemo-doctor") == 0
