@@ -4,16 +4,21 @@ Direct rooms are for allowed users; an unknown user who invites the bot to a dir
 there gets a pairing code. In allowed rooms mnemo answers only when mentioned or replied to, with the
 room's own memory. What is new is decided by the sync token alone: each sync's events are recorded in
 the inbox, then the token is saved, then the events are answered and marked handled, so a restart
-neither loses nor repeats a message, whatever the host clock says.
+neither loses nor repeats a message, whatever the host clock says. Each message sent in answer to an
+event carries a transaction id derived from that event, so a send repeated after a crash shows nothing twice.
+
+An encrypted event whose key has not arrived stays in the inbox and is answered once it can be read
+(bot/matrix_keys.py); a person whose message is given up is told so in their direct room. Buttons become
+reactions (bot/matrix_choices.py): kept in the database, owned by the person who asked, redacted once decided.
 """
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import logging
 import time
-from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,9 +41,12 @@ from nio import (
 from nio.crypto import ENCRYPTION_ENABLED
 
 from bot.access import Access, AccessConfig, ApprovedUser, UnknownUsers
-from bot.commands import Commands, Pressed
+from bot.commands import COMMANDS, Commands, Pressed, changes_memory, owner_of
 from bot.engine import Button, Engine, Incoming, Reply
 from bot.errors import ConfigError, MatrixError
+from bot.llm import OnText
+from bot.matrix_choices import Reactions
+from bot.matrix_keys import WaitingForKeys
 from bot.matrix_messages import (
     dm_partner,
     failure,
@@ -46,15 +54,18 @@ from bot.matrix_messages import (
     is_edit,
     normalize_key,
     reaction_choices,
-    reaction_content,
     replied_to,
     split_message,
     strip_reply_fallback,
+    transaction_id,
+    with_bang_commands,
     without_mention,
 )
 from bot.matrix_outgoing import Outgoing, Shown
 from bot.matrix_rooms import Received, Rooms, Route, from_inbox, inbox_payload
 from bot.matrix_session import Session
+from bot.replies import Document, question_of
+from bot.streaming import LivePreview
 from bot.texts import t
 from memory.access import is_group_scope
 
@@ -65,7 +76,6 @@ SYNC_TIMEOUT_MS = 30_000
 TIMELINE_LIMIT = 50  # events per room and sync; an older gap is fetched page by page
 STOP_GRACE = 10.0  # seconds stop() waits for the events in hand to be answered
 RETRIES = 3  # nio's retries of a request that cannot connect (its default is forever)
-MAX_OPEN_CHOICES = 200
 ENCRYPTION_STATE = {"type": "m.room.encryption", "state_key": "", "content": {"algorithm": "m.megolm.v1.aes-sha2"}}
 
 
@@ -96,12 +106,21 @@ def access_config(config: MatrixConfig) -> AccessConfig:
                         unknown_users=config.unknown_users, pairing_minutes=config.pairing_minutes)
 
 
-@dataclass(frozen=True)
-class Choice:
-    """An open question under one of the bot's messages: whose scope it decides, and what each reaction means."""
+def _shown_with_bang(preview: LivePreview[str] | None) -> OnText | None:
+    """What hands a streamed reply's text to its preview, commands written with '!'."""
+    if preview is None:
+        return None
+    live = preview
 
-    scope: str
-    options: dict[str, str]  # normalized reaction key -> button data
+    async def show(text: str) -> None:
+        await live.update(bang(text))
+
+    return show
+
+
+def bang(text: str) -> str:
+    """A bot text as Matrix shows it: its commands written with '!' (clients keep '/…' for themselves)."""
+    return with_bang_commands(text, (*COMMANDS, "pair"))  # /pair is the admins' command beside the others
 
 
 # --- the channel ------------------------------------------------------------------------------------
@@ -129,7 +148,8 @@ class MatrixChannel:
         self._task: asyncio.Task[None] | None = None
         self._synced = asyncio.Event()
         self._last_room: dict[str, str] = {}  # user id -> the direct room they last wrote in
-        self._choices: OrderedDict[str, Choice] = OrderedDict()  # event id -> open question
+        self._keys: WaitingForKeys | None = None
+        self._reactions: Reactions | None = None
         self._warned_encrypted: set[str] = set()  # rooms already named in the log as unreadable
         self._recover = True  # load what the inbox holds unanswered before the next sync (at start, after a failure)
         self._token: str | None = None
@@ -147,6 +167,12 @@ class MatrixChannel:
         """What sends to rooms (there once started)."""
         assert self._out is not None, "the Matrix channel is not started"
         return self._out
+
+    @property
+    def reactions(self) -> Reactions:
+        """The options shown as reactions under the bot's messages (there once started)."""
+        assert self._reactions is not None, "the Matrix channel is not started"
+        return self._reactions
 
     @property
     def rooms(self) -> Rooms:
@@ -169,6 +195,8 @@ class MatrixChannel:
                                    max_timeouts=RETRIES, max_limit_exceeded=0)
         self.client = AsyncClient(self.config.homeserver, self.me, store_path=str(self.data_dir), config=config)
         self._out = Outgoing(self.client)
+        self._keys = WaitingForKeys(self.client, self.clock)
+        self._reactions = Reactions(self._out, self.engine.store.choices, self.clock)
         self._room_guide = Rooms(self.client, self.me, self._out, self.access, self.config.allowed_rooms, self.clock)
         self._stopping, self._recover = False, True
         try:
@@ -177,7 +205,9 @@ class MatrixChannel:
             if self.client.olm is not None and self.client.should_upload_keys:
                 await self.client.keys_upload()
             await self.rooms.resolve()
+            self.rooms.companion_names = await self._companion_names()
             await self.inbox.prune(self.clock())
+            await self.engine.store.choices.prune(self.clock())
             self._token = self.session.load_token()
             await self._sync_and_handle(first=True, answer=self._token is not None)
         except (TimeoutError, aiohttp.ClientError) as exc:
@@ -212,15 +242,26 @@ class MatrixChannel:
         if self.client is not None:
             await self.client.close()
 
+    async def _companion_names(self) -> tuple[str, ...]:
+        """The companion's names (its record's and the configured one), which count as a mention in rooms."""
+        config = self.engine.config
+        companion = await self.engine.store.companions.get(config.companion_id)
+        return tuple(dict.fromkeys(n for n in (companion.name if companion else "", config.companion_name) if n))
+
     async def _leftovers(self) -> list[Received]:
-        """The events recorded but not answered when mnemo last stopped (or crashed, or a sync failed)."""
+        """The events recorded but not answered when mnemo last stopped (or crashed, or a sync failed).
+
+        They include the encrypted events still waiting for their key, which are tried again with them.
+        """
         found = []
+        if self._keys is not None:
+            self._keys.clear()
         for entry in await self.inbox.unhandled(self.name):
             item = from_inbox(entry.payload or "null")
             if item is None:  # a kind of event no longer answered
                 await self.inbox.done(self.name, entry.event_id, self.clock())
             else:
-                found.append(item)
+                found.append(dataclasses.replace(item, received_at=entry.received_at))
         if found:
             log.warning("answering %d Matrix events recorded but not answered before", len(found))
         return found
@@ -246,10 +287,12 @@ class MatrixChannel:
 
         Events recorded earlier but not answered (the last run stopped, crashed, or a sync failed half-way)
         are answered first; they are read before this sync's events are recorded, so none comes twice.
+        Encrypted events waiting for their key come next: this sync may have brought it.
         """
         assert self.client is not None
         client, since = self.client, self._token
         leftovers = await self._leftovers() if self._recover else []
+        leftovers += self._keys.items() if self._keys is not None else []
         self._recover = False
         limit = self.config.timeline_limit if since else 1
         response = await self.out.patiently(lambda: client.sync(
@@ -267,15 +310,16 @@ class MatrixChannel:
             if answer:
                 for room_id, info in response.rooms.join.items():
                     events = await self.rooms.missed(room_id, info.timeline, since, self.config.timeline_limit)
-                    received += await self.rooms.received(room_id, events, self._open_choice)
+                    received += await self.rooms.received(room_id, events, self.reactions.open_under)
             elif response.rooms.join:
                 log.info("first start: the history of %d rooms is not answered", len(response.rooms.join))
-            new = set(await self.inbox.record(self.name, [(r.event.event_id, inbox_payload(r)) for r in received],
-                                              self.clock()))
+            now = self.clock()
+            new = set(await self.inbox.record(self.name, [(r.event.event_id, inbox_payload(r)) for r in received], now))
+            received = [dataclasses.replace(r, received_at=now) for r in received if r.event.event_id in new]
             self.session.save_token(response.next_batch)
             self._token = response.next_batch
             self._warn_unreadable_rooms()
-            await self._answer([*leftovers, *(r for r in received if r.event.event_id in new)])
+            await self._answer([*leftovers, *received])
             await self.rooms.greet()
         finally:
             self._idle.set()
@@ -291,8 +335,8 @@ class MatrixChannel:
 
     async def _answer_room(self, items: Sequence[Received]) -> None:
         for item in items:
-            await self._handle(item)
-            await self.inbox.done(self.name, item.event.event_id, self.clock())
+            if await self._handle(item):
+                await self.inbox.done(self.name, item.event.event_id, self.clock())
 
     async def _keep_keys(self) -> None:
         """The encryption chores of a sync: send queued to-device messages, upload, query and claim keys."""
@@ -324,26 +368,58 @@ class MatrixChannel:
 
     # --- handling ---------------------------------------------------------------------------------
 
-    async def _handle(self, item: Received) -> None:
-        """Answer one event; a failure is logged and told in the room (never to an unknown user)."""
+    async def _handle(self, item: Received) -> bool:
+        """Answer one event; False while it waits (an encrypted event whose key has not come yet).
+
+        A failure is logged and told in the room (never to an unknown user).
+        """
         assert self.client is not None
         room, event = self.client.rooms.get(item.room_id), item.event
         if room is None:
             log.warning("event %s is in room %s, which mnemo is no longer in", event.event_id, item.room_id)
-            return
+            return True
+        if isinstance(event, MegolmEvent):
+            opened = await self._opened(room, item, event)
+            if not isinstance(opened, Received):
+                return opened
+            item, event = opened, opened.event
         try:
             if isinstance(event, (RoomMessageText, RoomMessageEmote)):
                 await self._on_text(room, event, item.route, item.replayed)
             elif isinstance(event, ReactionEvent):
                 await self._on_reaction(room, event, item.route)
-            elif isinstance(event, MegolmEvent):
-                self._on_undecryptable(room, event)
             elif isinstance(event, (RoomMessageMedia, RoomEncryptedMedia)) and item.route.kind == "private":
-                await self.out.text(room.room_id, t(self.lang, "not_text_kind"))
+                await self._say(room.room_id, t(self.lang, "not_text_kind"), txn=transaction_id(event.event_id, "kind"))
         except Exception:
             log.exception("matrix event %s in %s failed", event.event_id, item.room_id)
             if item.route.kind != "stranger":
-                await self._tell_failure(item.room_id)
+                await self._tell_failure(item.room_id, event.event_id)
+        return True
+
+    # --- encrypted events without their key ---------------------------------------------------------
+
+    async def _opened(self, room: MatrixRoom, item: Received, event: MegolmEvent) -> Received | bool:
+        """The encrypted event decrypted and routed again; else True when it is done with, False while it waits.
+
+        Only a person's own direct room is told when it is given up: in a room of many, mnemo cannot
+        know whether it was addressed.
+        """
+        keys = self._keys
+        if keys is None or self.client is None or self.client.olm is None:
+            self._warn_unreadable_rooms()
+            return True
+        readable = keys.decrypt(event)
+        if readable is None:
+            if not await keys.keep(item, event):
+                return False
+            if item.route.kind == "private":
+                await self._say(room.room_id, t(self.lang, "matrix_undecryptable"), reply_to=event.event_id,
+                                txn=transaction_id(event.event_id, "unreadable"))
+            return True
+        route = await self.rooms.route(room, readable, self.reactions.open_under)
+        return dataclasses.replace(item, event=readable, route=route) if route is not None else True
+
+    # --- texts --------------------------------------------------------------------------------------
 
     async def _on_text(self, room: MatrixRoom, event: RoomMessageText | RoomMessageEmote, route: Route,
                        replayed: bool) -> None:
@@ -356,31 +432,35 @@ class MatrixChannel:
         if route.kind == "stranger":
             answer = await self.access.turn_away(self.name, event.sender, self.rooms.sender_name(room, event.sender))
             if answer is not None:
-                await self.out.text(room.room_id, answer)
+                await self._say(room.room_id, answer, txn=transaction_id(event.event_id, "stranger"))
             return
         group = route.kind == "group"
+        admin = self.access.is_admin(event.sender)
         text = without_mention(body, self.me, self.rooms.names(room)) if group else body
         command = text.lstrip()[:1] in ("!", "/")
-        if group and command and not self.access.is_admin(event.sender):
+        if group and command and not admin:
             log.info("command from %s, who is no admin, ignored in room %s", event.sender, room.room_id)
             return
         if group and not command:
             text = f"{self.rooms.sender_name(room, event.sender)}: {text}"
         if not group:
             self._last_room[event.sender] = room.room_id
-            if await self._admin(room.room_id, event.sender, text):
+            if await self._admin(room.room_id, event.event_id, event.sender, text):
                 return
         reply_to = event.event_id if group else None
-        incoming = Incoming(route.scope, text, channel=self.name, channel_message_id=event.event_id)
+        incoming = Incoming(route.scope, text, channel=self.name, channel_message_id=event.event_id,
+                            sender=event.sender, may_decide=admin or not group)
         earlier = await self.inbox.shown(self.name, event.event_id) if replayed else []
         shown = Shown(self.inbox, self.name, event.event_id, earlier)
         streams = self.config.streaming and not command
         preview = self.out.preview(room.room_id, reply_to, group, shown) if streams else None
         try:
             async with self.out.typing(room.room_id, preview):
-                reply = await self.commands.run(route.scope, text) if command else None
+                ref = event.event_id
+                reply = await self.commands.run(route.scope, text, channel=self.name, ref=ref) if command else None
+                ran_command = reply is not None
                 if reply is None:
-                    reply = await self.engine.handle(incoming, on_progress=preview.update if preview else None)
+                    reply = await self.engine.handle(incoming, on_progress=_shown_with_bang(preview))
         finally:
             if preview is not None:
                 await preview.close()
@@ -389,14 +469,31 @@ class MatrixChannel:
         if reply is None:
             log.info("event %s was answered before; skipped", event.event_id)
             return
-        await self._deliver(room.room_id, route.scope, reply, shown=shown, reply_to=reply_to)
+        async with self._once(route.scope, ref) if ran_command else contextlib.nullcontext():
+            if reply.closes:
+                await self.reactions.take_away(await self.engine.scope_for(route.scope), reply.closes)
+            await self._deliver(room.room_id, route.scope, reply, shown=shown, reply_to=reply_to,
+                                owner=owner_of(reply.buttons, event.sender, incoming.may_decide))
 
-    async def _admin(self, room_id: str, user_id: str, text: str) -> bool:
+    @contextlib.asynccontextmanager
+    async def _once(self, scope: str, ref: str) -> AsyncIterator[None]:
+        """Mark the answer of a command or press delivered after the block (or its failure), so its kept copy goes.
+
+        Not when the block is cancelled (shutdown): the event is not handled then and its replay delivers it.
+        """
+        try:
+            yield
+        except Exception:  # the failure is told and the event counts as handled
+            await self.commands.delivered(scope, self.name, ref)
+            raise
+        await self.commands.delivered(scope, self.name, ref)
+
+    async def _admin(self, room_id: str, event_id: str, user_id: str, text: str) -> bool:
         """Run an admin's !pair command; True when it was one."""
         answer = await self.access.admin_command(user_id, text)
         if answer is None:
             return False
-        await self.out.text(room_id, answer.text)
+        await self._say(room_id, answer.text, txn=transaction_id(event_id, "admin"))
         if answer.approved is not None:
             await self._welcome(answer.approved)
         return True
@@ -410,40 +507,47 @@ class MatrixChannel:
         except MatrixError as exc:
             log.warning("could not welcome %s: %s", user.user_id, exc)
 
-    def _open_choice(self, event_id: str) -> str | None:
-        """The scope of the open question under one of the bot's messages, or None."""
-        choice = self._choices.get(event_id)
-        return choice.scope if choice is not None else None
+    # --- reactions as buttons -------------------------------------------------------------------------
 
     async def _on_reaction(self, room: MatrixRoom, event: ReactionEvent, route: Route) -> None:
-        """A reaction on one of the bot's questions answers it, like pressing a button."""
-        choice = self._choices.get(event.reacts_to)
-        data = choice.options.get(normalize_key(event.key)) if choice and choice.scope == route.scope else None
-        if choice is None or data is None:
+        """A reaction on one of the bot's open choices answers it, like pressing a button, if the reacting person may.
+
+        The choice belongs to the person who asked (`owner_of`); in a room, someone else's reaction and a
+        reaction of a member who is no admin that would change memory decide nothing and get one short answer.
+        """
+        choice = await self.reactions.find(event.reacts_to)
+        scope = await self.engine.scope_for(route.scope)
+        data = choice.options.get(normalize_key(event.key)) if choice is not None else None
+        if choice is None or data is None or choice.scope_id != scope.id:
             log.info("reaction %r on %s answers no open question", event.key, event.reacts_to)
             return
-        del self._choices[event.reacts_to]
-        await self._show_pressed(room.room_id, choice.scope, await self.commands.press(choice.scope, data))
-
-    def _on_undecryptable(self, room: MatrixRoom, event: MegolmEvent) -> None:
-        """An encrypted event the bot cannot read: say so in the log (once per room without encryption)."""
-        if self.client is None or self.client.olm is None:
-            self._warn_unreadable_rooms()
+        if choice.owner not in (None, event.sender):
+            log.info("reaction of %s on %s, which %s was asked: refused", event.sender, event.reacts_to, choice.owner)
+            refused = transaction_id(event.event_id, "refused")
+            await self._say(room.room_id, t(self.lang, "choice_not_yours"), txn=refused)
             return
-        log.warning("cannot decrypt event %s from %s in %s (session %s); its key never reached this device",
-                    event.event_id, event.sender, room.room_id, event.session_id)
+        admin = route.kind != "group" or self.access.is_admin(event.sender)
+        ref = f"press:{event.event_id}"
+        pressed = await self.commands.press(route.scope, data, admin=admin, channel=self.name, ref=ref)
+        async with self._once(route.scope, ref):
+            if admin or not changes_memory(data):  # else refused: the choice stays open for the one who may
+                await self.reactions.take_away(scope, (*pressed.closes, choice.question), also=choice)
+            await self._show_pressed(room.room_id, route.scope, pressed, event.event_id,
+                                     owner_of(pressed.buttons, event.sender, admin))
 
-    async def _show_pressed(self, room_id: str, scope: str, pressed: Pressed) -> None:
+    async def _show_pressed(self, room_id: str, scope: str, pressed: Pressed, answering: str,
+                            owner: str | None) -> None:
         """Answer a chosen reaction: a new page with its own choices, or the notice as a message."""
         if pressed.text and (pressed.buttons or not pressed.notice):
-            await self._deliver(room_id, scope, Reply((pressed.text,), buttons=pressed.buttons))
+            await self._deliver(room_id, scope, Reply((pressed.text,), buttons=pressed.buttons),
+                                answering=answering, owner=owner)
         elif pressed.notice or pressed.text:
-            await self.out.text(room_id, pressed.notice or pressed.text or "")
+            await self._say(room_id, pressed.notice or pressed.text or "", txn=transaction_id(answering, "notice"))
 
-    async def _tell_failure(self, room_id: str) -> None:
+    async def _tell_failure(self, room_id: str, answering: str) -> None:
         """Tell the room one short sentence after a failure (a failing send is only logged)."""
         try:
-            await self.out.text(room_id, t(self.lang, "failed"))
+            await self._say(room_id, t(self.lang, "failed"), txn=transaction_id(answering, "failed"))
         except MatrixError as exc:
             log.warning("could not tell %s about the failure: %s", room_id, exc)
 
@@ -458,49 +562,56 @@ class MatrixChannel:
             return
         room_id = await self._room_for(user_id)
         rows = tuple(tuple(row) for row in buttons or ())
-        await self._deliver(room_id, user_id, Reply((text,), buttons=rows), split=False)
+        await self._deliver(room_id, user_id, Reply((text,), buttons=rows), split=False, owner=owner_of(rows, user_id))
+
+    async def _say(self, room_id: str, text: str, reply_to: str | None = None, txn: str | None = None) -> str:
+        """Send one of the bot's own texts (its commands written with '!'); its event id."""
+        return await self.out.text(room_id, bang(text), reply_to, txn)
 
     async def _deliver(self, room_id: str, scope: str, reply: Reply, *, split: bool = True,
-                       shown: Shown | None = None, reply_to: str | None = None) -> None:
+                       shown: Shown | None = None, reply_to: str | None = None, owner: str | None = None,
+                       answering: str | None = None) -> None:
         """Show a reply: up to three bubbles (each split at 16,000 characters), reactions for its buttons, its document.
 
         A part already shown (the preview, or a message sent before a crash) is edited into place instead of
-        sent again, and each new message is recorded in `shown` as soon as it is sent.
+        sent again, and each new message is recorded in `shown` as soon as it is sent. A reply to an event
+        (`shown`'s or `answering`) sends each part with a transaction id derived from the event and the part.
+        The reactions' choice belongs to `owner` (None: to anyone let in; see `commands.owner_of`).
         """
+        answering = shown.event_id if shown is not None else answering
         bubbles = fit_messages(reply.bubbles) if split else tuple(reply.bubbles)
         choices, hint = reaction_choices(reply.buttons, self.lang)
         if hint:
             bubbles = bubbles[:-1] + ("\n\n".join(bubbles[-1:] + (hint,)),)
-        chunks = [chunk for bubble in bubbles for chunk in split_message(bubble)]
+        chunks = [chunk for bubble in bubbles for chunk in split_message(bang(bubble))]
         last = None
         for i, chunk in enumerate(chunks):
+            txn = transaction_id(answering, str(i), chunk) if answering else None
             earlier = shown.at(i) if shown is not None else None
-            if earlier is not None and await self.out.finalize(room_id, earlier, chunk):
+            edit = transaction_id(answering, f"edit{i}", chunk) if answering else None
+            if earlier is not None and await self.out.finalize(room_id, earlier, chunk, edit):
                 last = earlier
                 continue
-            last = await self.out.text(room_id, chunk, reply_to if i == 0 else None)
+            last = await self.out.text(room_id, chunk, reply_to if i == 0 else None, txn)
             if shown is not None:
                 await shown.put(i, last)
         if choices and last is not None:
-            await self._offer(room_id, scope, last, choices)
+            await self.reactions.offer(room_id, await self.engine.scope_for(scope), last, choices, owner,
+                                       question_of(reply.buttons))
         if reply.document is not None and (shown is None or shown.at(len(chunks)) is None):
-            posted = await self.out.document(room_id, reply.document)
-            if posted is None:
-                text = reply.document.content.decode("utf-8", errors="replace")
-                posted = await self.out.text(room_id, f"{t(self.lang, 'export_as_text')}\n\n{split_message(text)[0]}")
-            if shown is not None:
-                await shown.put(len(chunks), posted)
+            await self._post(room_id, reply.document, shown, len(chunks), answering)
 
-    async def _offer(self, room_id: str, scope: str, event_id: str, choices: list[tuple[str, str]]) -> None:
-        """React to the bot's own message with each choice and remember what each one means."""
-        self._choices[event_id] = Choice(scope, {normalize_key(emoji): data for emoji, data in choices})
-        while len(self._choices) > MAX_OPEN_CHOICES:
-            self._choices.popitem(last=False)
-        for emoji, _data in choices:
-            try:
-                await self.out.event(room_id, "m.reaction", reaction_content(event_id, emoji))
-            except MatrixError as exc:  # e.g. M_DUPLICATE_ANNOTATION: put there before a crash
-                log.warning("could not offer %s under %s: %s", emoji, event_id, exc)
+    async def _post(self, room_id: str, document: Document, shown: Shown | None, part: int,
+                    answering: str | None) -> None:
+        """Post a reply's file (its text in a message when the upload fails) and record it as shown."""
+        txn = transaction_id(answering, "document", document.filename) if answering else None
+        posted = await self.out.document(room_id, document, txn)
+        if posted is None:
+            text = document.content.decode("utf-8", errors="replace")
+            posted = await self.out.text(room_id, f"{t(self.lang, 'export_as_text')}\n\n{split_message(text)[0]}",
+                                         txn=txn and f"{txn}.text")
+        if shown is not None:
+            await shown.put(part, posted)
 
     async def _room_for(self, user_id: str) -> str:
         """The user's direct room: the one they last wrote in, any other one, or a new one."""

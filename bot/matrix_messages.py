@@ -4,15 +4,16 @@ Pure functions over plain data (event contents, ids, names), so they are tested 
 """
 from __future__ import annotations
 
+import hashlib
 import html
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 from urllib.parse import unquote
 
 from nio import ErrorResponse, Event, MatrixRoom, RoomMemberEvent
 
-from bot.replies import Button
+from bot.replies import Button, question_of
 from bot.texts import t
 
 MAX_MESSAGES = 3
@@ -72,6 +73,28 @@ def edit_content(event_id: str, text: str) -> dict[str, Any]:
     }
 
 
+def transaction_id(*parts: str) -> str:
+    """A transaction id derived from what is sent in answer to what (the same parts: the same id).
+
+    The homeserver keeps one event per transaction id of a device, so a send repeated after a crash
+    gets the first event back instead of showing the message twice.
+    """
+    return "mnemo." + hashlib.sha256("\x1f".join(parts).encode("utf-8", errors="surrogatepass")).hexdigest()[:40]
+
+
+def with_bang_commands(text: str, commands: Iterable[str]) -> str:
+    """The text with its command names written as Matrix clients let them through ('/help' becomes '!help').
+
+    Element and other clients take a leading '/' as their own command, so in Matrix mnemo's commands are
+    typed with '!'. Only known command names standing on their own are changed, never paths or links.
+    """
+    names = sorted(set(commands), key=len, reverse=True)
+    if not names:
+        return text
+    pattern = rf"(?<![\w/:.~-])/({'|'.join(map(re.escape, names))})(?![\w/-])"
+    return re.sub(pattern, r"!\1", text)
+
+
 def reaction_content(event_id: str, key: str) -> dict[str, Any]:
     """An m.reaction annotating an event with a key."""
     return {"m.relates_to": {"rel_type": "m.annotation", "event_id": event_id, "key": key}}
@@ -124,12 +147,12 @@ def normalize_key(key: str) -> str:
 def reaction_choices(buttons: Sequence[Sequence[Button]], lang: str) -> tuple[list[tuple[str, str]], str]:
     """The reactions standing for buttons, as (emoji, data), and the line that explains them.
 
-    A rule question's yes/no row becomes 👍/👎 and needs no explanation; any other buttons
-    become numbered keycaps 1️⃣ … 🔟 with a line naming each (more than ten are left out).
+    A yes/no question's row (a rule, a profile fact) becomes 👍/👎 and needs no explanation; any
+    other buttons become numbered keycaps 1️⃣ … 🔟 with a line naming each (more than ten are left out).
     """
     rows = [tuple(row) for row in buttons if row]
-    if len(rows) == 1 and len(rows[0]) == 2 and rows[0][0].data.startswith("rule:yes:") \
-            and rows[0][1].data.startswith("rule:no:"):
+    if len(rows) == 1 and len(rows[0]) == 2 and question_of(tuple(rows)) \
+            and rows[0][0].data.split(":")[1] == "yes" and rows[0][1].data.split(":")[1] == "no":
         return [(THUMBS_UP, rows[0][0].data), (THUMBS_DOWN, rows[0][1].data)], ""
     pairs: list[tuple[str, str]] = []
     lines: list[str] = []

@@ -11,10 +11,26 @@ from typing import Any, TypeVar
 from uuid import uuid4
 
 import aiohttp
-from nio import AsyncClient, ErrorResponse, LocalProtocolError, RoomSendResponse, SendRetryError, UploadResponse
+from nio import (
+    AsyncClient,
+    ErrorResponse,
+    LocalProtocolError,
+    RoomRedactResponse,
+    RoomSendResponse,
+    SendRetryError,
+    UploadResponse,
+)
 
 from bot.errors import MatrixError
-from bot.matrix_messages import edit_content, failure, flood_wait, limited, message_content, split_message
+from bot.matrix_messages import (
+    edit_content,
+    failure,
+    flood_wait,
+    limited,
+    message_content,
+    split_message,
+    transaction_id,
+)
 from bot.replies import Document
 from bot.streaming import GROUP_PREVIEW_EVERY, PREVIEW_EVERY, LivePreview
 from memory.inbox import Inbox
@@ -56,8 +72,10 @@ class Outgoing:
     """Sends, edits, reactions and typing notices in Matrix rooms.
 
     Every send waits out M_LIMIT_EXCEEDED as long as the homeserver says (retry_after_ms) and repeats
-    the same request with the same transaction id, so a message arrives once. Preview edits are the
-    exception: while a room is rate limited they are skipped, since the finalized text comes anyway.
+    the same request with the same transaction id, so a message arrives once. A send in answer to an
+    event carries a transaction id derived from that event and the part of the reply (`txn`), so even a
+    send repeated after a crash is dropped by the homeserver. Preview edits are the exception: while a
+    room is rate limited they are skipped, since the finalized text comes anyway.
     """
 
     def __init__(self, client: AsyncClient, sleep: Sleep = asyncio.sleep) -> None:
@@ -83,13 +101,17 @@ class Outgoing:
             log.warning("Matrix rate limit (%s): waiting %.1f s, then the same request again", what, wait)
             await self.sleep(wait)
 
-    async def text(self, room_id: str, text: str, reply_to: str | None = None) -> str:
+    async def text(self, room_id: str, text: str, reply_to: str | None = None, txn: str | None = None) -> str:
         """Send one formatted message (a reply to `reply_to` when given); its event id."""
-        return await self.event(room_id, "m.room.message", message_content(text, reply_to))
+        return await self.event(room_id, "m.room.message", message_content(text, reply_to), txn)
 
-    async def event(self, room_id: str, event_type: str, content: dict[str, Any]) -> str:
-        """Send an event (encrypted where the room is), waiting out rate limits; MatrixError when it fails."""
-        tx_id = str(uuid4())  # the same id on every attempt: the homeserver keeps one event
+    async def event(self, room_id: str, event_type: str, content: dict[str, Any], txn: str | None = None) -> str:
+        """Send an event (encrypted where the room is), waiting out rate limits; MatrixError when it fails.
+
+        `txn` is the transaction id (random when None): sent again with the same id, the homeserver
+        gives back the first event instead of a second one.
+        """
+        tx_id = txn or str(uuid4())  # the same id on every attempt: the homeserver keeps one event
         response = await self.patiently(lambda: self._send_once(room_id, event_type, content, tx_id),
                                         f"sending to {room_id}")
         if not isinstance(response, RoomSendResponse):
@@ -114,11 +136,12 @@ class Outgoing:
     def preview(self, room_id: str, reply_to: str | None, group: bool, shown: Shown) -> LivePreview[str]:
         """A message in the room that shows the reply while the model writes, edited in place.
 
-        It is the preview shown before a crash, when there was one.
+        It is the preview shown before a crash, when there was one (recorded, or given back by the
+        homeserver for the same transaction id when the crash came before it was recorded).
         """
         async def show(text: str) -> str:
             first = split_message(text)[0]
-            event_id = await self.text(room_id, first, reply_to)
+            event_id = await self.text(room_id, first, reply_to, transaction_id(shown.event_id, "preview"))
             self._shown[event_id] = first
             await shown.put(0, event_id)
             return event_id
@@ -145,14 +168,27 @@ class Outgoing:
             raise MatrixError(f"could not edit the preview in {room_id}: {failure(response)}")
         self._shown[event_id] = text
 
-    async def finalize(self, room_id: str, event_id: str, text: str) -> bool:
+    async def finalize(self, room_id: str, event_id: str, text: str, txn: str | None = None) -> bool:
         """Edit a preview (or a message shown before a crash) into its final text; False when that failed."""
         if self._shown.pop(event_id, None) == text:
             return True
         try:
-            await self.event(room_id, "m.room.message", edit_content(event_id, text))
+            await self.event(room_id, "m.room.message", edit_content(event_id, text), txn)
         except MatrixError as exc:
             log.warning("could not finalize the preview %s (%s); sending the reply anew", event_id, exc)
+            return False
+        return True
+
+    async def redact(self, room_id: str, event_id: str) -> bool:
+        """Take back one of the bot's events (a reaction offered as a button); False (logged) when that failed."""
+        client = self.client
+        try:
+            response = await self.patiently(lambda: client.room_redact(
+                room_id, event_id, tx_id=transaction_id(event_id, "redact")), f"redacting in {room_id}")
+        except (TimeoutError, aiohttp.ClientError) as exc:
+            response = exc
+        if not isinstance(response, RoomRedactResponse):
+            log.warning("could not take back %s in %s: %s", event_id, room_id, failure(response))
             return False
         return True
 
@@ -190,7 +226,7 @@ class Outgoing:
 
     # --- files ------------------------------------------------------------------------------------------
 
-    async def document(self, room_id: str, document: Document) -> str | None:
+    async def document(self, room_id: str, document: Document, txn: str | None = None) -> str | None:
         """Upload a file and post it as m.file; its event id, or None when the upload failed (nothing posted)."""
         room = self.client.rooms.get(room_id)
         encrypt = bool(room and room.encrypted and self.client.olm is not None)
@@ -211,4 +247,4 @@ class Outgoing:
             content["file"] = {**keys, "url": response.content_uri}
         else:
             content["url"] = response.content_uri
-        return await self.event(room_id, "m.room.message", content)
+        return await self.event(room_id, "m.room.message", content, txn)

@@ -8,13 +8,17 @@ Invites: mnemo joins when an allowed user or an allowed room invites it. When an
 it to a direct room (and unknown users are paired), it joins only to send the pairing code and stays,
 so the conversation can start there once the code is approved (it leaves again at once when their code
 is already waiting in another room, or when too many requests are open); any other invite is declined.
+
+An encrypted event whose key has not reached the bot yet is recorded in the inbox as it came (still
+encrypted) and kept there until it can be read or is given up; in an allowed room it is taken in before
+its mention can be seen, and checked again once decrypted.
 """
 from __future__ import annotations
 
 import functools
 import json
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -48,6 +52,8 @@ log = logging.getLogger(__name__)
 CHANNEL = "matrix"
 GAP_LIMIT = 500  # events fetched per room to fill a gap after a long downtime
 ANSWERED = (RoomMessageText, RoomMessageEmote, ReactionEvent, RoomMessageMedia, RoomEncryptedMedia)
+ENCRYPTED = "m.room.encrypted"
+OpenChoice = Callable[[str, str], Awaitable[bool]]  # (event id, room id) -> whether a choice is open under it
 
 
 @dataclass(frozen=True)
@@ -60,17 +66,21 @@ class Route:
 
 @dataclass(frozen=True)
 class Received:
-    """An event to answer, the room it came in, whose it is, and whether it was left over by an earlier run."""
+    """An event to answer: its room, whose it is, whether an earlier run left it over, and when it came."""
 
     room_id: str
     event: Event
     route: Route
     replayed: bool = False
+    received_at: float | None = None  # when the inbox recorded it (by the channel's clock)
 
 
 def inbox_payload(item: Received) -> str | None:
-    """What the inbox keeps of an event until it is answered: nothing of an unknown user."""
-    if item.route.kind == "stranger" or isinstance(item.event, MegolmEvent):
+    """What the inbox keeps of an event until it is answered: nothing of an unknown user.
+
+    An event that could not be decrypted yet is kept as it came, encrypted, to be read once its key arrives.
+    """
+    if item.route.kind == "stranger":
         return None
     return json.dumps({"room_id": item.room_id, "kind": item.route.kind, "scope": item.route.scope,
                        "event": item.event.source}, ensure_ascii=False)
@@ -81,10 +91,24 @@ def from_inbox(payload: str) -> Received | None:
     data = json.loads(payload)
     if not isinstance(data, dict):
         return None
-    event = Event.parse_decrypted_event(data["event"])
-    if not isinstance(event, ANSWERED):
+    source = data["event"]
+    if source.get("type") == ENCRYPTED:
+        event = Event.parse_event({**source, "room_id": data["room_id"]})  # decryption needs the room
+    else:
+        event = Event.parse_decrypted_event(source)
+    if not isinstance(event, (*ANSWERED, MegolmEvent)):
         return None
     return Received(data["room_id"], event, Route(data["kind"], data["scope"]), replayed=True)
+
+
+def still_encrypted(payloads: Iterable[str | None]) -> int:
+    """How many of these inbox payloads are events that wait for their key (for `mnemo doctor`)."""
+    count = 0
+    for payload in payloads:
+        data = json.loads(payload) if payload else None
+        if isinstance(data, dict) and isinstance(data.get("event"), dict) and data["event"].get("type") == ENCRYPTED:
+            count += 1
+    return count
 
 
 @dataclass(frozen=True)
@@ -109,6 +133,7 @@ class Rooms:
         self._unresolved = {name for name in allowed_rooms if name.startswith("#")}
         self.allowed.update(name for name in allowed_rooms if not name.startswith("#"))
         self._greetings: dict[str, Greeting] = {}  # room id -> what to send once the room is synced
+        self.companion_names: tuple[str, ...] = ()  # the companion's names, which count as a mention too
         self._warned: set[str] = set()  # rooms already named in the log as ignored
 
     async def resolve(self) -> None:
@@ -146,8 +171,7 @@ class Rooms:
         log.info("fetched %d events in %s that the sync left out (more than %d)", len(older), room_id, limit)
         return list(reversed(older)) + events
 
-    async def received(self, room_id: str, events: Sequence[Event],
-                       open_choice: Callable[[str], str | None]) -> list[Received]:
+    async def received(self, room_id: str, events: Sequence[Event], open_choice: OpenChoice) -> list[Received]:
         """The events of a room that mnemo answers, each with whose it is (history before the bot joined is not)."""
         room = self.client.rooms.get(room_id)
         if room is None:
@@ -161,10 +185,10 @@ class Rooms:
                 found.append(Received(room_id, event, route))
         return found
 
-    async def route(self, room: MatrixRoom, event: Event, open_choice: Callable[[str], str | None]) -> Route | None:
+    async def route(self, room: MatrixRoom, event: Event, open_choice: OpenChoice) -> Route | None:
         """Whose an event is, or None when mnemo leaves it alone.
 
-        `open_choice` names the scope an open question (by its event id) belongs to, for reactions in rooms.
+        `open_choice` tells whether options are open under an event of a room, for reactions in rooms.
         """
         if room.room_id in self.allowed:
             return await self._group_route(room, event, open_choice)
@@ -179,12 +203,16 @@ class Rooms:
         text = isinstance(event, (RoomMessageText, RoomMessageEmote)) and not is_edit(event.source.get("content", {}))
         return Route("stranger", event.sender) if text else None
 
-    async def _group_route(self, room: MatrixRoom, event: Event,
-                           open_choice: Callable[[str], str | None]) -> Route | None:
-        """In an allowed room: a message that mentions or replies to mnemo, or a reaction to its open question."""
+    async def _group_route(self, room: MatrixRoom, event: Event, open_choice: OpenChoice) -> Route | None:
+        """In an allowed room: a message that mentions or replies to mnemo, or a reaction to its open question.
+
+        An event not decrypted yet is taken in too: whether it mentions mnemo is seen once it can be read.
+        """
         scope = group_scope("mx", room.room_id)
         if isinstance(event, ReactionEvent):
-            return Route("group", scope) if open_choice(event.reacts_to) == scope else None
+            return Route("group", scope) if await open_choice(event.reacts_to, room.room_id) else None
+        if isinstance(event, MegolmEvent):
+            return Route("group", scope)
         if not isinstance(event, (RoomMessageText, RoomMessageEmote)):
             return None
         content = event.source.get("content", {})
@@ -205,9 +233,9 @@ class Rooms:
         return isinstance(response, RoomGetEventResponse) and response.event.sender == self.me
 
     def names(self, room: MatrixRoom) -> list[str]:
-        """The bot's names in a room, as people would mention it: display name and localpart."""
+        """The bot's names in a room, as people would mention it: display name, localpart, the companion's name."""
         user = room.users.get(self.me)
-        return [n for n in (user.display_name if user else None, localpart(self.me)) if n]
+        return [n for n in (user.display_name if user else None, localpart(self.me), *self.companion_names) if n]
 
     def sender_name(self, room: MatrixRoom, user_id: str) -> str:
         """How a member is called in a room: display name, else localpart."""

@@ -79,6 +79,11 @@ class Session:
                               f"{self.homeserver} ({failure(response)}).")
         return response.device_id
 
+    def saved_token(self) -> str | None:
+        """The access token of the saved session of this account, if there is one (for checks that add no device)."""
+        session = self._load()
+        return session["access_token"] if session else None
+
     def _load(self) -> dict[str, str] | None:
         """The saved login for this homeserver and user, or None."""
         if not self.session_path.exists():

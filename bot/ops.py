@@ -213,12 +213,15 @@ async def doctor(settings: Settings, *, check_model: bool = True) -> list[Check]
                 problems = await integrity.check(store)
                 budget = await background_budget(store, settings)
                 failed = await store.failures.all()
+                unreadable = await _matrix_unreadable(store) if settings.matrix_homeserver else None
             finally:
                 await store.close()
             checks.append(Check("database", True, f"{path}; schema up to date"))
             checks.append(index_check(problems))
             checks.append(Check("background budget", True, budget.describe()))
             checks.append(Check("failures", True, describe_failures(failed)))
+            if unreadable is not None:
+                checks.append(unreadable)
     except MemoryStoreError as exc:
         checks.append(Check("database", False, str(exc)))
     if check_model:
@@ -227,6 +230,14 @@ async def doctor(settings: Settings, *, check_model: bool = True) -> list[Check]
     now = datetime.now(settings.zone)
     checks.append(Check("clock", now.year >= 2024, f"{now:%Y-%m-%d %H:%M %Z} in {settings.timezone}"))
     return checks
+
+
+async def _matrix_unreadable(store: MemoryStore) -> Check:
+    """How many encrypted Matrix events wait for their key (answered once it comes, given up after minutes)."""
+    from bot.matrix_rooms import still_encrypted
+
+    waiting = still_encrypted(entry.payload for entry in await store.inbox.unhandled("matrix"))
+    return Check("matrix encrypted events", True, f"waiting for their key: {waiting}")
 
 
 async def _model_check(settings: Settings) -> Check:
@@ -267,14 +278,20 @@ async def _messenger_checks(settings: Settings) -> list[Check]:
 async def _matrix_check(settings: Settings) -> Check:
     import nio
 
+    from bot.matrix_session import Session
+
     client = nio.AsyncClient(settings.matrix_homeserver or "", settings.matrix_user_id or "")
+    saved = Session(settings.data_dir / "matrix", settings.matrix_homeserver or "", settings.matrix_user_id or "")
+    logged_in = False  # a device made only for this check is logged out again, so no check leaves one behind
     try:
-        if settings.matrix_access_token:
-            client.access_token = settings.matrix_access_token
+        token = settings.matrix_access_token or saved.saved_token()
+        if token:
+            client.access_token = token
         elif settings.matrix_password:
             login = await client.login(settings.matrix_password, device_name="mnemo-doctor")
             if isinstance(login, nio.LoginError):
                 return Check("matrix", False, f"login failed: {login.message}")
+            logged_in = True
         else:
             return Check("matrix", False, "set MNEMO_MATRIX_PASSWORD or MNEMO_MATRIX_ACCESS_TOKEN")
         who = await client.whoami()
@@ -284,6 +301,8 @@ async def _matrix_check(settings: Settings) -> Check:
     except (TimeoutError, OSError, nio.exceptions.ProtocolError) as exc:
         return Check("matrix", False, f"{settings.matrix_homeserver} unreachable: {exc}")
     finally:
+        if logged_in:
+            await client.logout()
         await client.close()
 
 

@@ -335,6 +335,13 @@ TEXTS: dict[str, dict[str, str]] = {
     "pair_list_revoked": {"de": ", entzogen am {when} von {by}", "en": ", revoked {when} by {by}"},
     "pair_by_cli": {"de": "der Kommandozeile", "en": "the command line"},
 
+    # Matrix: an encrypted message whose key never came
+    "matrix_undecryptable": {
+        "de": "Diese verschlüsselte Nachricht kann ich nicht lesen: Der Schlüssel dafür ist nicht bei mir angekommen. "
+              "Schreib sie mir bitte noch einmal.",
+        "en": "I can't read this encrypted message: its key never reached me. Please send it again.",
+    },
+
     # Learning and proactive messages: /think and /writediary say truly why they failed.
     "think_unusable": {
         "de": "Mein Sprachmodell hat geantwortet, aber nichts, womit ich etwas anfangen kann – ich habe nichts "
