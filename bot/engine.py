@@ -492,7 +492,8 @@ class Engine:
     async def _rule_from_objection(self, scope: Scope, text: str, message_id: int) -> None:
         """The user objected and no memory changed: one call proposes a behaviour rule (maybe none)."""
         try:
-            rule = await propose_rule(self.background, text, await self._previous_reply(scope, message_id))
+            previous = await self._previous_reply(scope, message_id)
+            rule = await propose_rule(self.background, text, previous, self.store.failures)
         except LLMError as exc:
             log.warning("rule proposal failed: %s", exc)
             return
