@@ -507,7 +507,8 @@ class Commands:
                 return Pressed("", page.bubbles[0], page.buttons)
             if parts[0] == "forget" and len(parts) == 2 and parts[1].isdigit():
                 note_id = await self.store.numbers.item(scope, "note", int(parts[1]))
-                return await self._forget_note(scope, note_id)
+                async with self.engine.learning_paused(scope):
+                    return await self._forget_note(scope, note_id)
             if parts[0] == "rule" and len(parts) == 3 and parts[2].isdigit():
                 return await self._press_rule(scope, parts[1], int(parts[2]))
             if parts[0] == "why" and len(parts) == 3 and parts[1] in ("wrong", "old") and parts[2].isdigit():
@@ -521,7 +522,8 @@ class Commands:
                         else self._t("rule_dropped"))
                 return Pressed(done, done, closes=(f"profile:{parts[2]}",))
             if parts == ["deleteme", "yes"]:
-                await self.store.delete_scope(scope)
+                async with self.engine.learning_paused(scope):
+                    await self.store.delete_scope(scope)
                 return Pressed(self._t("deleteme_done"), self._t("deleteme_done"))
         except NotFound:
             log.info("button %r from %s names nothing in their scope", data, user_id)

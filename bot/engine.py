@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import re
 import time
 import traceback
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from zoneinfo import ZoneInfo
@@ -629,7 +630,7 @@ class Engine:
         async with extraction.learning_lock(self.store, scope):
             try:
                 await extraction.extract(self.store, self.background, scope, self.config.profile_consent,
-                                         datetime.fromtimestamp(self.clock(), self.config.zone),
+                                         datetime.fromtimestamp(self.clock(), await self.zone_for(scope)),
                                          admission=self.config.admission, may_continue=budget_allows,
                                          full_batches_only=full_batches_only)
             except LLMError as exc:
@@ -642,6 +643,16 @@ class Engine:
             except LLMError as exc:
                 await self.store.failures.add("summary.failed")
                 log.warning("summary refresh failed for scope %s; the summary is kept: %s", scope.id, exc)
+
+    @contextlib.asynccontextmanager
+    async def learning_paused(self, scope: Scope) -> AsyncIterator[None]:
+        """Run a block while no learning runs for the scope: /deleteme and /forget wait for an extraction in
+        flight (which would otherwise store what they erase right after them) and drop its quiet timer."""
+        waiting = self._quiet.pop(scope.id, None)
+        if waiting:
+            waiting[0].cancel()
+        async with extraction.learning_lock(self.store, scope):
+            yield
 
     def spawn(self, coro: Awaitable[object], name: str) -> asyncio.Task[object]:
         """Run a background task; a failure is logged with where the task was created."""

@@ -1,17 +1,20 @@
 """Where the engine's features meet: an open question, a crisis, a reminder, a group, a restart, the clock."""
 from __future__ import annotations
 
+import asyncio
 import json
+import re
 from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
 
+from bot.commands import Commands
 from bot.corrections import profile_value
 from bot.engine import Engine, EngineConfig, Incoming, question_expired
 from bot.errors import LLMUnavailable
-from bot.llm import ToolCall
+from bot.llm import Completion, ToolCall, Usage
 from bot.texts import crisis_help
 from memory.store import MemoryStore
 from tests.fakes.llm import Call, ScriptedLLM
@@ -322,4 +325,38 @@ async def test_a_reply_delivered_again_after_a_crash_keeps_its_question_buttons(
     await engine.handle(Incoming("anna", "ja"))
     decided = await engine.earlier_reply(incoming)
     assert decided is not None and decided.buttons == ()  # the question is answered: no buttons come back
+    await engine.close()
+
+
+class SlowExtraction(ScriptedLLM):
+    """A background model whose extraction answer waits until the test lets it go."""
+
+    def __init__(self) -> None:
+        super().__init__("background")
+        self.started, self.go = asyncio.Event(), asyncio.Event()
+
+    async def complete(self, messages, **kwargs):  # type: ignore[no-untyped-def,override]
+        if kwargs.get("json_schema") and "facts" in kwargs["json_schema"].get("properties", {}):
+            self.started.set()
+            await self.go.wait()
+            ids = [int(m) for m in re.findall(r"\[(\d+)\] user:", messages[-1].content)]
+            return Completion(json.dumps({"facts": [{"text": "Anna hat Angst vor Spinnen.", "source_ids": ids}],
+                                          "content": [], "profile": []}), (), Usage(10, 10), "background")
+        return await super().complete(messages, **kwargs)
+
+
+async def test_deleteme_during_an_extraction_in_flight_leaves_nothing_behind(store: MemoryStore) -> None:
+    chat, background = ScriptedLLM("chat"), SlowExtraction()
+    engine = Engine(store, chat, background, EngineConfig(relevance_floor=0.0))
+    commands = Commands(engine)
+    chat.enqueue("Oh nein!")
+    await engine.handle(Incoming("anna", "Ich habe solche Angst vor Spinnen"))
+    await asyncio.wait_for(background.started.wait(), 5)  # the extraction has read the message and waits
+    deleting = asyncio.create_task(commands.press("anna", "deleteme:yes"))
+    await asyncio.sleep(0.05)
+    background.go.set()
+    await deleting
+    await engine.drain()
+    scope = await engine.scope_for("anna")
+    assert await store.notes.list(scope) == [] and await store.messages.recent(scope) == []
     await engine.close()
