@@ -349,7 +349,7 @@ class Commands:
                 page = await self.memories_page(scope, int(parts[1]))
                 return Pressed("", page.bubbles[0], page.buttons)
             if parts[0] == "forget" and len(parts) == 2 and parts[1].isdigit():
-                note = await self.store.notes.delete(scope, int(parts[1]), reason="/forget")
+                note = await self.store.notes.erase(scope, int(parts[1]), reason="/forget")
                 done = self._t("forget_done", text=clip(note.text, 200))
                 return Pressed(done, done)
             if parts[0] == "rule" and len(parts) == 3 and parts[2].isdigit():

@@ -5,7 +5,7 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
-from memory import audit
+from memory import audit, erasure
 from memory.admission import AdmissionControl
 from memory.access import AccessStore
 from memory.choices import Choices
@@ -77,9 +77,10 @@ class MemoryStore:
             path = path / DB_FILENAME
         db = await Database.open(path)
         try:
-            await migrate(db, backup_dir=path.parent / "backups")
+            applied = await migrate(db, backup_dir=db.backup_dir)
             index = SearchIndex(db, embedder, weights)
             await index.ensure_model()
+            await erasure.on_open(db, fresh="m001_scopes_and_meta" in applied)
         except BaseException:
             await db.close()
             raise
@@ -156,14 +157,16 @@ class MemoryStore:
         return out
 
     async def delete_scope(self, scope: Scope) -> int:
-        """Delete everything of one scope (rows, vectors, full text) in one transaction; returns rows removed."""
-        removed = 0
+        """Erase everything of one scope for good, in one transaction; returns rows removed.
+
+        Every table with a scope id, the vectors, the full-text entries, cached embeddings no one else uses;
+        then the write-ahead log is emptied and the backups in the data folder lose the scope too
+        (`memory.erasure`). The scope's id stays, so its tombstone can name it.
+        """
         async with self.db.transaction() as tx:
-            await tx.execute("DELETE FROM vec_docs WHERE doc_id IN (SELECT id FROM docs WHERE scope_id = ?)", (scope.id,))
-            await tx.execute("UPDATE notes SET superseded_by = NULL WHERE scope_id = ?", (scope.id,))
-            for table in ("docs", *SCOPED_TABLES, "conversation_state"):
-                await tx.execute(f"DELETE FROM {table} WHERE scope_id = ?", (scope.id,))
-                removed += await tx.changes()
+            removed = await erasure.erase_scope(tx, scope.id)
+            await erasure.record(tx, scope.id, [("scope", None)], "/deleteme")
+        await erasure.settle(self.db)
         return removed
 
     async def audit_log(self, scope: Scope, limit: int = 50) -> list[AuditEntry]:
