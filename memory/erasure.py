@@ -38,6 +38,9 @@ ERASED: dict[str, Any] = {"erased": True}  # what an erased item's audit entries
 _APPLIED = "erasures_applied"  # meta key of a backup: the last tombstone applied to it
 _FULL_TEXT = ("fts_words", "fts_trigram")
 _NOT_SCOPED = ("scopes", "erasures")  # tables with a scope id that /deleteme keeps
+# One document's secure delete costs about as much as merging this many documents' entries into one segment
+# (bench/erasure.py: 5 ms against 16 µs a document at 50k documents).
+SECURE_DELETE_COST = 300
 
 
 @dataclass(frozen=True)
@@ -91,16 +94,46 @@ async def erase_person(tx: Tx, scope_id: int, person_id: int) -> list[int]:
 
 
 async def erase_scope(tx: Tx, scope_id: int) -> int:
-    """Delete every row of a scope (each table with a scope id), its vectors and full text; returns rows removed."""
+    """Delete every row of a scope (each table with a scope id), its vectors and full text; returns rows removed.
+
+    Many documents leave the full-text indexes faster all at once: deleted without secure-delete, then both
+    indexes merged into one segment without them (`_bulk`).
+    """
     if await _has(tx, "vec_docs"):
         await tx.execute("DELETE FROM vec_docs WHERE doc_id IN (SELECT id FROM docs WHERE scope_id = ?)", (scope_id,))
+    bulk = await _bulk(tx, scope_id)
+    if bulk:
+        await _full_text(tx, "secure-delete", 0)
     await tx.execute("PRAGMA defer_foreign_keys = ON")  # notes point at notes and people, people at people
     removed = 0
     for table in await scoped_tables(tx):
         await tx.execute(f"DELETE FROM {table} WHERE scope_id = ?", (scope_id,))
         removed += await tx.changes()
+    if bulk:
+        await _full_text(tx, "optimize")
+        await _full_text(tx, "secure-delete", 1)
     await prune_cache(tx)
     return removed
+
+
+async def _bulk(tx: Tx, scope_id: int) -> bool:
+    """Whether the scope's documents leave the full-text indexes faster in one merge than one by one."""
+    scope, total = await tx.fetchone(  # the highest id stands for the number of documents: no count of all
+        "SELECT (SELECT count(*) FROM docs WHERE scope_id = ?), (SELECT max(id) FROM docs)", (scope_id,))
+    return scope * SECURE_DELETE_COST > (total or 0)
+
+
+async def _full_text(tx: Tx, command: str, value: int | None = None) -> None:
+    """Run an FTS5 command ('optimize', 'rebuild'), or set an option ('secure-delete', 1), on both full-text
+    indexes where they exist.
+    """
+    for table in _FULL_TEXT:
+        if not await _has(tx, table):
+            continue
+        if value is None:
+            await tx.execute(f"INSERT INTO {table}({table}) VALUES (?)", (command,))
+        else:
+            await tx.execute(f"INSERT INTO {table}({table}, rank) VALUES (?, ?)", (command, value))
 
 
 async def scoped_tables(tx: Tx) -> list[str]:
@@ -267,8 +300,9 @@ async def scrub_backup(path: Path, stones: Sequence[Tombstone]) -> bool:
         if not legacy and not todo:
             return False
         async with copy.transaction() as tx:
-            if legacy:
-                await _secure_full_text(tx, rebuild=True)
+            if legacy:  # drop what deletes before erasure left in the full-text indexes
+                await _full_text(tx, "secure-delete", 1)
+                await _full_text(tx, "rebuild")
                 await prune_cache(tx)
             for stone in todo:
                 await _apply(tx, stone)
@@ -298,12 +332,3 @@ async def _apply(tx: Tx, stone: Tombstone) -> None:
         await erase_note(tx, stone.scope_id, stone.item_id)
     elif stone.kind == "person" and stone.item_id is not None:
         await erase_person(tx, stone.scope_id, stone.item_id)
-
-
-async def _secure_full_text(tx: Tx, rebuild: bool) -> None:
-    """Turn on FTS5's secure-delete for both full-text indexes; rebuild: also drop what older deletes left."""
-    for table in _FULL_TEXT:
-        if await _has(tx, table):
-            await tx.execute(f"INSERT INTO {table}({table}, rank) VALUES ('secure-delete', 1)")
-            if rebuild:
-                await tx.execute(f"INSERT INTO {table}({table}) VALUES ('rebuild')")

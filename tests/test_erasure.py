@@ -10,7 +10,7 @@ from memory import audit
 from memory.backup import backup, backup_name
 from memory.db import Database
 from memory.index import SearchIndex
-from memory.journal import Journal
+from memory.journal import Journal, NewMessage
 from memory.kinship import PersonDraft
 from memory.migrations import MIGRATIONS, m022_erasure
 from memory.models import Scope
@@ -49,6 +49,18 @@ async def test_a_backup_loses_what_is_erased_later_and_keeps_what_came_after(tmp
         "the tombstone of the first /deleteme is not applied to a backup made after it")
 
 
+async def test_a_small_scope_among_many_documents_leaves_one_document_at_a_time(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    async with await open_store(data) as store:
+        anna, ben = await store.scope("mnemo", "anna"), await store.scope("mnemo", "ben")
+        await store.messages.add_many(ben, [NewMessage("user", f"Ben notiert Zahl {i} im Heft.", float(i))
+                                            for i in range(400)])
+        await store.messages.add(anna, "user", "Ich heiße Anna Schlehdornhecke.")
+        await store.delete_scope(anna)  # 1 document of 401: deleted in secure-delete mode, not merged
+    assert traces(data, spellings("Schlehdornhecke")) == {}
+    assert set(traces(data, spellings("notiert"))) == spellings("notiert")
+
+
 async def test_people_forget_erases_the_person_their_notes_and_their_names_from_every_file(tmp_path: Path) -> None:
     data = tmp_path / "data"
     async with await open_store(data) as store:
@@ -68,7 +80,8 @@ async def test_people_forget_erases_the_person_their_notes_and_their_names_from_
         assert (person.name, count) == ("Ottilie Kranichfeld", 1)
         assert traces(data, needles) == {}, files(data)
         assert [n.id for n in await store.notes.list(scope, include_closed=True)] == [keep.id]
-        assert [e.action for e in await store.audit_log(scope) if e.item_type == "person"][0] == "erase"
+        newest = next(e for e in await store.audit_log(scope) if e.item_type == "person")
+        assert (newest.action, newest.item_id, newest.before) == ("erase", ottilie.id, None)
 
 
 async def test_undo_of_an_extraction_skips_the_note_that_was_forgotten_since(store: MemoryStore) -> None:
