@@ -179,7 +179,7 @@ def make_private(path: Path) -> None:
     """
     folder = path.parent
     folder.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR)
-    os.close(os.open(path, os.O_WRONLY | os.O_CREAT, PRIVATE_FILE))
+    _create(path)
     tightened = tighten(folder, path.name)
     if tightened:
         log.warning("made %d files and folders in %s private to this user (0700 folders, 0600 files): %s",
@@ -189,9 +189,17 @@ def make_private(path: Path) -> None:
 def private_file(path: Path) -> Path:
     """Create path as an empty file only this user can read (0600), or take looser modes from it; return it."""
     path.parent.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR)
-    os.close(os.open(path, os.O_WRONLY | os.O_CREAT, PRIVATE_FILE))
+    _create(path)
     _chmod(path, PRIVATE_FILE)
     return path
+
+
+def _create(path: Path) -> None:
+    """Create an empty file with mode 0600 unless it exists (an existing one is not opened: it may be read-only)."""
+    if path.exists():
+        return
+    with contextlib.suppress(FileExistsError):
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_FILE))
 
 
 def tighten(folder: Path, db_name: str) -> list[Path]:
