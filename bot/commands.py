@@ -534,7 +534,7 @@ class Commands:
     async def _forget_note(self, scope: Scope, note_id: int) -> Pressed:
         """Delete a note for good, then rewrite what was written from it (diary, thoughts, summary, relationship)."""
         processing = audit.new_processing("forget")
-        note = await self.store.notes.delete(scope, note_id, processing=processing, reason="/forget")
+        note = await self.store.notes.erase(scope, note_id, reason="/forget")
         copies = await forgetting.forget(self.store, self.engine.background, scope, forgetting.Forgotten((note.text,)),
                                          processing=processing, reason="/forget", final=True)
         done = forgetting.with_copies(self._t("forget_done", text=clip(note.text, 200)), copies, self.lang)

@@ -330,11 +330,22 @@ async def forget(
     if final:
         replaced = {c.text: changed[c.id] for c in found.copies if c.id in changed}
         await store.scrub_audit(scope, COPY_TYPES, cleaner(replaced, found.matcher))
+        await store.copies_erased(scope, erased_copies(changed, found.topics))
     if result.count:
         log.info("forgetting in scope %s (%s): %d diary entries, %d thoughts, summary %s, relationship %s, %d topics;"
                  " %d cleaned in code", scope.id, processing, result.diary, result.thoughts, result.summary,
                  result.relationship, result.topics, len(result.cleaned_in_code))
     return result
+
+
+def erased_copies(changed: dict[str, str], topics: Sequence[OpenTopic]) -> list[tuple[str, int | None]]:
+    """The copies a final forget rewrote or dropped, as (kind, id) for the backups' tombstones."""
+    found: dict[tuple[str, int | None], None] = {}
+    for copy_id in changed:
+        kind, _, raw = copy_id.partition(":")
+        found[(kind, int(raw) if kind in ("diary", "thought") else None)] = None
+    found.update({("topic", topic.id): None for topic in topics})
+    return list(found)
 
 
 def cleaner(replaced: dict[str, str], m: Matcher) -> Callable[[str], str]:

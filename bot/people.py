@@ -134,7 +134,7 @@ async def forget(store: MemoryStore, scope: Scope, person: Person, lang: str, ll
     """Forget a person for good with their facts, then rewrite the diary, thoughts and the rest without them."""
     processing = audit.new_processing("forget")
     what = forgetting.of_person(person, await store.people.facts(scope, person.id, 1000, include_closed=True))
-    forgotten, count = await store.people.forget(scope, person.id, processing=processing)
+    forgotten, count = await store.people.forget(scope, person.id)
     copies = await forgetting.forget(store, llm, scope, what, processing=processing, reason="/people forget",
                                      final=True)
     done = forgetting.with_copies(t(lang, "people_forgotten", name=display_name(forgotten), count=count), copies, lang)

@@ -1,10 +1,15 @@
-"""Online backups of the SQLite file: a consistent copy while mnemo keeps running."""
+"""Online backups of the SQLite file: a consistent copy while mnemo keeps running.
+
+A backup is readable only by its owner (0600, in a 0700 folder). Backups in the data folder's backups/ lose
+what a user erases later, as the database does (memory.erasure); copies elsewhere are the operator's.
+"""
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
-from memory.db import Database
+from memory.db import PRIVATE_DIR, PRIVATE_FILE, Database
 
 
 def backup_name(directory: Path, reason: str = "backup") -> Path:
@@ -20,9 +25,13 @@ def backup_name(directory: Path, reason: str = "backup") -> Path:
 
 async def backup(db: Database, target: Path) -> Path:
     """Write a consistent copy of the whole database (vectors and full text included) to target."""
-    target.parent.mkdir(parents=True, exist_ok=True)
-    if target.exists():
-        raise FileExistsError(f"{target} exists already")
-    async with db.reading() as tx:
-        await tx.execute("VACUUM INTO ?", (str(target),))
+    target.parent.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR)
+    # An empty file made first gives the copy its mode: SQLite would create it readable by everyone.
+    os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_FILE))
+    try:
+        async with db.reading() as tx:
+            await tx.execute("VACUUM INTO ?", (str(target),))
+    except BaseException:
+        target.unlink(missing_ok=True)
+        raise
     return target

@@ -5,7 +5,9 @@ import asyncio
 import contextlib
 import importlib
 import logging
+import os
 import sqlite3
+import stat
 from collections.abc import AsyncIterator, Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -21,6 +23,13 @@ log = logging.getLogger(__name__)
 _DRIVERS = ("sqlite3", "sqlean", "pysqlite3")
 _chosen: Any = None
 MMAP_BYTES = 1 << 30
+# FTS5 learned to erase a deleted document's words from its index (the 'secure-delete' option) in 3.42.
+MIN_SQLITE = (3, 42, 0)
+BACKUPS = "backups"  # the folder beside the database file that holds its backups
+PRIVATE_DIR, PRIVATE_FILE = 0o700, 0o600
+# What mnemo writes beside its database file: the SQLite files of both databases, and these folders.
+_OWN_FILES = ("jobs.sqlite3",)
+_OWN_DIRS = (BACKUPS, "matrix", "reports")
 
 
 def sqlite_module() -> Any:
@@ -33,6 +42,8 @@ def sqlite_module() -> Any:
             module = sqlite3 if name == "sqlite3" else importlib.import_module(name)
         except ImportError:
             continue
+        if module.sqlite_version_info < MIN_SQLITE:
+            continue
         probe = module.connect(":memory:")
         try:
             if hasattr(probe, "enable_load_extension"):
@@ -41,13 +52,16 @@ def sqlite_module() -> Any:
         finally:
             probe.close()
     raise DriverUnavailable(
-        "This Python's sqlite3 cannot load extensions; install sqlean-py "
+        "This Python's sqlite3 cannot load extensions or is older than SQLite 3.42; install sqlean-py "
         "(pip install sqlean-py) or pysqlite3-binary so mnemo can use sqlite-vec."
     )
 
 
-def connect_sync(path: Path | str) -> Any:
-    """Open a connection in autocommit mode with sqlite-vec loaded and WAL on."""
+def connect_sync(path: Path | str, journal: str = "WAL") -> Any:
+    """Open a connection in autocommit mode with sqlite-vec loaded, WAL on and deleted content zeroed.
+
+    journal: the journal mode; a backup is kept in one file ("DELETE").
+    """
     import sqlite_vec
 
     module = sqlite_module()
@@ -55,7 +69,9 @@ def connect_sync(path: Path | str) -> Any:
     conn.enable_load_extension(True)
     sqlite_vec.load(conn)
     conn.enable_load_extension(False)
-    conn.execute("PRAGMA journal_mode=WAL")
+    # Deleted rows and freed pages are overwritten with zeros, so what a user deletes leaves no bytes behind.
+    conn.execute("PRAGMA secure_delete=ON")
+    conn.execute(f"PRAGMA journal_mode={journal}")
     conn.execute("PRAGMA synchronous=NORMAL")
     conn.execute("PRAGMA foreign_keys=ON")
     conn.execute("PRAGMA busy_timeout=5000")
@@ -80,13 +96,35 @@ class Database:
         self.path = path
 
     @classmethod
-    async def open(cls, path: Path | str) -> Database:
-        """Open (and create) the database file at path."""
+    async def open(cls, path: Path | str, journal: str = "WAL") -> Database:
+        """Open (and create) the database file at path; its folder and files are kept private (0700, 0600)."""
         path = Path(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        conn = aiosqlite.Connection(lambda: connect_sync(path), iter_chunk_size=64)
+        make_private(path)
+        conn = aiosqlite.Connection(lambda: connect_sync(path, journal), iter_chunk_size=64)
         await conn
         return cls(conn, path)
+
+    @property
+    def backup_dir(self) -> Path:
+        """The folder of this database's backups (before migrations, `mnemo backup`)."""
+        return self.path.parent / BACKUPS
+
+    async def checkpoint(self) -> bool:
+        """Copy the write-ahead log into the database file and cut the log to zero bytes; False when a reader
+        kept it from finishing (its pages stay in the log until the next checkpoint).
+        """
+        async with self._lock:
+            rows = await self._conn.execute_fetchall("PRAGMA wal_checkpoint(TRUNCATE)")
+        busy = any(bool(row[0]) for row in rows)
+        if busy:
+            log.warning("the write-ahead log of %s could not be emptied (a reader was busy)", self.path)
+        return not busy
+
+    async def vacuum(self) -> None:
+        """Rewrite the database file without free space, then empty the write-ahead log."""
+        async with self._lock:
+            await self._conn.execute("VACUUM")
+        await self.checkpoint()
 
     async def close(self) -> None:
         """Close the connections."""
@@ -130,6 +168,78 @@ class Database:
                 self._aside = aiosqlite.Connection(lambda: connect_sync(path), iter_chunk_size=64)
                 await self._aside
             yield Tx(self._aside)
+
+
+def make_private(path: Path) -> None:
+    """Create the database file's folder (0700) and the file itself (0600); tighten what mnemo wrote there before.
+
+    SQLite gives the -wal, -shm and journal files the mode of the database file. Looser modes left by an
+    earlier version are tightened, with one log line. A folder that is not the user's own or is shared
+    (sticky, like /tmp) is left as it is.
+    """
+    folder = path.parent
+    folder.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR)
+    _create(path)
+    tightened = tighten(folder, path.name)
+    if tightened:
+        log.warning("made %d files and folders in %s private to this user (0700 folders, 0600 files): %s",
+                    len(tightened), folder, ", ".join(str(p.relative_to(folder)) for p in tightened))
+
+
+def private_file(path: Path) -> Path:
+    """Create path as an empty file only this user can read (0600), or take looser modes from it; return it."""
+    path.parent.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR)
+    _create(path)
+    _chmod(path, PRIVATE_FILE)
+    return path
+
+
+def _create(path: Path) -> None:
+    """Create an empty file with mode 0600 unless it exists (an existing one is not opened: it may be read-only)."""
+    if path.exists():
+        return
+    with contextlib.suppress(FileExistsError):
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_FILE))
+
+
+def tighten(folder: Path, db_name: str) -> list[Path]:
+    """Set 0700 on the data folder and mnemo's folders in it, 0600 on mnemo's files there; return what changed."""
+    changed: list[Path] = []
+    if _shared(folder):
+        return changed
+    if _chmod(folder, PRIVATE_DIR):
+        changed.append(folder)
+    for name in (db_name, *_OWN_FILES):
+        for suffix in ("", "-wal", "-shm", "-journal"):
+            if _chmod(folder / f"{name}{suffix}", PRIVATE_FILE):
+                changed.append(folder / f"{name}{suffix}")
+    for name in _OWN_DIRS:
+        top = folder / name
+        if not top.is_dir() or top.is_symlink():
+            continue
+        for root, _dirs, files in os.walk(top):
+            if _chmod(Path(root), PRIVATE_DIR):
+                changed.append(Path(root))
+            changed += [Path(root) / f for f in files if _chmod(Path(root) / f, PRIVATE_FILE)]
+    return changed
+
+
+def _shared(folder: Path) -> bool:
+    """Whether the folder belongs to someone else or is a shared one like /tmp (sticky)."""
+    info = folder.stat()
+    return info.st_uid != os.geteuid() or bool(info.st_mode & stat.S_ISVTX)
+
+
+def _chmod(path: Path, mode: int) -> bool:
+    """Take away group and other permissions beyond mode; True when something changed."""
+    try:
+        info = path.lstat()
+    except FileNotFoundError:
+        return False
+    if stat.S_ISLNK(info.st_mode) or info.st_uid != os.geteuid() or not stat.S_IMODE(info.st_mode) & ~mode:
+        return False
+    os.chmod(path, stat.S_IMODE(info.st_mode) & mode)
+    return True
 
 
 class Tx:

@@ -11,9 +11,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memory.db import Database
+from memory.db import Database, Tx
 
 KEEP_SECONDS = 7 * 24 * 3600.0  # handled ids are kept this long to recognise redeliveries
+# meta key: the newest update that was unhandled when something was erased (memory.erasure)
+_HELD = "erasure_waits_for_inbox"
 
 
 @dataclass(frozen=True)
@@ -50,11 +52,19 @@ class Inbox:
         return new
 
     async def done(self, channel: str, event_id: str, now: float) -> None:
-        """Mark an update handled and drop its payload (the id stays to recognise a redelivery)."""
+        """Mark an update handled and drop its payload (the id stays to recognise a redelivery).
+
+        When something was erased while updates were unhandled (their payloads may quote it, like the
+        message under a pressed /forget button), the last of them empties the write-ahead log, so the
+        payload's old bytes leave the database file too.
+        """
         async with self.db.transaction() as tx:
             await tx.execute("UPDATE inbox SET handled_at = ?, payload = NULL, shown = '[]', shown_texts = '[]'"
                              " WHERE channel = ?"
                              " AND event_id = ? AND handled_at IS NULL", (now, channel, event_id))
+            released = await _released(tx)
+        if released:
+            await self.db.checkpoint()
 
     async def show(self, channel: str, event_id: str, message_ids: Sequence[str],
                    texts: Sequence[str] | None = None) -> None:
@@ -104,6 +114,28 @@ class Inbox:
         async with self.db.transaction() as tx:
             await tx.execute("DELETE FROM inbox WHERE handled_at IS NOT NULL AND handled_at < ?", (now - keep,))
             return await tx.changes()
+
+
+async def hold_for_erasure(tx: Tx) -> None:
+    """Note the newest unhandled update with a payload: once it and those before it are handled, `done` empties
+    the write-ahead log (inside the erasure's transaction).
+    """
+    row = await tx.fetchone("SELECT max(rowid) FROM inbox WHERE handled_at IS NULL AND payload IS NOT NULL")
+    if row[0] is not None:
+        await tx.execute("INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)", (_HELD, str(row[0])))
+
+
+async def _released(tx: Tx) -> bool:
+    """Whether every update held by an erasure is handled now (the mark is then removed)."""
+    mark = await tx.fetchone("SELECT value FROM meta WHERE key = ?", (_HELD,))
+    if mark is None:
+        return False
+    left = await tx.fetchone("SELECT 1 FROM inbox WHERE handled_at IS NULL AND payload IS NOT NULL AND rowid <= ?"
+                             " LIMIT 1", (int(mark[0]),))
+    if left is not None:
+        return False
+    await tx.execute("DELETE FROM meta WHERE key = ?", (_HELD,))
+    return True
 
 
 def _entry(row: Any) -> InboxEntry:

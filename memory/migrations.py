@@ -500,6 +500,29 @@ async def m021_pending_state_and_choices(tx: Tx) -> None:
     await tx.execute("CREATE INDEX choices_scope_question ON choices(scope_id, question)")
 
 
+async def m022_erasure(tx: Tx) -> None:
+    """What a user deletes for good leaves no trace in the indexes (memory/erasure.py).
+
+    Both full-text indexes take a deleted document's entries out of their segments from now on (FTS5's
+    'secure-delete' option, SQLite 3.42), and are rebuilt once without what earlier deletes left behind.
+    The embedding cache loses the entries no document uses; `docs(content_hash)` finds whether one does.
+    `erasures` holds a tombstone per erasure (scope, kind, id, never text), applied to every backup.
+    """
+    await tx.execute("CREATE INDEX IF NOT EXISTS docs_content_hash ON docs(content_hash)")
+    await tx.execute(
+        """CREATE TABLE IF NOT EXISTS erasures (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            scope_id INTEGER NOT NULL,
+            kind TEXT NOT NULL CHECK (kind IN ('scope', 'note', 'person')),
+            item_id INTEGER,
+            created_at REAL NOT NULL)"""
+    )
+    for table in ("fts_words", "fts_trigram"):
+        await tx.execute(f"INSERT INTO {table}({table}, rank) VALUES ('secure-delete', 1)")
+        await tx.execute(f"INSERT INTO {table}({table}) VALUES ('rebuild')")
+    await tx.execute("DELETE FROM embedding_cache WHERE content_hash NOT IN (SELECT content_hash FROM docs)")
+
+
 async def m024_reflections_failures_and_late_pushes(tx: Tx) -> None:
     """Record reflections per scope, drop the "(nichts Neues)" thoughts, count failures, let the outbox drop items.
 
@@ -631,6 +654,7 @@ MIGRATIONS: list[Migration] = [
     m019_token_usage,
     m020_fts_scope_rowids,
     m021_pending_state_and_choices,
+    m022_erasure,
     m024_reflections_failures_and_late_pushes,
     m026_command_runs_and_shown_texts,
     m027_item_numbers_and_welcomes,

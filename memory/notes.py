@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from memory import audit
+from memory import audit, erasure
 from memory.db import Database, Tx
 from memory.errors import NotFound
 from memory.index import SearchIndex
@@ -190,6 +190,17 @@ class Notes:
             await tx.execute("UPDATE notes SET superseded_by = NULL WHERE superseded_by = ?", (note_id,))
             await tx.execute("DELETE FROM notes WHERE id = ? AND scope_id = ?", (note_id, scope.id))
             await audit.record(tx, scope.id, processing, "delete", "note", note_id, before=before, reason=reason)
+        return before
+
+    async def erase(self, scope: Scope, note_id: int, *, reason: str = "/forget") -> Note:
+        """Delete a note for good (/forget): no byte of its text stays in the data folder, and /undo cannot
+        bring it back; its audit entries keep only that it was there (`memory.erasure`).
+        """
+        before = await self.get(scope, note_id)
+        async with self.db.transaction() as tx:
+            await erasure.erase_note(tx, scope.id, note_id)
+            await erasure.record(tx, scope.id, [("note", note_id)], reason)
+        await erasure.settle(self.db)
         return before
 
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from memory import audit, kinship
+from memory import audit, erasure, kinship
 from memory.db import Database, Tx
 from memory.errors import NotFound
 from memory.index import SearchIndex
@@ -162,45 +162,19 @@ class People:
         await self._merge(scope, keep.id, other.id, processing, reason, now)
         return await self._update(scope, combined, processing, reason, now)
 
-    async def forget(
-        self, scope: Scope, person_id: int, *, reason: str = "/people forget", processing: str | None = None,
-    ) -> tuple[Person, int]:
-        """Delete a person with their notes (closed ones too) and relations, as one processing.
+    async def forget(self, scope: Scope, person_id: int, *, reason: str = "/people forget") -> tuple[Person, int]:
+        """Erase a person for good with their notes (closed ones too), relations and earlier records.
 
-        Returns the person and how many notes went with them.
+        No byte of what was stored about them stays in the data folder and /undo cannot bring it back; the
+        audit entries keep only that they were there (`memory.erasure`). Returns the person and how many
+        notes went with them.
         """
         person = await self.get(scope, person_id)
-        processing = processing or audit.new_processing("forget")
-        note_ids = await self._note_ids(scope, person_id, include_closed=True)
-        if note_ids:
-            await self._relink(scope, {i: None for i in note_ids}, person_id, processing, reason)
-        for note_id in note_ids:
-            await self.notes.delete(scope, note_id, processing=processing, reason=reason)
         async with self.db.transaction() as tx:
-            for row in await tx.fetchall(f"SELECT {_REL_COLS} FROM person_relations WHERE scope_id = ?"
-                                         " AND (a = ? OR b = ?)", (scope.id, person_id, person_id)):
-                await tx.execute("DELETE FROM person_relations WHERE id = ?", (row[0],))
-                await audit.record(tx, scope.id, processing, "delete", "person_relation", row[0],
-                                   before=dict(zip(_REL_COLS.split(", "), row)), reason=reason)
-            for old in await self._merged_into(tx, person_id):  # the person's earlier records go along
-                await tx.execute("DELETE FROM people WHERE id = ?", (old.id,))
-                await audit.record(tx, scope.id, processing, "delete", "person", old.id, before=old, reason=reason)
-            await self._remove_doc(tx, person_id)
-            await tx.execute("DELETE FROM people WHERE id = ?", (person_id,))
-            await audit.record(tx, scope.id, processing, "delete", "person", person_id, before=person, reason=reason)
-        return person, len(note_ids)
-
-    async def _merged_into(self, tx: Tx, person_id: int) -> list[Person]:
-        """The closed records merged into a person (directly or through others), those merged last first."""
-        found: list[Person] = []
-        frontier = [person_id]
-        while frontier:
-            marks = ",".join("?" * len(frontier))
-            rows = [_person(r) for r in await tx.fetchall(f"SELECT {_COLS} FROM people WHERE merged_into IN ({marks})",
-                                                          frontier)]
-            found += rows
-            frontier = [p.id for p in rows]
-        return found[::-1]
+            notes = await erasure.erase_person(tx, scope.id, person_id)
+            await erasure.record(tx, scope.id, [("person", person_id), *(("note", n) for n in notes)], reason)
+        await erasure.settle(self.db)
+        return person, len(notes)
 
     async def link_notes(self, scope: Scope, person_id: int, note_ids: Sequence[int], *, processing: str,
                          reason: str = "") -> None:

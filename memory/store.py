@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from memory import audit
+from memory import audit, erasure
 from memory.access import AccessStore
 from memory.admission import AdmissionControl
 from memory.choices import Choices
@@ -85,9 +85,10 @@ class MemoryStore:
             path = path / DB_FILENAME
         db = await Database.open(path)
         try:
-            await migrate(db, backup_dir=path.parent / "backups")
+            applied = await migrate(db, backup_dir=db.backup_dir)
             index = SearchIndex(db, embedder, weights)
             await index.ensure_model()
+            await erasure.on_open(db, fresh="m001_scopes_and_meta" in applied)
         except BaseException:
             await db.close()
             raise
@@ -166,16 +167,25 @@ class MemoryStore:
         return out
 
     async def delete_scope(self, scope: Scope) -> int:
-        """Delete everything of one scope (rows, vectors, full text) in one transaction; returns rows removed."""
-        removed = 0
+        """Erase everything of one scope for good, in one transaction; returns rows removed.
+
+        Every table with a scope id, the vectors, the full-text entries, cached embeddings no one else uses;
+        then the write-ahead log is emptied and the backups in the data folder lose the scope too
+        (`memory.erasure`). The scope's id stays, so its tombstone can name it.
+        """
         async with self.db.transaction() as tx:
-            await tx.execute("DELETE FROM vec_docs WHERE doc_id IN (SELECT id FROM docs WHERE scope_id = ?)",
-                             (scope.id,))
-            await tx.execute("UPDATE notes SET superseded_by = NULL WHERE scope_id = ?", (scope.id,))
-            for table in ("docs", *SCOPED_TABLES, "conversation_state"):
-                await tx.execute(f"DELETE FROM {table} WHERE scope_id = ?", (scope.id,))
-                removed += await tx.changes()
+            removed = await erasure.erase_scope(tx, scope.id)
+            await erasure.record(tx, scope.id, [("scope", None)], "/deleteme")
+        await erasure.settle(self.db)
         return removed
+
+    async def copies_erased(self, scope: Scope, copies: Sequence[tuple[str, int | None]]) -> None:
+        """After a final forget rewrote copies of the fact (diary, thoughts, summary, …): the backups in the data
+        folder drop those copies too, and the write-ahead log is emptied (`memory.erasure`)."""
+        if copies:
+            async with self.db.transaction() as tx:
+                await erasure.record_copies(tx, scope.id, copies)
+        await erasure.settle(self.db)
 
     async def scrub_audit(self, scope: Scope, item_types: Sequence[str], clean: Callable[[str], str]) -> int:
         """Clean every text the scope's audit entries keep about these item types (final erasure)."""

@@ -15,8 +15,16 @@ log = logging.getLogger(__name__)
 
 
 async def latest_processing(store: MemoryStore, scope: Scope) -> list[AuditEntry]:
-    """The entries of the newest processing not yet undone (undo processings themselves are skipped)."""
+    """The entries of the newest processing not yet undone (undo processings themselves are skipped).
+
+    Right after an erasure (/forget, /people forget) there is nothing to undo: it is final, and an /undo
+    meant for it must not take back an older change instead.
+    """
     async with store.db.reading() as tx:
+        newest = await tx.fetchone("SELECT action FROM audit_log WHERE scope_id = ? ORDER BY id DESC LIMIT 1",
+                                   (scope.id,))
+        if newest is None or newest[0] == "erase":
+            return []
         row = await tx.fetchone(
             "SELECT processing_id FROM audit_log WHERE scope_id = ? AND undone_at IS NULL"
             " AND processing_id NOT LIKE 'undo-%' ORDER BY id DESC LIMIT 1", (scope.id,),
@@ -24,7 +32,8 @@ async def latest_processing(store: MemoryStore, scope: Scope) -> list[AuditEntry
         if row is None:
             return []
         rows = await tx.fetchall(
-            f"SELECT {audit.AUDIT_COLUMNS} FROM audit_log WHERE scope_id = ? AND processing_id = ? ORDER BY id DESC",
+            f"SELECT {audit.AUDIT_COLUMNS} FROM audit_log WHERE scope_id = ? AND processing_id = ?"
+            " AND undone_at IS NULL ORDER BY id DESC",  # an erased item's entries are final (memory.erasure)
             (scope.id, row[0]),
         )
     return [audit.entry_from_row(r) for r in rows]

@@ -21,6 +21,7 @@ from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.date import DateTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
+from memory.db import private_file
 from memory.models import Scope
 from memory.store import MemoryStore
 from scheduler.budget import TokenBudget
@@ -69,7 +70,8 @@ class Scheduler:
         self.budget = budget  # reflection and diary pause when the day's background tokens are spent
         self.writer, self.composer, self.sender = writer, composer, sender
         self.zone, self.silence = zone, silence
-        self.jobs_url = f"sqlite:///{Path(data_dir) / 'jobs.sqlite3'}"
+        self.jobs_path = Path(data_dir) / "jobs.sqlite3"
+        self.jobs_url = f"sqlite:///{self.jobs_path}"
         self.outbox = OutboxSender(store, sender, clock, zone, lang)
         self._aps: AsyncIOScheduler | None = None
 
@@ -95,6 +97,7 @@ class Scheduler:
         global _running
         from apscheduler.jobstores.sqlalchemy import SQLAlchemyJobStore
 
+        private_file(self.jobs_path)  # SQLite would create it readable by everyone; its journal takes its mode
         self._aps = AsyncIOScheduler(
             jobstores={"default": SQLAlchemyJobStore(url=self.jobs_url)},
             job_defaults={"coalesce": True, "misfire_grace_time": GRACE_SECONDS, "max_instances": 1},

@@ -120,7 +120,10 @@ async def test_forget_by_id_and_by_text_needs_a_press(setup, store: MemoryStore)
     pressed = await commands.press("anna", f"forget:{note.id}")
     assert pressed.text == "Vergessen: Anna raucht"
     assert await store.notes.list(scope) == []
-    assert (await store.audit_log(scope))[0].action == "delete"
+    log = await store.audit_log(scope)
+    assert (log[0].action, log[0].item_type, log[0].item_id) == ("erase", "note", note.id)
+    assert [e.action for e in log] == ["erase", "create"], "the audit keeps that the note was there"
+    assert "raucht" not in json.dumps([(e.before, e.after, e.reason) for e in log]), "but not what it said"
 
 
 async def test_export_and_deleteme_touch_only_the_callers_data(setup, store: MemoryStore) -> None:  # type: ignore[no-untyped-def]

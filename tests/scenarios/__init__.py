@@ -1,0 +1,1 @@
+"""Scenarios: each combines at least two features through a real channel."""
