@@ -21,10 +21,15 @@ async def latest_processing(store: MemoryStore, scope: Scope) -> list[AuditEntry
     meant for it must not take back an older change instead.
     """
     async with store.db.reading() as tx:
-        newest = await tx.fetchone("SELECT action FROM audit_log WHERE scope_id = ? ORDER BY id DESC LIMIT 1",
-                                   (scope.id,))
-        if newest is None or newest[0] == "erase":
+        newest = await tx.fetchone("SELECT action, processing_id FROM audit_log WHERE scope_id = ?"
+                                   " ORDER BY id DESC LIMIT 1", (scope.id,))
+        if newest is None:
             return []
+        if newest[0] == audit.ERASE:  # its entries, all final: the caller says there is nothing to restore
+            rows = await tx.fetchall(f"SELECT {audit.AUDIT_COLUMNS} FROM audit_log WHERE scope_id = ?"
+                                     " AND processing_id = ? AND action = ? ORDER BY id DESC",
+                                     (scope.id, newest[1], audit.ERASE))
+            return [audit.entry_from_row(r) for r in rows]
         row = await tx.fetchone(
             "SELECT processing_id FROM audit_log WHERE scope_id = ? AND undone_at IS NULL"
             " AND processing_id NOT LIKE 'undo-%' ORDER BY id DESC LIMIT 1", (scope.id,),

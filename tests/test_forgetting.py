@@ -132,7 +132,7 @@ async def test_forget_rewrites_diary_thoughts_summary_relationship_and_topics(wo
     erased = [e for e in await store.audit_log(s.scope, 20) if e.action == audit.ERASE]
     assert {(e.item_type, e.item_id) for e in erased} == {("diary", s.diary), ("thought", s.thought),
                                                           ("summary", s.scope.id), ("relationship", s.scope.id),
-                                                          ("topic", s.topic)}
+                                                          ("topic", s.topic), ("note", s.note)}
     assert all(e.before is None for e in erased)
     assert await integrity.check(store) == []
 

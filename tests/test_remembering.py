@@ -137,7 +137,7 @@ async def test_forget_is_final_and_the_next_undo_takes_back_nothing_else(world) 
     await commands.press("anna", f"forget:{note.id}")
     assert [h.item_id for h in await store.search(scope, "Cello")] == [tea.id]
     undone = await commands.run("anna", "/undo")
-    assert undone is not None and undone.bubbles == ("Es gibt nichts, was ich rückgängig machen könnte.",)
+    assert undone is not None and undone.bubbles == ("Das habe ich endgültig vergessen, da gibt es nichts wiederherzustellen.",)
     assert [n.id for n in await store.notes.list(scope)] == [tea.id], "the forgotten note stays gone, the tea stays"
     assert note.id not in [h.item_id for h in await store.search(scope, "Welches Instrument spiele ich?")]
 
