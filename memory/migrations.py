@@ -513,7 +513,8 @@ async def m022_erasure(tx: Tx) -> None:
         """CREATE TABLE IF NOT EXISTS erasures (
             id INTEGER PRIMARY KEY AUTOINCREMENT,
             scope_id INTEGER NOT NULL,
-            kind TEXT NOT NULL CHECK (kind IN ('scope', 'note', 'person', 'diary', 'thought', 'topic', 'summary', 'relationship')),
+            kind TEXT NOT NULL CHECK (kind IN ('scope', 'note', 'person',
+                                               'diary', 'thought', 'topic', 'summary', 'relationship')),
             item_id INTEGER,
             created_at REAL NOT NULL)"""
     )
