@@ -451,7 +451,8 @@ class MatrixChannel:
         incoming = Incoming(route.scope, text, channel=self.name, channel_message_id=event.event_id,
                             sender=event.sender, may_decide=admin or not group)
         earlier = await self.inbox.shown(self.name, event.event_id) if replayed else []
-        shown = Shown(self.inbox, self.name, event.event_id, earlier)
+        texts = await self.inbox.shown_texts(self.name, event.event_id) if replayed else []
+        shown = Shown(self.inbox, self.name, event.event_id, earlier, texts)
         streams = self.config.streaming and not command
         preview = self.out.preview(room.room_id, reply_to, group, shown) if streams else None
         try:

@@ -46,26 +46,34 @@ REMEMBER_SENT = 2_000  # own event ids kept to recognise replies to the bot with
 
 
 class Shown:
-    """The messages one event's reply has shown so far, recorded in the inbox right after each send.
+    """The messages one event's reply has shown so far and the preview's words, recorded in the inbox.
 
-    A replay after a crash edits these messages instead of sending them again, so a reply appears once.
+    A replay after a crash edits these messages instead of sending them again, so a reply appears once,
+    and a streamed preview goes on from the words it showed instead of starting again from the first.
     """
 
-    def __init__(self, inbox: Inbox, channel: str, event_id: str, event_ids: Sequence[str] = ()) -> None:
+    def __init__(self, inbox: Inbox, channel: str, event_id: str, event_ids: Sequence[str] = (),
+                 texts: Sequence[str] = ()) -> None:
         self.inbox, self.channel, self.event_id = inbox, channel, event_id
         self.ids = list(event_ids)
+        self.texts = list(texts)[:len(self.ids)] + [""] * (len(self.ids) - len(texts))
 
     def at(self, part: int) -> str | None:
         """The message shown as this part of the reply (0 = the first chunk or the preview), if any."""
         return self.ids[part] if part < len(self.ids) else None
 
-    async def put(self, part: int, event_id: str) -> None:
-        """Record that this part of the reply is now shown as this message."""
+    def text(self, part: int) -> str:
+        """The words this part showed last (for the preview); empty when unknown."""
+        return self.texts[part] if part < len(self.texts) else ""
+
+    async def put(self, part: int, event_id: str, text: str = "") -> None:
+        """Record that this part of the reply is now shown as this message (showing `text`, for a preview)."""
         if part < len(self.ids):
-            self.ids[part] = event_id
+            self.ids[part], self.texts[part] = event_id, text
         else:
             self.ids.append(event_id)
-        await self.inbox.show(self.channel, self.event_id, self.ids)
+            self.texts.append(text)
+        await self.inbox.show(self.channel, self.event_id, self.ids, self.texts)
 
 
 class Outgoing:
@@ -143,14 +151,16 @@ class Outgoing:
             first = split_message(text)[0]
             event_id = await self.text(room_id, first, reply_to, transaction_id(shown.event_id, "preview"))
             self._shown[event_id] = first
-            await shown.put(0, event_id)
+            await shown.put(0, event_id, first)
             return event_id
 
         async def edit(event_id: str, text: str) -> None:
-            await self._edit_preview(room_id, event_id, split_message(text)[0])
+            first = split_message(text)[0]
+            await shown.put(0, event_id, first)  # before the edit: a replay never goes back to fewer words
+            await self._edit_preview(room_id, event_id, first)
 
         preview = LivePreview(show, edit, GROUP_PREVIEW_EVERY if group else PREVIEW_EVERY)
-        preview.handle = shown.at(0)
+        preview.resume(shown.at(0), shown.text(0))
         return preview
 
     async def _edit_preview(self, room_id: str, event_id: str, text: str) -> None:

@@ -403,3 +403,40 @@ async def test_mnemo_doctor_leaves_no_device_behind(bot: Bot) -> None:
     checks = await ops.doctor(settings, check_model=False)
     assert any(c.name == "matrix" and c.ok for c in checks)
     assert await devices() == with_session and with_session.count("mnemo-doctor") == before.count("mnemo-doctor") == 0
+
+
+class RecordingClient:
+    """Just enough of nio's AsyncClient for sending: it records each room_send and answers like a homeserver."""
+
+    def __init__(self) -> None:
+        self.rooms: dict[str, Any] = {}
+        self.olm = None
+        self.sent: list[dict[str, Any]] = []
+
+    async def room_send(self, room_id: str, message_type: str, content: dict[str, Any], tx_id: str,
+                        ignore_unverified_devices: bool = False) -> RoomSendResponse:
+        self.sent.append(content)
+        return RoomSendResponse(f"$sent{len(self.sent)}", room_id)
+
+
+async def test_a_matrix_preview_replayed_after_a_crash_goes_on_from_the_words_it_showed(store) -> None:  # type: ignore[no-untyped-def]
+    """What a preview showed is recorded with its event id; a replay keeps those words until the new text is longer."""
+    from bot.matrix_outgoing import Outgoing, Shown
+
+    inbox = store.inbox
+    await inbox.record("matrix", [("$anna-1", "{}")], time.time())
+    first = Shown(inbox, "matrix", "$anna-1")
+    await first.put(0, "$preview", "Hallo Anna, heute war ein langer")  # shown when the process was killed
+    earlier = Shown(inbox, "matrix", "$anna-1", await inbox.shown("matrix", "$anna-1"),
+                    await inbox.shown_texts("matrix", "$anna-1"))
+    client = RecordingClient()
+    preview = Outgoing(client).preview("!room", None, False, earlier)  # type: ignore[arg-type]
+    assert preview.handle == "$preview" and preview.shown == "Hallo Anna, heute war ein langer"
+    await preview.update("Hallo Anna, heute")  # the replayed model is not there yet: nothing goes back
+    await asyncio.sleep(0.05)
+    assert client.sent == []
+    await preview.update("Hallo Anna, heute war ein langer Tag, oder?")
+    await asyncio.sleep(0.05)
+    await preview.close()
+    assert [c["m.new_content"]["body"] for c in client.sent] == ["Hallo Anna, heute war ein langer Tag, oder?"]
+    assert await inbox.shown_texts("matrix", "$anna-1") == ["Hallo Anna, heute war ein langer Tag, oder?"]
