@@ -231,6 +231,16 @@ def list_reports(data_dir: Path) -> list[ReportInfo]:
     return [ReportInfo(p.stem, p, p.stat().st_size, _summary(p)) for p in paths]
 
 
+def delete_reports_about(data_dir: Path, user_id: str) -> list[Path]:
+    """Delete the saved reports whose selection is this user's transcripts (after their /deleteme)."""
+    gone = []
+    for info in list_reports(data_dir):
+        if info.summary.get("Selection", "").startswith(f"user {user_id};"):
+            info.path.unlink(missing_ok=True)
+            gone.append(info.path)
+    return gone
+
+
 def report_path(data_dir: Path, name: str) -> Path | None:
     """The file of a report named like `analysis-20250101-120000` (with or without .md), if it exists."""
     stem = name.removesuffix(".md")

@@ -11,6 +11,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from bot import forgetting, people, relationship, reminders
+from bot.analysis_report import delete_reports_about
 from bot.engine import Button, Document, Engine, Reply, check_input, rule_buttons
 from bot.errors import LLMBadOutput, LLMError
 from bot.prompt import clip
@@ -524,6 +525,7 @@ class Commands:
             if parts == ["deleteme", "yes"]:
                 async with self.engine.learning_paused(scope):
                     await self.store.delete_scope(scope)
+                delete_reports_about(self.store.db.path.parent, scope.user_id)  # `mnemo analyse` quoted them
                 return Pressed(self._t("deleteme_done"), self._t("deleteme_done"))
         except NotFound:
             log.info("button %r from %s names nothing in their scope", data, user_id)

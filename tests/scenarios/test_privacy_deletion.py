@@ -14,11 +14,13 @@ import dataclasses
 import json
 import re
 from collections.abc import AsyncIterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from bot.analysis_report import ReportHeader, list_reports, render_report, save_report
 from bot.commands import Commands
 from bot.engine import Engine, EngineConfig
 from bot.extraction import SCHEMA
@@ -139,6 +141,10 @@ async def test_deleteme_leaves_no_byte_of_the_users_words_in_any_file(world) -> 
         "Wilhelmine Zwetschgenbaum"]
     assert [e.value for e in await store.profile.list(anna)] == ["Quirlbachtal"]
     copy = await backup(store.db, backup_name(data / "backups"))
+    for user, said in ((f"tg:{ANNA}", next(iter(ANNA_SAYS))), (f"tg:{BEN}", next(iter(BEN_SAYS)))):  # `mnemo analyse` quoted both
+        header = ReportHeader(datetime.now(), "scripted", "blind", f"user {user}; first message to last message",
+                              "1 conversation")
+        save_report(data, render_report(header, f"Sie schrieb: „{said}“", []), header.created)
     shared = await hashes(store, ben.id)  # mnemo's replies were the same to both
     needles = {s for word in ANNA_WORDS for s in spellings(word)} | (await hashes(store, anna.id) - shared)
     before = traces(data, needles)
@@ -153,6 +159,7 @@ async def test_deleteme_leaves_no_byte_of_the_users_words_in_any_file(world) -> 
     assert traces(data, needles) == {}, f"left behind in {files(data)}"
     ben_words = spellings("Xylophonklöppel") | await hashes(store, ben.id)
     assert set(traces(data, ben_words)) == ben_words, "Ben's words are all still there"
+    assert [r.summary["Selection"].split(";")[0] for r in list_reports(data)] == [f"user tg:{BEN}"]
     assert [h.text for h in await store.search(ben, "Xylophonklöppel")][:1] == ["Ben repariert Xylophonklöppel."]
 
 
