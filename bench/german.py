@@ -13,7 +13,7 @@ import json
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +37,7 @@ def load(path: Path) -> dict[str, Any]:
 
 def day(value: str) -> float:
     """Unix time of an ISO date at noon UTC."""
-    return datetime.fromisoformat(value).replace(hour=12, tzinfo=timezone.utc).timestamp()
+    return datetime.fromisoformat(value).replace(hour=12, tzinfo=UTC).timestamp()
 
 
 def now_of(data: dict[str, Any]) -> float:

@@ -34,10 +34,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bot.commands import Commands  # noqa: E402
-from bot.consent import yes_or_no  # noqa: E402
-from bot.engine import Engine, EngineConfig, Incoming, Reply  # noqa: E402
-from bot.llm import Completion, SystemBlock, ToolCall, Usage  # noqa: E402
+from bot.commands.runner import Commands  # noqa: E402
+from bot.conversation.consent import yes_or_no  # noqa: E402
+from bot.conversation.engine import Engine, EngineConfig, Incoming, Reply  # noqa: E402
+from bot.llm.port import Completion, SystemBlock, ToolCall, Usage  # noqa: E402
 from memory import integrity  # noqa: E402
 from memory.embedder import make_embedder  # noqa: E402
 from memory.store import MemoryStore  # noqa: E402

@@ -22,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.conversation import ScriptedModel, user_line  # noqa: E402
-from bot.engine import Engine, EngineConfig, Incoming  # noqa: E402
+from bot.conversation.engine import Engine, EngineConfig, Incoming  # noqa: E402
 from memory.embedder import make_embedder  # noqa: E402
 from memory.store import MemoryStore  # noqa: E402
 
@@ -40,7 +40,7 @@ class StallMeter:
             await asyncio.sleep(0.005)
             self.worst = max(self.worst, time.perf_counter() - start - 0.005)
 
-    def __enter__(self) -> "StallMeter":
+    def __enter__(self) -> StallMeter:
         self._task = asyncio.create_task(self._tick())
         return self
 

@@ -18,10 +18,11 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -79,7 +80,7 @@ class Indexed:
 def parse_time(value: str) -> float:
     """Unix time of a LoCoMo session date such as '1:56 pm on 8 May, 2023' (read as UTC)."""
     parsed = datetime.strptime(value.strip(), "%I:%M %p on %d %B, %Y")
-    return parsed.replace(tzinfo=timezone.utc).timestamp()
+    return parsed.replace(tzinfo=UTC).timestamp()
 
 
 def dia_ids(value: Any) -> list[str]:
@@ -101,7 +102,7 @@ def load(path: Path) -> list[Conversation]:
     out = []
     for raw in json.loads(path.read_text(encoding="utf-8")):
         conv = raw["conversation"]
-        sessions = sorted((int(k.split("_")[1]) for k in conv if re.fullmatch(r"session_\d+", k)))
+        sessions = sorted(int(k.split("_")[1]) for k in conv if re.fullmatch(r"session_\d+", k))
         times = {n: parse_time(conv[f"session_{n}_date_time"]) for n in sessions}
         turns = [Turn(t["dia_id"], t["speaker"], turn_text(t), times[n]) for n in sessions for t in conv[f"session_{n}"]]
         known = {t.dia_id for t in turns}

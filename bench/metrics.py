@@ -2,7 +2,8 @@
 from __future__ import annotations
 
 import dataclasses
-from typing import Hashable, Iterable, Sequence, TypeVar
+from collections.abc import Hashable, Iterable, Sequence
+from typing import TypeVar
 
 from memory.ranking import Weights
 

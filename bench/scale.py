@@ -28,9 +28,9 @@ import sys
 import tempfile
 import time
 import zlib
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 

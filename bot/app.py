@@ -7,17 +7,17 @@ import logging
 import signal
 from collections.abc import AsyncIterator
 
-from bot.background import ChannelSender, LLMWriter, Pushes
-from bot.channel import Messenger
-from bot.commands import Commands
-from bot.engine import Engine, EngineConfig
+from bot.channels.matrix.channel import MatrixChannel, MatrixConfig
+from bot.channels.port import Messenger
+from bot.channels.push import ChannelSender, LLMWriter, Pushes
+from bot.channels.telegram.channel import TelegramChannel, TelegramConfig
+from bot.commands.runner import Commands
+from bot.conversation.engine import Engine, EngineConfig
 from bot.errors import ConfigError, LLMError
-from bot.llm import LLM
-from bot.llm_factory import make_llm
-from bot.matrix import MatrixChannel, MatrixConfig
-from bot.metering import MeteredLLM
+from bot.llm.factory import make_llm
+from bot.llm.metering import MeteredLLM
+from bot.llm.port import LLM
 from bot.settings import Settings
-from bot.telegram import TelegramChannel, TelegramConfig
 from bot.texts import t
 from memory.admission import Thresholds
 from memory.embedder import make_embedder
@@ -149,7 +149,7 @@ async def until_stopped() -> None:
 
 async def main(settings: Settings) -> None:
     """Run the configured channels until the terminal chat ends or the process is stopped."""
-    from bot.console import ConsoleChannel
+    from bot.channels.console import ConsoleChannel
 
     async with running_engine(settings) as engine:
         hint = await check_model(settings, engine.chat)

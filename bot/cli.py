@@ -60,7 +60,7 @@ def _pair_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
 
 def _companion_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """The `companion` subcommand: create a companion (its personality written once) or list them."""
-    from bot.persona import add_parser
+    from bot.admin.companions import add_parser
 
     add_parser(sub)
 
@@ -114,7 +114,7 @@ async def undo(settings: Settings, user_id: str) -> int:
 
 
 async def _doctor(settings: Settings, args: argparse.Namespace) -> int:
-    from bot import ops
+    from bot.admin import ops
 
     checks = await ops.doctor(settings, check_model=not args.no_model)
     print(ops.format_checks(checks))
@@ -124,14 +124,14 @@ async def _doctor(settings: Settings, args: argparse.Namespace) -> int:
 async def _backup(settings: Settings, args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from bot import ops
+    from bot.admin import ops
 
     print(await ops.make_backup(settings, Path(args.target) if args.target else None))
     return 0
 
 
 async def _migrate(settings: Settings, args: argparse.Namespace) -> int:
-    from bot import ops
+    from bot.admin import ops
 
     todo = await ops.migration_plan(settings)
     print("\n".join(todo) if todo else "schema up to date")
@@ -139,7 +139,7 @@ async def _migrate(settings: Settings, args: argparse.Namespace) -> int:
 
 
 async def _stats(settings: Settings, args: argparse.Namespace) -> int:
-    from bot import ops
+    from bot.admin import ops
 
     for row in await ops.stats(settings):
         print("  ".join(f"{k}={v}" for k, v in row.items()))
@@ -151,7 +151,7 @@ async def _stats(settings: Settings, args: argparse.Namespace) -> int:
 async def _export(settings: Settings, args: argparse.Namespace) -> int:
     import json
 
-    from bot import ops
+    from bot.admin import ops
 
     text = json.dumps(await ops.export_user(settings, args.user), ensure_ascii=False, indent=2)
     if args.out:
@@ -165,7 +165,7 @@ async def _export(settings: Settings, args: argparse.Namespace) -> int:
 async def _import(settings: Settings, args: argparse.Namespace) -> int:
     import json
 
-    from bot import ops
+    from bot.admin import ops
 
     with open(args.file, encoding="utf-8") as f:
         data = json.load(f)
@@ -175,13 +175,13 @@ async def _import(settings: Settings, args: argparse.Namespace) -> int:
 
 
 async def _analyse(settings: Settings, args: argparse.Namespace) -> int:
-    from bot import analysis
+    from bot.admin import analysis
 
     return await analysis.run_command(settings, args)
 
 
 async def _companion(settings: Settings, args: argparse.Namespace) -> int:
-    from bot import persona
+    from bot.admin import companions as persona
 
     return await persona.run_command(settings, args)
 
@@ -189,10 +189,10 @@ async def _companion(settings: Settings, args: argparse.Namespace) -> int:
 async def _pair(settings: Settings, args: argparse.Namespace) -> int:
     import time
 
-    from bot.access import run_pair
-    from memory.access import AccessStore
+    from bot.channels.access import run_pair
     from memory.db import Database
     from memory.migrations import migrate
+    from memory.pairing import AccessStore
     from memory.store import DB_FILENAME
 
     db = await Database.open(settings.data_dir / DB_FILENAME)

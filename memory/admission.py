@@ -17,7 +17,7 @@ from memory.db import Database
 from memory.index import SearchIndex
 from memory.models import Scope
 from memory.notes import Notes
-from memory.text import content_words
+from memory.search_text import content_words
 
 Verdict = Literal["admit", "drop", "contradiction"]
 OUTCOMES = {"admit": "admitted", "drop": "dropped", "contradiction": "contradictions"}

@@ -30,7 +30,7 @@ from typing import Any
 from memory import audit
 from memory.db import Database, Tx
 from memory.inbox import hold_for_erasure
-from memory.text import content_hash
+from memory.search_text import content_hash
 
 log = logging.getLogger(__name__)
 

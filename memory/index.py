@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from memory import text as textmod
+from memory import search_text as textmod
 from memory.db import Database, Tx
 from memory.embedder import Embedder, Purpose
 from memory.errors import EmbeddingFailed, ModelMismatch

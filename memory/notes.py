@@ -15,7 +15,7 @@ from memory.db import Database, Tx
 from memory.errors import NotFound
 from memory.index import SearchIndex
 from memory.models import Note, NoteWrite, Scope, ts
-from memory.text import content_hash, normalize
+from memory.search_text import content_hash, normalize
 
 _COLUMNS = ("id, kind, text, importance, created_at, updated_at, valid_from, valid_to,"
             " superseded_by, source_message_ids, doc_id")

@@ -16,7 +16,7 @@ from memory.db import Database
 from memory.embedder import Embedder
 from memory.errors import EmbeddingFailed
 from memory.migrations import migrate
-from memory.text import content_hash
+from memory.search_text import content_hash
 
 SIDE = "vec_reindex"
 BATCH = 64

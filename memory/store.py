@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 from memory import audit, erasure
-from memory.access import AccessStore
 from memory.admission import AdmissionControl
 from memory.choices import Choices
 from memory.companions import Companions
@@ -24,6 +23,7 @@ from memory.models import AuditEntry, Scope, SearchHit, Source
 from memory.notes import Notes
 from memory.numbers import Numbers
 from memory.outbox import Outbox
+from memory.pairing import AccessStore
 from memory.people import People
 from memory.preferences import PreferenceStore
 from memory.ranking import Weights

@@ -8,8 +8,8 @@ from typing import Any
 
 from memory import audit
 from memory.models import AuditEntry, Scope
+from memory.search_text import content_hash, normalize
 from memory.store import MemoryStore
-from memory.text import content_hash, normalize
 
 log = logging.getLogger(__name__)
 

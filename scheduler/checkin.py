@@ -6,12 +6,12 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
-from memory.access import is_group_scope
 from memory.models import Scope
+from memory.pairing import is_group_scope
 from memory.store import MemoryStore
 from scheduler.planner import CheckinFacts, Decision, decide_checkin
 from scheduler.ports import Composer, Sender
-from scheduler.relationship import silence_for
+from scheduler.relationship_rules import silence_for
 
 log = logging.getLogger(__name__)
 

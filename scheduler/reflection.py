@@ -11,7 +11,7 @@ from memory import audit
 from memory.models import Message, Scope, Thought
 from memory.relationship import EVOLVING_FIELDS, Logged, Relationship
 from memory.store import MemoryStore
-from scheduler import relationship
+from scheduler import relationship_rules as relationship
 from scheduler.errors import BadModelOutput
 from scheduler.ports import Writer
 

@@ -28,9 +28,9 @@ from scheduler.budget import TokenBudget
 from scheduler.checkin import check_in
 from scheduler.delivery import OutboxSender
 from scheduler.diary import write_diary
-from scheduler.due_reminders import push_due
 from scheduler.ports import Composer, Sender, Writer
 from scheduler.reflection import reflect
+from scheduler.reminder_pushes import push_due
 
 log = logging.getLogger(__name__)
 

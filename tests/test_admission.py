@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from bot import extraction, ops
+from bot.admin import ops
+from bot.learning import extraction
 from bot.settings import Settings
 from memory.admission import Neighbour, Thresholds, assess, contradicts, novelty, specificity
 from memory.embedder import make_embedder

@@ -10,7 +10,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from bot.analysis import (
+from bot.admin.analysis import (
     CHUNK_CHARS,
     DEFAULT_QUESTIONS,
     Conversation,
@@ -26,10 +26,10 @@ from bot.analysis import (
     message_line,
     run_command,
 )
-from bot.analysis_report import annotate, list_reports, read_messages
+from bot.admin.analysis_report import annotate, list_reports, read_messages
 from bot.cli import parse_args
 from bot.errors import LLMBadOutput
-from bot.llm import ChatMessage, Completion, SystemBlock
+from bot.llm.port import ChatMessage, Completion, SystemBlock
 from bot.settings import Settings
 from memory.models import Message
 from memory.store import MemoryStore

@@ -11,11 +11,11 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from bot import ops
-from bot.commands import Commands
-from bot.engine import Engine, EngineConfig, Incoming
-from bot.metering import MeteredLLM
-from bot.ratelimit import Bucket, RateLimiter, take
+from bot.admin import ops
+from bot.commands.runner import Commands
+from bot.conversation.engine import Engine, EngineConfig, Incoming
+from bot.conversation.ratelimit import Bucket, RateLimiter, take
+from bot.llm.metering import MeteredLLM
 from bot.settings import Settings
 from bot.texts import t
 from memory.store import MemoryStore

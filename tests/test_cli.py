@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from bot.cli import main
-from memory.store import MemoryStore
 from memory.embedder import make_embedder
+from memory.store import MemoryStore
 
 
 def test_a_wrong_setting_is_one_sentence_and_exit_code_2(monkeypatch: pytest.MonkeyPatch, capsys, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

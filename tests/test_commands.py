@@ -2,13 +2,13 @@
 from __future__ import annotations
 
 import json
-from typing import AsyncIterator
+from collections.abc import AsyncIterator
 
 import pytest
 
-from bot.commands import Commands, parse_command
-from bot.engine import Engine, EngineConfig, Incoming
-from bot.llm import ToolCall
+from bot.commands.runner import Commands, parse_command
+from bot.conversation.engine import Engine, EngineConfig, Incoming
+from bot.llm.port import ToolCall
 from memory.store import MemoryStore
 from tests.fakes.llm import ScriptedLLM
 

@@ -11,10 +11,10 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from bot.commands import Commands, changes_something, owner_of
-from bot.engine import Engine, EngineConfig
-from bot.replies import Button
-from bot.telegram import TelegramChannel, TelegramConfig
+from bot.channels.telegram.channel import TelegramChannel, TelegramConfig
+from bot.commands.runner import Commands, changes_something, owner_of
+from bot.conversation.engine import Engine, EngineConfig
+from bot.conversation.replies import Button
 from bot.texts import t
 from memory.store import MemoryStore
 from tests.fakes.llm import ScriptedLLM

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.consent import yes_or_no
+from bot.conversation.consent import yes_or_no
 
 
 @pytest.mark.parametrize("text, expected", [

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from bot.access import run_pair
+from bot.channels.access import run_pair
 from bot.cli import main
-from bot.commands import COMMANDS, Commands, menu
-from bot.engine import Engine, EngineConfig
+from bot.commands.runner import COMMANDS, Commands, menu
+from bot.conversation.engine import Engine, EngineConfig
 from memory.store import MemoryStore
 from tests.fakes.embedder import FakeEmbedder
 from tests.fakes.llm import ScriptedLLM

@@ -7,11 +7,11 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from bot.commands import Commands
-from bot.console import CONSOLE_USER, ConsoleChannel, number_picked
-from bot.engine import Engine, EngineConfig
-from bot.llm import ToolCall
-from bot.replies import Button
+from bot.channels.console import CONSOLE_USER, ConsoleChannel, number_picked
+from bot.commands.runner import Commands
+from bot.conversation.engine import Engine, EngineConfig
+from bot.conversation.replies import Button
+from bot.llm.port import ToolCall
 from bot.texts import t
 from memory.store import MemoryStore
 from tests.fakes.llm import ScriptedLLM

@@ -12,7 +12,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from bench import crash
-from bot.engine import Engine, EngineConfig
+from bot.conversation.engine import Engine, EngineConfig
 from memory import integrity
 from memory.store import MemoryStore
 from tests.fakes.llm import ScriptedLLM

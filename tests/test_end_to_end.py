@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 from bot.app import running_engine
-from bot.console import ConsoleChannel
+from bot.channels.console import ConsoleChannel
 from bot.settings import Settings
 from tests.fakes.llm_api import FakeLLM, prompt_text
 

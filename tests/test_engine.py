@@ -3,13 +3,13 @@ from __future__ import annotations
 
 import json
 import re
-from typing import AsyncIterator
+from collections.abc import AsyncIterator
 
 import pytest
 
-from bot.engine import Engine, EngineConfig, Incoming, split_bubbles
+from bot.conversation.engine import Engine, EngineConfig, Incoming, split_bubbles
 from bot.errors import LLMUnavailable
-from bot.llm import ToolCall
+from bot.llm.port import ToolCall
 from bot.texts import t
 from memory.store import MemoryStore
 from tests.fakes.llm import Call, ScriptedLLM

@@ -10,11 +10,11 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from bot.commands import Commands
-from bot.corrections import profile_value
-from bot.engine import Engine, EngineConfig, Incoming, question_expired
+from bot.commands.runner import Commands
+from bot.conversation.engine import Engine, EngineConfig, Incoming, question_expired
 from bot.errors import LLMUnavailable
-from bot.llm import Completion, ToolCall, Usage
+from bot.learning.corrections import profile_value
+from bot.llm.port import Completion, ToolCall, Usage
 from bot.texts import crisis_help
 from memory.store import MemoryStore
 from tests.fakes.llm import Call, ScriptedLLM

@@ -15,8 +15,8 @@ from memory.kinship import PersonDraft
 from memory.migrations import MIGRATIONS, m022_erasure
 from memory.models import Scope
 from memory.notes import Notes
+from memory.search_text import content_hash
 from memory.store import MemoryStore
-from memory.text import content_hash
 from memory.undo import is_final, undo_latest
 from tests.fakes.embedder import FakeEmbedder
 from tests.scenarios.traces import files, spellings, traces

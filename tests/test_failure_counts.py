@@ -5,10 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from bot import ops
-from bot.corrections import correct, propose_rule
-from bot.engine import Engine, EngineConfig, Incoming
+from bot.admin import ops
+from bot.conversation.engine import Engine, EngineConfig, Incoming
 from bot.errors import LLMBadOutput
+from bot.learning.corrections import correct, propose_rule
 from bot.settings import Settings
 from memory.store import MemoryStore
 from scheduler.service import Scheduler

@@ -8,11 +8,11 @@ from dataclasses import dataclass
 
 import pytest
 
-from bot import forgetting
-from bot.commands import Commands
-from bot.engine import Engine, EngineConfig, Incoming
+from bot.commands.runner import Commands
+from bot.conversation.engine import Engine, EngineConfig, Incoming
 from bot.errors import LLMUnavailable
-from bot.llm import ToolCall
+from bot.learning import forgetting
+from bot.llm.port import ToolCall
 from memory import audit, integrity
 from memory.kinship import PersonDraft
 from memory.models import Scope

@@ -10,10 +10,10 @@ from datetime import datetime
 from zoneinfo import ZoneInfo
 
 from bench import hostile
-from bot.engine import check_input
-from bot.llm import SystemBlock
-from bot.markers import split_markers
-from bot.prompt import PromptContext, build_prompt, quote
+from bot.conversation.engine import check_input
+from bot.conversation.markers import split_markers
+from bot.conversation.prompt import PromptContext, build_prompt, quote
+from bot.llm.port import SystemBlock
 from memory.models import LearnedRule, SearchHit, ts
 from memory.store import MemoryStore
 

@@ -19,10 +19,10 @@ from typing import Any
 
 import pytest
 
-from bot.commands import Commands, Pressed
-from bot.engine import Engine, EngineConfig, Incoming, Reply
-from bot.llm import ToolCall
-from bot.telegram import TelegramChannel, TelegramConfig
+from bot.channels.telegram.channel import TelegramChannel, TelegramConfig
+from bot.commands.runner import Commands, Pressed
+from bot.conversation.engine import Engine, EngineConfig, Incoming, Reply
+from bot.llm.port import ToolCall
 from memory.kinship import PersonDraft
 from memory.models import Scope
 from memory.store import MemoryStore

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from bot.errors import ConfigError, LLMRateLimited, LLMRejected, LLMUnavailable
-from bot.llm import ChatMessage, SystemBlock, ToolSpec, backoff_delays
-from bot.llm_anthropic import AnthropicChat
-from bot.llm_factory import make_llm
-from bot.llm_openai import OpenAIChat
+from bot.llm.anthropic_api import AnthropicChat
+from bot.llm.factory import make_llm
+from bot.llm.openai_api import OpenAIChat
+from bot.llm.port import ChatMessage, SystemBlock, ToolSpec, backoff_delays
 from tests.fakes.llm_api import FakeLLM, Reply, count_tokens
 
 KEY = "sk-test-secret-key"

@@ -33,12 +33,8 @@ from nio import (
 )
 
 from bot.app import matrix_config
-from bot.commands import Commands
-from bot.engine import Button, Engine, EngineConfig
-from bot.errors import ConfigError
-from bot.llm import ToolCall
-from bot.matrix import MatrixChannel, MatrixConfig
-from bot.matrix_messages import (
+from bot.channels.matrix.channel import MatrixChannel, MatrixConfig
+from bot.channels.matrix.messages import (
     KEYCAPS,
     fit_messages,
     normalize_key,
@@ -46,6 +42,10 @@ from bot.matrix_messages import (
     strip_reply_fallback,
     to_html,
 )
+from bot.commands.runner import Commands
+from bot.conversation.engine import Button, Engine, EngineConfig
+from bot.errors import ConfigError
+from bot.llm.port import ToolCall
 from bot.settings import Settings
 from memory.store import MemoryStore
 from tests.fakes.llm import ScriptedLLM
@@ -357,7 +357,7 @@ async def test_encrypted_room(world: World) -> None:
 async def test_encrypted_room_without_e2e_gets_one_clear_log_line(world: World,
                                                                    caplog: pytest.LogCaptureFixture) -> None:
     anna = world.anna
-    caplog.set_level(logging.WARNING, logger="bot.matrix")
+    caplog.set_level(logging.WARNING, logger="bot.channels.matrix.channel")
     async with running(world.channel(encryption=False)):
         room = await anna.open_dm(world.bot_id, encrypted=True)
         await anna.wait_for(room, world.bot_joined)

@@ -24,12 +24,8 @@ import pytest_asyncio
 from nio import Event, RoomCreateResponse, RoomMemberEvent, RoomMessageText, RoomSendError, RoomSendResponse
 
 from bot.app import matrix_config
-from bot.background import ChannelSender
-from bot.commands import Commands
-from bot.engine import Engine, EngineConfig
-from bot.llm import ToolCall
-from bot.matrix import MatrixChannel
-from bot.matrix_messages import (
+from bot.channels.matrix.channel import MatrixChannel
+from bot.channels.matrix.messages import (
     MESSAGE_BYTES,
     MESSAGE_CHARS,
     edit_content,
@@ -40,7 +36,11 @@ from bot.matrix_messages import (
     split_message,
     without_mention,
 )
-from bot.matrix_rooms import Received, Route, inbox_payload
+from bot.channels.matrix.rooms import Received, Route, inbox_payload
+from bot.channels.push import ChannelSender
+from bot.commands.runner import Commands
+from bot.conversation.engine import Engine, EngineConfig
+from bot.llm.port import ToolCall
 from bot.settings import Settings
 from bot.texts import t
 from memory.store import MemoryStore
@@ -469,9 +469,9 @@ CHILD = textwrap.dedent('''
     """Run the Matrix channel with a chat model that never answers, until killed."""
     import asyncio, sys
     from pathlib import Path
-    from bot.commands import Commands
-    from bot.engine import Engine, EngineConfig
-    from bot.matrix import MatrixChannel, MatrixConfig
+    from bot.commands.runner import Commands
+    from bot.conversation.engine import Engine, EngineConfig
+    from bot.channels.matrix.channel import MatrixChannel, MatrixConfig
     from memory.store import MemoryStore
     from tests.fakes.embedder import FakeEmbedder
 
@@ -567,7 +567,7 @@ async def test_a_reply_shown_before_a_crash_is_edited_in_place_not_sent_again(bo
 async def test_a_long_reply_under_a_rate_limit_arrives_whole_once_and_in_order(
     bot: Bot, caplog: pytest.LogCaptureFixture,
 ) -> None:
-    caplog.set_level(logging.WARNING, logger="bot.matrix_outgoing")
+    caplog.set_level(logging.WARNING, logger="bot.channels.matrix.outgoing")
     anna = await bot.person("Anna")
     _, admin_token, _ = await bot.syn.register(f"admin{next(_names)}", PASSWORD, admin=True)
     long = " ".join(f"wort{i}" for i in range(5000))  # about 43,000 characters: three messages

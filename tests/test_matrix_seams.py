@@ -23,14 +23,14 @@ from nio import (
     ToDeviceResponse,
 )
 
-from bot import ops
-from bot.commands import reply_record
-from bot.llm import ToolCall
-from bot.matrix import bang
-from bot.matrix_keys import UNREADABLE_AFTER
-from bot.matrix_messages import transaction_id, with_bang_commands
-from bot.matrix_rooms import Received, Route, from_inbox, inbox_payload, still_encrypted
-from bot.replies import Reply
+from bot.admin import ops
+from bot.channels.matrix.channel import bang
+from bot.channels.matrix.keys import UNREADABLE_AFTER
+from bot.channels.matrix.messages import transaction_id, with_bang_commands
+from bot.channels.matrix.rooms import Received, Route, from_inbox, inbox_payload, still_encrypted
+from bot.commands.runner import reply_record
+from bot.conversation.replies import Reply
+from bot.llm.port import ToolCall
 from bot.texts import t
 from memory.companions import Companion
 from tests import test_matrix_polish as polish
@@ -421,7 +421,7 @@ class RecordingClient:
 
 async def test_a_matrix_preview_replayed_after_a_crash_goes_on_from_the_words_it_showed(store) -> None:  # type: ignore[no-untyped-def]
     """What a preview showed is recorded with its event id; a replay keeps those words until the new text is longer."""
-    from bot.matrix_outgoing import Outgoing, Shown
+    from bot.channels.matrix.outgoing import Outgoing, Shown
 
     inbox = store.inbox
     await inbox.record("matrix", [("$anna-1", "{}")], time.time())

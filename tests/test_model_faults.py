@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from bot.engine import Engine, EngineConfig, Incoming
-from bot.llm_openai import OpenAIChat
+from bot.conversation.engine import Engine, EngineConfig, Incoming
+from bot.llm.openai_api import OpenAIChat
 from bot.texts import t
 from memory import integrity
 from memory.store import MemoryStore

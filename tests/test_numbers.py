@@ -8,9 +8,9 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from bot.commands import Commands
-from bot.engine import Engine, EngineConfig, Incoming
-from bot.people import find
+from bot.commands.people_views import find
+from bot.commands.runner import Commands
+from bot.conversation.engine import Engine, EngineConfig, Incoming
 from memory.errors import NotFound
 from memory.kinship import PersonDraft
 from memory.store import MemoryStore

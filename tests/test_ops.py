@@ -4,7 +4,7 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-from bot import ops
+from bot.admin import ops
 from bot.settings import Settings
 from memory.embedder import make_embedder
 from memory.store import DB_FILENAME, MemoryStore

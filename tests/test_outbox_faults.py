@@ -9,10 +9,10 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from bot.background import ChannelSender
-from bot.commands import Commands
-from bot.engine import Engine, EngineConfig
-from bot.telegram import TelegramChannel, TelegramConfig
+from bot.channels.push import ChannelSender
+from bot.channels.telegram.channel import TelegramChannel, TelegramConfig
+from bot.commands.runner import Commands
+from bot.conversation.engine import Engine, EngineConfig
 from memory.store import MemoryStore
 from scheduler.delivery import BACKOFF, OutboxSender, late_note, next_start, next_try, verdict
 from tests.fakes.llm import ScriptedLLM

@@ -3,13 +3,14 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, AsyncIterator
+from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 
-from bot.commands import Commands
-from bot.engine import Engine, EngineConfig, Incoming
-from bot.llm import ToolCall
+from bot.commands.runner import Commands
+from bot.conversation.engine import Engine, EngineConfig, Incoming
+from bot.llm.port import ToolCall
 from memory import audit
 from memory.kinship import Known, PersonDraft, closeness, combine, is_description, keeper, name_key, resolve
 from memory.people import closest

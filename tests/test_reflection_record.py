@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.commands import Commands
-from bot.engine import Engine, EngineConfig
+from bot.commands.runner import Commands
+from bot.conversation.engine import Engine, EngineConfig
 from bot.errors import LLMUnavailable
 from bot.texts import t
 from memory import integrity

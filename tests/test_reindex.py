@@ -1,8 +1,8 @@
 """Reindex: moving the memory to another embedding model, interrupted and resumed."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 import numpy as np
 import pytest

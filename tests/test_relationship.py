@@ -2,21 +2,22 @@
 from __future__ import annotations
 
 import json
+from collections.abc import AsyncIterator
 from dataclasses import replace
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
 
-from bot.background import LLMWriter
+from bot.admin.companions import CompanionSpec, create
+from bot.channels.push import LLMWriter
 from bot.cli import main
-from bot.commands import Commands
-from bot.engine import Engine, EngineConfig, Incoming
+from bot.commands.runner import Commands
+from bot.conversation.engine import Engine, EngineConfig, Incoming
+from bot.conversation.prompt import PromptContext, build_prompt, own_questions
 from bot.errors import ConfigError
-from bot.persona import CompanionSpec, create
-from bot.prompt import PromptContext, build_prompt, own_questions
 from memory.companions import Companion
 from memory.models import Message, Scope
 from memory.relationship import Logged, Relationship
@@ -25,7 +26,7 @@ from memory.undo import undo_latest
 from scheduler.checkin import gather
 from scheduler.planner import decide_checkin
 from scheduler.reflection import reflect
-from scheduler.relationship import Proposal, apply, parse_proposal, silence_for
+from scheduler.relationship_rules import Proposal, apply, parse_proposal, silence_for
 from tests.fakes.llm import Call, ScriptedLLM
 
 BERLIN = ZoneInfo("Europe/Berlin")
@@ -364,8 +365,8 @@ def test_companion_list_from_the_shell(monkeypatch: pytest.MonkeyPatch, capsys: 
 async def test_mnemo_companion_create_writes_the_personality_through_the_background_model(
     tmp_path: Path, capsys: pytest.CaptureFixture[str],
 ) -> None:
+    from bot.admin.companions import run_command
     from bot.cli import parse_args
-    from bot.persona import run_command
     from bot.settings import Settings
     from tests.fakes.llm_api import FakeLLM
 

@@ -3,15 +3,15 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import AsyncIterator
 from datetime import datetime
-from typing import AsyncIterator
 from zoneinfo import ZoneInfo
 
 import pytest
 
-from bot.commands import Commands
-from bot.engine import Engine, EngineConfig, Incoming
-from bot.llm import ToolCall
+from bot.commands.runner import Commands
+from bot.conversation.engine import Engine, EngineConfig, Incoming
+from bot.llm.port import ToolCall
 from memory.embedder import Embedder, make_embedder
 from memory.store import MemoryStore
 from tests.fakes.llm import Call, ScriptedLLM

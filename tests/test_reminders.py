@@ -6,7 +6,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from scheduler.reminders import AskBack, Reminder, parse_reminder
+from scheduler.reminder_times import AskBack, Reminder, parse_reminder
 
 BERLIN = ZoneInfo("Europe/Berlin")
 NOW = datetime(2026, 11, 25, 14, 30, tzinfo=BERLIN)  # a Wednesday

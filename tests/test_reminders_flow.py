@@ -3,21 +3,21 @@ from __future__ import annotations
 
 import asyncio
 import time
+from collections.abc import AsyncIterator
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import AsyncIterator
 
 import pytest
 
-from bot.background import ChannelSender, LLMWriter
-from bot.commands import Commands
-from bot.engine import Button, Engine, EngineConfig, Incoming
-from bot.telegram import TelegramChannel, TelegramConfig
+from bot.channels.push import ChannelSender, LLMWriter
+from bot.channels.telegram.channel import TelegramChannel, TelegramConfig
+from bot.commands.runner import Commands
+from bot.conversation.engine import Button, Engine, EngineConfig, Incoming
 from memory.models import Scope
 from memory.outbox import ButtonRows
 from memory.store import MemoryStore
 from scheduler.checkin import gather
-from scheduler.reminders import next_due, snooze_until
+from scheduler.reminder_times import next_due, snooze_until
 from scheduler.service import Scheduler
 from tests.fakes.llm import ScriptedLLM
 from tests.fakes.telegram_api import FakeTelegram

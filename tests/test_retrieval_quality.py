@@ -6,7 +6,7 @@ and words too common in a scope to search for.
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -15,14 +15,14 @@ import pytest
 from memory.embedder import Embedder, make_embedder
 from memory.notes import NewNote
 from memory.ranking import Candidate, Weights, fuse
+from memory.search_text import distinctive, named_periods
 from memory.store import MemoryStore
-from memory.text import distinctive, named_periods
 
 GERMAN_SET = Path(__file__).resolve().parents[2] / "shared" / "data" / "german" / "memories_de_dev.json"
 
 
 def _utc(value: str) -> float:
-    return datetime.fromisoformat(value).replace(tzinfo=timezone.utc).timestamp()
+    return datetime.fromisoformat(value).replace(tzinfo=UTC).timestamp()
 
 
 def _figures(ranked: list[list[str]], golds: list[set[str]]) -> dict[str, float]:

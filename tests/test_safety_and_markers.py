@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot.markers import Marker, defuse, split_markers
-from bot.safety import signals_crisis
+from bot.conversation.markers import Marker, defuse, split_markers
+from bot.conversation.safety import signals_crisis
 
 
 @pytest.mark.parametrize("text", [

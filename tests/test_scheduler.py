@@ -4,15 +4,15 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+from collections.abc import AsyncIterator
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import AsyncIterator
 from zoneinfo import ZoneInfo
 
 import pytest
 
-from bot.background import LLMWriter
-from bot.engine import Engine, EngineConfig, Incoming
+from bot.channels.push import LLMWriter
+from bot.conversation.engine import Engine, EngineConfig, Incoming
 from memory.models import Scope
 from memory.store import MemoryStore
 from scheduler.service import Scheduler

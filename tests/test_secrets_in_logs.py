@@ -16,9 +16,9 @@ import pytest
 
 from bot import logs
 from bot.app import running_engine, telegram_config
-from bot.commands import Commands
+from bot.channels.telegram.channel import TelegramChannel
+from bot.commands.runner import Commands
 from bot.settings import Settings
-from bot.telegram import TelegramChannel
 from tests.fakes.llm_api import FakeLLM
 from tests.fakes.telegram_api import FakeTelegram
 

@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from memory import text as textmod
+from memory import search_text as textmod
 from memory.errors import ModelMismatch, NotFound
 from memory.index import scope_range
 from memory.migrations import MIGRATIONS, migrate

@@ -15,12 +15,12 @@ from typing import Any
 import pytest
 
 from bot.app import build_channels, telegram_config, until_stopped
-from bot.commands import COMMANDS, Commands, menu
-from bot.engine import Button, Engine, EngineConfig
+from bot.channels.telegram.channel import TelegramChannel, TelegramConfig, split_message, telegram_id
+from bot.commands.runner import COMMANDS, Commands, menu
+from bot.conversation.engine import Button, Engine, EngineConfig
 from bot.errors import ConfigError
-from bot.llm import ToolCall
+from bot.llm.port import ToolCall
 from bot.settings import Settings
-from bot.telegram import TelegramChannel, TelegramConfig, split_message, telegram_id
 from bot.texts import t
 from memory.store import MemoryStore
 from tests.fakes.llm import ScriptedLLM
@@ -448,7 +448,7 @@ async def test_a_duplicated_update_gets_one_reply(
 async def test_a_failure_becomes_one_short_sentence_and_the_bot_keeps_running(
     tg: FakeTelegram, channel: TelegramChannel, chat: ScriptedLLM, caplog: pytest.LogCaptureFixture,
 ) -> None:
-    caplog.set_level(logging.ERROR, logger="bot.telegram")
+    caplog.set_level(logging.ERROR, logger="bot.channels.telegram.channel")
     def broken(call: object) -> str:
         raise RuntimeError("database on fire")
 
@@ -461,7 +461,7 @@ async def test_a_failure_becomes_one_short_sentence_and_the_bot_keeps_running(
     assert answer["text"] == t("de", "failed")
     (answer,) = await exchange(tg, "Und jetzt?")
     assert answer["text"] == "Wieder da."
-    failures = [r for r in caplog.records if r.name == "bot.telegram" and r.levelno == logging.ERROR]
+    failures = [r for r in caplog.records if r.name == "bot.channels.telegram.channel" and r.levelno == logging.ERROR]
     assert [type(r.exc_info[1]).__name__ for r in failures if r.exc_info] == ["RuntimeError", "BadRequest"]
 
 

@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from bot.commands import Commands
-from bot.engine import Engine, EngineConfig
-from bot.llm import ToolCall
-from bot.telegram import TelegramChannel, TelegramConfig
-from bot.telegram_choices import refusal
+from bot.channels.telegram.channel import TelegramChannel, TelegramConfig
+from bot.channels.telegram.choices import refusal
+from bot.commands.runner import Commands
+from bot.conversation.engine import Engine, EngineConfig
+from bot.llm.port import ToolCall
 from bot.texts import t
 from memory.choices import Choice
 from memory.store import MemoryStore

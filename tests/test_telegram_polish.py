@@ -24,18 +24,18 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from bot.access import Access, AccessConfig
-from bot.background import ChannelSender
-from bot.commands import Commands
-from bot.engine import Engine, EngineConfig
+from bot.channels.access import Access, AccessConfig
+from bot.channels.push import ChannelSender
+from bot.channels.streaming import LivePreview, preview_text
+from bot.channels.telegram.channel import TelegramChannel, TelegramConfig, group_text
+from bot.channels.telegram.polling import backoff, stalled
+from bot.commands.runner import Commands
+from bot.conversation.engine import Engine, EngineConfig
 from bot.errors import LLMUnavailable
-from bot.llm import ToolCall
-from bot.streaming import LivePreview, preview_text
-from bot.telegram import TelegramChannel, TelegramConfig, group_text
-from bot.telegram_polling import backoff, stalled
+from bot.llm.port import ToolCall
 from bot.texts import t
-from memory.access import PairingRequest, code_valid, is_group_scope, normalize_code, pairing_step
 from memory.models import Scope
+from memory.pairing import PairingRequest, code_valid, is_group_scope, normalize_code, pairing_step
 from memory.store import MemoryStore
 from scheduler.checkin import check_in, repeats
 from tests.fakes.llm import ScriptedLLM
@@ -394,9 +394,9 @@ async def test_updates_sent_while_mnemo_was_down_are_answered_once_after_the_res
 CHILD = textwrap.dedent('''
     """Run the Telegram channel with a chat model that never answers, until killed."""
     import asyncio, sys
-    from bot.commands import Commands
-    from bot.engine import Engine, EngineConfig
-    from bot.telegram import TelegramChannel, TelegramConfig
+    from bot.commands.runner import Commands
+    from bot.conversation.engine import Engine, EngineConfig
+    from bot.channels.telegram.channel import TelegramChannel, TelegramConfig
     from memory.store import MemoryStore
     from tests.fakes.embedder import FakeEmbedder
 
@@ -469,7 +469,7 @@ async def test_a_reply_recorded_but_not_sent_before_a_crash_is_sent_after_the_re
 async def test_the_watchdog_restarts_polling_when_get_updates_hangs(
     tg: FakeTelegram, engine: Engine, chat: ScriptedLLM, caplog: pytest.LogCaptureFixture,
 ) -> None:
-    caplog.set_level(logging.WARNING, logger="bot.telegram_polling")
+    caplog.set_level(logging.WARNING, logger="bot.channels.telegram.polling")
     tg.hang_updates = 1
     chat.enqueue("Wieder da.")
     async with running(tg, engine, watchdog=1.0) as channel:

@@ -3,11 +3,12 @@ from __future__ import annotations
 
 import asyncio
 from collections import deque
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from bot.errors import LLMError
-from bot.llm import ChatMessage, Completion, OnText, SystemBlock, ToolCall, ToolSpec, Usage
+from bot.llm.port import ChatMessage, Completion, OnText, SystemBlock, ToolCall, ToolSpec, Usage
 
 
 @dataclass

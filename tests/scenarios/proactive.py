@@ -10,10 +10,10 @@ from types import TracebackType
 from typing import Self
 from zoneinfo import ZoneInfo
 
-from bot.background import ChannelSender, LLMWriter
-from bot.commands import Commands
-from bot.engine import Engine, EngineConfig
-from bot.telegram import TelegramChannel, TelegramConfig
+from bot.channels.push import ChannelSender, LLMWriter
+from bot.channels.telegram.channel import TelegramChannel, TelegramConfig
+from bot.commands.runner import Commands
+from bot.conversation.engine import Engine, EngineConfig
 from memory.models import Scope
 from memory.store import MemoryStore
 from scheduler.service import Scheduler

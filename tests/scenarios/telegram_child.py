@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from bot.commands import Commands
-from bot.engine import Engine, EngineConfig
-from bot.llm import Completion, Usage
-from bot.telegram import TelegramChannel, TelegramConfig
+from bot.channels.telegram.channel import TelegramChannel, TelegramConfig
+from bot.commands.runner import Commands
+from bot.conversation.engine import Engine, EngineConfig
+from bot.llm.port import Completion, Usage
 from memory.store import MemoryStore
 from scheduler.service import Scheduler
 from tests.fakes.embedder import FakeEmbedder

@@ -17,10 +17,10 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from bot.commands import Commands
-from bot.engine import Engine, EngineConfig
-from bot.telegram import TelegramChannel, TelegramConfig
-from bot.telegram_messages import face_text
+from bot.channels.telegram.channel import TelegramChannel, TelegramConfig
+from bot.channels.telegram.messages import face_text
+from bot.commands.runner import Commands
+from bot.conversation.engine import Engine, EngineConfig
 from bot.texts import t
 from memory.store import MemoryStore
 from scheduler.service import Scheduler

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from bot.engine import Engine, EngineConfig
-from bot.llm import ToolCall
-from bot.telegram import TelegramChannel
+from bot.channels.telegram.channel import TelegramChannel
+from bot.conversation.engine import Engine, EngineConfig
+from bot.llm.port import ToolCall
 from bot.texts import t
 from memory.store import MemoryStore
 from tests.fakes.llm import ScriptedLLM

@@ -5,10 +5,10 @@ import io
 import json
 from pathlib import Path
 
-from bot.commands import Commands
-from bot.console import CONSOLE_USER, ConsoleChannel
-from bot.engine import Engine, EngineConfig
-from bot.llm import ToolCall
+from bot.channels.console import CONSOLE_USER, ConsoleChannel
+from bot.commands.runner import Commands
+from bot.conversation.engine import Engine, EngineConfig
+from bot.llm.port import ToolCall
 from bot.texts import t
 from memory.store import MemoryStore
 from tests.fakes.embedder import FakeEmbedder

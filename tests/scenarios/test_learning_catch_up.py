@@ -12,11 +12,11 @@ import re
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
-from bot import summary
-from bot.engine import Engine, EngineConfig, Incoming
+from bot.conversation.engine import Engine, EngineConfig, Incoming
 from bot.errors import LLMUnavailable
-from bot.extraction import BATCH
-from bot.metering import MeteredLLM
+from bot.learning import summary
+from bot.learning.extraction import BATCH
+from bot.llm.metering import MeteredLLM
 from memory.models import Message, Scope
 from memory.store import MemoryStore
 from scheduler.budget import TokenBudget, local_day

@@ -20,11 +20,11 @@ from typing import Any
 
 import pytest
 
-from bot.analysis_report import ReportHeader, list_reports, render_report, save_report
-from bot.commands import Commands
-from bot.engine import Engine, EngineConfig
-from bot.extraction import SCHEMA
-from bot.telegram import TelegramChannel, TelegramConfig
+from bot.admin.analysis_report import ReportHeader, list_reports, render_report, save_report
+from bot.channels.telegram.channel import TelegramChannel, TelegramConfig
+from bot.commands.runner import Commands
+from bot.conversation.engine import Engine, EngineConfig
+from bot.learning.extraction import SCHEMA
 from bot.texts import t
 from memory.backup import backup, backup_name
 from memory.store import MemoryStore

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from bot.commands import Commands
-from bot.engine import Engine, EngineConfig
-from bot.telegram import TelegramChannel, TelegramConfig
+from bot.channels.telegram.channel import TelegramChannel, TelegramConfig
+from bot.commands.runner import Commands
+from bot.conversation.engine import Engine, EngineConfig
 from bot.texts import crisis_help
 from memory.store import MemoryStore
 from tests.fakes.llm import ScriptedLLM

@@ -1,0 +1,1 @@
+"""The operator's commands: doctor, stats, export and import, companions, the outside view."""

@@ -1,0 +1,317 @@
+"""Operator commands: doctor, backup, stats, export and import of one user's memory."""
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from bot.errors import BotError, LLMError
+from bot.settings import Settings
+from memory import integrity
+from memory.admission import OUTCOMES
+from memory.backup import backup, backup_name
+from memory.embedder import make_embedder
+from memory.errors import MemoryStoreError
+from memory.failures import FailureCount
+from memory.journal import NewMessage
+from memory.migrations import MIGRATIONS, applied_migrations, pending
+from memory.models import Scope
+from memory.store import DB_FILENAME, EXPORT_FORMAT, MemoryStore
+from scheduler.budget import BudgetStatus, TokenBudget
+
+
+@dataclass(frozen=True)
+class Check:
+    """One line of `mnemo doctor`."""
+
+    name: str
+    ok: bool
+    detail: str
+
+
+async def open_store(settings: Settings) -> MemoryStore:
+    """Open the configured store (migrating it, with a backup first when needed)."""
+    embedder = await asyncio.to_thread(make_embedder, settings.embedding_model)
+    return await MemoryStore.open(settings.data_dir, embedder, semantic_dedupe=settings.dedupe_threshold)
+
+
+async def make_backup(settings: Settings, target: Path | None = None) -> Path:
+    """Copy the database to target (default: a timestamped file in DATA_DIR/backups)."""
+    store = await open_store(settings)
+    try:
+        return await backup(store.db, target or backup_name(settings.data_dir / "backups"))
+    finally:
+        await store.close()
+
+
+async def migration_plan(settings: Settings) -> list[str]:
+    """The migrations a start would apply, without applying them (dry run)."""
+    from memory.db import Database
+
+    path = settings.data_dir / DB_FILENAME
+    if not path.exists():
+        return [m.__name__ for m in MIGRATIONS]
+    db = await Database.open(path)
+    try:
+        return pending(await applied_migrations(db))
+    finally:
+        await db.close()
+
+
+async def stats(settings: Settings) -> list[dict[str, Any]]:
+    """Counts per kind and per user."""
+    store = await open_store(settings)
+    try:
+        async with store.db.reading() as tx:
+            scopes = await tx.fetchall("SELECT id, companion_id, user_id FROM scopes ORDER BY id")
+            rows = []
+            for scope_id, companion, user in scopes:
+                counts: dict[str, Any] = {"companion": companion, "user": user}
+                for table in ("messages", "notes", "profile_entries", "thoughts", "diary_entries", "open_topics",
+                              "learned_rules"):
+                    counts[table] = (await tx.fetchone(f"SELECT count(*) FROM {table} WHERE scope_id = ?",
+                                                       (scope_id,)))[0]
+                counts["people"] = (await tx.fetchone("SELECT count(*) FROM people WHERE scope_id = ?"
+                                                      " AND valid_to IS NULL", (scope_id,)))[0]
+                counts["reminders"] = (await tx.fetchone("SELECT count(*) FROM reminders WHERE scope_id = ?"
+                                                         " AND status = 'active'", (scope_id,)))[0]
+                admission = dict(await tx.fetchall("SELECT outcome, count FROM admission_counts WHERE scope_id = ?",
+                                                   (scope_id,)))
+                for outcome in OUTCOMES.values():
+                    counts[outcome] = admission.get(outcome, 0)
+                rows.append(counts)
+        return rows
+    finally:
+        await store.close()
+
+
+async def background_budget(store: MemoryStore, settings: Settings) -> BudgetStatus:
+    """Today's background tokens against MNEMO_BACKGROUND_TOKENS_PER_DAY."""
+    return await TokenBudget(store.usage, settings.background_tokens_per_day, settings.zone).status(time.time())
+
+
+async def budget_line(settings: Settings) -> str:
+    """Today's background tokens, as one line for `mnemo stats`."""
+    store = await open_store(settings)
+    try:
+        return (await background_budget(store, settings)).describe()
+    finally:
+        await store.close()
+
+
+def describe_failures(counts: list[FailureCount]) -> str:
+    """The failure counters as one line: 'none recorded', or each kind with its count and last time."""
+    return "; ".join(c.describe() for c in counts) if counts else "none recorded"
+
+
+async def failures_line(settings: Settings) -> str:
+    """The failure counters kept in the database, as one line for `mnemo stats`."""
+    store = await open_store(settings)
+    try:
+        return "failures: " + describe_failures(await store.failures.all())
+    finally:
+        await store.close()
+
+
+def index_check(problems: list[str]) -> Check:
+    """The doctor's line on the search index: items, documents, vectors and full-text entries in step."""
+    if not problems:
+        return Check("search index", True, "every item has its document, vector and full-text entries")
+    return Check("search index", False, f"{len(problems)} problems, e.g. " + "; ".join(problems[:3]))
+
+
+async def export_user(settings: Settings, user_id: str) -> dict[str, Any]:
+    """All of one user's data with this companion, as a JSON-ready document."""
+    store = await open_store(settings)
+    try:
+        return await store.export(await store.scope(settings.companion_id, user_id))
+    finally:
+        await store.close()
+
+
+async def import_user(settings: Settings, data: dict[str, Any], user_id: str | None = None) -> dict[str, int]:
+    """Load an export into this deployment (new ids; note sources follow their messages); returns counts."""
+    if data.get("format") != EXPORT_FORMAT:
+        raise BotError(f"This file is not a mnemo export (format {EXPORT_FORMAT}).")
+    store = await open_store(settings)
+    try:
+        scope = await store.scope(settings.companion_id, user_id or data["user_id"])
+        return await _load(store, scope, data)
+    finally:
+        await store.close()
+
+
+async def _load(store: MemoryStore, scope: Scope, data: dict[str, Any]) -> dict[str, int]:
+    old_messages = data.get("messages", [])
+    new = await store.messages.add_many(scope, [
+        NewMessage(m["role"], m["text"], m["created_at"], m.get("channel", ""), m.get("channel_message_id"))
+        for m in old_messages
+    ]) if old_messages else []
+    ids = {old["id"]: msg.id for old, msg in zip(old_messages, new)}
+    counts = {"messages": len(new), "notes": 0, "profile": 0, "thoughts": 0, "diary": 0, "topics": 0, "rules": 0}
+    for n in data.get("notes", []):
+        if n.get("valid_to") is None:
+            sources = [ids[i] for i in json.loads(n.get("source_message_ids") or "[]") if i in ids]
+            await store.notes.add(scope, n["text"], kind=n["kind"], importance=n["importance"],
+                                  source_message_ids=sources, created_at=n["created_at"], dedupe=False, reason="import")
+            counts["notes"] += 1
+    for p in data.get("profile_entries", []):
+        await store.profile.set(scope, p["category"], p["key"], p["value"], importance=p["importance"], reason="import")
+        counts["profile"] += 1
+    for th in data.get("thoughts", []):
+        await store.thoughts.add(scope, th["text"], origin=th["origin"], created_at=th["created_at"])
+        counts["thoughts"] += 1
+    for d in data.get("diary_entries", []):
+        await store.diary.add(scope, d["day"], d["text"], created_at=d["created_at"])
+        counts["diary"] += 1
+    for tp in data.get("open_topics", []):
+        if tp["status"] == "open":
+            await store.topics.add(scope, tp["text"], due_at=tp["due_at"], origin=tp["origin"])
+            counts["topics"] += 1
+    for r in data.get("learned_rules", []):
+        if r["status"] in ("active", "disabled"):
+            rule = await store.rules.propose(scope, r["text"])
+            await store.rules.decide(scope, rule.id, r["status"], reason="import")
+            counts["rules"] += 1
+    return counts
+
+
+async def doctor(settings: Settings, *, check_model: bool = True) -> list[Check]:
+    """Check configuration, driver, embedder, schema, model, messengers and clock."""
+    channels = ", ".join(settings.active_channels)
+    checks = [Check("configuration", True, f"data dir {settings.data_dir}, channels {channels}")]
+    from memory.db import sqlite_module
+
+    try:
+        module = sqlite_module()
+        import sqlite_vec
+
+        checks.append(Check("sqlite driver", True,
+                            f"{module.__name__} {module.sqlite_version}, sqlite-vec {sqlite_vec.__version__}"))
+    except MemoryStoreError as exc:
+        return checks + [Check("sqlite driver", False, str(exc))]
+    try:
+        embedder = await asyncio.to_thread(make_embedder, settings.embedding_model)
+        vector = await asyncio.to_thread(embedder.embed, ["Hallo"], "query")
+        checks.append(Check("embedding model", True, f"{embedder.name}, {vector.shape[1]} dims"))
+    except MemoryStoreError as exc:
+        return checks + [Check("embedding model", False, str(exc))]
+    path = settings.data_dir / DB_FILENAME
+    try:
+        todo = await migration_plan(settings)
+        if not path.exists():
+            checks.append(Check("database", True, f"{path} is created at the first start"))
+        elif todo:
+            checks.append(Check("database", True, f"{path}; the next start applies {', '.join(todo)} (after a backup)"))
+        else:
+            store = await MemoryStore.open(settings.data_dir, embedder)  # checks the recorded model; writes nothing
+            try:
+                problems = await integrity.check(store)
+                budget = await background_budget(store, settings)
+                failed = await store.failures.all()
+                unreadable = await _matrix_unreadable(store) if settings.matrix_homeserver else None
+            finally:
+                await store.close()
+            checks.append(Check("database", True, f"{path}; schema up to date"))
+            checks.append(index_check(problems))
+            checks.append(Check("background budget", True, budget.describe()))
+            checks.append(Check("failures", True, describe_failures(failed)))
+            if unreadable is not None:
+                checks.append(unreadable)
+    except MemoryStoreError as exc:
+        checks.append(Check("database", False, str(exc)))
+    if check_model:
+        checks.append(await _model_check(settings))
+    checks.extend(await _messenger_checks(settings))
+    now = datetime.now(settings.zone)
+    checks.append(Check("clock", now.year >= 2024, f"{now:%Y-%m-%d %H:%M %Z} in {settings.timezone}"))
+    return checks
+
+
+async def _matrix_unreadable(store: MemoryStore) -> Check:
+    """How many encrypted Matrix events wait for their key (answered once it comes, given up after minutes)."""
+    from bot.channels.matrix.rooms import still_encrypted
+
+    waiting = still_encrypted(entry.payload for entry in await store.inbox.unhandled("matrix"))
+    return Check("matrix encrypted events", True, f"waiting for their key: {waiting}")
+
+
+async def _model_check(settings: Settings) -> Check:
+    from bot.llm.factory import make_llm
+
+    llm = make_llm(settings.chat_provider, settings.chat_model, settings.chat_base_url, settings.chat_api_key, 20)
+    try:
+        ping = getattr(llm, "ping", None)
+        if ping is not None:
+            await ping()
+        return Check("chat model", True, f"{settings.chat_model} at {settings.chat_base_url or settings.chat_provider}")
+    except LLMError as exc:
+        return Check("chat model", False, str(exc))
+    finally:
+        close = getattr(llm, "aclose", None)
+        if close is not None:
+            await close()
+
+
+async def _messenger_checks(settings: Settings) -> list[Check]:
+    out = []
+    if settings.telegram_token:
+        from telegram import Bot
+        from telegram.error import TelegramError
+
+        bot = Bot(settings.telegram_token, base_url=settings.telegram_base_url)
+        try:
+            async with bot:
+                me = await bot.get_me()
+            out.append(Check("telegram", True, f"@{me.username}"))
+        except TelegramError as exc:
+            out.append(Check("telegram", False, f"getMe failed: {exc}"))
+    if settings.matrix_homeserver and settings.matrix_user_id:
+        out.append(await _matrix_check(settings))
+    return out
+
+
+async def _matrix_check(settings: Settings) -> Check:
+    import nio
+
+    from bot.channels.matrix.session import Session
+
+    client = nio.AsyncClient(settings.matrix_homeserver or "", settings.matrix_user_id or "")
+    saved = Session(settings.data_dir / "matrix", settings.matrix_homeserver or "", settings.matrix_user_id or "")
+    logged_in = False  # a device made only for this check is logged out again, so no check leaves one behind
+    try:
+        token = settings.matrix_access_token or saved.saved_token()
+        if token:
+            client.access_token = token
+        elif settings.matrix_password:
+            login = await client.login(settings.matrix_password, device_name="mnemo-doctor")
+            if isinstance(login, nio.LoginError):
+                return Check("matrix", False, f"login failed: {login.message}")
+            logged_in = True
+        else:
+            return Check("matrix", False, "set MNEMO_MATRIX_PASSWORD or MNEMO_MATRIX_ACCESS_TOKEN")
+        who = await client.whoami()
+        if isinstance(who, nio.WhoamiError):
+            return Check("matrix", False, f"whoami failed: {who.message}")
+        return Check("matrix", True, who.user_id)
+    except (TimeoutError, OSError, nio.exceptions.ProtocolError) as exc:
+        return Check("matrix", False, f"{settings.matrix_homeserver} unreachable: {exc}")
+    finally:
+        if logged_in:
+            await client.logout()
+        await client.close()
+
+
+def format_checks(checks: list[Check]) -> str:
+    """A table for the terminal."""
+    width = max(len(c.name) for c in checks)
+    return "\n".join(f"{'ok ' if c.ok else 'FAIL'} {c.name.ljust(width)}  {c.detail}" for c in checks)
+
+
+def timestamp() -> str:
+    """Now, for file names."""
+    return time.strftime("%Y%m%d-%H%M%S")

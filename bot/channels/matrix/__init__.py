@@ -1,0 +1,1 @@
+"""Matrix: matrix-nio in front of the engine and the commands."""

@@ -1,0 +1,286 @@
+"""What a Matrix message looks like to mnemo: its content, edits, splitting, mentions, and rate-limit waits.
+
+Pure functions over plain data (event contents, ids, names), so they are tested without a homeserver.
+"""
+from __future__ import annotations
+
+import hashlib
+import html
+import re
+from collections.abc import Iterable, Sequence
+from typing import Any
+from urllib.parse import unquote
+
+from nio import ErrorResponse, Event, MatrixRoom, RoomMemberEvent
+
+from bot.conversation.replies import Button, question_of
+from bot.texts import t
+
+MAX_MESSAGES = 3
+# One message carries at most this much text. Matrix events may have 64 KiB in all, and an edit carries
+# the text twice (fallback and new content) plus its HTML, so each is kept under 18,000 bytes as JSON.
+MESSAGE_CHARS = 16_000
+MESSAGE_BYTES = 18_000
+FORMATTED_BYTES = 18_000
+FLOOD_TRIES = 5  # sends of the same event when the homeserver keeps saying M_LIMIT_EXCEEDED
+MAX_FLOOD_WAIT = 300.0  # seconds; a longer wait is not waited out but reported
+DEFAULT_FLOOD_WAIT = 5.0  # when M_LIMIT_EXCEEDED names no retry_after_ms
+THUMBS_UP, THUMBS_DOWN = "👍", "👎"
+KEYCAPS = tuple(f"{n}\ufe0f\u20e3" for n in range(1, 10)) + ("🔟",)
+_ESCAPED = {'"': 2, "\\": 2, "\n": 2, "\r": 2, "\t": 2, "\b": 2, "\f": 2}
+
+
+# --- content ---------------------------------------------------------------------------------------
+
+
+def to_html(text: str) -> str:
+    """The formatted body of a text: escaped, **bold** kept as bold, newlines as <br>."""
+    escaped = html.escape(text, quote=False)
+    escaped = re.sub(r"\*\*(\S(?:.*?\S)?)\*\*", r"<strong>\1</strong>", escaped)
+    return escaped.replace("\n", "<br>")
+
+
+def json_bytes(text: str) -> int:
+    """The size of a text inside a Matrix event (canonical JSON, UTF-8), without the quotes."""
+    return sum(_char_bytes(c) for c in text)
+
+
+def _char_bytes(char: str) -> int:
+    if char in _ESCAPED:
+        return _ESCAPED[char]
+    if ord(char) < 0x20:
+        return 6  # \u00XX
+    return len(char.encode("utf-8", errors="surrogatepass"))
+
+
+def message_content(text: str, reply_to: str | None = None) -> dict[str, Any]:
+    """An m.text message with an HTML body beside the plain text (left out when it would be too big)."""
+    content: dict[str, Any] = {"msgtype": "m.text", "body": text}
+    formatted = to_html(text)
+    if json_bytes(formatted) <= FORMATTED_BYTES:
+        content.update({"format": "org.matrix.custom.html", "formatted_body": formatted})
+    if reply_to:
+        content["m.relates_to"] = {"m.in_reply_to": {"event_id": reply_to}}
+    return content
+
+
+def edit_content(event_id: str, text: str) -> dict[str, Any]:
+    """An edit (m.replace) of the bot's message `event_id` to `text`, with the '* ' fallback for old clients."""
+    return {
+        "msgtype": "m.text", "body": f"* {text}",
+        "m.new_content": message_content(text),
+        "m.relates_to": {"rel_type": "m.replace", "event_id": event_id},
+    }
+
+
+def transaction_id(*parts: str) -> str:
+    """A transaction id derived from what is sent in answer to what (the same parts: the same id).
+
+    The homeserver keeps one event per transaction id of a device, so a send repeated after a crash
+    gets the first event back instead of showing the message twice.
+    """
+    return "mnemo." + hashlib.sha256("\x1f".join(parts).encode("utf-8", errors="surrogatepass")).hexdigest()[:40]
+
+
+def with_bang_commands(text: str, commands: Iterable[str]) -> str:
+    """The text with its command names written as Matrix clients let them through ('/help' becomes '!help').
+
+    Element and other clients take a leading '/' as their own command, so in Matrix mnemo's commands are
+    typed with '!'. Only known command names standing on their own are changed, never paths or links.
+    """
+    names = sorted(set(commands), key=len, reverse=True)
+    if not names:
+        return text
+    pattern = rf"(?<![\w/:.~-])/({'|'.join(map(re.escape, names))})(?![\w/-])"
+    return re.sub(pattern, r"!\1", text)
+
+
+def reaction_content(event_id: str, key: str) -> dict[str, Any]:
+    """An m.reaction annotating an event with a key."""
+    return {"m.relates_to": {"rel_type": "m.annotation", "event_id": event_id, "key": key}}
+
+
+def split_message(text: str, chars: int = MESSAGE_CHARS, size: int = MESSAGE_BYTES) -> list[str]:
+    """Split text into messages of at most `chars` characters and `size` JSON bytes, at paragraphs, lines or words."""
+    chunks: list[str] = []
+    rest = text.strip()
+    while len(rest) > chars or json_bytes(rest) > size:
+        end = _fitting(rest, chars, size)
+        cut, skip = end, 0
+        for separator in ("\n\n", "\n", " "):
+            found = rest.rfind(separator, 0, end)
+            if found >= end // 2:
+                cut, skip = found, len(separator)
+                break
+        chunks.append(rest[:cut].rstrip())
+        rest = rest[cut + skip:].lstrip()
+    chunks.append(rest)
+    return [c for c in chunks if c]
+
+
+def _fitting(text: str, chars: int, size: int) -> int:
+    """How many characters from the start of text fit both limits (at least one)."""
+    used = 0
+    for i, char in enumerate(text[: chars + 1]):
+        used += _char_bytes(char)
+        if used > size or i == chars:
+            return max(i, 1)
+    return len(text)
+
+
+def fit_messages(bubbles: Sequence[str], limit: int = MAX_MESSAGES) -> tuple[str, ...]:
+    """At most `limit` bubbles; the last one takes the rest."""
+    parts = tuple(b for b in bubbles if b.strip())
+    if len(parts) <= limit:
+        return parts
+    return parts[: limit - 1] + ("\n\n".join(parts[limit - 1 :]),)
+
+
+# --- reactions as buttons ----------------------------------------------------------------------------
+
+
+def normalize_key(key: str) -> str:
+    """A reaction key without variation selectors and skin tones (👍🏽 counts as 👍)."""
+    return re.sub("[\ufe0f\U0001f3fb-\U0001f3ff]", "", key)
+
+
+def reaction_choices(buttons: Sequence[Sequence[Button]], lang: str) -> tuple[list[tuple[str, str]], str]:
+    """The reactions standing for buttons, as (emoji, data), and the line that explains them.
+
+    A yes/no question's row (a rule, a profile fact) becomes 👍/👎 and needs no explanation; any
+    other buttons become numbered keycaps 1️⃣ … 🔟 with a line naming each (more than ten are left out).
+    """
+    rows = [tuple(row) for row in buttons if row]
+    if len(rows) == 1 and len(rows[0]) == 2 and question_of(tuple(rows)) \
+            and rows[0][0].data.split(":")[1] == "yes" and rows[0][1].data.split(":")[1] == "no":
+        return [(THUMBS_UP, rows[0][0].data), (THUMBS_DOWN, rows[0][1].data)], ""
+    pairs: list[tuple[str, str]] = []
+    lines: list[str] = []
+    for row in rows:
+        labels = []
+        for button in row:
+            if len(pairs) == len(KEYCAPS):
+                continue
+            pairs.append((KEYCAPS[len(pairs)], button.data))
+            labels.append(f"{pairs[-1][0]} {button.label}")
+        if labels:
+            lines.append(" · ".join(labels))
+    if not pairs:
+        return [], ""
+    return pairs, "\n".join([t(lang, "react_with")] + lines)
+
+
+# --- incoming ----------------------------------------------------------------------------------------
+
+
+def strip_reply_fallback(body: str) -> str:
+    """A reply's own text, without the quoted '> ' lines that older clients put in front."""
+    lines = body.split("\n")
+    while lines and lines[0].startswith(">"):
+        lines.pop(0)
+    return "\n".join(lines).strip() or body
+
+
+def replied_to(content: dict[str, Any]) -> str | None:
+    """The event id a message replies to, or None."""
+    relates = content.get("m.relates_to")
+    reply = relates.get("m.in_reply_to") if isinstance(relates, dict) else None
+    event_id = reply.get("event_id") if isinstance(reply, dict) else None
+    return event_id if isinstance(event_id, str) else None
+
+
+def is_edit(content: dict[str, Any]) -> bool:
+    """Whether a message edits an earlier one (m.replace)."""
+    relates = content.get("m.relates_to")
+    return isinstance(relates, dict) and relates.get("rel_type") == "m.replace"
+
+
+def _name_patterns(me: str, names: Sequence[str]) -> list[str]:
+    """Regexes for the ways people write the bot's name: its id, '@name' anywhere, 'name:' or 'name,' first."""
+    patterns = [re.escape(me)]
+    for name in {n.strip() for n in names if n and n.strip()}:
+        escaped = re.escape(name)
+        patterns.append(rf"(?<![\w@])@{escaped}(?!\w)")
+        patterns.append(rf"^{escaped}\s*[:,]")
+    return patterns
+
+
+def mentions(content: dict[str, Any], me: str, names: Sequence[str]) -> bool:
+    """Whether a message mentions the bot: m.mentions, a pill (matrix.to link), its id, '@name', or 'name:' first.
+
+    `names` are the bot's display name and localpart. Quoted reply fallbacks do not count.
+    """
+    ids = content.get("m.mentions", {}).get("user_ids") if isinstance(content.get("m.mentions"), dict) else None
+    if isinstance(ids, list) and me in ids:
+        return True
+    formatted = re.sub(r"<mx-reply>.*?</mx-reply>", "", str(content.get("formatted_body") or ""), flags=re.DOTALL)
+    if f"matrix.to/#/{me}" in unquote(formatted):
+        return True
+    body = strip_reply_fallback(str(content.get("body") or ""))
+    return any(re.search(p, body, re.IGNORECASE) for p in _name_patterns(me, names))
+
+
+def without_mention(body: str, me: str, names: Sequence[str]) -> str:
+    """A group message without the bot's name where it addresses the bot."""
+    cleaned = body
+    for pattern in _name_patterns(me, names):
+        cleaned = re.sub(rf"[ \t]*,?[ \t]*(?:{pattern})[,:]?", " ", cleaned, flags=re.IGNORECASE)
+    return re.sub(r"[ \t]+([.,!?;:])", r"\1", re.sub(r"[ \t]{2,}", " ", cleaned)).strip()
+
+
+def group_text(body: str, me: str, names: Sequence[str], sender: str) -> str:
+    """A group message as the engine sees it: who wrote it, without the mention of the bot."""
+    return f"{sender}: {without_mention(body, me, names)}"
+
+
+def localpart(user_id: str) -> str:
+    """'anna' for '@anna:example.org'."""
+    return user_id.removeprefix("@").split(":", 1)[0]
+
+
+def fresh_events(events: Sequence[Event], me: str) -> list[Event]:
+    """The events after the bot's own invite or join in this batch (history before it is not answered)."""
+    start = 0
+    for i, event in enumerate(events):
+        if isinstance(event, RoomMemberEvent) and event.state_key == me and event.membership in ("invite", "join") \
+                and event.prev_membership not in ("invite", "join"):
+            start = i + 1
+            break
+    return list(events[start:])
+
+
+def dm_partner(room: MatrixRoom | None, me: str) -> str | None:
+    """The other member of a direct room (exactly two members, joined or invited), else None."""
+    if room is None or me not in room.users or len(room.users) != 2:
+        return None
+    return next(u for u in room.users if u != me)
+
+
+# --- rate limits -------------------------------------------------------------------------------------
+
+
+def limited(response: object) -> float | None:
+    """The seconds the homeserver asked to wait when the response is M_LIMIT_EXCEEDED (5 s when it names none)."""
+    if not isinstance(response, ErrorResponse) or response.status_code not in ("M_LIMIT_EXCEEDED", "429"):
+        return None
+    return (response.retry_after_ms or 0) / 1000 or DEFAULT_FLOOD_WAIT
+
+
+def flood_wait(response: object, attempt: int, tries: int = FLOOD_TRIES,
+               longest: float = MAX_FLOOD_WAIT) -> float | None:
+    """Seconds to wait before sending the same request again after M_LIMIT_EXCEEDED; None: do not retry.
+
+    None when the response is no rate limit, when `attempt` was the last of `tries`, or when the
+    homeserver asks for longer than `longest` (the failure is then reported instead of waited out).
+    """
+    wait = limited(response)
+    if wait is None or attempt >= tries or wait > longest:
+        return None
+    return float(wait)
+
+
+def failure(response: object) -> str:
+    """A short description of a failed response."""
+    if isinstance(response, ErrorResponse):
+        return f"{response.status_code or ''} {response.message}".strip()
+    return repr(response)

@@ -1,0 +1,260 @@
+"""What mnemo sends to Matrix rooms: messages and edits that wait out rate limits, live previews, typing, files."""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import io
+import logging
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from typing import Any, TypeVar
+from uuid import uuid4
+
+import aiohttp
+from nio import (
+    AsyncClient,
+    ErrorResponse,
+    LocalProtocolError,
+    RoomRedactResponse,
+    RoomSendResponse,
+    SendRetryError,
+    UploadResponse,
+)
+
+from bot.channels.matrix.messages import (
+    edit_content,
+    failure,
+    flood_wait,
+    limited,
+    message_content,
+    split_message,
+    transaction_id,
+)
+from bot.channels.streaming import GROUP_PREVIEW_EVERY, PREVIEW_EVERY, LivePreview
+from bot.conversation.replies import Document
+from bot.errors import MatrixError
+from memory.inbox import Inbox
+
+log = logging.getLogger(__name__)
+
+R = TypeVar("R")
+Sleep = Callable[[float], Awaitable[object]]
+
+TYPING_EVERY = 4.0  # seconds between typing notices while nothing of the reply is visible
+TYPING_LASTS = 6_000  # milliseconds each notice lasts, a little longer than the renewal
+REMEMBER_SENT = 2_000  # own event ids kept to recognise replies to the bot without asking the homeserver
+
+
+class Shown:
+    """The messages one event's reply has shown so far and the preview's words, recorded in the inbox.
+
+    A replay after a crash edits these messages instead of sending them again, so a reply appears once,
+    and a streamed preview goes on from the words it showed instead of starting again from the first.
+    """
+
+    def __init__(self, inbox: Inbox, channel: str, event_id: str, event_ids: Sequence[str] = (),
+                 texts: Sequence[str] = ()) -> None:
+        self.inbox, self.channel, self.event_id = inbox, channel, event_id
+        self.ids = list(event_ids)
+        self.texts = list(texts)[:len(self.ids)] + [""] * (len(self.ids) - len(texts))
+
+    def at(self, part: int) -> str | None:
+        """The message shown as this part of the reply (0 = the first chunk or the preview), if any."""
+        return self.ids[part] if part < len(self.ids) else None
+
+    def text(self, part: int) -> str:
+        """The words this part showed last (for the preview); empty when unknown."""
+        return self.texts[part] if part < len(self.texts) else ""
+
+    async def put(self, part: int, event_id: str, text: str = "") -> None:
+        """Record that this part of the reply is now shown as this message (showing `text`, for a preview)."""
+        if part < len(self.ids):
+            self.ids[part], self.texts[part] = event_id, text
+        else:
+            self.ids.append(event_id)
+            self.texts.append(text)
+        await self.inbox.show(self.channel, self.event_id, self.ids, self.texts)
+
+
+class Outgoing:
+    """Sends, edits, reactions and typing notices in Matrix rooms.
+
+    Every send waits out M_LIMIT_EXCEEDED as long as the homeserver says (retry_after_ms) and repeats
+    the same request with the same transaction id, so a message arrives once. A send in answer to an
+    event carries a transaction id derived from that event and the part of the reply (`txn`), so even a
+    send repeated after a crash is dropped by the homeserver. Preview edits are the exception: while a
+    room is rate limited they are skipped, since the finalized text comes anyway.
+    """
+
+    def __init__(self, client: AsyncClient, sleep: Sleep = asyncio.sleep) -> None:
+        self.client = client
+        self.sleep = sleep
+        self._sent: OrderedDict[str, None] = OrderedDict()
+        self._shown: dict[str, str] = {}  # preview event id -> the text it shows
+        self._paused: dict[str, float] = {}  # room id -> loop time before which previews are not edited
+
+    def is_mine(self, event_id: str) -> bool:
+        """Whether the bot sent this event in this run (recently)."""
+        return event_id in self._sent
+
+    async def patiently(self, call: Callable[[], Awaitable[R]], what: str) -> R:
+        """Run a request; while the homeserver answers M_LIMIT_EXCEEDED, wait as told and run it again."""
+        attempt = 0
+        while True:
+            attempt += 1
+            response = await call()
+            wait = flood_wait(response, attempt)
+            if wait is None:
+                return response
+            log.warning("Matrix rate limit (%s): waiting %.1f s, then the same request again", what, wait)
+            await self.sleep(wait)
+
+    async def text(self, room_id: str, text: str, reply_to: str | None = None, txn: str | None = None) -> str:
+        """Send one formatted message (a reply to `reply_to` when given); its event id."""
+        return await self.event(room_id, "m.room.message", message_content(text, reply_to), txn)
+
+    async def event(self, room_id: str, event_type: str, content: dict[str, Any], txn: str | None = None) -> str:
+        """Send an event (encrypted where the room is), waiting out rate limits; MatrixError when it fails.
+
+        `txn` is the transaction id (random when None): sent again with the same id, the homeserver
+        gives back the first event instead of a second one.
+        """
+        tx_id = txn or str(uuid4())  # the same id on every attempt: the homeserver keeps one event
+        response = await self.patiently(lambda: self._send_once(room_id, event_type, content, tx_id),
+                                        f"sending to {room_id}")
+        if not isinstance(response, RoomSendResponse):
+            raise MatrixError(f"could not send to {room_id}: {failure(response)}")
+        self._sent[response.event_id] = None
+        while len(self._sent) > REMEMBER_SENT:
+            self._sent.popitem(last=False)
+        return str(response.event_id)
+
+    async def _send_once(self, room_id: str, event_type: str, content: dict[str, Any], tx_id: str) -> object:
+        room = self.client.rooms.get(room_id)
+        if room is not None and room.encrypted and self.client.olm is None:
+            raise MatrixError(f"room {room_id} is encrypted and end-to-end encryption is off; nothing sent")
+        try:
+            return await self.client.room_send(room_id, event_type, content, tx_id=tx_id,
+                                               ignore_unverified_devices=True)
+        except (TimeoutError, LocalProtocolError, SendRetryError, aiohttp.ClientError) as exc:
+            raise MatrixError(f"could not send to {room_id}: {exc or type(exc).__name__}") from exc
+
+    # --- streamed replies -------------------------------------------------------------------------
+
+    def preview(self, room_id: str, reply_to: str | None, group: bool, shown: Shown) -> LivePreview[str]:
+        """A message in the room that shows the reply while the model writes, edited in place.
+
+        It is the preview shown before a crash, when there was one (recorded, or given back by the
+        homeserver for the same transaction id when the crash came before it was recorded).
+        """
+        async def show(text: str) -> str:
+            first = split_message(text)[0]
+            event_id = await self.text(room_id, first, reply_to, transaction_id(shown.event_id, "preview"))
+            self._shown[event_id] = first
+            await shown.put(0, event_id, first)
+            return event_id
+
+        async def edit(event_id: str, text: str) -> None:
+            first = split_message(text)[0]
+            await shown.put(0, event_id, first)  # before the edit: a replay never goes back to fewer words
+            await self._edit_preview(room_id, event_id, first)
+
+        preview = LivePreview(show, edit, GROUP_PREVIEW_EVERY if group else PREVIEW_EVERY)
+        preview.resume(shown.at(0), shown.text(0))
+        return preview
+
+    async def _edit_preview(self, room_id: str, event_id: str, text: str) -> None:
+        """Edit a preview, unless it shows this already or the room is rate limited (then skip it)."""
+        now = asyncio.get_running_loop().time()
+        if self._shown.get(event_id) == text or now < self._paused.get(room_id, 0.0):
+            return
+        response = await self._send_once(room_id, "m.room.message", edit_content(event_id, text), str(uuid4()))
+        wait = limited(response)
+        if wait is not None:
+            log.info("Matrix rate limit: no preview edits in %s for %.1f s", room_id, wait)
+            self._paused[room_id] = now + wait
+            return
+        if not isinstance(response, RoomSendResponse):
+            raise MatrixError(f"could not edit the preview in {room_id}: {failure(response)}")
+        self._shown[event_id] = text
+
+    async def finalize(self, room_id: str, event_id: str, text: str, txn: str | None = None) -> bool:
+        """Edit a preview (or a message shown before a crash) into its final text; False when that failed."""
+        if self._shown.pop(event_id, None) == text:
+            return True
+        try:
+            await self.event(room_id, "m.room.message", edit_content(event_id, text), txn)
+        except MatrixError as exc:
+            log.warning("could not finalize the preview %s (%s); sending the reply anew", event_id, exc)
+            return False
+        return True
+
+    async def redact(self, room_id: str, event_id: str) -> bool:
+        """Take back one of the bot's events (a reaction offered as a button); False (logged) when that failed."""
+        client = self.client
+        try:
+            response = await self.patiently(lambda: client.room_redact(
+                room_id, event_id, tx_id=transaction_id(event_id, "redact")), f"redacting in {room_id}")
+        except (TimeoutError, aiohttp.ClientError) as exc:
+            response = exc
+        if not isinstance(response, RoomRedactResponse):
+            log.warning("could not take back %s in %s: %s", event_id, room_id, failure(response))
+            return False
+        return True
+
+    # --- typing -----------------------------------------------------------------------------------------
+
+    @contextlib.asynccontextmanager
+    async def typing(self, room_id: str, preview: LivePreview[str] | None = None) -> AsyncIterator[None]:
+        """Show the bot as typing, renewed every few seconds until the block is done or the preview is visible."""
+        task = asyncio.create_task(self._keep_typing(room_id, preview), name=f"typing:{room_id}")
+        try:
+            yield
+        finally:
+            task.cancel()
+            try:
+                await task
+            except asyncio.CancelledError:
+                current = asyncio.current_task()
+                if current is not None and current.cancelling():
+                    raise
+            await self._set_typing(room_id, False)
+
+    async def _keep_typing(self, room_id: str, preview: LivePreview[str] | None) -> None:
+        while preview is None or not preview.visible:
+            await self._set_typing(room_id, True)
+            await asyncio.sleep(TYPING_EVERY)
+
+    async def _set_typing(self, room_id: str, typing: bool) -> None:
+        try:
+            response = await self.client.room_typing(room_id, typing_state=typing, timeout=TYPING_LASTS)
+        except (TimeoutError, aiohttp.ClientError) as exc:
+            log.warning("typing notice in %s failed: %s", room_id, exc or type(exc).__name__)
+            return
+        if isinstance(response, ErrorResponse):
+            log.warning("typing notice in %s failed: %s", room_id, failure(response))
+
+    # --- files ------------------------------------------------------------------------------------------
+
+    async def document(self, room_id: str, document: Document, txn: str | None = None) -> str | None:
+        """Upload a file and post it as m.file; its event id, or None when the upload failed (nothing posted)."""
+        room = self.client.rooms.get(room_id)
+        encrypt = bool(room and room.encrypted and self.client.olm is not None)
+        try:
+            response, keys = await self.client.upload(
+                io.BytesIO(document.content), content_type="application/json", filename=document.filename,
+                encrypt=encrypt, filesize=len(document.content))
+        except (TimeoutError, aiohttp.ClientError, OSError) as exc:
+            response, keys = exc, None
+        if not isinstance(response, UploadResponse):
+            log.warning("uploading %s to %s failed: %s", document.filename, room_id, failure(response))
+            return None
+        content: dict[str, Any] = {
+            "msgtype": "m.file", "body": document.filename, "filename": document.filename,
+            "info": {"mimetype": "application/json", "size": len(document.content)},
+        }
+        if keys:
+            content["file"] = {**keys, "url": response.content_uri}
+        else:
+            content["url"] = response.content_uri
+        return await self.event(room_id, "m.room.message", content, txn)

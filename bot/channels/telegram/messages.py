@@ -1,0 +1,109 @@
+"""What a Telegram message looks like to mnemo: whose memory it is, whether it is meant for mnemo, how to split it."""
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+
+from telegram import Chat, InlineKeyboardButton, InlineKeyboardMarkup, Message, MessageEntity, User
+from telegram.constants import ChatType
+
+from bot.conversation.replies import Button
+from memory.pairing import group_scope
+
+MESSAGE_LIMIT = 4096  # Telegram's limit for one message, counted here in UTF-16 code units to be safe
+GROUPS = (ChatType.GROUP, ChatType.SUPERGROUP)
+
+
+def scope_user(telegram_user_id: int) -> str:
+    """The engine's user id for a Telegram user."""
+    return f"tg:{telegram_user_id}"
+
+
+def telegram_id(user_id: str) -> int:
+    """The Telegram user id in 'tg:<id>' or '<id>'; ValueError for anything else (a group scope, a Matrix id)."""
+    bare = user_id.removeprefix("tg:")
+    if not bare.lstrip("-").isdigit():
+        raise ValueError(f"not a Telegram user id: {user_id!r}")
+    return int(bare)
+
+
+def chat_scope(chat: Chat, user: User) -> str:
+    """Whose memory a message belongs to: the user's in a private chat, the group's in a group."""
+    return group_scope("tg", chat.id) if chat.type in GROUPS else scope_user(user.id)
+
+
+def _utf16_len(text: str) -> int:
+    return len(text.encode("utf-16-le")) // 2
+
+
+def _fitting(text: str, limit: int) -> int:
+    """How many characters from the start of text fit into `limit` UTF-16 code units (at least one)."""
+    units = 0
+    for i, char in enumerate(text):
+        units += 2 if ord(char) > 0xFFFF else 1
+        if units > limit:
+            return max(i, 1)
+    return len(text)
+
+
+def split_message(text: str, limit: int = MESSAGE_LIMIT) -> list[str]:
+    """Split text into messages of at most `limit`, preferring paragraph, line and word boundaries."""
+    chunks: list[str] = []
+    rest = text.strip()
+    while _utf16_len(rest) > limit:
+        end = _fitting(rest, limit)
+        cut, skip = end, 0
+        for separator in ("\n\n", "\n", " "):
+            found = rest.rfind(separator, 0, end)
+            if found >= end // 2:
+                cut, skip = found, len(separator)
+                break
+        chunks.append(rest[:cut].rstrip())
+        rest = rest[cut + skip:].lstrip()
+    chunks.append(rest)
+    return [c for c in chunks if c]
+
+
+def keyboard(rows: Sequence[Sequence[Button]]) -> InlineKeyboardMarkup | None:
+    """Inline buttons for rows of Button; None when there are none."""
+    markup = [[InlineKeyboardButton(b.label, callback_data=b.data) for b in row] for row in rows if row]
+    return InlineKeyboardMarkup(markup) if markup else None
+
+
+def face(text: str, markup: InlineKeyboardMarkup | None, *, pending: bool = False) -> str:
+    """What a message displays, as one string: its text and its buttons (to skip an edit that changes nothing).
+
+    A pending face is what an edit in flight is about to show: it never equals a shown one, so an edit is
+    not skipped on its account, but a replay knows how far the message may already have got.
+    """
+    rows = [[[b.text, b.callback_data] for b in row] for row in markup.inline_keyboard] if markup else []
+    return json.dumps([text, rows, "pending"] if pending else [text, rows], ensure_ascii=False)
+
+
+def face_text(shown: str) -> str:
+    """The text part of a `face`."""
+    return str(json.loads(shown)[0])
+
+
+def addressed_to_bot(message: Message, bot_id: int, username: str) -> bool:
+    """Whether a group message is meant for the bot: it @mentions it, replies to it, or is a /command@bot."""
+    replied = message.reply_to_message
+    if replied is not None and replied.from_user is not None and replied.from_user.id == bot_id:
+        return True
+    handle = f"@{username}".lower()
+    for entity, text in message.parse_entities().items():
+        if entity.type == MessageEntity.MENTION and text.lower() == handle:
+            return True
+        if entity.type == MessageEntity.TEXT_MENTION and entity.user is not None and entity.user.id == bot_id:
+            return True
+        if entity.type == MessageEntity.BOT_COMMAND and text.lower().endswith(handle):
+            return True
+    return False
+
+
+def group_text(text: str, username: str, sender: str) -> str:
+    """A group message as the engine sees it: who wrote it, without the @mention of the bot."""
+    cleaned = re.sub(rf"[ \t]*,?[ \t]*@{re.escape(username)}\b[,:]?", " ", text, flags=re.IGNORECASE)
+    cleaned = re.sub(r"[ \t]+([.,!?;:])", r"\1", re.sub(r"[ \t]{2,}", " ", cleaned)).strip()
+    return f"{sender}: {cleaned}"

@@ -1,0 +1,1 @@
+"""The chat commands and button presses, shared by every channel."""

@@ -1,0 +1,141 @@
+"""/people: who mnemo knows from the user's life; rename, merge and (after a yes) forget a person."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from bot.conversation.prompt import clip
+from bot.conversation.replies import Answer, Button, Reply, item_id
+from bot.learning import forgetting
+from bot.llm.port import LLM
+from bot.texts import t
+from memory import audit
+from memory.errors import NotFound
+from memory.kinship import name_key
+from memory.models import Scope
+from memory.people import Person
+from memory.store import MemoryStore
+
+LIST_BUTTONS = 10
+
+
+def headline(person: Person, number: int, lang: str) -> str:
+    """'#3 Miriam – Schwester (auch: meine Schwester)', with the user's own number of the person."""
+    line = f"#{number} {person.name if person.named else t(lang, 'people_unnamed')}"
+    if person.relation:
+        line += f" – {person.relation}"
+    if person.aliases:
+        line += f" ({t(lang, 'people_also', names=', '.join(person.aliases))})"
+    return line
+
+
+def display_name(person: Person) -> str:
+    """The name to use in a sentence: the name, or the description while there is none."""
+    return person.name if person.named else (person.relation or person.name)
+
+
+async def details(store: MemoryStore, scope: Scope, person: Person, lang: str) -> Reply:
+    """One person: names, relation and its history, relations to others, and what is known about them."""
+    number = await store.numbers.of(scope, "person", person.id)
+    lines = [headline(person, number, lang)]
+    for relation, _start, end in await store.people.history(scope, person.id):
+        if end is not None:
+            lines.append(t(lang, "people_before", relation=relation, date=f"{end:%d.%m.%Y}"))
+    lines += [t(lang, "people_relation", a=link.a, relation=link.relation, b=link.b)
+              for link in await store.people.links(scope, person.id)]
+    facts = await store.people.facts(scope, person.id)
+    lines += ([t(lang, "people_facts")] + [f"• {clip(n.text, 200)}" for n in facts]) if facts \
+        else [t(lang, "people_no_facts")]
+    forget = Button(f"{t(lang, 'people_forget_button')} #{number}", f"people:forget:{number}")
+    return Reply(("\n".join(lines),), buttons=((forget,),))
+
+
+async def listing(store: MemoryStore, scope: Scope, lang: str) -> Reply:
+    """Everyone mnemo knows, oldest first, with a button per person for more."""
+    people = await store.people.all(scope)
+    if not people:
+        return Reply((t(lang, "people_empty"),))
+    numbers = await store.numbers.of_many(scope, "person", [p.id for p in people])
+    lines = [t(lang, "people_head"), *(headline(p, numbers[p.id], lang) for p in people), "", t(lang, "people_usage")]
+    rows = tuple((Button(f"#{numbers[p.id]} {clip(display_name(p), 24)}", f"people:show:{numbers[p.id]}"),)
+                 for p in people[:LIST_BUTTONS])
+    return Reply(("\n".join(lines),), buttons=rows)
+
+
+def forget_question(person: Person, number: int, count: int, lang: str) -> tuple[str, tuple[tuple[Button, ...], ...]]:
+    """The yes/cancel question before a person is forgotten."""
+    text = t(lang, "people_forget_confirm", name=display_name(person), count=count)
+    return text, ((Button(t(lang, "people_forget_yes"), f"people:forgetyes:{number}"),
+                   Button(t(lang, "cancel"), "cancel")),)
+
+
+async def command(store: MemoryStore, scope: Scope, args: str, lang: str) -> Reply:
+    """/people, /people 3, /people Miriam, /people rename 3 Mia, /people merge 3 5, /people forget 3."""
+    words = args.split()
+    try:
+        if not words:
+            return await listing(store, scope, lang)
+        verb = words[0].lower()
+        if verb in ("rename", "umbenennen") and len(words) >= 3 and (renamed := item_id(words[1])) is not None:
+            before = await by_number(store, scope, renamed)
+            after = await store.people.rename(scope, before.id, " ".join(words[2:]))
+            return Reply((t(lang, "people_renamed", old=display_name(before), new=after.name),))
+        keep, other = (item_id(w) for w in (words + ["", ""])[1:3])
+        if verb in ("merge", "zusammenführen") and len(words) == 3 and keep is not None and other is not None:
+            merged = await store.people.merge(scope, (await by_number(store, scope, keep)).id,
+                                              (await by_number(store, scope, other)).id)
+            return Reply((t(lang, "people_merged", name=display_name(merged), names=", ".join(merged.aliases)),))
+        if verb in ("forget", "vergessen") and len(words) == 2 and (forgotten := item_id(words[1])) is not None:
+            person = await by_number(store, scope, forgotten)
+            count = len(await store.people.facts(scope, person.id, 1000))
+            text, buttons = forget_question(person, forgotten, count, lang)
+            return Reply((text,), buttons=buttons)
+        return await details(store, scope, await find(store, scope, args), lang)
+    except NotFound:
+        return Reply((t(lang, "people_unknown"),))
+
+
+async def by_number(store: MemoryStore, scope: Scope, number: int) -> Person:
+    """The person behind the user's own number; NotFound when the scope has none under it."""
+    return await store.people.get(scope, await store.numbers.item(scope, "person", number))
+
+
+async def find(store: MemoryStore, scope: Scope, query: str) -> Person:
+    """A person by the user's number ('3', '#3') or by any of their names; NotFound otherwise."""
+    if (number := item_id(query)) is not None:
+        return await by_number(store, scope, number)
+    key = name_key(query)
+    for person in await store.people.all(scope):
+        if key in {name_key(n) for n in (person.name, *person.aliases)} or key == name_key(person.relation):
+            return person
+    raise NotFound(f"person {query!r}")
+
+
+async def press(store: MemoryStore, scope: Scope, parts: Sequence[str], lang: str, llm: LLM) -> Answer | None:
+    """Act on 'people:show|forget|forgetyes:<number>' within the presser's scope (NotFound for others' numbers).
+
+    Forgetting a person also rewrites what was written about them (llm: the background model).
+    """
+    if len(parts) != 3 or not parts[2].isdigit():
+        return None
+    person = await by_number(store, scope, int(parts[2]))
+    if parts[1] == "show":
+        shown = await details(store, scope, person, lang)
+        return Answer("", shown.bubbles[0], shown.buttons)
+    if parts[1] == "forget":
+        text, buttons = forget_question(person, int(parts[2]), len(await store.people.facts(scope, person.id, 1000)),
+                                        lang)
+        return Answer("", text, buttons)
+    if parts[1] == "forgetyes":
+        return await forget(store, scope, person, lang, llm)
+    return None
+
+
+async def forget(store: MemoryStore, scope: Scope, person: Person, lang: str, llm: LLM) -> Answer:
+    """Forget a person for good with their facts, then rewrite the diary, thoughts and the rest without them."""
+    processing = audit.new_processing("forget")
+    what = forgetting.of_person(person, await store.people.facts(scope, person.id, 1000, include_closed=True))
+    forgotten, count = await store.people.forget(scope, person.id)
+    copies = await forgetting.forget(store, llm, scope, what, processing=processing, reason="/people forget",
+                                     final=True)
+    done = forgetting.with_copies(t(lang, "people_forgotten", name=display_name(forgotten), count=count), copies, lang)
+    return Answer(done, done)

@@ -1,0 +1,129 @@
+"""Reminders in the chat: a request becomes a reminder with a computed time, /reminders lists them, buttons act.
+
+The time is never the model's guess: `scheduler.reminders.parse_reminder` computes it in the user's
+zone, and an unclear request is asked back once; the answer completes the request.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
+from bot.conversation.replies import Answer, Button, Reply
+from bot.texts import t
+from memory.models import Scope
+from memory.reminders import StoredReminder
+from memory.store import MemoryStore
+from scheduler.reminder_times import (
+    SNOOZES,
+    AskBack,
+    Reminder,
+    explicit_request,
+    original_case,
+    parse_reminder,
+    snooze_until,
+)
+
+MONTHS_EN = "Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec".split()
+MAX_ANSWER = 120  # an answer to "when?" longer than this is a new topic, not the missing piece
+ASKED = "reminder_asked"  # the scope_state key of a request asked back ("Wann soll ich dich erinnern?")
+
+
+def due_words(due: datetime, repeat: str, lang: str) -> str:
+    """'am Do, 26.11. um 09:00', 'jeden Montag um 08:00', 'every day at 07:00' (due already in the user's zone)."""
+    clock = f"{due:%H:%M}"
+    if repeat == "daily":
+        return t(lang, "reminder_daily", time=clock)
+    if repeat == "weekly":
+        return t(lang, "reminder_weekly", weekday=t(lang, "weekdays").split()[due.weekday()], time=clock)
+    date = f"{due:%d.%m.}" if lang == "de" else f"{due.day} {MONTHS_EN[due.month - 1]}"
+    return t(lang, "reminder_once", weekday=t(lang, "weekdays_short").split()[due.weekday()], date=date, time=clock)
+
+
+def confirmation(reminder: StoredReminder, number: int, lang: str, zone: ZoneInfo) -> Reply:
+    """The deterministic answer to a reminder request, with a button (by the user's number) to take it back."""
+    when = due_words(reminder.due_at.astimezone(zone), reminder.repeat, lang)
+    return Reply((t(lang, "reminder_set", when=when, text=reminder.text),),
+                 buttons=((Button(t(lang, "reminder_delete"), f"rem:cancel:{number}"),),))
+
+
+def completed(asked: str, missing: str, answer: str, lang: str) -> str:
+    """The asked-back request with the user's answer added ('… an den Zahnarzt' + 'um 9')."""
+    if missing == "text" and not answer.lower().startswith(("an ", "daran", "to ", "about ", "that ")):
+        connector = "to" if "remind" in asked.lower() else "an"
+        return f"{asked} {connector} {answer}"
+    return f"{asked} {answer}"
+
+
+async def user_zone(store: MemoryStore, scope: Scope, default: ZoneInfo) -> ZoneInfo:
+    """The user's own time zone, or the deployment's."""
+    prefs = await store.preferences.get(scope)
+    return ZoneInfo(prefs.timezone) if prefs.timezone else default
+
+
+class ReminderRequests:
+    """Turns reminder requests into stored reminders before the model is asked; remembers one open question."""
+
+    def __init__(self, store: MemoryStore, lang: str, zone: ZoneInfo, clock: Callable[[], float] = time.time) -> None:
+        self.store, self.lang, self.zone, self.clock = store, lang, zone, clock
+
+    async def answer(self, scope: Scope, text: str) -> Reply | None:
+        """The reply to a reminder request (a confirmation or a question back); None when the text is none."""
+        zone = await user_zone(self.store, scope, self.zone)
+        now = datetime.fromtimestamp(self.clock(), zone)
+        asked = await self.store.state.pop(scope, ASKED)  # [request, what is missing], asked back last time
+        parsed = parse_reminder(text, now, zone)
+        source = text
+        if parsed is None and asked is not None and len(text) <= MAX_ANSWER:
+            source = completed(asked[0], asked[1], text, self.lang)
+            parsed = parse_reminder(source, now, zone)
+            if not isinstance(parsed, Reminder):
+                return None  # still unclear: let the conversation go on
+        if parsed is None:
+            return None
+        if isinstance(parsed, AskBack):
+            if not explicit_request(source):
+                return None  # "Jeden Montag um 8 gehe ich schwimmen" tells, it does not ask
+            await self.store.state.put(scope, ASKED, [source, parsed.missing], now.timestamp())
+            return Reply((t(self.lang, f"reminder_ask_{parsed.missing}"),))
+        stored = await self.store.reminders.add(scope, original_case(parsed.text, source), parsed.due.timestamp(),
+                                                parsed.repeat, now=now.timestamp(), reason=text)
+        return confirmation(stored, await self.store.numbers.of(scope, "reminder", stored.id), self.lang, zone)
+
+
+def _line(reminder: StoredReminder, number: int, lang: str, zone: ZoneInfo) -> str:
+    return f"#{number} {due_words(reminder.due_at.astimezone(zone), reminder.repeat, lang)} – {reminder.text}"
+
+
+async def listing(store: MemoryStore, scope: Scope, lang: str, zone: ZoneInfo) -> Reply:
+    """/reminders: the active reminders, soonest first, each with a delete button."""
+    zone = await user_zone(store, scope, zone)
+    active = await store.reminders.active(scope)
+    if not active:
+        return Reply((t(lang, "reminders_empty"),))
+    numbers = await store.numbers.of_many(scope, "reminder", [r.id for r in active])
+    lines = [t(lang, "reminders_head")] + [_line(r, numbers[r.id], lang, zone) for r in active]
+    rows = tuple((Button(t(lang, "reminder_delete_id", id=numbers[r.id]), f"rem:cancel:{numbers[r.id]}"),)
+                 for r in active[:10])
+    return Reply(("\n".join(lines),), buttons=rows)
+
+
+async def press(store: MemoryStore, scope: Scope, parts: Sequence[str], lang: str, zone: ZoneInfo,
+                now: float) -> Answer | None:
+    """Act on 'rem:cancel:<number>' or 'rem:snooze:<10m|1h|tomorrow>:<number>' in the presser's scope; None: not ours.
+
+    Raises NotFound when the scope has no reminder under the number (or it is no longer active, for cancel).
+    """
+    if len(parts) == 3 and parts[1] == "cancel" and parts[2].isdigit():
+        reminder = await store.reminders.cancel(scope, await store.numbers.item(scope, "reminder", int(parts[2])))
+        done = t(lang, "reminder_cancelled", text=reminder.text)
+        return Answer(done, done)
+    if len(parts) == 4 and parts[1] == "snooze" and parts[2] in SNOOZES and parts[3].isdigit():
+        zone = await user_zone(store, scope, zone)
+        reminder = await store.reminders.get(scope, await store.numbers.item(scope, "reminder", int(parts[3])))
+        until = snooze_until(parts[2], datetime.fromtimestamp(now, zone), reminder.due_at, zone)
+        snoozed = await store.reminders.snooze(scope, reminder.id, until.timestamp(), now=now)
+        notice = t(lang, "reminder_snoozed", when=due_words(snoozed.due_at.astimezone(zone), "", lang))
+        return Answer(notice, f"⏰ {reminder.text}\n{notice}")
+    return None

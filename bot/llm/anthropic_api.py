@@ -1,0 +1,170 @@
+"""The LLM port over the Anthropic Messages API, with prompt caching of the stable system blocks."""
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any
+
+import anthropic
+import httpx
+from anthropic.types import Message
+
+from bot.errors import ConfigError, LLMBadOutput, LLMError
+from bot.llm.port import ChatMessage, Completion, OnText, SystemBlock, ToolCall, ToolSpec, Usage
+from bot.llm.retries import Sleep, T, schema_instruction, sdk_error, with_retries
+
+log = logging.getLogger(__name__)
+
+
+CACHE_POINT = {"type": "ephemeral"}
+
+
+class AnthropicChat:
+    """A Claude model behind the Anthropic Messages API."""
+
+    def __init__(
+        self,
+        model: str,
+        base_url: str | None,
+        api_key: str | None,
+        *,
+        timeout: float = 60.0,
+        attempts: int = 4,
+        sleep: Sleep = asyncio.sleep,
+    ) -> None:
+        """Create the client; `attempts` counts the first try, `sleep` lets tests skip real waiting."""
+        if not api_key:
+            raise ConfigError("The anthropic provider needs an API key; set one for the LLM.")
+        if attempts < 1:
+            raise ValueError(f"attempts must be at least 1, got {attempts}")
+        self.model = model
+        self._api_key = api_key
+        self._timeout = timeout
+        self._attempts = attempts
+        self._sleep = sleep
+        self._client = anthropic.AsyncAnthropic(base_url=base_url, api_key=api_key, timeout=timeout, max_retries=0)
+        self._where = f"model {model!r} at {self._client.base_url}"
+
+    async def complete(
+        self,
+        messages: Sequence[ChatMessage],
+        *,
+        system: Sequence[SystemBlock] = (),
+        tools: Sequence[ToolSpec] | None = None,
+        json_schema: dict[str, Any] | None = None,
+        max_tokens: int = 1024,
+        on_text: OnText | None = None,
+    ) -> Completion:
+        """Answer the conversation; with json_schema the system prompt asks for that JSON; with on_text, stream."""
+        request: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages_to_wire(messages),
+            "max_tokens": max_tokens,
+        }
+        system_blocks = system_to_wire(system, json_schema)
+        if system_blocks:
+            request["system"] = system_blocks
+        if tools:
+            request["tools"] = [tool_to_wire(t) for t in tools]
+        if on_text is not None and json_schema is None:
+            return completion_from(await self._call(lambda: self._stream(request, on_text)))
+        response: Message = await self._call(lambda: self._client.messages.create(**request))
+        return completion_from(response)
+
+    async def _stream(self, request: dict[str, Any], on_text: OnText) -> Message:
+        """Stream one message, forwarding the text so far until a tool call begins."""
+        text, tool_started = "", False
+        async with self._client.messages.stream(**request) as stream:
+            async for event in stream:
+                if event.type == "content_block_start" and event.content_block.type == "tool_use":
+                    tool_started = True
+                elif event.type == "text" and not tool_started:
+                    text += event.text
+                    await on_text(text)
+            message: Message = await stream.get_final_message()
+        return message
+
+    async def ping(self) -> None:
+        """Check once that the endpoint answers and accepts the key, by listing its models."""
+        await self._call(self._client.models.list, attempts=1)
+
+    async def aclose(self) -> None:
+        """Close the HTTP client."""
+        await self._client.close()
+
+    async def _call(self, call: Callable[[], Awaitable[T]], attempts: int | None = None) -> T:
+        """Run an SDK call with this client's retry policy and error mapping."""
+        return await with_retries(call, self._error, (anthropic.APIError, httpx.TransportError),
+                                  attempts or self._attempts, self._sleep)
+
+    def _error(self, exc: Exception, attempt: int) -> LLMError:
+        """The LLMError for an SDK error after `attempt` tries; never mentions the API key."""
+        return sdk_error(anthropic, exc, self._where, self._timeout, self._api_key, attempt)
+
+
+def system_to_wire(blocks: Sequence[SystemBlock], json_schema: dict[str, Any] | None) -> list[dict[str, Any]]:
+    """System text blocks: stable ones first with a cache point on the last of them, then volatile ones."""
+    stable: list[dict[str, Any]] = [{"type": "text", "text": b.text} for b in blocks if b.stable and b.text]
+    if stable:
+        stable[-1]["cache_control"] = dict(CACHE_POINT)
+    volatile = [{"type": "text", "text": b.text} for b in blocks if not b.stable and b.text]
+    if json_schema is not None:
+        # Anthropic has no response_format; the caller validates the reply with Completion.json().
+        volatile.append({"type": "text", "text": schema_instruction(json_schema)})
+    return stable + volatile
+
+
+def messages_to_wire(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
+    """ChatMessages as Anthropic messages; consecutive tool results share one user message."""
+    wire: list[dict[str, Any]] = []
+    for message in messages:
+        if message.role == "tool":
+            result = {"type": "tool_result", "tool_use_id": message.tool_call_id, "content": message.content}
+            if wire and _holds_tool_results(wire[-1]):
+                wire[-1]["content"].append(result)
+            else:
+                wire.append({"role": "user", "content": [result]})
+        elif message.role == "assistant" and message.tool_calls:
+            text = [{"type": "text", "text": message.content}] if message.content else []
+            uses = [{"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments} for c in message.tool_calls]
+            wire.append({"role": "assistant", "content": text + uses})
+        else:
+            wire.append({"role": message.role, "content": message.content})
+    return wire
+
+
+def _holds_tool_results(message: dict[str, Any]) -> bool:
+    """Whether a wire message is a user message made of tool_result blocks."""
+    content = message["content"]
+    return message["role"] == "user" and isinstance(content, list) and content[-1]["type"] == "tool_result"
+
+
+def tool_to_wire(tool: ToolSpec) -> dict[str, Any]:
+    """One ToolSpec as an Anthropic tool."""
+    return {"name": tool.name, "description": tool.description, "input_schema": tool.parameters}
+
+
+def completion_from(response: Message) -> Completion:
+    """Translate an Anthropic message into a Completion."""
+    text = "".join(block.text for block in response.content if block.type == "text")
+    calls = tuple(
+        ToolCall(id=block.id, name=block.name, arguments=_tool_input(block.input))
+        for block in response.content
+        if block.type == "tool_use"
+    )
+    usage = response.usage
+    tokens = Usage(
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        cache_read_tokens=usage.cache_read_input_tokens or 0,
+        cache_write_tokens=usage.cache_creation_input_tokens or 0,
+    )
+    return Completion(text=text, tool_calls=calls, usage=tokens, model=response.model)
+
+
+def _tool_input(value: object) -> dict[str, Any]:
+    """A tool_use input as a dict, or LLMBadOutput."""
+    if not isinstance(value, dict):
+        raise LLMBadOutput(f"tool input must be a JSON object, got {value!r:.120}")
+    return value

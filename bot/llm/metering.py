@@ -1,0 +1,42 @@
+"""The background model, metered: every call's tokens count against the daily budget for background work."""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from bot.llm.port import LLM, ChatMessage, Completion, OnText, SystemBlock, ToolSpec
+from scheduler.budget import TokenBudget
+
+
+class MeteredLLM:
+    """An LLM that passes every call on and counts the tokens the provider reports."""
+
+    def __init__(self, llm: LLM, budget: TokenBudget, clock: Callable[[], float] = time.time) -> None:
+        self.llm = llm
+        self.budget = budget
+        self.clock = clock
+        self.model = llm.model
+
+    async def complete(
+        self, messages: Sequence[ChatMessage], *, system: Sequence[SystemBlock] = (),
+        tools: Sequence[ToolSpec] | None = None, json_schema: dict[str, Any] | None = None, max_tokens: int = 1024,
+        on_text: OnText | None = None,
+    ) -> Completion:
+        """Ask the model, then count the input and output tokens it reports (a failed call counts nothing)."""
+        completion = await self.llm.complete(messages, system=system, tools=tools, json_schema=json_schema,
+                                             max_tokens=max_tokens, on_text=on_text)
+        await self.budget.record(self.clock(), completion.usage.input_tokens, completion.usage.output_tokens)
+        return completion
+
+    async def ping(self) -> None:
+        """Check the model answers (when the provider can)."""
+        ping = getattr(self.llm, "ping", None)
+        if ping is not None:
+            await ping()
+
+    async def aclose(self) -> None:
+        """Close the model's client."""
+        close = getattr(self.llm, "aclose", None)
+        if close is not None:
+            await close()
