@@ -22,14 +22,14 @@ from apscheduler.triggers.date import DateTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
 from memory.db import private_file
-from memory.models import Scope
+from memory.models import DiaryEntry, Scope
 from memory.store import MemoryStore
 from scheduler.budget import TokenBudget
 from scheduler.checkin import check_in
 from scheduler.delivery import OutboxSender
 from scheduler.diary import write_diary
 from scheduler.ports import Composer, Sender, Writer
-from scheduler.reflection import reflect
+from scheduler.reflection import Reflection, reflect
 from scheduler.reminder_pushes import push_due
 
 log = logging.getLogger(__name__)
@@ -187,6 +187,16 @@ class Scheduler:
         entry = await write_diary(self.store, self.writer, scope, now, zone)
         if entry is not None and prefs.diary_push:
             await self.outbox.deliver(scope, f"📔 {entry.day}\n{entry.text}", kind="diary")
+
+    async def reflect_now(self, scope: Scope) -> Reflection | None:
+        """Reflect now, even when nothing new was said (/think); errors reach the caller."""
+        return await reflect(self.store, self.writer, scope, force=True)
+
+    async def write_diary_now(self, scope: Scope) -> DiaryEntry | None:
+        """Write today's entry now, in the user's zone (/writediary); None when there was no conversation."""
+        prefs = await self.store.preferences.get(scope)
+        zone = ZoneInfo(prefs.timezone) if prefs.timezone else self.zone
+        return await write_diary(self.store, self.writer, scope, time.time(), zone)
 
     async def run_due(self, start: float, end: float,
                       on_run: Callable[[str, int, float], Awaitable[None]] | None = None) -> int:
