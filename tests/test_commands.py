@@ -6,7 +6,8 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from bot.commands.runner import Commands, parse_command
+from bot.commands.catalog import parse_command
+from bot.commands.runner import Commands
 from bot.conversation.engine import Engine, EngineConfig, Incoming
 from bot.llm.port import ToolCall
 from memory.store import MemoryStore

@@ -12,7 +12,8 @@ from collections.abc import AsyncIterator
 import pytest
 
 from bot.channels.telegram.channel import TelegramChannel, TelegramConfig
-from bot.commands.runner import Commands, changes_something, owner_of
+from bot.commands.catalog import changes_something, owner_of
+from bot.commands.runner import Commands
 from bot.conversation.engine import Engine, EngineConfig
 from bot.conversation.replies import Button
 from bot.texts import t

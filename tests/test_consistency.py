@@ -13,7 +13,8 @@ import pytest
 
 from bot.channels.access import run_pair
 from bot.cli import main
-from bot.commands.runner import COMMANDS, Commands, menu
+from bot.commands.catalog import COMMANDS, menu
+from bot.commands.runner import Commands
 from bot.conversation.engine import Engine, EngineConfig
 from memory.store import MemoryStore
 from tests.fakes.embedder import FakeEmbedder

@@ -20,7 +20,8 @@ from typing import Any
 import pytest
 
 from bot.channels.telegram.channel import TelegramChannel, TelegramConfig
-from bot.commands.runner import Commands, Pressed
+from bot.commands.call import Pressed
+from bot.commands.runner import Commands
 from bot.conversation.engine import Engine, EngineConfig, Incoming, Reply
 from bot.llm.port import ToolCall
 from memory.kinship import PersonDraft

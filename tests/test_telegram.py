@@ -16,7 +16,8 @@ import pytest
 
 from bot.app import build_channels, telegram_config, until_stopped
 from bot.channels.telegram.channel import TelegramChannel, TelegramConfig, split_message, telegram_id
-from bot.commands.runner import COMMANDS, Commands, menu
+from bot.commands.catalog import COMMANDS, menu
+from bot.commands.runner import Commands
 from bot.conversation.engine import Button, Engine, EngineConfig
 from bot.errors import ConfigError
 from bot.llm.port import ToolCall

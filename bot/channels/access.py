@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
 
-from bot.commands.runner import parse_command
+from bot.commands.catalog import parse_command
 from bot.texts import t
 from memory.errors import Expired, NotFound
 from memory.pairing import AccessStore, ApprovedUser, PairingRequest, normalize_code

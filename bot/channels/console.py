@@ -14,7 +14,8 @@ import uuid
 from collections.abc import Sequence
 from typing import TextIO
 
-from bot.commands.runner import Commands, Pressed
+from bot.commands.call import Pressed
+from bot.commands.runner import Commands
 from bot.conversation.engine import Engine, Incoming, Reply
 from bot.conversation.replies import Button, question_of
 from bot.texts import t

@@ -1,10 +1,9 @@
-"""/people: who mnemo knows from the user's life; rename, merge and (after a yes) forget a person."""
+"""/people and the people buttons: who mnemo knows from the user's life; rename, merge, forget (after a yes)."""
 from __future__ import annotations
 
-from collections.abc import Sequence
-
+from bot.commands.call import Call, Pressed
 from bot.conversation.prompt import clip
-from bot.conversation.replies import Answer, Button, Reply, item_id
+from bot.conversation.replies import Button, Reply, item_id
 from bot.learning import forgetting
 from bot.llm.port import LLM
 from bot.texts import t
@@ -61,15 +60,18 @@ async def listing(store: MemoryStore, scope: Scope, lang: str) -> Reply:
     return Reply(("\n".join(lines),), buttons=rows)
 
 
-def forget_question(person: Person, number: int, count: int, lang: str) -> tuple[str, tuple[tuple[Button, ...], ...]]:
-    """The yes/cancel question before a person is forgotten."""
+async def forget_question(store: MemoryStore, scope: Scope, person: Person, number: int,
+                          lang: str) -> tuple[str, tuple[tuple[Button, ...], ...]]:
+    """The yes/cancel question before a person is forgotten, with how many facts go with them."""
+    count = len(await store.people.facts(scope, person.id, 1000))
     text = t(lang, "people_forget_confirm", name=display_name(person), count=count)
     return text, ((Button(t(lang, "people_forget_yes"), f"people:forgetyes:{number}"),
                    Button(t(lang, "cancel"), "cancel")),)
 
 
-async def command(store: MemoryStore, scope: Scope, args: str, lang: str) -> Reply:
+async def people(call: Call, args: str) -> Reply:
     """/people, /people 3, /people Miriam, /people rename 3 Mia, /people merge 3 5, /people forget 3."""
+    store, scope, lang = call.store, call.scope, call.lang
     words = args.split()
     try:
         if not words:
@@ -86,8 +88,7 @@ async def command(store: MemoryStore, scope: Scope, args: str, lang: str) -> Rep
             return Reply((t(lang, "people_merged", name=display_name(merged), names=", ".join(merged.aliases)),))
         if verb in ("forget", "vergessen") and len(words) == 2 and (forgotten := item_id(words[1])) is not None:
             person = await by_number(store, scope, forgotten)
-            count = len(await store.people.facts(scope, person.id, 1000))
-            text, buttons = forget_question(person, forgotten, count, lang)
+            text, buttons = await forget_question(store, scope, person, forgotten, lang)
             return Reply((text,), buttons=buttons)
         return await details(store, scope, await find(store, scope, args), lang)
     except NotFound:
@@ -110,27 +111,27 @@ async def find(store: MemoryStore, scope: Scope, query: str) -> Person:
     raise NotFound(f"person {query!r}")
 
 
-async def press(store: MemoryStore, scope: Scope, parts: Sequence[str], lang: str, llm: LLM) -> Answer | None:
-    """Act on 'people:show|forget|forgetyes:<number>' within the presser's scope (NotFound for others' numbers).
+async def press(call: Call, fields: list[str]) -> Pressed | None:
+    """'people:show|forget|forgetyes:<number>' within the presser's scope (NotFound for others' numbers).
 
-    Forgetting a person also rewrites what was written about them (llm: the background model).
+    Forgetting a person also rewrites what was written about them (with the background model).
     """
-    if len(parts) != 3 or not parts[2].isdigit():
+    if len(fields) != 2 or not fields[1].isdigit():
         return None
-    person = await by_number(store, scope, int(parts[2]))
-    if parts[1] == "show":
+    store, scope, lang = call.store, call.scope, call.lang
+    person = await by_number(store, scope, int(fields[1]))
+    if fields[0] == "show":
         shown = await details(store, scope, person, lang)
-        return Answer("", shown.bubbles[0], shown.buttons)
-    if parts[1] == "forget":
-        text, buttons = forget_question(person, int(parts[2]), len(await store.people.facts(scope, person.id, 1000)),
-                                        lang)
-        return Answer("", text, buttons)
-    if parts[1] == "forgetyes":
-        return await forget(store, scope, person, lang, llm)
+        return Pressed("", shown.bubbles[0], shown.buttons)
+    if fields[0] == "forget":
+        text, buttons = await forget_question(store, scope, person, int(fields[1]), lang)
+        return Pressed("", text, buttons)
+    if fields[0] == "forgetyes":
+        return await forget(store, scope, person, lang, call.engine.background)
     return None
 
 
-async def forget(store: MemoryStore, scope: Scope, person: Person, lang: str, llm: LLM) -> Answer:
+async def forget(store: MemoryStore, scope: Scope, person: Person, lang: str, llm: LLM) -> Pressed:
     """Forget a person for good with their facts, then rewrite the diary, thoughts and the rest without them."""
     processing = audit.new_processing("forget")
     what = forgetting.of_person(person, await store.people.facts(scope, person.id, 1000, include_closed=True))
@@ -138,4 +139,4 @@ async def forget(store: MemoryStore, scope: Scope, person: Person, lang: str, ll
     copies = await forgetting.forget(store, llm, scope, what, processing=processing, reason="/people forget",
                                      final=True)
     done = forgetting.with_copies(t(lang, "people_forgotten", name=display_name(forgotten), count=count), copies, lang)
-    return Answer(done, done)
+    return Pressed(done, done)

@@ -1,28 +1,26 @@
-"""Reminders in the chat: a request becomes a reminder with a computed time, /reminders lists them, buttons act.
+"""Reminder requests in the chat, answered before the model: each becomes a reminder with a computed time.
 
-The time is never the model's guess: `scheduler.reminders.parse_reminder` computes it in the user's
+The time is never the model's guess: `scheduler.reminder_times.parse_reminder` computes it in the user's
 zone, and an unclear request is asked back once; the answer completes the request.
 """
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
-from bot.conversation.replies import Answer, Button, Reply
+from bot.conversation.replies import Button, Reply
 from bot.texts import t
 from memory.models import Scope
 from memory.reminders import StoredReminder
 from memory.store import MemoryStore
 from scheduler.reminder_times import (
-    SNOOZES,
     AskBack,
     Reminder,
     explicit_request,
     original_case,
     parse_reminder,
-    snooze_until,
 )
 
 MONTHS_EN = "Jan Feb Mar Apr May Jun Jul Aug Sep Oct Nov Dec".split()
@@ -90,40 +88,3 @@ class ReminderRequests:
         stored = await self.store.reminders.add(scope, original_case(parsed.text, source), parsed.due.timestamp(),
                                                 parsed.repeat, now=now.timestamp(), reason=text)
         return confirmation(stored, await self.store.numbers.of(scope, "reminder", stored.id), self.lang, zone)
-
-
-def _line(reminder: StoredReminder, number: int, lang: str, zone: ZoneInfo) -> str:
-    return f"#{number} {due_words(reminder.due_at.astimezone(zone), reminder.repeat, lang)} – {reminder.text}"
-
-
-async def listing(store: MemoryStore, scope: Scope, lang: str, zone: ZoneInfo) -> Reply:
-    """/reminders: the active reminders, soonest first, each with a delete button."""
-    zone = await user_zone(store, scope, zone)
-    active = await store.reminders.active(scope)
-    if not active:
-        return Reply((t(lang, "reminders_empty"),))
-    numbers = await store.numbers.of_many(scope, "reminder", [r.id for r in active])
-    lines = [t(lang, "reminders_head")] + [_line(r, numbers[r.id], lang, zone) for r in active]
-    rows = tuple((Button(t(lang, "reminder_delete_id", id=numbers[r.id]), f"rem:cancel:{numbers[r.id]}"),)
-                 for r in active[:10])
-    return Reply(("\n".join(lines),), buttons=rows)
-
-
-async def press(store: MemoryStore, scope: Scope, parts: Sequence[str], lang: str, zone: ZoneInfo,
-                now: float) -> Answer | None:
-    """Act on 'rem:cancel:<number>' or 'rem:snooze:<10m|1h|tomorrow>:<number>' in the presser's scope; None: not ours.
-
-    Raises NotFound when the scope has no reminder under the number (or it is no longer active, for cancel).
-    """
-    if len(parts) == 3 and parts[1] == "cancel" and parts[2].isdigit():
-        reminder = await store.reminders.cancel(scope, await store.numbers.item(scope, "reminder", int(parts[2])))
-        done = t(lang, "reminder_cancelled", text=reminder.text)
-        return Answer(done, done)
-    if len(parts) == 4 and parts[1] == "snooze" and parts[2] in SNOOZES and parts[3].isdigit():
-        zone = await user_zone(store, scope, zone)
-        reminder = await store.reminders.get(scope, await store.numbers.item(scope, "reminder", int(parts[3])))
-        until = snooze_until(parts[2], datetime.fromtimestamp(now, zone), reminder.due_at, zone)
-        snoozed = await store.reminders.snooze(scope, reminder.id, until.timestamp(), now=now)
-        notice = t(lang, "reminder_snoozed", when=due_words(snoozed.due_at.astimezone(zone), "", lang))
-        return Answer(notice, f"⏰ {reminder.text}\n{notice}")
-    return None

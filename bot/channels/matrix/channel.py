@@ -61,7 +61,9 @@ from bot.channels.matrix.outgoing import Outgoing, Shown
 from bot.channels.matrix.rooms import Received, Rooms, Route, from_inbox, inbox_payload
 from bot.channels.matrix.session import Session
 from bot.channels.streaming import LivePreview
-from bot.commands.runner import COMMANDS, Commands, Pressed, changes_memory, owner_of
+from bot.commands.call import Pressed
+from bot.commands.catalog import COMMANDS, changes_memory, owner_of
+from bot.commands.runner import Commands
 from bot.conversation.engine import Button, Engine, Incoming, Reply
 from bot.conversation.replies import Document, question_of
 from bot.errors import ConfigError, MatrixError

@@ -59,7 +59,9 @@ from bot.channels.telegram.messages import (
     telegram_id,
 )
 from bot.channels.telegram.polling import WATCHDOG, Poller, patiently, retry_seconds
-from bot.commands.runner import Commands, Pressed, menu, owner_of
+from bot.commands.call import Pressed
+from bot.commands.catalog import menu, owner_of
+from bot.commands.runner import Commands
 from bot.conversation.engine import Button, Engine, Incoming, Reply
 from bot.errors import ConfigError
 from bot.texts import t

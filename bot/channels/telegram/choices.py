@@ -18,7 +18,7 @@ from telegram.error import BadRequest, TelegramError
 
 from bot.channels.telegram.messages import keyboard
 from bot.channels.telegram.polling import patiently
-from bot.commands.runner import changes_memory
+from bot.commands.catalog import changes_memory
 from bot.conversation.engine import Engine
 from bot.conversation.replies import Button, question_of
 from memory.choices import Choice

@@ -1,0 +1,70 @@
+"""The user's account: /settings, /export and /deleteme, and the deleteme button."""
+from __future__ import annotations
+
+import json
+
+from bot.admin.analysis_report import delete_reports_about
+from bot.commands.call import Call, Pressed
+from bot.conversation.replies import Button, Document, Reply
+from memory.preferences import parse_value
+
+# Words a user may type in /settings, German and English, and the preference each one sets.
+SETTING_KEYS = {"diary": "diary_time", "tagebuch": "diary_time", "reflection": "reflection_time",
+                "nachdenken": "reflection_time", "hours": "active_hours", "stunden": "active_hours",
+                "zeiten": "active_hours", "checkins": "checkins", "check-ins": "checkins",
+                "nachfragen": "checkins"}
+# What a preference's value must look like, as a text key (a wrong value is answered with it).
+SETTING_EXPECTS = {"diary_push": "settings_expect_onoff", "checkins": "settings_expect_onoff",
+                   "diary_time": "settings_expect_time", "reflection_time": "settings_expect_time",
+                   "active_hours": "settings_expect_hours"}
+SWITCH_WORDS = ("on", "an", "off", "aus")  # '/settings diary aus', '/diary aus'
+
+
+async def settings(call: Call, args: str) -> Reply:
+    """/settings: the user's times and switches; /settings WORD VALUE: change one (the jobs follow)."""
+    words = args.split()
+    if len(words) >= 2:
+        key = SETTING_KEYS.get(words[0].lower())
+        value = " ".join(words[1:])
+        if key == "diary_time" and value.lower() in SWITCH_WORDS:
+            key = "diary_push"
+        if key is None:
+            return Reply((call.t("settings_usage"),))
+        try:
+            parsed = parse_value(key, value)
+        except ValueError:
+            return Reply((call.t("settings_bad", expected=call.t(SETTING_EXPECTS[key])),))
+        await call.store.preferences.set(call.scope, key, parsed)
+        if call.scheduler is not None:
+            await call.scheduler.sync_jobs()
+        head = call.t("settings_saved")
+    else:
+        head = call.t("settings_head")
+    p = await call.store.preferences.get(call.scope)
+    onoff = {True: call.t("on"), False: call.t("off")}
+    shown = call.t("settings_lines", diary=p.diary_time, push=onoff[p.diary_push], reflection=p.reflection_time,
+                   hours=p.active_hours, checkins=onoff[p.checkins])
+    return Reply(("\n".join([head, shown, call.t("settings_usage")]),))
+
+
+async def export(call: Call, args: str) -> Reply:
+    """/export: everything stored about the user, as a JSON file."""
+    data = await call.store.export(call.scope)
+    body = json.dumps(data, ensure_ascii=False, indent=2).encode("utf-8")
+    return Reply((call.t("export_ready"),), document=Document("mnemo-export.json", body))
+
+
+async def deleteme(call: Call, args: str) -> Reply:
+    """/deleteme: the question before everything about the user goes."""
+    return Reply((call.t("deleteme_confirm"),),
+                 buttons=((Button(call.t("deleteme_yes"), "deleteme:yes"), Button(call.t("cancel"), "cancel")),))
+
+
+async def press_deleteme(call: Call, fields: list[str]) -> Pressed | None:
+    """'deleteme:yes': delete everything about the user, with the outside reports that quote them."""
+    if fields != ["yes"]:
+        return None
+    async with call.engine.learning_paused(call.scope):
+        await call.store.delete_scope(call.scope)
+    delete_reports_about(call.store.db.path.parent, call.scope.user_id)  # `mnemo analyse` quoted them
+    return Pressed(call.t("deleteme_done"), call.t("deleteme_done"))

@@ -1,0 +1,47 @@
+"""What a command's or button's handler is given (`Call`) and what a button press answers (`Pressed`)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from zoneinfo import ZoneInfo
+
+from bot.conversation.engine import Engine
+from bot.conversation.replies import Button
+from bot.texts import t
+from memory.models import Scope
+from memory.store import MemoryStore
+from scheduler.service import Scheduler
+
+
+@dataclass(frozen=True)
+class Call:
+    """One command or press: the scope it acts in (never another), the user's language, and what it may use."""
+
+    engine: Engine
+    scheduler: Scheduler | None  # None until the scheduler runs (and in tests without one)
+    scope: Scope
+    lang: str
+
+    @property
+    def store(self) -> MemoryStore:
+        """The memory store the engine works on."""
+        return self.engine.store
+
+    @property
+    def zone(self) -> ZoneInfo:
+        """The deployment's time zone."""
+        return self.engine.config.zone
+
+    def t(self, key: str, **values: object) -> str:
+        """The text `key` in the user's language."""
+        return t(self.lang, key, **values)
+
+
+@dataclass(frozen=True)
+class Pressed:
+    """What a button press does: a short notice, and optionally a new text/buttons for its message."""
+
+    notice: str
+    text: str | None = None
+    buttons: tuple[tuple[Button, ...], ...] = ()
+    closes: tuple[str, ...] = ()  # questions this press decided ('rule:12'): their other buttons go too
+    stale: bool = False  # the pressed buttons are no longer valid (done, or their item is gone): take them away

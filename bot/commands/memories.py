@@ -1,0 +1,177 @@
+"""What mnemo remembers about the user: /memories, /forget, /why and /undo, and the mem, forget and why buttons."""
+from __future__ import annotations
+
+from bot.commands.call import Call, Pressed
+from bot.commands.relationship_view import describe_change
+from bot.conversation.prompt import clip
+from bot.conversation.replies import Button, Reply, item_id
+from bot.learning import forgetting
+from bot.learning.why import explain
+from bot.texts import TEXTS, t
+from memory import audit
+from memory.errors import NotFound
+from memory.models import AuditEntry, SearchHit
+from memory.numbers import Kind
+from memory.undo import is_final, latest_processing, undo_latest
+
+PAGE = 10
+
+# Audit item types whose items carry the user's own numbers (#3), and the kind of number.
+NUMBERED: dict[str, Kind] = {"note": "note", "rule": "rule", "reminder": "reminder", "person": "person"}
+
+
+async def keyword_search(call: Call, words: str, k: int) -> list[SearchHit]:
+    """Notes about what the person typed: those holding the words, or close in meaning above the chat's floor."""
+    return await call.store.search(call.scope, words, ("note",), k=k, min_cosine=call.engine.floor, words_pass=True)
+
+
+async def memories(call: Call, args: str) -> Reply:
+    """/memories: a page of notes; /memories WORDS: the notes about them."""
+    if not args:
+        return await page(call, 0)
+    hits = await keyword_search(call, args, PAGE)
+    if not hits:
+        return Reply((call.t("memories_none_found"),))
+    numbers = await call.store.numbers.of_many(call.scope, "note", [h.item_id for h in hits])
+    lines = [call.t("memories_found")] + [f"#{numbers[h.item_id]} {clip(h.text, 200)}" for h in hits]
+    return Reply(("\n".join(lines),))
+
+
+async def page(call: Call, offset: int) -> Reply:
+    """One page of notes, newest first, with paging buttons."""
+    store, scope = call.store, call.scope
+    total = await store.notes.count(scope)
+    if total == 0:
+        return Reply((call.t("memories_empty"),))
+    offset = max(0, min(offset, (total - 1) // PAGE * PAGE))
+    notes = await store.notes.list(scope, limit=PAGE, offset=offset)
+    numbers = await store.numbers.of_many(scope, "note", [n.id for n in notes])
+    head = call.t("memories_head", first=offset + 1, last=offset + len(notes), total=total)
+    lines = [head] + [f"#{numbers[n.id]} {clip(n.text, 200)}" for n in notes]
+    row = []
+    if offset > 0:
+        row.append(Button(call.t("back"), f"mem:{offset - PAGE}"))
+    if offset + PAGE < total:
+        row.append(Button(call.t("next"), f"mem:{offset + PAGE}"))
+    return Reply(("\n".join(lines),), buttons=(tuple(row),) if row else ())
+
+
+async def turn_page(call: Call, fields: list[str]) -> Pressed | None:
+    """'mem:<offset>': show that page in the message."""
+    if len(fields) != 1 or not fields[0].lstrip("-").isdigit():
+        return None
+    shown = await page(call, int(fields[0]))
+    return Pressed("", shown.bubbles[0], shown.buttons)
+
+
+async def forget(call: Call, args: str) -> Reply:
+    """/forget 3 or /forget WORDS: the note(s) to forget, each behind a button (nothing goes without a press)."""
+    if not args:
+        return Reply((call.t("forget_usage"),))
+    store, scope = call.store, call.scope
+    cancel = Button(call.t("cancel"), "cancel")
+    if (number := item_id(args)) is not None:
+        try:
+            note = await store.notes.get(scope, await store.numbers.item(scope, "note", number))
+        except NotFound:
+            return Reply((call.t("memories_none_found"),))
+        return Reply((f"{call.t('forget_confirm')}\n#{number} {note.text}",),
+                     buttons=((Button(call.t("forget"), f"forget:{number}"), cancel),))
+    hits = await keyword_search(call, args, 3)
+    if not hits:
+        return Reply((call.t("memories_none_found"),))
+    numbers = await store.numbers.of_many(scope, "note", [h.item_id for h in hits])
+    lines = [call.t("forget_pick")] + [f"#{numbers[h.item_id]} {clip(h.text, 200)}" for h in hits]
+    rows = tuple((Button(f"{call.t('forget')} #{numbers[h.item_id]}", f"forget:{numbers[h.item_id]}"),)
+                 for h in hits)
+    return Reply(("\n".join(lines),), buttons=rows + ((cancel,),))
+
+
+async def press_forget(call: Call, fields: list[str]) -> Pressed | None:
+    """'forget:<number>': delete the note for good, then rewrite what was written from it."""
+    if len(fields) != 1 or not fields[0].isdigit():
+        return None
+    note_id = await call.store.numbers.item(call.scope, "note", int(fields[0]))
+    async with call.engine.learning_paused(call.scope):
+        processing = audit.new_processing("forget")
+        note = await call.store.notes.erase(call.scope, note_id, reason="/forget")
+        copies = await forgetting.forget(call.store, call.engine.background, call.scope,
+                                         forgetting.Forgotten((note.text,)), processing=processing, reason="/forget",
+                                         final=True)
+    done = forgetting.with_copies(call.t("forget_done", text=clip(note.text, 200)), copies, call.lang)
+    return Pressed(done, done)
+
+
+async def why(call: Call, args: str) -> Reply:
+    """/why 3, /why WORDS or /why (the notes of the last answer): where mnemo knows it from."""
+    if (number := item_id(args)) is not None:
+        try:
+            ids = [await call.store.numbers.item(call.scope, "note", number)]
+        except NotFound:
+            ids = []
+    elif args:
+        ids = [h.item_id for h in await keyword_search(call, args, 3)]
+    else:
+        ids = await call.engine.last_notes(call.scope)
+    return await explain(call.store, call.scope, ids, call.lang, call.zone)
+
+
+async def press_why(call: Call, fields: list[str]) -> Pressed | None:
+    """'why:wrong|old:<number>': close a note the person called wrong or outdated; a wrong one leaves its copies too."""
+    if len(fields) != 2 or fields[0] not in ("wrong", "old") or not fields[1].isdigit():
+        return None
+    store, scope = call.store, call.scope
+    note_id = await store.numbers.item(scope, "note", int(fields[1]))
+    if (await store.notes.get(scope, note_id)).valid_to is not None:
+        return Pressed(call.t("button_stale"), stale=True)
+    processing = audit.new_processing("why")
+    reason = "why: wrong" if fields[0] == "wrong" else "why: outdated"
+    note = await store.notes.close(scope, note_id, processing=processing, reason=reason)
+    done = call.t("why_closed", text=clip(note.text, 200))
+    if fields[0] == "wrong":  # undoable: not final
+        copies = await forgetting.forget(store, call.engine.background, scope, forgetting.Forgotten((note.text,)),
+                                         processing=processing, reason=reason, final=False)
+        done = forgetting.with_copies(done, copies, call.lang)
+    return Pressed(done, done)
+
+
+def _item_text(entry: AuditEntry) -> str:
+    item = entry.before or entry.after or {}
+    return clip(str(item.get("text") or item.get("summary") or item.get("value") or item.get("name")
+                    or item.get("status") or ""), 120)
+
+
+def undo_line(entry: AuditEntry, number: int | None, lang: str) -> str:
+    """One line of /undo in the user's language: '• Notiz #3 gelöscht: Anna mag Tee'."""
+    item = f"undo_item_{entry.item_type}" if f"undo_item_{entry.item_type}" in TEXTS else "undo_item_other"
+    action = f"undo_action_{entry.action}" if f"undo_action_{entry.action}" in TEXTS else "undo_action_other"
+    text = _item_text(entry)
+    return t(lang, "undo_line", item=t(lang, item), number=f" #{number}" if number else "",
+             action=t(lang, action), text=f": {text}" if text else "")
+
+
+async def undo(call: Call, args: str) -> Reply:
+    """/undo: take back the last change to memory and say what came back."""
+    scope = call.scope
+    numbers = await _numbers_of(call, await latest_processing(call.store, scope))  # what is there now
+    entries = await undo_latest(call.store, scope)
+    if not entries:
+        return Reply((call.t("undo_nothing"),))
+    restored = [e for e in entries if not is_final(e)]
+    if not restored:
+        return Reply((call.t("undo_final"),))
+    numbers |= await _numbers_of(call, restored)  # what is back now (the same number as before)
+    lines = [call.t("undo_done")] + [
+        describe_change(call.lang, e, call.zone) if e.item_type == "relationship"
+        else undo_line(e, numbers.get((e.item_type, e.item_id or 0)), call.lang) for e in restored]
+    return Reply(("\n".join(lines),))
+
+
+async def _numbers_of(call: Call, entries: list[AuditEntry]) -> dict[tuple[str, int], int]:
+    """The user's numbers of the numbered items that audit entries name, where the item exists (or did)."""
+    found: dict[tuple[str, int], int] = {}
+    for item_type, kind in NUMBERED.items():
+        ids = [e.item_id for e in entries if e.item_type == item_type and e.item_id is not None]
+        found |= {(item_type, i): n for i, n in (await call.store.numbers.of_many(call.scope, kind, ids)).items()}
+    return found
+
