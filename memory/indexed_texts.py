@@ -5,7 +5,6 @@ from typing import Any, ClassVar, Generic, TypeVar
 
 from memory import audit
 from memory.db import Database, Tx
-from memory.errors import NotFound
 from memory.index import SearchIndex
 from memory.models import Scope, Source
 
@@ -55,10 +54,8 @@ class IndexedTexts(Generic[T]):
         vector = (await self.index.embed([text]))[0] if text else None
         processing = processing or audit.new_processing("edit")
         async with self.db.transaction() as tx:
-            row = await tx.fetchone(f"SELECT {self.columns}, doc_id FROM {self.table} WHERE id = ? AND scope_id = ?",
-                                    (item_id, scope.id))
-            if row is None:
-                raise NotFound(f"{self.source} {item_id}")
+            row = await tx.scoped_row(self.table, f"{self.columns}, doc_id", scope.id, item_id,
+                                      f"{self.source} {item_id}")
             before, doc_id = self.make(row[:-1]), row[-1]
             after = None
             if vector is not None:

@@ -6,7 +6,6 @@ from typing import Any
 
 from memory import audit
 from memory.db import Database
-from memory.errors import NotFound
 from memory.models import LearnedRule, Scope, ts
 
 
@@ -31,10 +30,8 @@ class Rules:
     async def get(self, scope: Scope, rule_id: int) -> LearnedRule:
         """One rule of this scope, or NotFound."""
         async with self.db.reading() as tx:
-            r = await tx.fetchone("SELECT id, text, status, created_at FROM learned_rules"
-                                  " WHERE id = ? AND scope_id = ?", (rule_id, scope.id))
-        if r is None:
-            raise NotFound(f"rule {rule_id}")
+            r = await tx.scoped_row("learned_rules", "id, text, status, created_at", scope.id, rule_id,
+                                    f"rule {rule_id}")
         return LearnedRule(r[0], r[1], r[2], ts(r[3]))  # type: ignore[arg-type]
 
     async def pending(self, scope: Scope) -> LearnedRule | None:

@@ -12,7 +12,6 @@ import numpy as np
 
 from memory import audit, erasure
 from memory.db import Database, Tx
-from memory.errors import NotFound
 from memory.index import SearchIndex
 from memory.models import Note, NoteWrite, Scope, ts
 from memory.search_text import content_hash, normalize
@@ -110,9 +109,7 @@ class Notes:
     async def get(self, scope: Scope, note_id: int) -> Note:
         """One note of this scope, or NotFound."""
         async with self.db.reading() as tx:
-            row = await tx.fetchone(f"SELECT {_COLUMNS} FROM notes WHERE id = ? AND scope_id = ?", (note_id, scope.id))
-        if row is None:
-            raise NotFound(f"note {note_id}")
+            row = await tx.scoped_row("notes", _COLUMNS, scope.id, note_id, f"note {note_id}")
         return _note(row)
 
     async def list(

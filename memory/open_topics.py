@@ -64,10 +64,7 @@ class Topics:
         """Take a topic off the list: dropped and audited (undoable), or with `final` deleted without its text."""
         processing = processing or audit.new_processing("topic")
         async with self.db.transaction() as tx:
-            row = await tx.fetchone("SELECT status FROM open_topics WHERE id = ? AND scope_id = ?",
-                                    (topic_id, scope.id))
-            if row is None:
-                raise NotFound(f"topic {topic_id}")
+            row = await tx.scoped_row("open_topics", "status", scope.id, topic_id, f"topic {topic_id}")
             if final:
                 await tx.execute("DELETE FROM open_topics WHERE id = ?", (topic_id,))
                 await audit.record(tx, scope.id, processing, audit.ERASE, "topic", topic_id, reason=reason)

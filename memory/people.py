@@ -121,10 +121,8 @@ class People:
     async def get(self, scope: Scope, person_id: int) -> Person:
         """One current person of this scope, or NotFound."""
         async with self.db.reading() as tx:
-            row = await tx.fetchone(f"SELECT {_COLS} FROM people WHERE id = ? AND scope_id = ? AND valid_to IS NULL",
-                                    (person_id, scope.id))
-        if row is None:
-            raise NotFound(f"person {person_id}")
+            row = await tx.scoped_row("people", _COLS, scope.id, person_id, f"person {person_id}",
+                                      " AND valid_to IS NULL")
         return _person(row)
 
     async def observe(self, scope: Scope, draft: PersonDraft, *, processing: str, reason: str = "",

@@ -7,10 +7,11 @@ from typing import Any
 
 from memory import audit
 from memory.db import Database
-from memory.errors import NotFound
 from memory.index import SearchIndex
 from memory.indexed_texts import insert_indexed
 from memory.models import ProfileEntry, Scope, ts
+
+_PENDING_COLS = "id, category, key, value"
 
 
 class Profile:
@@ -78,17 +79,15 @@ class Profile:
     async def pending(self, scope: Scope) -> PendingProfile | None:
         """The oldest profile fact waiting for a yes, if any."""
         async with self.db.reading() as tx:
-            row = await tx.fetchone("SELECT id, category, key, value FROM pending_profile WHERE scope_id = ?"
+            row = await tx.fetchone(f"SELECT {_PENDING_COLS} FROM pending_profile WHERE scope_id = ?"
                                     " ORDER BY id LIMIT 1", (scope.id,))
         return PendingProfile(*row) if row else None
 
     async def pending_fact(self, scope: Scope, pending_id: int) -> PendingProfile:
         """One profile fact waiting for a yes, or NotFound."""
         async with self.db.reading() as tx:
-            row = await tx.fetchone("SELECT id, category, key, value FROM pending_profile WHERE id = ?"
-                                    " AND scope_id = ?", (pending_id, scope.id))
-        if row is None:
-            raise NotFound(f"pending profile fact {pending_id}")
+            row = await tx.scoped_row("pending_profile", _PENDING_COLS, scope.id, pending_id,
+                                      f"pending profile fact {pending_id}")
         return PendingProfile(*row)
 
     async def is_pending(self, scope: Scope, pending_id: int) -> bool:
@@ -101,10 +100,8 @@ class Profile:
     async def decide(self, scope: Scope, pending_id: int, accept: bool) -> PendingProfile:
         """Store the pending fact (yes) or drop it (no); NotFound when it is not waiting any more."""
         async with self.db.transaction() as tx:
-            row = await tx.fetchone("SELECT id, category, key, value FROM pending_profile"
-                                    " WHERE id = ? AND scope_id = ?", (pending_id, scope.id))
-            if row is None:
-                raise NotFound(f"pending profile fact {pending_id}")
+            row = await tx.scoped_row("pending_profile", _PENDING_COLS, scope.id, pending_id,
+                                      f"pending profile fact {pending_id}")
             await tx.execute("DELETE FROM pending_profile WHERE id = ?", (pending_id,))
         fact = PendingProfile(*row)
         if accept:
@@ -115,10 +112,8 @@ class Profile:
                      reason: str = "") -> ProfileEntry:
         """Delete an entry with its index entries."""
         async with self.db.transaction() as tx:
-            row = await tx.fetchone(f"SELECT {self._COLS}, doc_id FROM profile_entries WHERE id = ? AND scope_id = ?",
-                                    (entry_id, scope.id))
-            if row is None:
-                raise NotFound(f"profile entry {entry_id}")
+            row = await tx.scoped_row("profile_entries", f"{self._COLS}, doc_id", scope.id, entry_id,
+                                      f"profile entry {entry_id}")
             if row[-1] is not None:
                 await self.index.remove(tx, row[-1])
             await tx.execute("DELETE FROM profile_entries WHERE id = ?", (entry_id,))

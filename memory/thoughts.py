@@ -5,7 +5,6 @@ import time
 from typing import Any
 
 from memory import audit
-from memory.errors import NotFound
 from memory.indexed_texts import IndexedTexts, insert_indexed
 from memory.models import Scope, Thought, ts
 
@@ -36,10 +35,8 @@ class Thoughts(IndexedTexts[Thought]):
                      reason: str = "") -> Thought:
         """Delete a thought with its index entries."""
         async with self.db.transaction() as tx:
-            row = await tx.fetchone("SELECT id, text, origin, created_at, doc_id FROM thoughts"
-                                    " WHERE id = ? AND scope_id = ?", (thought_id, scope.id))
-            if row is None:
-                raise NotFound(f"thought {thought_id}")
+            row = await tx.scoped_row("thoughts", f"{self.columns}, doc_id", scope.id, thought_id,
+                                      f"thought {thought_id}")
             if row[4] is not None:
                 await self.index.remove(tx, row[4])
             await tx.execute("DELETE FROM thoughts WHERE id = ?", (thought_id,))
