@@ -5,7 +5,7 @@ import time
 from typing import Any
 
 from memory import audit
-from memory.indexed_texts import IndexedTexts, insert_indexed
+from memory.indexed_texts import IndexedTexts
 from memory.models import DiaryEntry, Scope, ts
 
 
@@ -22,12 +22,9 @@ class Diary(IndexedTexts[DiaryEntry]):
         self, scope: Scope, day: str, text: str, *, processing: str | None = None, created_at: float | None = None,
     ) -> DiaryEntry:
         """Store and index one entry."""
-        vector = (await self.index.embed([text]))[0]
         now = time.time() if created_at is None else created_at
-        async with self.db.transaction() as tx:
-            item_id = await insert_indexed(tx, self.index, scope, "diary_entries", "diary",
-                                           {"day": day, "text": text, "created_at": now},
-                                           text, vector, now, processing or audit.new_processing("diary"), "diary")
+        item_id = await self.insert(scope, text, {"day": day, "text": text, "created_at": now}, now,
+                                    processing or audit.new_processing("diary"), "diary")
         return DiaryEntry(item_id, day, text, ts(now))  # type: ignore[arg-type]
 
     async def count(self, scope: Scope) -> int:

@@ -37,6 +37,14 @@ class IndexedTexts(Generic[T]):
     def __init__(self, db: Database, index: SearchIndex) -> None:
         self.db, self.index = db, index
 
+    async def insert(self, scope: Scope, text: str, values: dict[str, Any], now: float, processing: str,
+                     reason: str) -> int:
+        """Store and index one item (its row holds `values`), audited; its id."""
+        vector = (await self.index.embed([text]))[0]
+        async with self.db.transaction() as tx:
+            return await insert_indexed(tx, self.index, scope, self.table, self.source, values, text, vector, now,
+                                        processing, reason)
+
     def make(self, row: Any) -> T:
         """The item of a row of `columns`."""
         raise NotImplementedError

@@ -5,7 +5,7 @@ import time
 from typing import Any
 
 from memory import audit
-from memory.indexed_texts import IndexedTexts, insert_indexed
+from memory.indexed_texts import IndexedTexts
 from memory.models import Scope, Thought, ts
 
 
@@ -23,12 +23,9 @@ class Thoughts(IndexedTexts[Thought]):
         created_at: float | None = None,
     ) -> Thought:
         """Store and index a thought."""
-        vector = (await self.index.embed([text]))[0]
         now = time.time() if created_at is None else created_at
-        async with self.db.transaction() as tx:
-            item_id = await insert_indexed(tx, self.index, scope, "thoughts", "thought",
-                                           {"text": text, "origin": origin, "created_at": now},
-                                           text, vector, now, processing or audit.new_processing("thought"), origin)
+        item_id = await self.insert(scope, text, {"text": text, "origin": origin, "created_at": now}, now,
+                                    processing or audit.new_processing("thought"), origin)
         return Thought(item_id, text, origin, ts(now))  # type: ignore[arg-type]
 
     async def delete(self, scope: Scope, thought_id: int, *, processing: str | None = None,
