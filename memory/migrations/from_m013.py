@@ -146,7 +146,7 @@ async def m020_fts_scope_rowids(tx: Tx) -> None:
     Since m017 a MATCH found one user's documents through a `scope` token; FTS5 still walked every
     user's entries of each query term to intersect them with it. A rowid range lets FTS5 seek to the
     scope's part of each term's list instead (measured in docs/benchmarks.md; the cost no longer grows
-    with the other users' memories). `memory.index.scope_range` computes the same range. Document
+    with the other users' memories). `memory.retrievers.scope_range` computes the same range. Document
     ids must stay below 2**32 (four billion) and scope ids below 2**31; every search also checks the
     document's scope. The keys are read from the view `docs_fts`, which FTS5 only scans whole
     (rebuild, integrity-check).
