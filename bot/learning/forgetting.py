@@ -22,8 +22,7 @@ from bot.errors import LLMBadOutput, LLMError
 from bot.llm.port import LLM, ChatMessage, SystemBlock
 from bot.texts import t
 from memory.errors import NotFound
-from memory.models import Note, OpenTopic, Scope
-from memory.people import Person
+from memory.models import Note, OpenTopic, Person, Scope
 from memory.relationship import LIST_FIELDS, Relationship
 from memory.search_text import COMMON_SHARE, content_words, stem
 from memory.store import MemoryStore
