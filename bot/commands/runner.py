@@ -20,7 +20,8 @@ from bot.conversation.replies import Answer, item_id, well_formed
 from bot.errors import LLMBadOutput, LLMError
 from bot.learning import forgetting
 from bot.learning.why import explain
-from bot.texts import TEXTS, profile_key, t
+from bot.profile_keys import profile_key
+from bot.texts import TEXTS, t
 from memory import audit
 from memory.errors import NotFound
 from memory.models import AuditEntry, Scope, SearchHit

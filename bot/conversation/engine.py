@@ -22,14 +22,14 @@ from bot.conversation.questions import OpenQuestion, OpenQuestions, question_exp
 from bot.conversation.ratelimit import RateLimiter
 from bot.conversation.reminder_requests import ReminderRequests
 from bot.conversation.replies import Button, Document, Incoming, Reply
-from bot.conversation.safety import signals_crisis
+from bot.conversation.safety import crisis_help, signals_crisis
 from bot.conversation.tools import ToolContext
 from bot.conversation.turn import ANSWERED_BEFORE, CRISIS_SCAN_CHARS, Step, Turn, check_input, own_words
 from bot.errors import LLMError
 from bot.learning.corrections import Change, correct, describe, looks_like_correction, propose_rule
 from bot.learning.why import asks_why, explain
 from bot.llm.port import LLM, OnText
-from bot.texts import crisis_help, t
+from bot.texts import t
 from memory.embedder import calibration
 from memory.models import Message, Scope
 from memory.store import MemoryStore

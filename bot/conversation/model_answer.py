@@ -10,10 +10,9 @@ from zoneinfo import ZoneInfo
 from bot.conversation.config import EngineConfig
 from bot.conversation.markers import Marker, preview_text, split_markers
 from bot.conversation.prompt import PromptContext, build_prompt, own_questions, quote
-from bot.conversation.safety import signals_crisis
+from bot.conversation.safety import crisis_help, signals_crisis
 from bot.conversation.tools import SAFE_TOOLS, TOOLS, ToolContext, recall, run_tool
 from bot.llm.port import LLM, ChatMessage, OnText, SystemBlock
-from bot.texts import crisis_help
 from memory.models import Scope
 from memory.store import MemoryStore
 

@@ -12,7 +12,8 @@ from bot.conversation.bubbles import split_bubbles
 from bot.conversation.consent import yes_or_no
 from bot.conversation.replies import Button, Reply
 from bot.conversation.turn import Turn, own_words
-from bot.texts import profile_key, t
+from bot.profile_keys import profile_key
+from bot.texts import t
 from memory.errors import NotFound
 from memory.models import Scope
 from memory.pairing import is_group_scope
