@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from memory import search_text as textmod
+from memory import search_text
 from memory.db import Database, Tx
 from memory.embedder import Embedder, Purpose
 from memory.errors import EmbeddingFailed, ModelMismatch
@@ -83,7 +83,7 @@ class SearchIndex:
 
     async def embed(self, texts: Sequence[str], purpose: Purpose = "document") -> np.ndarray:
         """Embed texts off the event loop; a text already embedded by this model is never embedded again."""
-        hashes = [textmod.content_hash(t) for t in texts]
+        hashes = [search_text.content_hash(t) for t in texts]
         found: dict[str, np.ndarray] = {}
         if purpose == "query":
             found = {h: self._queries[h] for h in hashes if h in self._queries}
@@ -135,7 +135,7 @@ class SearchIndex:
         doc_id = await tx.execute(
             "INSERT INTO docs(scope_id, source, item_id, text, content_hash, importance, created_at)"
             " VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (scope_id, source, item_id, text, textmod.content_hash(text), importance, created_at),
+            (scope_id, source, item_id, text, search_text.content_hash(text), importance, created_at),
         )
         await tx.execute(
             "INSERT INTO vec_docs(doc_id, scope_id, source, created_at, embedding) VALUES (?, ?, ?, ?, ?)",
@@ -147,7 +147,7 @@ class SearchIndex:
         """Replace a document's text and vector (and importance, when given)."""
         await tx.execute(
             "UPDATE docs SET text = ?, content_hash = ?, importance = COALESCE(?, importance) WHERE id = ?",
-            (text, textmod.content_hash(text), importance, doc_id),
+            (text, search_text.content_hash(text), importance, doc_id),
         )
         await tx.execute("UPDATE vec_docs SET embedding = ? WHERE doc_id = ?",
                          (_blob(vector, self.embedder.dim), doc_id))
@@ -206,12 +206,12 @@ class SearchIndex:
         """Collect each retriever's candidates with all their raw signals (retrievers weighted 0 are skipped)."""
         now = time.time() if now is None else now
         where = Where(scope_id, tuple(sources), window)
-        periods = textmod.named_periods(query)
+        periods = search_text.named_periods(query)
         async with self.db.reading() as tx:
             lexical_on = self.weights.words > 0 or self.weights.trigram > 0
-            words = textmod.content_words(query)[:MAX_QUERY_WORDS] if lexical_on else []
+            words = search_text.content_words(query)[:MAX_QUERY_WORDS] if lexical_on else []
             size, counts = await scope_counts(tx, words, where)
-            words = textmod.distinctive(words, counts, size)
+            words = search_text.distinctive(words, counts, size)
             if size >= self.aside_from_docs:
                 # The vector search (the longest statement) runs on the second connection meanwhile.
                 cosines, lexical = await asyncio.gather(self._knn_aside(qvec, where),
@@ -242,20 +242,20 @@ class SearchIndex:
         out: dict[str, dict[int, float]] = {"fts_words": {}, "fts_trigram": {}}
         if self.weights.words > 0 and words:
             out["fts_words"] = await self._words(tx, words, where, total)
-        if self.weights.trigram > 0 and (stems := textmod.trigram_stems(words)):
+        if self.weights.trigram > 0 and (stems := search_text.trigram_stems(words)):
             out["fts_trigram"] = await self._trigram(tx, stems, where, total)
         return out
 
     async def _words(self, tx: Tx, words: list[str], where: Where, total: int) -> dict[int, float]:
         """bm25 of the scope's documents that hold a query word, and more for each two-word phrase of the
-        query they hold, from the scope's own statistics (`textmod.matched_bm25`).
+        query they hold, from the scope's own statistics (`search_text.matched_bm25`).
 
         FTS5's bm25() would count every term over all users' documents first (0.6 ms of a 6 ms search
         at 100k notes over 100 users), and let one user's memory change how another's is ranked. So
         the word index only finds the scope's documents with each word and phrase here, unranked.
         Each counts once per document: notes are a sentence or two, where a word rarely repeats.
         """
-        terms = [*words, *textmod.word_pairs(words)]
+        terms = [*words, *search_text.word_pairs(words)]
         parts = [matching("fts_words", "?, d.id, length(d.text)", where, f'"{term}"', term) for term in terms]
         rows = await tx.fetchall(" UNION ALL ".join(sql for sql, _ in parts),
                                  [arg for _, args in parts for arg in args])
@@ -264,7 +264,7 @@ class SearchIndex:
         holding: dict[str, dict[int, int]] = {}
         for term, doc, length in rows:
             holding.setdefault(term, {})[doc] = length
-        scores = textmod.matched_bm25(holding, total, await self._mean_length(tx, where, total))
+        scores = search_text.matched_bm25(holding, total, await self._mean_length(tx, where, total))
         return best(scores)
 
     async def _trigram(self, tx: Tx, stems: list[str], where: Where, total: int) -> dict[int, float]:
@@ -272,14 +272,14 @@ class SearchIndex:
 
         FTS5's bm25() counts every phrase over the whole table, all users' documents, before it ranks
         one user's matches; for trigram phrases that was most of a search's time at 100k notes over 100
-        users. So the trigram index only finds the scope's matches here, and `textmod.bm25` scores them
+        users. So the trigram index only finds the scope's matches here, and `search_text.bm25` scores them
         with the scope's document count and mean length (the same formula, k1 1.2, b 0.75).
         """
-        rows = await tx.fetchall(*matching("fts_trigram", "d.id, d.text", where, textmod.any_of(stems)))
+        rows = await tx.fetchall(*matching("fts_trigram", "d.id, d.text", where, search_text.any_of(stems)))
         if not rows:
             return {}
         mean_length = await self._mean_length(tx, where, total)
-        scores = textmod.bm25(stems, {doc: text for doc, text in rows}, total, mean_length)
+        scores = search_text.bm25(stems, {doc: text for doc, text in rows}, total, mean_length)
         return best(scores)
 
     async def _mean_length(self, tx: Tx, where: Where, total: int) -> float:
