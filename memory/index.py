@@ -157,6 +157,12 @@ class SearchIndex:
         await tx.execute("DELETE FROM vec_docs WHERE doc_id = ?", (doc_id,))
         await tx.execute("DELETE FROM docs WHERE id = ?", (doc_id,))
 
+    async def remove_doc_of(self, tx: Tx, table: str, item_id: int) -> None:
+        """Delete the document of one row of `table`, if it has one, with its vector and full-text entries."""
+        row = await tx.fetchone(f"SELECT doc_id FROM {table} WHERE id = ?", (item_id,))
+        if row and row[0] is not None:
+            await self.remove(tx, row[0])
+
     async def nearest(self, scope_id: int, vector: np.ndarray, source: Source,
                       k: int = 5) -> list[tuple[int, int, float]]:
         """(doc_id, item_id, cosine) of the k nearest documents of one source in one scope."""

@@ -165,9 +165,7 @@ class Notes:
         before = await self.get(scope, note_id)
         processing = processing or audit.new_processing("close")
         async with self.db.transaction() as tx:
-            row = await tx.fetchone("SELECT doc_id FROM notes WHERE id = ?", (note_id,))
-            if row[0] is not None:
-                await self.index.remove(tx, row[0])
+            await self.index.remove_doc_of(tx, "notes", note_id)
             await tx.execute(
                 "UPDATE notes SET valid_to = ?, superseded_by = ?, doc_id = NULL, updated_at = ? WHERE id = ?",
                 (time.time() if at is None else at, superseded_by, time.time(), note_id),
@@ -181,9 +179,7 @@ class Notes:
         before = await self.get(scope, note_id)
         processing = processing or audit.new_processing("forget")
         async with self.db.transaction() as tx:
-            row = await tx.fetchone("SELECT doc_id FROM notes WHERE id = ?", (note_id,))
-            if row[0] is not None:
-                await self.index.remove(tx, row[0])
+            await self.index.remove_doc_of(tx, "notes", note_id)
             await tx.execute("UPDATE notes SET superseded_by = NULL WHERE superseded_by = ?", (note_id,))
             await tx.execute("DELETE FROM notes WHERE id = ? AND scope_id = ?", (note_id, scope.id))
             await audit.record(tx, scope.id, processing, "delete", "note", note_id, before=before, reason=reason)

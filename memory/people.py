@@ -282,10 +282,8 @@ class People:
             await tx.execute("UPDATE people SET doc_id = ? WHERE id = ?", (doc_id, known.id))
 
     async def _remove_doc(self, tx: Tx, person_id: int) -> None:
-        row = await tx.fetchone("SELECT doc_id FROM people WHERE id = ?", (person_id,))
-        if row and row[0] is not None:
-            await self.index.remove(tx, row[0])
-            await tx.execute("UPDATE people SET doc_id = NULL WHERE id = ?", (person_id,))
+        await self.index.remove_doc_of(tx, "people", person_id)
+        await tx.execute("UPDATE people SET doc_id = NULL WHERE id = ?", (person_id,))
 
     async def _note_ids(self, scope: Scope, person_id: int, limit: int = 1000,
                         include_closed: bool = False) -> list[int]:
