@@ -20,7 +20,7 @@ from bot.conversation.learning_runs import LearningRuns
 from bot.conversation.model_answer import ModelAnswers, Prompt, asks_about_diary
 from bot.conversation.questions import OpenQuestion, OpenQuestions, question_expired, rule_buttons
 from bot.conversation.ratelimit import RateLimiter
-from bot.conversation.reminder_requests import ReminderRequests
+from bot.conversation.reminder_requests import ReminderRequests, user_zone
 from bot.conversation.replies import Button, Document, Incoming, Reply
 from bot.conversation.safety import crisis_help, signals_crisis
 from bot.conversation.tools import ToolContext
@@ -59,7 +59,7 @@ class Engine:
             self.floor = calibration(store.index.embedder.name).relevant
         self.questions = OpenQuestions(store, config.language, clock)
         self.reminder_requests = ReminderRequests(store, config.language, config.zone, clock)
-        self.answers = ModelAnswers(store, chat, config, clock, self.floor)
+        self.answers = ModelAnswers(store, chat, config, clock, self.floor, self.zone_for)
         self.learning = LearningRuns(store, background, config, self.zone_for, clock, budget)
         self.spawn = self.learning.spawn  # run a background task; a failure is logged with where it was created
         # A message's turn, in order: each step answers here (a reply) or passes on (None) to the next.
@@ -110,7 +110,7 @@ class Engine:
 
     async def zone_for(self, scope: Scope) -> ZoneInfo:
         """The user's own time zone, or the deployment's."""
-        return await self.answers.zone_for(scope)
+        return await user_zone(self.store, scope, self.config.zone)
 
     async def open_question(self, scope: Scope, turn: Turn | None = None) -> OpenQuestion | None:
         """The yes/no question waiting for an answer (one that expired or was decided elsewhere is dropped)."""

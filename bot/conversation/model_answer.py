@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from datetime import datetime
 from zoneinfo import ZoneInfo
@@ -55,8 +55,9 @@ class ModelAnswers:
     """Writes the chat model's answers: one to a message (with tools) and one the companion sends on its own."""
 
     def __init__(self, store: MemoryStore, chat: LLM, config: EngineConfig, clock: Callable[[], float],
-                 floor: float | None) -> None:
+                 floor: float | None, zone_for: Callable[[Scope], Awaitable[ZoneInfo]]) -> None:
         self.store, self.chat, self.config, self.clock, self.floor = store, chat, config, clock, floor
+        self.zone_for = zone_for  # the person's own time zone, or the deployment's
         self.last_prompt: Prompt | None = None  # what the model was given last (for tests and benchmarks)
 
     async def write(self, tools: ToolContext, user_text: str, previous_at: float | None, extra: tuple[str, ...] = (),
@@ -116,11 +117,6 @@ class ModelAnswers:
         if latest:
             fact += f" The latest ({latest[0].day}) says: {quote(latest[0].text, 600)}"
         return fact
-
-    async def zone_for(self, scope: Scope) -> ZoneInfo:
-        """The user's own time zone, or the deployment's."""
-        prefs = await self.store.preferences.get(scope)
-        return ZoneInfo(prefs.timezone) if prefs.timezone else self.config.zone
 
     async def context(self, scope: Scope, user_text: str, message_id: int, previous_at: float | None,
                       crisis: bool = False, zone: ZoneInfo | None = None) -> PromptContext:
