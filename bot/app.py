@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator
 
 from bot.channels.matrix.channel import MatrixChannel, MatrixConfig
 from bot.channels.port import Messenger
-from bot.channels.push import ChannelSender, LLMWriter, Pushes
+from bot.channels.push import ChannelSender, Pushes
 from bot.channels.telegram.channel import TelegramChannel, TelegramConfig
 from bot.commands.runner import Commands
 from bot.conversation.engine import Engine, EngineConfig
@@ -17,6 +17,7 @@ from bot.errors import ConfigError, LLMError
 from bot.llm.factory import make_llm
 from bot.llm.metering import MeteredLLM
 from bot.llm.port import LLM
+from bot.llm.writer import LLMWriter
 from bot.settings import Settings
 from bot.texts import t
 from memory.admission import Thresholds

@@ -11,6 +11,7 @@ from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from bot.errors import ConfigError
+from bot.llm.factory import PROVIDERS
 
 OLLAMA_URL = "http://127.0.0.1:11434/v1"
 
@@ -42,11 +43,11 @@ class Settings(BaseSettings):
     language: Literal["de", "en"] = "de"
     timezone: str = "Europe/Berlin"
 
-    chat_provider: Literal["openai", "anthropic"] = "openai"
+    chat_provider: str = "openai"  # one of bot.llm.factory.PROVIDERS
     chat_model: str = "llama3.2"
     chat_base_url: str | None = OLLAMA_URL
     chat_api_key: str | None = None
-    background_provider: Literal["openai", "anthropic"] | None = None
+    background_provider: str | None = None
     background_model: str | None = None
     background_base_url: str | None = None
     background_api_key: str | None = None
@@ -101,6 +102,13 @@ class Settings(BaseSettings):
     @classmethod
     def _lists(cls, value: object) -> object:
         return _split(value)
+
+    @field_validator("chat_provider", "background_provider")
+    @classmethod
+    def _provider(cls, value: str | None) -> str | None:
+        if value is not None and value not in PROVIDERS:
+            raise ValueError(f"use one of: {', '.join(PROVIDERS)}")
+        return value
 
     @field_validator("telegram_base_url")
     @classmethod

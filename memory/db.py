@@ -14,7 +14,7 @@ from typing import Any
 
 import aiosqlite
 
-from memory.errors import DriverUnavailable
+from memory.errors import DriverUnavailable, NotFound
 
 log = logging.getLogger(__name__)
 
@@ -267,6 +267,15 @@ class Tx:
         """Return the first row of a query, or None."""
         rows = list(await self._conn.execute_fetchall(sql, params))
         return rows[0] if rows else None
+
+    async def scoped_row(self, table: str, columns: str, scope_id: int, item_id: int, missing: str,
+                         where: str = "") -> Any:
+        """The `columns` of one of a scope's rows in `table` (`where` narrows it further), or NotFound(missing)."""
+        row = await self.fetchone(f"SELECT {columns} FROM {table} WHERE id = ? AND scope_id = ?{where}",
+                                  (item_id, scope_id))
+        if row is None:
+            raise NotFound(missing)
+        return row
 
     async def changes(self) -> int:
         """Rows changed by the last statement."""

@@ -6,25 +6,34 @@ change together or not at all.
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import time
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 
-from memory import search_text as textmod
+from memory import search_text
 from memory.db import Database, Tx
 from memory.embedder import Embedder, Purpose
 from memory.errors import EmbeddingFailed, ModelMismatch
 from memory.models import Components, SearchHit, Source, ts
 from memory.ranking import Candidate, Weights, faded, fuse
+from memory.retrievers import (
+    CANDIDATES,
+    Found,
+    IndexedDoc,
+    Where,
+    best,
+    documents,
+    matching,
+    related_docs,
+    scope_counts,
+    stored_cosines,
+)
 
 log = logging.getLogger(__name__)
 
-CANDIDATES = 60  # per retriever, before fusion
 # Words of a query the full-text indexes look for, the first ones: a long message (up to 4,000
 # characters) holds hundreds, and each becomes a term of one statement (SQLite allows 500 parts of
 # a UNION and 2,000 result columns). The vector search still reads all of it.
@@ -34,7 +43,6 @@ MAX_QUERY_WORDS = 64
 # over between threads cost more than it saved (p50 7.1 ms against 4.5 ms one after the other), at
 # 10k it saved a third (10.6 ms against 15.2 ms).
 ASIDE_FROM_DOCS = 5000
-CONTEXT_GAP_SECONDS = 3600.0  # messages further apart than this are not each other's context
 _QUERY_CACHE = 512
 
 
@@ -75,7 +83,7 @@ class SearchIndex:
 
     async def embed(self, texts: Sequence[str], purpose: Purpose = "document") -> np.ndarray:
         """Embed texts off the event loop; a text already embedded by this model is never embedded again."""
-        hashes = [textmod.content_hash(t) for t in texts]
+        hashes = [search_text.content_hash(t) for t in texts]
         found: dict[str, np.ndarray] = {}
         if purpose == "query":
             found = {h: self._queries[h] for h in hashes if h in self._queries}
@@ -127,7 +135,7 @@ class SearchIndex:
         doc_id = await tx.execute(
             "INSERT INTO docs(scope_id, source, item_id, text, content_hash, importance, created_at)"
             " VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (scope_id, source, item_id, text, textmod.content_hash(text), importance, created_at),
+            (scope_id, source, item_id, text, search_text.content_hash(text), importance, created_at),
         )
         await tx.execute(
             "INSERT INTO vec_docs(doc_id, scope_id, source, created_at, embedding) VALUES (?, ?, ?, ?, ?)",
@@ -139,7 +147,7 @@ class SearchIndex:
         """Replace a document's text and vector (and importance, when given)."""
         await tx.execute(
             "UPDATE docs SET text = ?, content_hash = ?, importance = COALESCE(?, importance) WHERE id = ?",
-            (text, textmod.content_hash(text), importance, doc_id),
+            (text, search_text.content_hash(text), importance, doc_id),
         )
         await tx.execute("UPDATE vec_docs SET embedding = ? WHERE doc_id = ?",
                          (_blob(vector, self.embedder.dim), doc_id))
@@ -148,6 +156,12 @@ class SearchIndex:
         """Delete a document with its vector and full-text entries."""
         await tx.execute("DELETE FROM vec_docs WHERE doc_id = ?", (doc_id,))
         await tx.execute("DELETE FROM docs WHERE id = ?", (doc_id,))
+
+    async def remove_doc_of(self, tx: Tx, table: str, item_id: int) -> None:
+        """Delete the document of one row of `table`, if it has one, with its vector and full-text entries."""
+        row = await tx.fetchone(f"SELECT doc_id FROM {table} WHERE id = ?", (item_id,))
+        if row and row[0] is not None:
+            await self.remove(tx, row[0])
 
     async def nearest(self, scope_id: int, vector: np.ndarray, source: Source,
                       k: int = 5) -> list[tuple[int, int, float]]:
@@ -197,13 +211,13 @@ class SearchIndex:
     ) -> Found:
         """Collect each retriever's candidates with all their raw signals (retrievers weighted 0 are skipped)."""
         now = time.time() if now is None else now
-        where = _Where(scope_id, tuple(sources), window)
-        periods = textmod.named_periods(query)
+        where = Where(scope_id, tuple(sources), window)
+        periods = search_text.named_periods(query)
         async with self.db.reading() as tx:
             lexical_on = self.weights.words > 0 or self.weights.trigram > 0
-            words = textmod.content_words(query)[:MAX_QUERY_WORDS] if lexical_on else []
-            size, counts = await _scope_counts(tx, words, where)
-            words = textmod.distinctive(words, counts, size)
+            words = search_text.content_words(query)[:MAX_QUERY_WORDS] if lexical_on else []
+            size, counts = await scope_counts(tx, words, where)
+            words = search_text.distinctive(words, counts, size)
             if size >= self.aside_from_docs:
                 # The vector search (the longest statement) runs on the second connection meanwhile.
                 cosines, lexical = await asyncio.gather(self._knn_aside(qvec, where),
@@ -212,9 +226,9 @@ class SearchIndex:
                 cosines = await self._knn(tx, qvec, where) if self.weights.vector > 0 else {}
                 lexical = await self._lexical(tx, words, where, size)
             ids = set(cosines) | set(lexical["fts_words"]) | set(lexical["fts_trigram"])
-            docs = await _docs(tx, ids)
-            cosines.update(await _cosines(tx, [d for d in ids if d not in cosines], qvec, self.embedder.name))
-            related = await _related(tx, docs)
+            docs = await documents(tx, ids)
+            cosines.update(await stored_cosines(tx, [d for d in ids if d not in cosines], qvec, self.embedder.name))
+            related = await related_docs(tx, docs)
         candidates = [
             Candidate(
                 doc_id=d, cosine=cosines.get(d, 0.0), words=lexical["fts_words"].get(d, 0.0),
@@ -226,7 +240,7 @@ class SearchIndex:
         ]
         return Found(candidates, docs)
 
-    async def _lexical(self, tx: Tx, words: list[str], where: _Where, total: int) -> dict[str, dict[int, float]]:
+    async def _lexical(self, tx: Tx, words: list[str], where: Where, total: int) -> dict[str, dict[int, float]]:
         """bm25 of the best matches in each full-text index, for the query's distinctive words.
 
         total: the scope's documents of the searched sources (`_scope_counts`).
@@ -234,21 +248,21 @@ class SearchIndex:
         out: dict[str, dict[int, float]] = {"fts_words": {}, "fts_trigram": {}}
         if self.weights.words > 0 and words:
             out["fts_words"] = await self._words(tx, words, where, total)
-        if self.weights.trigram > 0 and (stems := textmod.trigram_stems(words)):
+        if self.weights.trigram > 0 and (stems := search_text.trigram_stems(words)):
             out["fts_trigram"] = await self._trigram(tx, stems, where, total)
         return out
 
-    async def _words(self, tx: Tx, words: list[str], where: _Where, total: int) -> dict[int, float]:
+    async def _words(self, tx: Tx, words: list[str], where: Where, total: int) -> dict[int, float]:
         """bm25 of the scope's documents that hold a query word, and more for each two-word phrase of the
-        query they hold, from the scope's own statistics (`textmod.matched_bm25`).
+        query they hold, from the scope's own statistics (`search_text.matched_bm25`).
 
         FTS5's bm25() would count every term over all users' documents first (0.6 ms of a 6 ms search
         at 100k notes over 100 users), and let one user's memory change how another's is ranked. So
         the word index only finds the scope's documents with each word and phrase here, unranked.
         Each counts once per document: notes are a sentence or two, where a word rarely repeats.
         """
-        terms = [*words, *textmod.word_pairs(words)]
-        parts = [_matching("fts_words", "?, d.id, length(d.text)", where, f'"{term}"', term) for term in terms]
+        terms = [*words, *search_text.word_pairs(words)]
+        parts = [matching("fts_words", "?, d.id, length(d.text)", where, f'"{term}"', term) for term in terms]
         rows = await tx.fetchall(" UNION ALL ".join(sql for sql, _ in parts),
                                  [arg for _, args in parts for arg in args])
         if not rows:
@@ -256,25 +270,25 @@ class SearchIndex:
         holding: dict[str, dict[int, int]] = {}
         for term, doc, length in rows:
             holding.setdefault(term, {})[doc] = length
-        scores = textmod.matched_bm25(holding, total, await self._mean_length(tx, where, total))
-        return _best(scores)
+        scores = search_text.matched_bm25(holding, total, await self._mean_length(tx, where, total))
+        return best(scores)
 
-    async def _trigram(self, tx: Tx, stems: list[str], where: _Where, total: int) -> dict[int, float]:
+    async def _trigram(self, tx: Tx, stems: list[str], where: Where, total: int) -> dict[int, float]:
         """bm25 of the scope's documents that hold a stem as a substring, from the scope's own statistics.
 
         FTS5's bm25() counts every phrase over the whole table, all users' documents, before it ranks
         one user's matches; for trigram phrases that was most of a search's time at 100k notes over 100
-        users. So the trigram index only finds the scope's matches here, and `textmod.bm25` scores them
+        users. So the trigram index only finds the scope's matches here, and `search_text.bm25` scores them
         with the scope's document count and mean length (the same formula, k1 1.2, b 0.75).
         """
-        rows = await tx.fetchall(*_matching("fts_trigram", "d.id, d.text", where, textmod.any_of(stems)))
+        rows = await tx.fetchall(*matching("fts_trigram", "d.id, d.text", where, search_text.any_of(stems)))
         if not rows:
             return {}
         mean_length = await self._mean_length(tx, where, total)
-        scores = textmod.bm25(stems, {doc: text for doc, text in rows}, total, mean_length)
-        return _best(scores)
+        scores = search_text.bm25(stems, {doc: text for doc, text in rows}, total, mean_length)
+        return best(scores)
 
-    async def _mean_length(self, tx: Tx, where: _Where, total: int) -> float:
+    async def _mean_length(self, tx: Tx, where: Where, total: int) -> float:
         """Mean length in characters of the scope's documents of these sources, recounted when their number moved by 5%.
 
         total: their number (`_scope_counts`, in the same read block, so the same documents are summed).
@@ -289,14 +303,14 @@ class SearchIndex:
             self._lengths[key] = cached
         return cached[1]
 
-    async def _knn_aside(self, qvec: np.ndarray, where: _Where) -> dict[int, float]:
+    async def _knn_aside(self, qvec: np.ndarray, where: Where) -> dict[int, float]:
         """`_knn` on the database's second connection, so it runs beside the full-text queries."""
         if self.weights.vector <= 0:
             return {}
         async with self.db.aside() as tx:
             return await self._knn(tx, qvec, where)
 
-    async def _knn(self, tx: Tx, qvec: np.ndarray, where: _Where) -> dict[int, float]:
+    async def _knn(self, tx: Tx, qvec: np.ndarray, where: Where) -> dict[int, float]:
         """Cosine of the nearest documents (sqlite-vec KNN within the scope partition)."""
         marks = ",".join("?" * len(where.sources))
         time_sql = "" if where.window is None else " AND created_at >= ? AND created_at < ?"
@@ -306,156 +320,6 @@ class SearchIndex:
             (_blob(qvec, self.embedder.dim), CANDIDATES, where.scope_id, *where.sources, *(where.window or ())),
         )
         return {doc: 1.0 - dist for doc, dist in rows}
-
-
-@dataclass(frozen=True)
-class _Where:
-    """Which documents a search may see."""
-
-    scope_id: int
-    sources: tuple[Source, ...]
-    window: tuple[float, float] | None
-
-
-@dataclass(frozen=True)
-class IndexedDoc:
-    """A search document as the index holds it."""
-
-    doc_id: int
-    source: Source
-    item_id: int
-    text: str
-    created_at: float
-    importance: int
-    last_used_at: float | None = None
-
-    def days_unused(self, now: float) -> float:
-        """Days since the document was created or last used, whichever is later."""
-        return (now - max(self.created_at, self.last_used_at or 0.0)) / 86400.0
-
-
-@dataclass(frozen=True)
-class Found:
-    """Every retriever's candidates with their raw signals, and the documents they point to."""
-
-    candidates: list[Candidate]
-    docs: dict[int, IndexedDoc]
-
-
-def scope_range(scope_id: int) -> tuple[int, int]:
-    """The full-text rowids of one scope's documents: `(scope_id << 32) + doc id` (migration m020 writes them)."""
-    return scope_id << 32, (scope_id << 32) + (1 << 32) - 1
-
-
-def _matching(table: str, columns: str, where: _Where, match: str, *lead: object) -> tuple[str, tuple[object, ...]]:
-    """A query for `columns` of the documents (`d`) within where that an FTS5 MATCH finds, and its
-    parameters (lead first: those of `columns`).
-
-    The rowid range restricts the match to the scope's entries, so FTS5 seeks past the other
-    scopes' part of each term's list. CROSS JOIN keeps the full-text match outside: the planner
-    would otherwise walk the scope's documents and run the match once per document (115 ms
-    instead of 0.4 ms at 3k notes).
-    """
-    low, high = scope_range(where.scope_id)
-    marks = ",".join("?" * len(where.sources))
-    time_sql = "" if where.window is None else " AND d.created_at >= ? AND d.created_at < ?"
-    return (f"SELECT {columns} FROM {table} CROSS JOIN docs d ON d.id = {table}.rowid - ?"
-            f" WHERE {table} MATCH ? AND {table}.rowid BETWEEN ? AND ? AND d.scope_id = ?"
-            f" AND d.source IN ({marks}){time_sql}",
-            (*lead, low, match, low, high, where.scope_id, *where.sources, *(where.window or ())))
-
-
-def _best(scores: dict[int, float]) -> dict[int, float]:
-    """The CANDIDATES highest-scoring documents, those that scored at all."""
-    best = sorted(scores.items(), key=lambda pair: pair[1], reverse=True)[:CANDIDATES]
-    return {doc: score for doc, score in best if score > 0}
-
-
-async def _scope_counts(tx: Tx, words: list[str], where: _Where) -> tuple[int, dict[str, int]]:
-    """How many documents of the searched sources the scope has, and how many of them hold each word
-    (any time: how common a word is does not depend on the window searched). One statement.
-    """
-    anytime = _Where(where.scope_id, where.sources, None)
-    per_word = [_matching("fts_words", "count(*)", anytime, f'"{w}"') for w in words]
-    marks = ",".join("?" * len(where.sources))
-    row = await tx.fetchone(
-        ", ".join([f"SELECT (SELECT count(*) FROM docs WHERE scope_id = ? AND source IN ({marks}))",
-                   *(f"({sql})" for sql, _ in per_word)]),
-        (where.scope_id, *where.sources, *(arg for _, args in per_word for arg in args)),
-    )
-    return int(row[0]), {w: int(n) for w, n in zip(words, row[1:])}
-
-
-async def _related(tx: Tx, docs: dict[int, IndexedDoc]) -> dict[int, set[int]]:
-    """Each document's context among docs: the messages just before and after it, and notes linked to messages."""
-    related: dict[int, set[int]] = {}
-
-    def link(a: int, b: int | None) -> None:
-        if b is not None and b in docs and a != b:
-            related.setdefault(a, set()).add(b)
-            related.setdefault(b, set()).add(a)
-
-    messages = [d for d, doc in docs.items() if doc.source == "message"]
-    notes = [d for d, doc in docs.items() if doc.source == "note"]
-    # `+d.source` keeps the planner on the id lookups: by the (source, item_id) index it would walk
-    # every note or message of every user (19 ms at 100k notes instead of 0.2 ms).
-    if messages:
-        for doc, before, after in await tx.fetchall(
-            "SELECT d.id,"
-            " (SELECT p.doc_id FROM messages p WHERE p.scope_id = m.scope_id AND p.created_at >= m.created_at - ?"
-            "  AND (p.created_at, p.id) < (m.created_at, m.id) ORDER BY p.created_at DESC, p.id DESC LIMIT 1),"
-            " (SELECT n.doc_id FROM messages n WHERE n.scope_id = m.scope_id AND n.created_at <= m.created_at + ?"
-            "  AND (n.created_at, n.id) > (m.created_at, m.id) ORDER BY n.created_at, n.id LIMIT 1)"
-            f" FROM docs d JOIN messages m ON m.id = d.item_id WHERE +d.source = 'message'"
-            f" AND d.id IN ({','.join('?' * len(messages))})",
-            (CONTEXT_GAP_SECONDS, CONTEXT_GAP_SECONDS, *messages),
-        ):
-            link(doc, before)
-            link(doc, after)
-    if notes:
-        for doc, message_doc in await tx.fetchall(
-            "SELECT d.id, m.doc_id FROM docs d JOIN notes n ON n.id = d.item_id, json_each(n.source_message_ids) j"
-            f" JOIN messages m ON m.id = j.value WHERE +d.source = 'note' AND d.id IN ({','.join('?' * len(notes))})",
-            tuple(notes),
-        ):
-            link(doc, message_doc)
-    return related
-
-
-async def _docs(tx: Tx, ids: set[int]) -> dict[int, IndexedDoc]:
-    """The documents with these ids."""
-    if not ids:
-        return {}
-    marks = ",".join("?" * len(ids))
-    rows = await tx.fetchall(
-        f"SELECT id, source, item_id, text, created_at, importance, last_used_at FROM docs WHERE id IN ({marks})",
-        tuple(ids),
-    )
-    return {row[0]: IndexedDoc(*row) for row in rows}
-
-
-async def _cosines(tx: Tx, ids: list[int], qvec: np.ndarray, model: str) -> dict[int, float]:
-    """Cosine of the query with stored vectors (for documents only a word index found).
-
-    The vectors come from the embedding cache by content hash, which holds the same vector as
-    `vec_docs`: one B-tree lookup each, where vec0 cuts a vector out of a 1.5 MB chunk (50 of them
-    took 8 ms at 10k notes). Only a vector the cache lacks is read from vec0.
-    """
-    if not ids:
-        return {}
-    rows = await tx.fetchall(
-        "SELECT d.id, e.vector FROM json_each(?) j CROSS JOIN docs d ON d.id = j.value JOIN embedding_cache e"
-        " ON e.model = ? AND e.purpose = 'document' AND e.content_hash = d.content_hash",
-        (json.dumps(ids), model),
-    )
-    missing = sorted(set(ids) - {doc for doc, _ in rows})
-    if missing:
-        # One lookup per id: vec0 answers `doc_id IN (...)` by scanning every vector (40 ms at 100k).
-        rows += await tx.fetchall(
-            "SELECT v.doc_id, v.embedding FROM json_each(?) j CROSS JOIN vec_docs v ON v.doc_id = j.value",
-            (json.dumps(missing),),
-        )
-    return {doc: float(np.frombuffer(blob, dtype=np.float32) @ qvec) for doc, blob in rows}
 
 
 def _hit(doc: IndexedDoc, c: Candidate, score: float) -> SearchHit:

@@ -5,6 +5,9 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Literal
 
+from memory import kinship
+from memory.kinship import Known
+
 Source = Literal["message", "note", "profile", "thought", "diary", "person"]
 SEARCHABLE: tuple[Source, ...] = ("message", "note", "profile", "thought", "diary", "person")
 
@@ -151,3 +154,46 @@ class SearchHit:
     score: float
     created_at: datetime
     components: Components = field(default_factory=Components)
+
+
+@dataclass(frozen=True)
+class Person:
+    """Someone in the user's life."""
+
+    id: int
+    name: str
+    aliases: tuple[str, ...]
+    relation: str
+    valid_from: datetime | None
+    valid_to: datetime | None
+    created_at: datetime
+    updated_at: datetime
+    merged_into: int | None = None
+
+    @property
+    def named(self) -> bool:
+        """Whether the user gave a real name (not only 'meine Schwester')."""
+        return not kinship.is_description(self.name)
+
+    def known(self) -> Known:
+        """The fields matching works on."""
+        return Known(self.id, self.name, self.aliases, self.relation)
+
+
+@dataclass(frozen=True)
+class Link:
+    """A relation between two people: `a` is `relation` of `b` ('Miriam' is 'Ehefrau' of 'Tobias')."""
+
+    id: int
+    a: str
+    relation: str
+    b: str
+
+
+@dataclass(frozen=True)
+class PersonCard:
+    """A person with their latest facts and relations, for the prompt and for search answers."""
+
+    person: Person
+    facts: tuple[str, ...] = ()
+    links: tuple[Link, ...] = ()

@@ -12,7 +12,6 @@ import numpy as np
 
 from memory import audit, erasure
 from memory.db import Database, Tx
-from memory.errors import NotFound
 from memory.index import SearchIndex
 from memory.models import Note, NoteWrite, Scope, ts
 from memory.search_text import content_hash, normalize
@@ -110,9 +109,7 @@ class Notes:
     async def get(self, scope: Scope, note_id: int) -> Note:
         """One note of this scope, or NotFound."""
         async with self.db.reading() as tx:
-            row = await tx.fetchone(f"SELECT {_COLUMNS} FROM notes WHERE id = ? AND scope_id = ?", (note_id, scope.id))
-        if row is None:
-            raise NotFound(f"note {note_id}")
+            row = await tx.scoped_row("notes", _COLUMNS, scope.id, note_id, f"note {note_id}")
         return _note(row)
 
     async def list(
@@ -168,9 +165,7 @@ class Notes:
         before = await self.get(scope, note_id)
         processing = processing or audit.new_processing("close")
         async with self.db.transaction() as tx:
-            row = await tx.fetchone("SELECT doc_id FROM notes WHERE id = ?", (note_id,))
-            if row[0] is not None:
-                await self.index.remove(tx, row[0])
+            await self.index.remove_doc_of(tx, "notes", note_id)
             await tx.execute(
                 "UPDATE notes SET valid_to = ?, superseded_by = ?, doc_id = NULL, updated_at = ? WHERE id = ?",
                 (time.time() if at is None else at, superseded_by, time.time(), note_id),
@@ -184,9 +179,7 @@ class Notes:
         before = await self.get(scope, note_id)
         processing = processing or audit.new_processing("forget")
         async with self.db.transaction() as tx:
-            row = await tx.fetchone("SELECT doc_id FROM notes WHERE id = ?", (note_id,))
-            if row[0] is not None:
-                await self.index.remove(tx, row[0])
+            await self.index.remove_doc_of(tx, "notes", note_id)
             await tx.execute("UPDATE notes SET superseded_by = NULL WHERE superseded_by = ?", (note_id,))
             await tx.execute("DELETE FROM notes WHERE id = ? AND scope_id = ?", (note_id, scope.id))
             await audit.record(tx, scope.id, processing, "delete", "note", note_id, before=before, reason=reason)

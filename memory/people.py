@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -19,55 +18,12 @@ from memory.db import Database, Tx
 from memory.errors import NotFound
 from memory.index import SearchIndex
 from memory.kinship import Known, PersonDraft
-from memory.models import AuditEntry, Note, Scope, ts
+from memory.models import AuditEntry, Link, Note, Person, PersonCard, Scope, ts
 from memory.notes import Notes
 
 PROMPT_PEOPLE = 8  # closest people that go into every prompt
 _COLS = "id, name, aliases, relation, valid_from, valid_to, created_at, updated_at, merged_into"
 _REL_COLS = "id, a, b, relation, valid_from, valid_to, recorded_at, retracted_at"
-
-
-@dataclass(frozen=True)
-class Person:
-    """Someone in the user's life."""
-
-    id: int
-    name: str
-    aliases: tuple[str, ...]
-    relation: str
-    valid_from: datetime | None
-    valid_to: datetime | None
-    created_at: datetime
-    updated_at: datetime
-    merged_into: int | None = None
-
-    @property
-    def named(self) -> bool:
-        """Whether the user gave a real name (not only 'meine Schwester')."""
-        return not kinship.is_description(self.name)
-
-    def known(self) -> Known:
-        """The fields matching works on."""
-        return Known(self.id, self.name, self.aliases, self.relation)
-
-
-@dataclass(frozen=True)
-class Link:
-    """A relation between two people: `a` is `relation` of `b` ('Miriam' is 'Ehefrau' of 'Tobias')."""
-
-    id: int
-    a: str
-    relation: str
-    b: str
-
-
-@dataclass(frozen=True)
-class PersonCard:
-    """A person with their latest facts and relations, for the prompt and for search answers."""
-
-    person: Person
-    facts: tuple[str, ...] = ()
-    links: tuple[Link, ...] = ()
 
 
 def _person(row: Any) -> Person:
@@ -121,10 +77,8 @@ class People:
     async def get(self, scope: Scope, person_id: int) -> Person:
         """One current person of this scope, or NotFound."""
         async with self.db.reading() as tx:
-            row = await tx.fetchone(f"SELECT {_COLS} FROM people WHERE id = ? AND scope_id = ? AND valid_to IS NULL",
-                                    (person_id, scope.id))
-        if row is None:
-            raise NotFound(f"person {person_id}")
+            row = await tx.scoped_row("people", _COLS, scope.id, person_id, f"person {person_id}",
+                                      " AND valid_to IS NULL")
         return _person(row)
 
     async def observe(self, scope: Scope, draft: PersonDraft, *, processing: str, reason: str = "",
@@ -328,10 +282,8 @@ class People:
             await tx.execute("UPDATE people SET doc_id = ? WHERE id = ?", (doc_id, known.id))
 
     async def _remove_doc(self, tx: Tx, person_id: int) -> None:
-        row = await tx.fetchone("SELECT doc_id FROM people WHERE id = ?", (person_id,))
-        if row and row[0] is not None:
-            await self.index.remove(tx, row[0])
-            await tx.execute("UPDATE people SET doc_id = NULL WHERE id = ?", (person_id,))
+        await self.index.remove_doc_of(tx, "people", person_id)
+        await tx.execute("UPDATE people SET doc_id = NULL WHERE id = ?", (person_id,))
 
     async def _note_ids(self, scope: Scope, person_id: int, limit: int = 1000,
                         include_closed: bool = False) -> list[int]:

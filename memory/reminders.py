@@ -61,10 +61,7 @@ class Reminders:
     async def get(self, scope: Scope, reminder_id: int) -> StoredReminder:
         """One reminder of this scope, or NotFound."""
         async with self.db.reading() as tx:
-            row = await tx.fetchone(f"SELECT {_COLS} FROM reminders WHERE id = ? AND scope_id = ?",
-                                    (reminder_id, scope.id))
-        if row is None:
-            raise NotFound(f"reminder {reminder_id}")
+            row = await tx.scoped_row("reminders", _COLS, scope.id, reminder_id, f"reminder {reminder_id}")
         return _reminder(row)
 
     async def active(self, scope: Scope) -> list[StoredReminder]:

@@ -12,25 +12,29 @@ from memory.choices import Choices
 from memory.companions import Companions
 from memory.conversation import Conversations
 from memory.db import Database
+from memory.diary_entries import Diary
 from memory.embedder import Embedder, calibration
 from memory.failures import FailureCounts
 from memory.inbox import Inbox
 from memory.index import SearchIndex, touch
-from memory.items import Diary, Profile, Rules, Thoughts, Topics
 from memory.journal import Journal
+from memory.learned_rules import Rules
 from memory.migrations import migrate
 from memory.models import AuditEntry, Scope, SearchHit, Source
 from memory.notes import Notes
 from memory.numbers import Numbers
+from memory.open_topics import Topics
 from memory.outbox import Outbox
 from memory.pairing import AccessStore
 from memory.people import People
 from memory.preferences import PreferenceStore
+from memory.profile import Profile
 from memory.ranking import Weights
 from memory.relationship import Relationships
 from memory.reminders import Reminders
 from memory.runs import Runs
 from memory.state import ScopeState
+from memory.thoughts import Thoughts
 from memory.usage import TokenUsage
 
 DB_FILENAME = "mnemo.sqlite3"

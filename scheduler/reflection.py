@@ -11,7 +11,7 @@ from memory import audit
 from memory.models import Message, Scope, Thought
 from memory.relationship import EVOLVING_FIELDS, Logged, Relationship
 from memory.store import MemoryStore
-from scheduler import relationship_rules as relationship
+from scheduler import relationship_rules
 from scheduler.errors import BadModelOutput
 from scheduler.ports import Writer
 
@@ -49,7 +49,7 @@ class Reflection:
 
     thoughts: tuple[Thought, ...]
     concern: str
-    changes: tuple[relationship.Change, ...] = ()
+    changes: tuple[relationship_rules.Change, ...] = ()
 
 
 def _exchanges(messages: list[Message], user_chars: int, bot_chars: int, me: str) -> str:
@@ -87,33 +87,12 @@ async def reflect(
     messages = await store.messages.recent(scope, 24)
     if not messages:
         return None
-    user_lines = " ".join(m.text for m in messages if m.role == "user")[-1500:]
-    notes = await store.search(scope, user_lines, ("note",), k=4) if user_lines else []
-    earlier = await store.search(scope, user_lines, ("thought",), k=3) if user_lines else []
-    latest = await store.thoughts.latest(scope, 3)
-    profile = await store.profile.list(scope)
     companion = await store.companions.get(scope.companion_id)
     bond = await store.relationships.get(scope)
-    material = "\n\n".join([
-        "Your core personality:\n" + (companion.core if companion else "(not written)"),
-        "Your relationship with the person now:\n" + relationship.describe(bond, relationship.wish_of(companion)),
-        "Profile:\n" + "\n".join(f"- {p.key}: {p.value}" for p in profile),
-        "Last exchanges:\n" + _exchanges(messages, 200, 300, "Ich"),
-        "Relevant notes:\n" + "\n".join(f"- {h.text}" for h in notes),
-        "Relevant earlier thoughts:\n" + "\n".join(f"- {h.text}" for h in earlier),
-        "Your latest thoughts:\n" + "\n".join(f"- {th.text}" for th in latest),
-    ])
-    raw = await writer(INSTRUCTIONS, material, max_tokens=900)
-    try:
-        data = json.loads(_unfence(raw))
-    except ValueError as exc:
-        raise BadModelOutput(f"reflection answer is not JSON: {raw[:80]!r}") from exc
-    if not isinstance(data, dict) or not isinstance(data.get("thoughts"), list):
-        raise BadModelOutput(f"reflection answer is not the JSON asked for: {raw[:80]!r}")
-    try:
-        proposal = relationship.parse_proposal(data["relationship"]) if data.get("relationship") else None
-    except ValueError as exc:
-        raise BadModelOutput(f"reflection's relationship part is not the shape asked for: {exc}") from exc
+    wish = relationship_rules.wish_of(companion)
+    material = await _material(store, scope, messages, companion.core if companion else "(not written)",
+                               relationship_rules.describe(bond, wish))
+    data, proposal = _answer(await writer(INSTRUCTIONS, material, max_tokens=900))
     processing = audit.new_processing("reflect")  # one processing: /undo takes back the whole reflection
     kept = []
     for text in data["thoughts"]:
@@ -124,18 +103,51 @@ async def reflect(
     if concern:
         await store.topics.add(scope, concern, origin="reflection", created_at=now, processing=processing)
     moment = time.time() if now is None else now
-    changes = await update_relationship(store, scope, bond, proposal or relationship.Proposal(), moment,
-                                        relationship.wish_of(companion), processing)
+    changes = await update_relationship(store, scope, bond, proposal or relationship_rules.Proposal(), moment, wish,
+                                        processing)
     await store.state.put(scope, REFLECTED_AT, moment, now=moment)  # it ran, even when it kept nothing
     return Reflection(tuple(kept), concern, tuple(changes))
 
 
+async def _material(store: MemoryStore, scope: Scope, messages: list[Message], core: str, bond: str) -> str:
+    """What the model reflects on: who it is, the relationship, the profile, the last exchanges, related memory."""
+    user_lines = " ".join(m.text for m in messages if m.role == "user")[-1500:]
+    notes = await store.search(scope, user_lines, ("note",), k=4) if user_lines else []
+    earlier = await store.search(scope, user_lines, ("thought",), k=3) if user_lines else []
+    latest = await store.thoughts.latest(scope, 3)
+    profile = await store.profile.list(scope)
+    return "\n\n".join([
+        "Your core personality:\n" + core,
+        "Your relationship with the person now:\n" + bond,
+        "Profile:\n" + "\n".join(f"- {p.key}: {p.value}" for p in profile),
+        "Last exchanges:\n" + _exchanges(messages, 200, 300, "Ich"),
+        "Relevant notes:\n" + "\n".join(f"- {h.text}" for h in notes),
+        "Relevant earlier thoughts:\n" + "\n".join(f"- {h.text}" for h in earlier),
+        "Your latest thoughts:\n" + "\n".join(f"- {th.text}" for th in latest),
+    ])
+
+
+def _answer(raw: str) -> tuple[dict[str, Any], relationship_rules.Proposal | None]:
+    """The model's reflection as JSON and its proposed relationship change; BadModelOutput when it is neither."""
+    try:
+        data = json.loads(_unfence(raw))
+    except ValueError as exc:
+        raise BadModelOutput(f"reflection answer is not JSON: {raw[:80]!r}") from exc
+    if not isinstance(data, dict) or not isinstance(data.get("thoughts"), list):
+        raise BadModelOutput(f"reflection answer is not the JSON asked for: {raw[:80]!r}")
+    try:
+        proposal = relationship_rules.parse_proposal(data["relationship"]) if data.get("relationship") else None
+    except ValueError as exc:
+        raise BadModelOutput(f"reflection's relationship part is not the shape asked for: {exc}") from exc
+    return data, proposal
+
+
 async def update_relationship(
-    store: MemoryStore, scope: Scope, state: Relationship, proposal: relationship.Proposal, now: float, wish: str,
+    store: MemoryStore, scope: Scope, state: Relationship, proposal: relationship_rules.Proposal, now: float, wish: str,
     processing: str,
-) -> list[relationship.Change]:
+) -> list[relationship_rules.Change]:
     """Apply a proposal through the pure rules and store the result with one audit entry per change."""
-    new, changes = relationship.apply(state, proposal, now, wish)
+    new, changes = relationship_rules.apply(state, proposal, now, wish)
     logged = [_logged_change(c, state, now, proposal.why) for c in changes]
     for name in ("mood", "notes", "intentions", *EVOLVING_FIELDS):
         old, value = getattr(state, name), getattr(new, name)
@@ -150,7 +162,7 @@ async def update_relationship(
     return changes
 
 
-def _logged_change(c: relationship.Change, state: Relationship, now: float, why: str) -> Logged:
+def _logged_change(c: relationship_rules.Change, state: Relationship, now: float, why: str) -> Logged:
     """The audit form of one change; a stage entry also carries when the stage last changed, for /undo."""
     extra = {"asked": c.asked, "applied": c.applied, "rules": [list(r) for r in c.rules], "why": why}
     if c.value == "stage":

@@ -101,46 +101,59 @@ def parse_reminder(text: str, now: datetime, zone: ZoneInfo) -> Reminder | AskBa
     now = now.astimezone(zone)
     lowered = text.casefold()
     relative = re.search(rf"\b(?:in|nach)\s+(?:einer\s+)?(halben\s+stunde|half\s+an\s+hour|{_NUM}\s+(\w+))", lowered)
-    clock = _clock(lowered)
-    subject_source = lowered
     if relative:
-        if relative.group(1).startswith(("halben", "half")):
-            seconds = 1800
-        else:
-            unit = _UNITS.get(relative.group(3) or "")
-            if unit is None:
-                return AskBack("time")
-            seconds = _num(relative.group(2)) * unit
-        subject_source = lowered[: relative.start()] + " " + lowered[relative.end():]
-        subject = _subject(subject_source)
-        if not subject:
-            return AskBack("text")
-        return Reminder(subject, datetime.fromtimestamp(now.timestamp() + seconds, zone))
+        return _in_a_while(lowered, relative, now, zone)
+    clock = _clock(lowered)
     if clock is None:
         return AskBack("time")
-    at, subject_source = clock
-    today = now.date()
-    every = re.search(r"\b(?:jeden|jede|every)\s+(tag|morgen|abend|day|morning|evening|\w+)", subject_source)
+    at, rest = clock
+    every = re.search(r"\b(?:jeden|jede|every)\s+(tag|morgen|abend|day|morning|evening|\w+)", rest)
     if every:
-        word = every.group(1)
-        subject = _subject(subject_source.replace(every.group(0), " "))
-        if not subject:
-            return AskBack("text")
-        if word in WEEKDAYS:
-            return Reminder(subject, _next_weekday(today, WEEKDAYS[word], at, now, zone), "weekly")
-        if word in ("tag", "day", "morgen", "abend", "morning", "evening"):
-            due = datetime.combine(today, at, zone)
-            tomorrow = datetime.combine(today + timedelta(days=1), at, zone)
-            return Reminder(subject, due if due > now else tomorrow, "daily")
-        return AskBack("time")
-    subject = _subject(subject_source)
+        return _every(rest, every, at, now, zone)
+    return _on_a_day(rest, at, now, zone)
+
+
+def _in_a_while(lowered: str, relative: re.Match[str], now: datetime, zone: ZoneInfo) -> Reminder | AskBack:
+    """'in 20 Minuten', 'in einer halben Stunde', 'in 2 hours': from now on."""
+    if relative.group(1).startswith(("halben", "half")):
+        seconds = 1800
+    else:
+        unit = _UNITS.get(relative.group(3) or "")
+        if unit is None:
+            return AskBack("time")
+        seconds = _num(relative.group(2)) * unit
+    subject = _subject(lowered[: relative.start()] + " " + lowered[relative.end():])
     if not subject:
         return AskBack("text")
-    weekday = next((WEEKDAYS[w] for w in re.findall(r"\w+", subject_source) if w in WEEKDAYS), None)
-    explicit = re.search(r"\b(\d{1,2})\.\s*(?:(\d{1,2})\.|(" + "|".join(MONTHS) + r"))", subject_source)
-    if re.search(r"\bübermorgen\b|\bday after tomorrow\b", subject_source):
+    return Reminder(subject, datetime.fromtimestamp(now.timestamp() + seconds, zone))
+
+
+def _every(rest: str, every: re.Match[str], at: time, now: datetime, zone: ZoneInfo) -> Reminder | AskBack:
+    """'jeden Montag um 8', 'every day at 7': a weekly or daily reminder, next at the coming one."""
+    word, today = every.group(1), now.date()
+    subject = _subject(rest.replace(every.group(0), " "))
+    if not subject:
+        return AskBack("text")
+    if word in WEEKDAYS:
+        return Reminder(subject, _next_weekday(today, WEEKDAYS[word], at, now, zone), "weekly")
+    if word in ("tag", "day", "morgen", "abend", "morning", "evening"):
+        due = datetime.combine(today, at, zone)
+        tomorrow = datetime.combine(today + timedelta(days=1), at, zone)
+        return Reminder(subject, due if due > now else tomorrow, "daily")
+    return AskBack("time")
+
+
+def _on_a_day(rest: str, at: time, now: datetime, zone: ZoneInfo) -> Reminder | AskBack:
+    """'morgen um 9', 'am Freitag um 8', 'am 3. Mai um 10', 'um 18 Uhr' (today, unless that has passed)."""
+    subject = _subject(rest)
+    if not subject:
+        return AskBack("text")
+    today = now.date()
+    weekday = next((WEEKDAYS[w] for w in re.findall(r"\w+", rest) if w in WEEKDAYS), None)
+    explicit = re.search(r"\b(\d{1,2})\.\s*(?:(\d{1,2})\.|(" + "|".join(MONTHS) + r"))", rest)
+    if re.search(r"\bübermorgen\b|\bday after tomorrow\b", rest):
         due = datetime.combine(today + timedelta(days=2), at, zone)
-    elif re.search(r"\bmorgen\b|\btomorrow\b", subject_source):
+    elif re.search(r"\bmorgen\b|\btomorrow\b", rest):
         due = datetime.combine(today + timedelta(days=1), at, zone)
     elif weekday is not None:
         due = _next_weekday(today, weekday, at, now, zone)

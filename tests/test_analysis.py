@@ -10,23 +10,20 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from bot.admin.analysis import (
+from bot.admin.analysis import DEFAULT_QUESTIONS, analyse, complete_text, run_command
+from bot.admin.analysis_report import annotate, list_reports, read_messages
+from bot.admin.analysis_transcripts import (
     CHUNK_CHARS,
-    DEFAULT_QUESTIONS,
     Conversation,
     Style,
-    analyse,
     chunk_transcript,
-    complete_text,
     conversation_header,
     even_sample,
     filter_by_keywords,
     group_conversations,
     make_preview,
     message_line,
-    run_command,
 )
-from bot.admin.analysis_report import annotate, list_reports, read_messages
 from bot.cli import parse_args
 from bot.errors import LLMBadOutput
 from bot.llm.port import ChatMessage, Completion, SystemBlock

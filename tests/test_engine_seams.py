@@ -12,10 +12,10 @@ import pytest
 
 from bot.commands.runner import Commands
 from bot.conversation.engine import Engine, EngineConfig, Incoming, question_expired
+from bot.conversation.safety import crisis_help
 from bot.errors import LLMUnavailable
 from bot.learning.corrections import profile_value
 from bot.llm.port import Completion, ToolCall, Usage
-from bot.texts import crisis_help
 from memory.store import MemoryStore
 from tests.fakes.llm import Call, ScriptedLLM
 

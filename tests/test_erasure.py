@@ -12,7 +12,8 @@ from memory.db import Database
 from memory.index import SearchIndex
 from memory.journal import Journal, NewMessage
 from memory.kinship import PersonDraft
-from memory.migrations import MIGRATIONS, m022_erasure
+from memory.migrations import MIGRATIONS
+from memory.migrations.from_m013 import m022_erasure
 from memory.models import Scope
 from memory.notes import Notes
 from memory.search_text import content_hash

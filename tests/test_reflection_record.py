@@ -16,7 +16,8 @@ from bot.texts import t
 from memory import integrity
 from memory.db import Database
 from memory.index import SearchIndex
-from memory.migrations import MIGRATIONS, m024_reflections_failures_and_late_pushes
+from memory.migrations import MIGRATIONS
+from memory.migrations.from_m013 import m024_reflections_failures_and_late_pushes
 from memory.models import Scope
 from memory.store import MemoryStore
 from scheduler.reflection import has_news, needs_reflection, reflect

@@ -12,12 +12,12 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from bot.admin.companions import CompanionSpec, create
-from bot.channels.push import LLMWriter
 from bot.cli import main
 from bot.commands.runner import Commands
 from bot.conversation.engine import Engine, EngineConfig, Incoming
 from bot.conversation.prompt import PromptContext, build_prompt, own_questions
 from bot.errors import ConfigError
+from bot.llm.writer import LLMWriter
 from memory.companions import Companion
 from memory.models import Message, Scope
 from memory.relationship import Logged, Relationship

@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from bot.channels.push import ChannelSender, LLMWriter
+from bot.channels.push import ChannelSender
 from bot.channels.telegram.channel import TelegramChannel, TelegramConfig
 from bot.commands.runner import Commands
 from bot.conversation.engine import Button, Engine, EngineConfig, Incoming
+from bot.llm.writer import LLMWriter
 from memory.models import Scope
 from memory.outbox import ButtonRows
 from memory.store import MemoryStore

@@ -4,10 +4,11 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from bot.channels.push import ChannelSender, LLMWriter
+from bot.channels.push import ChannelSender
 from bot.channels.telegram.channel import TelegramChannel, TelegramConfig
 from bot.commands.runner import Commands
 from bot.conversation.engine import Engine, EngineConfig
+from bot.llm.writer import LLMWriter
 from memory.store import MemoryStore
 from scheduler.service import Scheduler
 from tests.fakes.llm import ScriptedLLM

@@ -7,7 +7,7 @@ import pytest
 
 from memory import search_text as textmod
 from memory.errors import ModelMismatch, NotFound
-from memory.index import scope_range
+from memory.retrievers import scope_range
 from memory.migrations import MIGRATIONS, migrate
 from memory.store import MemoryStore
 from tests.fakes.embedder import FakeEmbedder
@@ -177,7 +177,7 @@ async def test_migrations_from_empty_and_rerun(tmp_path) -> None:  # type: ignor
 
 async def test_full_text_keys_move_to_scope_ranges_on_upgrade(tmp_path, embedder: FakeEmbedder) -> None:  # type: ignore[no-untyped-def]
     from memory import integrity
-    from memory.migrations import m017_fts_scope
+    from memory.migrations.from_m013 import m017_fts_scope
 
     path = tmp_path / "mnemo.sqlite3"
     store = await MemoryStore.open(path, embedder)

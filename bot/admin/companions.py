@@ -125,7 +125,7 @@ async def run_command(settings: Settings, args: argparse.Namespace) -> int:
     """`mnemo companion create|list`."""
     from bot.admin import ops
     from bot.app import make_models
-    from bot.channels.push import LLMWriter
+    from bot.llm.writer import LLMWriter
 
     store = await ops.open_store(settings)
     try:

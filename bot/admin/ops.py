@@ -14,7 +14,7 @@ from bot.settings import Settings
 from memory import integrity
 from memory.admission import OUTCOMES
 from memory.backup import backup, backup_name
-from memory.embedder import make_embedder
+from memory.embedder import Embedder, make_embedder
 from memory.errors import MemoryStoreError
 from memory.failures import FailureCount
 from memory.journal import NewMessage
@@ -200,6 +200,18 @@ async def doctor(settings: Settings, *, check_model: bool = True) -> list[Check]
         checks.append(Check("embedding model", True, f"{embedder.name}, {vector.shape[1]} dims"))
     except MemoryStoreError as exc:
         return checks + [Check("embedding model", False, str(exc))]
+    checks.extend(await _database_checks(settings, embedder))
+    if check_model:
+        checks.append(await _model_check(settings))
+    checks.extend(await _messenger_checks(settings))
+    now = datetime.now(settings.zone)
+    checks.append(Check("clock", now.year >= 2024, f"{now:%Y-%m-%d %H:%M %Z} in {settings.timezone}"))
+    return checks
+
+
+async def _database_checks(settings: Settings, embedder: Embedder) -> list[Check]:
+    """The database: to be created, to be migrated, or up to date with its index, budget, failures and inbox."""
+    checks: list[Check] = []
     path = settings.data_dir / DB_FILENAME
     try:
         todo = await migration_plan(settings)
@@ -224,11 +236,6 @@ async def doctor(settings: Settings, *, check_model: bool = True) -> list[Check]
                 checks.append(unreadable)
     except MemoryStoreError as exc:
         checks.append(Check("database", False, str(exc)))
-    if check_model:
-        checks.append(await _model_check(settings))
-    checks.extend(await _messenger_checks(settings))
-    now = datetime.now(settings.zone)
-    checks.append(Check("clock", now.year >= 2024, f"{now:%Y-%m-%d %H:%M %Z} in {settings.timezone}"))
     return checks
 
 

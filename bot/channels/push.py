@@ -1,4 +1,4 @@
-"""Adapters that let the scheduler use the bot's models and channels (its Writer and Sender ports)."""
+"""The scheduler's Sender port filled with the running channels (its Writer port is bot.llm.writer)."""
 from __future__ import annotations
 
 import logging
@@ -6,26 +6,12 @@ from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 from bot.conversation.replies import Button
-from bot.llm.port import LLM, ChatMessage, SystemBlock
 from memory.models import Scope
 from memory.outbox import ButtonRows
 from memory.pairing import is_group_scope
 from scheduler.errors import RetryLater
 
 log = logging.getLogger(__name__)
-
-
-class LLMWriter:
-    """The scheduler's Writer port on top of the background model."""
-
-    def __init__(self, llm: LLM) -> None:
-        self.llm = llm
-
-    async def __call__(self, instructions: str, material: str, *, max_tokens: int = 800) -> str:
-        """Ask the model; errors propagate to the job, which then stores and sends nothing."""
-        completion = await self.llm.complete([ChatMessage("user", material)], system=[SystemBlock(instructions)],
-                                             max_tokens=max_tokens)
-        return completion.text
 
 
 def channel_of(user_id: str) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 from bot.commands.call import Call, Pressed
 from bot.conversation.engine import rule_buttons
 from bot.conversation.replies import Button, Reply
-from bot.texts import profile_key
+from bot.profile_keys import profile_key
 
 
 async def rules(call: Call, args: str) -> Reply:

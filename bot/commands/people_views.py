@@ -10,8 +10,7 @@ from bot.texts import t
 from memory import audit
 from memory.errors import NotFound
 from memory.kinship import name_key
-from memory.models import Scope
-from memory.people import Person
+from memory.models import Person, Scope
 from memory.store import MemoryStore
 
 LIST_BUTTONS = 10

@@ -45,3 +45,11 @@ def split_markers(reply: str, heard: str = "") -> tuple[str, list[Marker]]:
 def defuse(user_text: str) -> str:
     """Make markers typed by a user inert before the text reaches the model."""
     return _MARKER.sub(lambda m: "(" + m.group(0)[1:-1] + ")", user_text)
+
+
+_OPEN_MARKER = re.compile(r"\[[^\[\]]*$")
+
+
+def preview_text(text: str, user_text: str = "") -> str:
+    """The part of a half-written reply that may be shown: markers stripped, an unfinished '[…' cut off."""
+    return split_markers(_OPEN_MARKER.sub("", text), user_text)[0]

@@ -10,8 +10,8 @@ from zoneinfo import ZoneInfo
 from bot.conversation.markers import defuse
 from bot.llm.port import ChatMessage, SystemBlock
 from memory.companions import Companion
-from memory.models import LearnedRule, Message, OpenTopic, ProfileEntry, SearchHit
-from memory.people import PersonCard, card_line
+from memory.models import LearnedRule, Message, OpenTopic, PersonCard, ProfileEntry, SearchHit
+from memory.people import card_line
 from memory.relationship import Relationship
 from scheduler.relationship_rules import describe, wish_of
 

@@ -1,7 +1,10 @@
-"""Signs of suicidal thoughts or acute danger, in German and English: a pure detection function."""
+"""Signs of suicidal thoughts or acute danger, in German and English (a pure detection function), and the help
+lines per country that a reply in a crisis carries."""
 from __future__ import annotations
 
 import re
+
+from bot.texts import TEXTS
 
 # Phrases, not single words: "Ich sterbe vor Lachen" or "killing it" must not trigger.
 _PATTERNS = [
@@ -28,3 +31,33 @@ _REGEX = re.compile("|".join(f"(?:{p})" for p in _PATTERNS), re.IGNORECASE)
 def signals_crisis(text: str) -> bool:
     """True when the text shows signs of suicidal thoughts or acute danger."""
     return bool(_REGEX.search(text))
+
+
+# Help lines per country for the safety notice; DE is the default.
+CRISIS_LINES: dict[str, dict[str, str]] = {
+    "DE": TEXTS["crisis_help"],
+    "AT": {
+        "de": "Wenn es dir gerade sehr schlecht geht: Die Telefonseelsorge erreichst du rund um die Uhr unter 142. "
+              "In akuter Gefahr ruf bitte 144 oder 112 an.",
+        "en": "If you are in a very bad place: Telefonseelsorge Austria answers day and night at 142. "
+              "In acute danger, please call 144 or 112.",
+    },
+    "CH": {
+        "de": "Wenn es dir gerade sehr schlecht geht: Die Dargebotene Hand erreichst du rund um die Uhr unter 143. "
+              "In akuter Gefahr ruf bitte 144 oder 112 an.",
+        "en": "If you are in a very bad place: Die Dargebotene Hand answers day and night at 143. "
+              "In acute danger, please call 144 or 112.",
+    },
+    "US": {
+        "de": "Wenn es dir gerade sehr schlecht geht: Ruf oder schreib 988 (Suicide & Crisis Lifeline). "
+              "In akuter Gefahr ruf 911 an.",
+        "en": "If you are in a very bad place right now: call or text 988 (Suicide & Crisis Lifeline). "
+              "In acute danger, call 911.",
+    },
+}
+
+
+def crisis_help(country: str, lang: str) -> str:
+    """The help-line notice for a country (German numbers when the country is unknown)."""
+    lines = CRISIS_LINES.get(country.upper(), CRISIS_LINES["DE"])
+    return lines.get(lang, lines["de"])

@@ -1,9 +1,13 @@
-"""Tools the chat model may call: search_memory (notes, profile, thoughts, people), recall_chat, read_diary."""
+"""Tools the chat model may call, declared and run here: search_memory, recall_chat, propose_rule, read_diary.
+
+A model without tool calling writes [RECALL: …] instead; `recall` answers that marker like a tool.
+"""
 from __future__ import annotations
 
 import logging
-import time as _time
-from collections.abc import Sequence
+import time
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from datetime import time as dtime
 from typing import Any
@@ -11,47 +15,31 @@ from zoneinfo import ZoneInfo
 
 from bot.conversation.prompt import quote
 from bot.llm.port import ToolCall, ToolSpec
-from memory.models import Scope, SearchHit
+from memory.models import Scope, SearchHit, Source
 from memory.people import card_line
 from memory.store import MemoryStore
 from memory.timewords import time_window
 
 log = logging.getLogger(__name__)
 
-TOOLS = (
-    ToolSpec(
-        "search_memory",
-        "Search what you remember about the person (notes, profile, your thoughts) and the people in their life"
-        " ('who is Jana?', 'what do you know about my sister?', 'who works at the hospital?') by meaning and words.",
-        {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]},
-    ),
-    ToolSpec(
-        "recall_chat",
-        "Search the raw chat transcript. Time words in `when` or in the query ('gestern abend', 'letzte Woche',"
-        " 'yesterday evening') or two dates (YYYY-MM-DD) limit it to that time, in the person's time zone.",
-        {
-            "type": "object",
-            "properties": {
-                "query": {"type": "string"},
-                "when": {"type": "string", "description": "time words, e.g. 'gestern abend'"},
-                "from_date": {"type": "string", "description": "first day, YYYY-MM-DD"},
-                "to_date": {"type": "string", "description": "last day, YYYY-MM-DD"},
-            },
-            "required": ["query"],
-        },
-    ),
-    ToolSpec(
-        "propose_rule",
-        "Propose one behaviour rule (one sentence) after the person objected to how you behave; they confirm it.",
-        {"type": "object", "properties": {"rule": {"type": "string"}}, "required": ["rule"]},
-    ),
-    ToolSpec(
-        "read_diary",
-        "Read your own latest diary entries.",
-        {"type": "object", "properties": {"count": {"type": "integer", "minimum": 1, "maximum": 5}}},
-    ),
-)
-SAFE_TOOLS = tuple(tool for tool in TOOLS if tool.name != "propose_rule")  # a crisis turn changes no rule
+NOTHING = "Nothing found."
+SPEAKERS = {"user": "the person", "assistant": "you"}
+RECALL_SOURCES: tuple[Source, ...] = ("note", "profile", "thought", "person", "message")
+
+ProposeRule = Callable[[str], Awaitable[str]]  # the port the engine fills: propose a rule in the turn being answered
+
+
+@dataclass(frozen=True)
+class ToolContext:
+    """Where the tools of one turn run: the person's memory, their zone, the message being answered."""
+
+    store: MemoryStore
+    scope: Scope
+    zone: ZoneInfo
+    propose: ProposeRule
+    current_id: int = 0  # the message being answered: it and later ones are left out of transcripts
+    clock: Callable[[], float] = time.time
+    crisis: bool = False  # a crisis turn changes no rule
 
 
 def day_window(from_date: str | None, to_date: str | None, zone: ZoneInfo) -> tuple[float, float] | None:
@@ -78,33 +66,6 @@ def recall_window(query: str, when: str | None, now: float, zone: ZoneInfo) -> t
     return query, None
 
 
-async def run_tool(
-    store: MemoryStore, scope: Scope, call: ToolCall, zone: ZoneInfo, current_id: int = 0, now: float | None = None,
-) -> str:
-    """Run one tool call and return its result as text for the model; bad arguments get a short error text.
-
-    Messages from `current_id` on (the turn being answered) are left out of transcript results.
-    """
-    args: dict[str, Any] = call.arguments if isinstance(call.arguments, dict) else {}
-    try:
-        if call.name == "search_memory":
-            return await search_memory(store, scope, str(args.get("query", "")), zone)
-        if call.name == "recall_chat":
-            query, window = recall_window(str(args.get("query", "")), args.get("when"), now or _time.time(), zone)
-            window = day_window(args.get("from_date"), args.get("to_date"), zone) or window
-            hits = await store.search(scope, query, ("message",), k=9, window=window)
-            hits = [h for h in hits if not current_id or h.item_id < current_id][:8]
-            return await transcript_lines(store, scope, sorted(hits, key=lambda h: h.created_at), zone)
-        if call.name == "read_diary":
-            count = max(1, min(5, int(args.get("count", 1) or 1)))
-            entries = await store.diary.latest(scope, count)
-            return _format([(e.created_at, e.text) for e in entries], zone) if entries else "The diary is empty."
-    except (ValueError, TypeError) as exc:
-        log.warning("tool %s got bad arguments %r: %s", call.name, args, exc)
-        return f"error: bad arguments ({exc})"
-    return f"error: unknown tool {call.name!r}"
-
-
 async def search_memory(store: MemoryStore, scope: Scope, query: str, zone: ZoneInfo) -> str:
     """Notes, profile entries, thoughts and people that fit; a person found directly or through a note comes
     with their record (names, relation, relations, facts)."""
@@ -120,8 +81,96 @@ async def search_memory(store: MemoryStore, scope: Scope, query: str, zone: Zone
     return people if found == NOTHING else f"{found}\n{people}"
 
 
-NOTHING = "Nothing found."
-SPEAKERS = {"user": "the person", "assistant": "you"}
+async def _search_memory(args: dict[str, Any], at: ToolContext) -> str:
+    return await search_memory(at.store, at.scope, str(args.get("query", "")), at.zone)
+
+
+async def _recall_chat(args: dict[str, Any], at: ToolContext) -> str:
+    query, window = recall_window(str(args.get("query", "")), args.get("when"), at.clock(), at.zone)
+    window = day_window(args.get("from_date"), args.get("to_date"), at.zone) or window
+    hits = await at.store.search(at.scope, query, ("message",), k=9, window=window)
+    hits = [h for h in hits if not at.current_id or h.item_id < at.current_id][:8]
+    return await transcript_lines(at.store, at.scope, sorted(hits, key=lambda h: h.created_at), at.zone)
+
+
+async def _propose_rule(args: dict[str, Any], at: ToolContext) -> str:
+    return await at.propose(str(args.get("rule", "")))
+
+
+async def _read_diary(args: dict[str, Any], at: ToolContext) -> str:
+    count = max(1, min(5, int(args.get("count", 1) or 1)))
+    entries = await at.store.diary.latest(at.scope, count)
+    return _format([(e.created_at, e.text) for e in entries], at.zone) if entries else "The diary is empty."
+
+
+@dataclass(frozen=True)
+class Tool:
+    """One tool: what the model is told of it, and what runs when the model calls it."""
+
+    spec: ToolSpec
+    run: Callable[[dict[str, Any], ToolContext], Awaitable[str]]
+    in_crisis: bool = True  # False: not offered (and not run) in a crisis turn
+
+
+_TOOLS = (
+    Tool(ToolSpec(
+        "search_memory",
+        "Search what you remember about the person (notes, profile, your thoughts) and the people in their life"
+        " ('who is Jana?', 'what do you know about my sister?', 'who works at the hospital?') by meaning and words.",
+        {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]},
+    ), _search_memory),
+    Tool(ToolSpec(
+        "recall_chat",
+        "Search the raw chat transcript. Time words in `when` or in the query ('gestern abend', 'letzte Woche',"
+        " 'yesterday evening') or two dates (YYYY-MM-DD) limit it to that time, in the person's time zone.",
+        {
+            "type": "object",
+            "properties": {
+                "query": {"type": "string"},
+                "when": {"type": "string", "description": "time words, e.g. 'gestern abend'"},
+                "from_date": {"type": "string", "description": "first day, YYYY-MM-DD"},
+                "to_date": {"type": "string", "description": "last day, YYYY-MM-DD"},
+            },
+            "required": ["query"],
+        },
+    ), _recall_chat),
+    Tool(ToolSpec(
+        "propose_rule",
+        "Propose one behaviour rule (one sentence) after the person objected to how you behave; they confirm it.",
+        {"type": "object", "properties": {"rule": {"type": "string"}}, "required": ["rule"]},
+    ), _propose_rule, in_crisis=False),  # a crisis turn changes no rule
+    Tool(ToolSpec(
+        "read_diary",
+        "Read your own latest diary entries.",
+        {"type": "object", "properties": {"count": {"type": "integer", "minimum": 1, "maximum": 5}}},
+    ), _read_diary),
+)
+_BY_NAME = {tool.spec.name: tool for tool in _TOOLS}
+TOOLS = tuple(tool.spec for tool in _TOOLS)
+SAFE_TOOLS = tuple(tool.spec for tool in _TOOLS if tool.in_crisis)
+
+
+async def run_tool(call: ToolCall, at: ToolContext) -> str:
+    """Run one tool call and return its result as text for the model; bad arguments get a short error text."""
+    args: dict[str, Any] = call.arguments if isinstance(call.arguments, dict) else {}
+    tool = _BY_NAME.get(call.name)
+    if tool is None or (at.crisis and not tool.in_crisis):
+        return f"error: unknown tool {call.name!r}"
+    try:
+        return await tool.run(args, at)
+    except (ValueError, TypeError) as exc:
+        log.warning("tool %s got bad arguments %r: %s", call.name, args, exc)
+        return f"error: bad arguments ({exc})"
+
+
+async def recall(query: str, at: ToolContext) -> str:
+    """Answer a [RECALL: …] marker: memory and messages, or only messages when the query names a time."""
+    text, window = recall_window(query, None, at.clock(), at.zone)
+    sources: tuple[Source, ...] = ("message",) if window else RECALL_SOURCES
+    hits = await at.store.search(at.scope, text, sources, k=7, window=window, now=at.clock(),
+                                 include_faded=True, use=True)
+    hits = [h for h in hits if h.source != "message" or h.item_id < at.current_id][:6]
+    return f"[{query}]\n" + await transcript_lines(at.store, at.scope, hits, at.zone, 600)
 
 
 def _format(items: list[tuple[datetime, str]], zone: ZoneInfo, limit: int = 400) -> str:

@@ -111,11 +111,8 @@ def accept(data: Any, messages: Sequence[Message]) -> list[Draft]:
     roles = {m.id: m.role for m in messages}
     drafts = []
     for kind, key in (("fact", "facts"), ("content", "content")):
-        items = data.get(key) or []
-        if not isinstance(items, list):
-            raise LLMBadOutput(f"extraction field {key!r} is not a list")
-        for item in items:
-            if not isinstance(item, dict) or not str(item.get("text", "")).strip():
+        for item in field_items(data, key):
+            if not str(item.get("text", "")).strip():
                 continue
             ids = tuple(i for i in item.get("source_ids") or [] if isinstance(i, int) and i in roles)
             if kind == "fact" and not any(roles[i] == "user" for i in ids):
@@ -129,16 +126,20 @@ def accept(data: Any, messages: Sequence[Message]) -> list[Draft]:
     return drafts
 
 
+def field_items(data: Any, name: str) -> list[dict[str, Any]]:
+    """The objects in one list field of the model's answer (anything else in it is skipped); LLMBadOutput when the
+    field is there but no list."""
+    items = (data.get(name) if isinstance(data, dict) else None) or []
+    if not isinstance(items, list):
+        raise LLMBadOutput(f"extraction field '{name}' is not a list")
+    return [item for item in items if isinstance(item, dict)]
+
+
 def accept_profile(data: Any, messages: Sequence[Message]) -> list[ProfileDraft]:
     """Keep proposed profile entries that name a user message as source."""
     user_ids = {m.id for m in messages if m.role == "user"}
-    items = (data.get("profile") if isinstance(data, dict) else None) or []
-    if not isinstance(items, list):
-        raise LLMBadOutput("extraction field 'profile' is not a list")
     out = []
-    for item in items:
-        if not isinstance(item, dict):
-            continue
+    for item in field_items(data, "profile"):
         category = str(item.get("category", "facts"))
         key, value = str(item.get("key", "")).strip(), str(item.get("value", "")).strip()
         ids = [i for i in item.get("source_ids") or [] if isinstance(i, int)]
@@ -158,12 +159,9 @@ class TopicDraft:
 def accept_topics(data: Any, messages: Sequence[Message], now: datetime) -> list[TopicDraft]:
     """Keep proposed topics that come from a user message; a missing or broken due time means tomorrow."""
     user_ids = {m.id for m in messages if m.role == "user"}
-    items = (data.get("topics") if isinstance(data, dict) else None) or []
-    if not isinstance(items, list):
-        raise LLMBadOutput("extraction field 'topics' is not a list")
     out = []
-    for item in items:
-        if not isinstance(item, dict) or not str(item.get("text", "")).strip():
+    for item in field_items(data, "topics"):
+        if not str(item.get("text", "")).strip():
             continue
         if not user_ids.intersection(i for i in item.get("source_ids") or [] if isinstance(i, int)):
             continue
@@ -194,13 +192,8 @@ def _strings(value: Any, limit: int, count: int = 10) -> tuple[str, ...]:
 def accept_people(data: Any, messages: Sequence[Message]) -> list[PeopleDraft]:
     """Keep proposed people that a user message names; vague ones ('ein Freund') are left out."""
     user_ids = {m.id for m in messages if m.role == "user"}
-    items = (data.get("people") if isinstance(data, dict) else None) or []
-    if not isinstance(items, list):
-        raise LLMBadOutput("extraction field 'people' is not a list")
     out = []
-    for item in items:
-        if not isinstance(item, dict):
-            continue
+    for item in field_items(data, "people"):
         name = clip(" ".join(str(item.get("name", "")).split()), 80)
         ids = tuple(i for i in item.get("source_ids") or [] if isinstance(i, int) and i in user_ids)
         if not name or is_vague(name) or not ids:

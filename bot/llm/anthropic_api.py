@@ -3,16 +3,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import anthropic
-import httpx
 from anthropic.types import Message
 
-from bot.errors import ConfigError, LLMBadOutput, LLMError
+from bot.errors import ConfigError, LLMBadOutput
 from bot.llm.port import ChatMessage, Completion, OnText, SystemBlock, ToolCall, ToolSpec, Usage
-from bot.llm.retries import Sleep, T, schema_instruction, sdk_error, with_retries
+from bot.llm.retries import SDKChat, Sleep, schema_instruction
 
 log = logging.getLogger(__name__)
 
@@ -20,7 +19,7 @@ log = logging.getLogger(__name__)
 CACHE_POINT = {"type": "ephemeral"}
 
 
-class AnthropicChat:
+class AnthropicChat(SDKChat[anthropic.AsyncAnthropic]):
     """A Claude model behind the Anthropic Messages API."""
 
     def __init__(
@@ -36,15 +35,9 @@ class AnthropicChat:
         """Create the client; `attempts` counts the first try, `sleep` lets tests skip real waiting."""
         if not api_key:
             raise ConfigError("The anthropic provider needs an API key; set one for the LLM.")
-        if attempts < 1:
-            raise ValueError(f"attempts must be at least 1, got {attempts}")
-        self.model = model
-        self._api_key = api_key
-        self._timeout = timeout
-        self._attempts = attempts
-        self._sleep = sleep
-        self._client = anthropic.AsyncAnthropic(base_url=base_url, api_key=api_key, timeout=timeout, max_retries=0)
-        self._where = f"model {model!r} at {self._client.base_url}"
+        super().__init__(anthropic, lambda: anthropic.AsyncAnthropic(base_url=base_url, api_key=api_key,
+                                                                     timeout=timeout, max_retries=0),
+                         model, api_key, timeout, attempts, sleep)
 
     async def complete(
         self,
@@ -84,23 +77,6 @@ class AnthropicChat:
                     await on_text(text)
             message: Message = await stream.get_final_message()
         return message
-
-    async def ping(self) -> None:
-        """Check once that the endpoint answers and accepts the key, by listing its models."""
-        await self._call(self._client.models.list, attempts=1)
-
-    async def aclose(self) -> None:
-        """Close the HTTP client."""
-        await self._client.close()
-
-    async def _call(self, call: Callable[[], Awaitable[T]], attempts: int | None = None) -> T:
-        """Run an SDK call with this client's retry policy and error mapping."""
-        return await with_retries(call, self._error, (anthropic.APIError, httpx.TransportError),
-                                  attempts or self._attempts, self._sleep)
-
-    def _error(self, exc: Exception, attempt: int) -> LLMError:
-        """The LLMError for an SDK error after `attempt` tries; never mentions the API key."""
-        return sdk_error(anthropic, exc, self._where, self._timeout, self._api_key, attempt)
 
 
 def system_to_wire(blocks: Sequence[SystemBlock], json_schema: dict[str, Any] | None) -> list[dict[str, Any]]:

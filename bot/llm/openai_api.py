@@ -4,15 +4,14 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import httpx
 import openai
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
-from bot.errors import LLMBadOutput, LLMError, LLMRejected
+from bot.errors import LLMBadOutput, LLMRejected
 from bot.llm.port import (
     ChatMessage,
     Completion,
@@ -23,7 +22,7 @@ from bot.llm.port import (
     Usage,
     parse_json,
 )
-from bot.llm.retries import Sleep, T, schema_instruction, sdk_error, with_retries
+from bot.llm.retries import SDKChat, Sleep, schema_instruction
 
 log = logging.getLogger(__name__)
 
@@ -31,7 +30,7 @@ log = logging.getLogger(__name__)
 NO_KEY = "no-key"
 
 
-class OpenAIChat:
+class OpenAIChat(SDKChat[openai.AsyncOpenAI]):
     """A chat model behind an OpenAI-compatible endpoint."""
 
     def __init__(
@@ -45,15 +44,9 @@ class OpenAIChat:
         sleep: Sleep = asyncio.sleep,
     ) -> None:
         """Create the client; `attempts` counts the first try, `sleep` lets tests skip real waiting."""
-        if attempts < 1:
-            raise ValueError(f"attempts must be at least 1, got {attempts}")
-        self.model = model
-        self._api_key = api_key
-        self._timeout = timeout
-        self._attempts = attempts
-        self._sleep = sleep
-        self._client = openai.AsyncOpenAI(base_url=base_url, api_key=api_key or NO_KEY, timeout=timeout, max_retries=0)
-        self._where = f"model {model!r} at {self._client.base_url}"
+        super().__init__(openai, lambda: openai.AsyncOpenAI(base_url=base_url, api_key=api_key or NO_KEY,
+                                                            timeout=timeout, max_retries=0),
+                         model, api_key, timeout, attempts, sleep)
 
     async def complete(
         self,
@@ -81,14 +74,6 @@ class OpenAIChat:
         prompt = "\n\n".join(p for p in (system_text(system), schema_instruction(json_schema)) if p)
         fallback = self._request(messages, prompt, tools, max_tokens)
         return self._completion(await self._create({**fallback, "response_format": {"type": "json_object"}}))
-
-    async def ping(self) -> None:
-        """Check once that the endpoint answers, by listing its models."""
-        await self._call(self._client.models.list, attempts=1)
-
-    async def aclose(self) -> None:
-        """Close the HTTP client."""
-        await self._client.close()
 
     def _request(
         self, messages: Sequence[ChatMessage], system: str, tools: Sequence[ToolSpec] | None, max_tokens: int
@@ -144,15 +129,6 @@ class OpenAIChat:
         return Completion(
             text=message.content or "", tool_calls=calls, usage=usage_from(response), model=response.model or self.model
         )
-
-    async def _call(self, call: Callable[[], Awaitable[T]], attempts: int | None = None) -> T:
-        """Run an SDK call with this client's retry policy and error mapping."""
-        return await with_retries(call, self._error, (openai.APIError, httpx.TransportError),
-                                  attempts or self._attempts, self._sleep)
-
-    def _error(self, exc: Exception, attempt: int) -> LLMError:
-        """The LLMError for an SDK error after `attempt` tries; never mentions the API key."""
-        return sdk_error(openai, exc, self._where, self._timeout, self._api_key, attempt)
 
 
 @dataclass

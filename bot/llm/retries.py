@@ -1,4 +1,5 @@
-"""What both LLM providers share: the retry loop, error mapping, retry-after parsing, redaction."""
+"""What both LLM providers share: the client base (retries, error mapping, ping, close), retry-after parsing,
+redaction."""
 from __future__ import annotations
 
 import email.utils
@@ -7,7 +8,7 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from types import ModuleType
-from typing import Any, TypeVar
+from typing import Any, Generic, Protocol, TypeVar
 
 import httpx
 
@@ -19,7 +20,59 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 Sleep = Callable[[float], Awaitable[Any]]
 
+
+class SDKClient(Protocol):
+    """What the openai and anthropic SDK clients both offer."""
+
+    @property
+    def base_url(self) -> Any:
+        """Where the client sends its requests."""
+        ...
+
+    @property
+    def models(self) -> Any:
+        """The models endpoint (its list() is the cheapest call there is)."""
+        ...
+
+    async def close(self) -> None:
+        """Close the HTTP connections."""
+        ...
+
+
+C = TypeVar("C", bound=SDKClient)
+
 MAX_RETRY_AFTER = 30.0
+
+
+class SDKChat(Generic[C]):
+    """The part of a provider's adapter that is the same for both SDKs: retries, error mapping, ping and close."""
+
+    def __init__(self, sdk: ModuleType, make_client: Callable[[], C], model: str, api_key: str | None,
+                 timeout: float, attempts: int, sleep: Sleep) -> None:
+        """Create the client; `attempts` counts the first try, `sleep` lets tests skip real waiting."""
+        if attempts < 1:
+            raise ValueError(f"attempts must be at least 1, got {attempts}")
+        self.model = model
+        self._sdk, self._api_key, self._timeout, self._attempts, self._sleep = sdk, api_key, timeout, attempts, sleep
+        self._client = make_client()
+        self._where = f"model {model!r} at {self._client.base_url}"
+
+    async def ping(self) -> None:
+        """Check once that the endpoint answers (and accepts the key), by listing its models."""
+        await self._call(self._client.models.list, attempts=1)
+
+    async def aclose(self) -> None:
+        """Close the HTTP client."""
+        await self._client.close()
+
+    async def _call(self, call: Callable[[], Awaitable[T]], attempts: int | None = None) -> T:
+        """Run an SDK call with this client's retry policy and error mapping."""
+        return await with_retries(call, self._error, (self._sdk.APIError, httpx.TransportError),
+                                  attempts or self._attempts, self._sleep)
+
+    def _error(self, exc: Exception, attempt: int) -> LLMError:
+        """The LLMError for an SDK error after `attempt` tries; never mentions the API key."""
+        return sdk_error(self._sdk, exc, self._where, self._timeout, self._api_key, attempt)
 
 
 def sdk_error(sdk: ModuleType, exc: Exception, where: str, timeout: float, secret: str | None,

@@ -10,10 +10,11 @@ from types import TracebackType
 from typing import Self
 from zoneinfo import ZoneInfo
 
-from bot.channels.push import ChannelSender, LLMWriter
+from bot.channels.push import ChannelSender
 from bot.channels.telegram.channel import TelegramChannel, TelegramConfig
 from bot.commands.runner import Commands
 from bot.conversation.engine import Engine, EngineConfig
+from bot.llm.writer import LLMWriter
 from memory.models import Scope
 from memory.store import MemoryStore
 from scheduler.service import Scheduler

@@ -9,8 +9,8 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from bot.channels.push import LLMWriter
 from bot.conversation.engine import Engine, EngineConfig, Incoming
+from bot.llm.writer import LLMWriter
 from memory.backup import backup, backup_name
 from memory.store import MemoryStore
 from scheduler.service import Scheduler

@@ -1,0 +1,28 @@
+"""The settings the conversation engine needs (bot.settings fills them at start-up)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from zoneinfo import ZoneInfo
+
+from memory.admission import Thresholds
+
+
+@dataclass(frozen=True)
+class EngineConfig:
+    """The settings the engine needs."""
+
+    companion_id: str = "mnemo"
+    companion_name: str = "Mnemo"
+    persona: str = ""
+    language: str = "de"
+    zone: ZoneInfo = field(default_factory=lambda: ZoneInfo("Europe/Berlin"))
+    recent_messages: int = 12
+    max_message_chars: int = 4000
+    relevance_floor: float | None = None
+    crisis_country: str = "DE"
+    use_tools: bool = True
+    extraction: str = "after_reply"
+    extraction_quiet_seconds: float = 120.0
+    profile_consent: bool = False
+    admission: Thresholds | None = field(default_factory=Thresholds)  # None: every extracted note is stored
+    rate_limit_per_minute: float = 0.0  # messages a user may send per minute (and at once); 0: no limit

@@ -1,0 +1,161 @@
+"""The model's answer: the prompt from memory, tool rounds and [RECALL: …] lookups, the markers it leaves."""
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import replace
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
+from bot.conversation.config import EngineConfig
+from bot.conversation.markers import Marker, preview_text, split_markers
+from bot.conversation.prompt import PromptContext, build_prompt, own_questions, quote
+from bot.conversation.safety import crisis_help, signals_crisis
+from bot.conversation.tools import SAFE_TOOLS, TOOLS, ToolContext, recall, run_tool
+from bot.llm.port import LLM, ChatMessage, OnText, SystemBlock
+from memory.models import Scope
+from memory.store import MemoryStore
+
+MAX_TOOL_ROUNDS = 4
+CRISIS_MEMORY_SECONDS = 3 * 86400.0  # a message the companion sends on its own this soon after a crisis is careful
+
+_DIARY_QUESTION = re.compile(
+    r"\b(tagebuch\w*|einträge|eintrag|diary|entries)\b.*\?|\bwas\s+hast\s+du\s+zuletzt\s+geschrieben"
+    r"|\bwhat\s+did\s+you\s+(last\s+)?write", re.IGNORECASE)
+
+Prompt = tuple[list[SystemBlock], list[ChatMessage]]
+
+
+def asks_about_diary(text: str) -> bool:
+    """True for questions about the companion's diary ('wie viele Einträge hast du?')."""
+    return bool(_DIARY_QUESTION.search(text))
+
+
+def heard_text(ctx: PromptContext, system: Sequence[SystemBlock], messages: Sequence[ChatMessage]) -> str:
+    """Everything the model is given for this turn, raw and as sent: the user's words, earlier messages, memory."""
+    raw = [ctx.user_text] + [m.text for m in ctx.window] + [m.text for m in ctx.pinned]
+    return "\n".join(raw + [b.text for b in system] + [m.content for m in messages])
+
+
+def _previewer(on_progress: OnText | None, user_text: str) -> OnText | None:
+    """An on_text for the chat model that hands on only what may be shown (no markers, nothing empty)."""
+    if on_progress is None:
+        return None
+    progress = on_progress
+
+    async def show(text: str) -> None:
+        visible = preview_text(text, user_text)
+        if visible:
+            await progress(visible)
+
+    return show
+
+
+class ModelAnswers:
+    """Writes the chat model's answers: one to a message (with tools) and one the companion sends on its own."""
+
+    def __init__(self, store: MemoryStore, chat: LLM, config: EngineConfig, clock: Callable[[], float],
+                 floor: float | None, zone_for: Callable[[Scope], Awaitable[ZoneInfo]]) -> None:
+        self.store, self.chat, self.config, self.clock, self.floor = store, chat, config, clock, floor
+        self.zone_for = zone_for  # the person's own time zone, or the deployment's
+        self.last_prompt: Prompt | None = None  # what the model was given last (for tests and benchmarks)
+
+    async def write(self, tools: ToolContext, user_text: str, previous_at: float | None, extra: tuple[str, ...] = (),
+                    on_progress: OnText | None = None) -> str:
+        """The model's answer to a message: up to MAX_TOOL_ROUNDS rounds of tool calls or lookups, then the text.
+
+        Markers the model merely repeated from what it was given are never carried out.
+        """
+        scope, crisis = tools.scope, tools.crisis
+        ctx = await self.context(scope, user_text, tools.current_id, previous_at, crisis, zone=tools.zone)
+        ctx = replace(ctx, extra=extra)
+        await self.store.state.put(scope, "why", [h.item_id for h in ctx.notes], self.clock())
+        if ctx.due_topic is not None:
+            await self.store.state.put(scope, "due_topic", {"id": ctx.due_topic.id, "text": ctx.due_topic.text})
+        system, messages = build_prompt(ctx)
+        self.last_prompt = (system, list(messages))
+        on_text = _previewer(on_progress, user_text)
+        heard = heard_text(ctx, system, messages)  # markers in it were typed or stored, never the model's own
+        offered = (SAFE_TOOLS if crisis else TOOLS) if self.config.use_tools else None
+        for _ in range(MAX_TOOL_ROUNDS):
+            completion = await self.chat.complete(messages, system=system, tools=offered, on_text=on_text)
+            text, markers = split_markers(completion.text, heard)
+            await self._keep(tools, markers)
+            recalls = [m.content for m in markers if m.kind == "recall"]
+            if completion.tool_calls:
+                results = [await run_tool(call, tools) for call in completion.tool_calls]
+                messages = messages + [ChatMessage("assistant", completion.text, tool_calls=completion.tool_calls)]
+                messages += [ChatMessage("tool", result, tool_call_id=call.id)
+                             for call, result in zip(completion.tool_calls, results, strict=True)]
+            elif recalls and not text:
+                found = [await recall(query, tools) for query in recalls]
+                results = ["\n".join(found)]
+                messages = messages + [ChatMessage("assistant", completion.text),
+                                       ChatMessage("user", "<lookup>\n" + "\n\n".join(found) + "\n</lookup>")]
+            else:
+                return text
+            heard += "".join("\n" + result for result in results)
+        completion = await self.chat.complete(messages, system=system, tools=None, on_text=on_text)
+        return split_markers(completion.text, heard)[0]  # after the last round, once more for a plain answer
+
+    async def proactive(self, scope: Scope, reason: str, detail: str) -> str:
+        """Write a message the companion sends on its own, with the normal prompt plus the reason."""
+        last = await self.store.messages.last_user_message(scope)
+        careful = await self._crisis_lately(scope)
+        ctx = await self.context(scope, detail or reason, 1 << 62, last.created_at.timestamp() if last else None,
+                                 crisis=careful)
+        ctx = replace(ctx, user_text="", proactive=f"{reason}: {detail}")
+        system, messages = build_prompt(ctx)
+        completion = await self.chat.complete(messages, system=system, tools=None)
+        return split_markers(completion.text)[0]
+
+    async def diary_facts(self, scope: Scope) -> str:
+        """What the database says about the diary, so the answer does not depend on a lookup."""
+        count = await self.store.diary.count(scope)
+        latest = await self.store.diary.latest(scope, 1)
+        fact = f"Diary facts from the database: you have written {count} diary entries."
+        if latest:
+            fact += f" The latest ({latest[0].day}) says: {quote(latest[0].text, 600)}"
+        return fact
+
+    async def context(self, scope: Scope, user_text: str, message_id: int, previous_at: float | None,
+                      crisis: bool = False, zone: ZoneInfo | None = None) -> PromptContext:
+        """Everything the prompt for a message is built from, read from the memory (in the person's zone)."""
+        store, now, zone = self.store, self.clock(), zone or await self.zone_for(scope)
+        window = await store.messages.recent(scope, self.config.recent_messages, before_id=message_id)
+        due = [] if crisis else await store.topics.due(scope, now, limit=1)
+        return PromptContext(
+            companion_name=self.config.companion_name, language=self.config.language, user_text=user_text,
+            now_local=datetime.fromtimestamp(now, zone), persona=self.config.persona,
+            profile=await store.profile.list(scope), rules=await store.rules.list(scope, "active"),
+            notes=await store.search(scope, user_text, ("note",), k=5, now=now, min_cosine=self.floor, use=True),
+            thoughts=await store.search(scope, user_text, ("thought",), k=3, now=now, min_cosine=self.floor),
+            pinned=[m for m in await store.messages.first(scope, 2) if m.id < message_id],
+            summary=(await store.conversations.get(scope)).summary,
+            window=window,
+            previous_user_at=datetime.fromtimestamp(previous_at, zone) if previous_at else None,
+            due_topic=due[0] if due else None,
+            crisis_notice=crisis_help(self.config.crisis_country, self.config.language) if crisis else "",
+            tools=self.config.use_tools,
+            companion=await store.companions.get(self.config.companion_id),
+            relationship=await store.relationships.get(scope),
+            own_questions=own_questions(window),
+            people=await store.people.cards(scope),
+            zone=zone,
+        )
+
+    async def _keep(self, tools: ToolContext, markers: Sequence[Marker]) -> None:
+        """Carry out the markers the model left: a rule is proposed (never in a crisis), a thought or topic kept."""
+        for marker in markers:
+            if marker.kind == "rule" and not tools.crisis:
+                await tools.propose(marker.content)
+            elif marker.kind == "thought":
+                await self.store.thoughts.add(tools.scope, marker.content, origin="conversation")
+            elif marker.kind == "followup":
+                await self.store.topics.add(tools.scope, marker.content, origin="conversation")
+
+    async def _crisis_lately(self, scope: Scope) -> bool:
+        """Whether the person showed signs of crisis in the last days (a check-in then speaks with the safety rules)."""
+        since = self.clock() - CRISIS_MEMORY_SECONDS
+        recent = await self.store.messages.recent(scope, 40)
+        return any(m.role == "user" and m.created_at.timestamp() >= since and signals_crisis(m.text) for m in recent)

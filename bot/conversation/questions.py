@@ -1,0 +1,175 @@
+"""The yes/no question under the companion's message (a proposed rule, a profile fact), kept in the scope's state.
+
+One question is open at a time; it is asked under a reply, answered by a typed yes or no (or its buttons),
+replaced by a newer rule, and dropped unanswered after a day.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from bot.conversation.bubbles import split_bubbles
+from bot.conversation.consent import yes_or_no
+from bot.conversation.replies import Button, Reply
+from bot.conversation.turn import Turn, own_words
+from bot.profile_keys import profile_key
+from bot.texts import t
+from memory.errors import NotFound
+from memory.models import Scope
+from memory.pairing import is_group_scope
+from memory.store import MemoryStore
+
+QUESTION = "question"  # the scope_state key of the open yes/no question
+QUESTION_HOURS = 24.0  # an unanswered question is dropped after this long
+PROPOSED = "The person will be asked to confirm this rule with yes/no buttons; do not ask yourself."
+
+
+@dataclass(frozen=True)
+class OpenQuestion:
+    """The yes/no question waiting under the companion's message: a proposed rule or a profile fact."""
+
+    kind: str  # "rule" | "profile"
+    item_id: int
+    asked_at: float
+    owner: str | None = None  # who was asked (in a group, only they may answer)
+    number: int = 0  # the person's own number of the rule or fact, which its buttons carry
+
+    @property
+    def key(self) -> str:
+        """The question's name in buttons and choices ('rule:3', by the person's own number)."""
+        return f"{self.kind}:{self.number}"
+
+    def as_dict(self) -> dict[str, object]:
+        """The question as JSON-ready data for the scope's state."""
+        return {"kind": self.kind, "item_id": self.item_id, "asked_at": self.asked_at, "owner": self.owner,
+                "number": self.number}
+
+
+def question_expired(asked_at: float, now: float, hours: float = QUESTION_HOURS) -> bool:
+    """Whether a question asked at `asked_at` has waited too long for its answer."""
+    return now - asked_at >= hours * 3600
+
+
+def yes_no_buttons(kind: str, number: int, lang: str) -> tuple[Button, ...]:
+    """The yes/no buttons under a question about a rule or a profile fact, by the user's own number of it."""
+    return (Button(t(lang, "yes"), f"{kind}:yes:{number}"), Button(t(lang, "no"), f"{kind}:no:{number}"))
+
+
+def rule_buttons(number: int, lang: str) -> tuple[Button, ...]:
+    """The yes/no buttons under a rule question, by the user's own number of the rule."""
+    return yes_no_buttons("rule", number, lang)
+
+
+class OpenQuestions:
+    """Asks, decides and drops the scope's open question; the state lives in the database."""
+
+    def __init__(self, store: MemoryStore, lang: str, clock: Callable[[], float]) -> None:
+        self.store, self.lang, self.clock = store, lang, clock
+
+    async def current(self, scope: Scope, turn: Turn | None = None) -> OpenQuestion | None:
+        """The yes/no question waiting for an answer; one that expired or was decided elsewhere is dropped
+        (and named in the turn's `closes`, so its buttons go)."""
+        raw = await self.store.state.get(scope, QUESTION)
+        if raw is None:
+            return None
+        question = OpenQuestion(**raw)
+        if await self._still_open(scope, question) and not question_expired(question.asked_at, self.clock()):
+            return question
+        await self.store.state.pop(scope, QUESTION)
+        await self._drop(scope, question)
+        if turn is not None:
+            turn.closes.append(question.key)
+        return None
+
+    async def answer(self, turn: Turn) -> Reply | None:
+        """A typed yes or no decides the open question; any other message leaves it open (None)."""
+        question = await self.current(turn.scope, turn)
+        if question is None:
+            return None
+        verdict = yes_or_no(own_words(turn.incoming.text, is_group_scope(turn.scope.user_id)))
+        if verdict is None or not self._may_decide(turn, question):
+            return None
+        text = await self._decide(turn.scope, question, verdict, turn.incoming.text)
+        return Reply((text,), closes=(question.key,))
+
+    async def propose(self, turn: Turn, text: str) -> str:
+        """Propose a rule in this turn (asked under the reply); what the model is told of it."""
+        text = " ".join(text.split())[:300]
+        if not text:
+            return "error: empty rule"
+        turn.proposed = await self.store.rules.propose(turn.scope, text)
+        return PROPOSED
+
+    async def ask(self, turn: Turn) -> None:
+        """Ask one yes/no question under the reply: a rule proposed in this turn, else a profile fact waiting.
+
+        A new rule replaces an open question (whose buttons go); a profile fact is asked only while no
+        question is open, so a question is never asked again on every reply.
+        """
+        scope, rule, reply = turn.scope, turn.proposed, turn.reply
+        assert reply is not None  # the model's answer is written before a question goes under it
+        open_now = await self.current(scope, turn)
+        # Who may answer: the one who asked; a group member who is no admin cannot, so then any admin may.
+        owner = (turn.incoming.sender or turn.incoming.user_id) if turn.incoming.may_decide else None
+        if rule is not None:
+            if open_now is not None:
+                await self.store.state.pop(scope, QUESTION)
+                turn.closes.append(open_now.key)
+            number = await self.store.numbers.of(scope, "rule", rule.id)
+            question = OpenQuestion("rule", rule.id, self.clock(), owner, number)
+        elif open_now is None and turn.incoming.may_decide and (fact := await self.store.profile.pending(scope)):
+            question = OpenQuestion("profile", fact.id, self.clock(), owner,
+                                    await self.store.numbers.of(scope, "profile", fact.id))
+        else:
+            return
+        text, buttons = await self.asking(scope, question)
+        await self.store.state.put(scope, QUESTION, question.as_dict(), self.clock())
+        turn.reply = Reply(split_bubbles("\n\n".join(reply.bubbles) + "\n\n" + text), buttons=(buttons,))
+
+    async def asking(self, scope: Scope, question: OpenQuestion) -> tuple[str, tuple[Button, ...]]:
+        """The sentence that asks a question and its yes/no buttons (by the person's own number)."""
+        if question.kind == "rule":
+            rule = await self.store.rules.get(scope, question.item_id)
+            return t(self.lang, "rule_question", rule=rule.text), rule_buttons(question.number, self.lang)
+        fact = await self.store.profile.pending_fact(scope, question.item_id)
+        text = t(self.lang, "profile_question", fact=f"{profile_key(fact.key, self.lang)}: {fact.value}")
+        return text, yes_no_buttons("profile", question.number, self.lang)
+
+    def _may_decide(self, turn: Turn, question: OpenQuestion) -> bool:
+        """Whether the sender may answer: in a group only an admin, and only the one who was asked."""
+        if not turn.incoming.may_decide:
+            return False
+        sender = turn.incoming.sender or turn.incoming.user_id
+        return not is_group_scope(turn.scope.user_id) or question.owner in (None, sender)
+
+    async def _decide(self, scope: Scope, question: OpenQuestion, verdict: str, reason: str) -> str:
+        """Apply a yes or no to the open question and close it; the sentence that says what happened."""
+        await self.store.state.pop(scope, QUESTION)
+        if question.kind == "rule":
+            rule = await self.store.rules.decide(scope, question.item_id, "active" if verdict == "yes" else "rejected",
+                                                 reason=reason)
+            return t(self.lang, "rule_saved", rule=rule.text) if verdict == "yes" else t(self.lang, "rule_dropped")
+        fact = await self.store.profile.decide(scope, question.item_id, verdict == "yes")
+        if verdict == "no":
+            return t(self.lang, "rule_dropped")
+        return t(self.lang, "profile_saved", fact=f"{profile_key(fact.key, self.lang)}: {fact.value}")
+
+    async def _still_open(self, scope: Scope, question: OpenQuestion) -> bool:
+        """Whether the question's rule or profile fact still waits (a button may have decided it meanwhile)."""
+        try:
+            if question.kind == "rule":
+                return (await self.store.rules.get(scope, question.item_id)).status == "pending"
+        except NotFound:
+            return False
+        return await self.store.profile.is_pending(scope, question.item_id)
+
+    async def _drop(self, scope: Scope, question: OpenQuestion) -> None:
+        """An unanswered question that expired or was replaced: nothing of it is kept."""
+        try:
+            if question.kind == "rule":
+                if (await self.store.rules.get(scope, question.item_id)).status == "pending":
+                    await self.store.rules.decide(scope, question.item_id, "rejected", reason="no answer")
+            elif await self.store.profile.is_pending(scope, question.item_id):
+                await self.store.profile.decide(scope, question.item_id, False)
+        except NotFound:
+            pass  # decided and gone meanwhile

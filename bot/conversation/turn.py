@@ -1,0 +1,73 @@
+"""One message being answered: what the steps of its turn find out, and the checks on its text."""
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field, replace
+
+from bot.conversation.replies import Incoming, Reply
+from bot.learning.corrections import Change
+from bot.llm.port import OnText
+from memory.models import LearnedRule, Scope
+
+CRISIS_SCAN_CHARS = 20_000  # how much of a (maybe oversized) message is searched for signs of crisis
+ANSWERED_BEFORE = Reply(())  # a step's answer for a message answered before: the engine returns None
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def check_input(text: str, limit: int) -> str | None:
+    """Why a message is refused ('too_long', 'not_text', 'empty'), or None when it is fine."""
+    if len(text) > limit:
+        return "too_long"
+    if "\x00" in text or sum(1 for c in text if ord(c) < 32 and c not in "\n\r\t") > max(3, len(text) // 20):
+        return "not_text"
+    if _SURROGATE.search(text):  # half of a UTF-16 pair: not text, and no database could store it
+        return "not_text"
+    if not text.strip():
+        return "empty"
+    return None
+
+
+def own_words(text: str, group: bool) -> str:
+    """What the sender typed: in a group the channel puts their name in front ('Anna: ja')."""
+    return text.split(": ", 1)[1] if group and ": " in text else text
+
+
+@dataclass
+class Turn:
+    """One message being answered; each step reads what the steps before it found out and adds its own."""
+
+    incoming: Incoming
+    crisis: bool  # the message shows signs of crisis
+    on_progress: OnText | None = None  # where the reply's visible text goes while the model writes it
+    found_scope: Scope | None = None  # the scope, found by the duplicate check
+    logged_id: int | None = None  # the message as logged (before a crash, or by this turn)
+    previous_at: float | None = None  # when the person wrote before this message
+    closes: list[str] = field(default_factory=list)  # questions dropped in this turn (expired, replaced)
+    proposed: LearnedRule | None = None  # a rule proposed in this turn (by the model or from an objection)
+    objection: bool = False  # the message may object to something remembered or said
+    changes: list[Change] = field(default_factory=list)  # the corrections this message made to the memory
+    reply: Reply | None = None  # the model's answer, once written
+
+    @property
+    def scope(self) -> Scope:
+        """The scope of the message (known from the duplicate check on)."""
+        if self.found_scope is None:
+            raise LookupError("the turn's scope is found by its duplicate check")
+        return self.found_scope
+
+    @property
+    def message_id(self) -> int:
+        """The logged message's id (known from the log step on)."""
+        if self.logged_id is None:
+            raise LookupError("the turn's message is logged by its log step")
+        return self.logged_id
+
+    def closing(self, reply: Reply) -> Reply:
+        """The reply with the questions this turn dropped or replaced added to what it closes."""
+        closes = tuple(dict.fromkeys((*self.closes, *reply.closes)))
+        return replace(reply, closes=closes) if closes != reply.closes else reply
+
+
+Step = Callable[[Turn], Awaitable[Reply | None]]  # one step of a turn: a reply answers here, None passes on

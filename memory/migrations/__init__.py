@@ -1,0 +1,88 @@
+"""Numbered schema migrations, registered in MIGRATIONS and recorded in the `migrations` table; running them
+twice is a no-op. The migrations themselves live in from_m001.py and from_m013.py."""
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+
+from memory.db import Database, Tx
+from memory.migrations import from_m001, from_m013
+
+log = logging.getLogger(__name__)
+
+Migration = Callable[[Tx], Awaitable[None]]
+
+
+# The one place a migration is registered, in the order they run; a function's name is what databases record.
+MIGRATIONS: list[Migration] = [
+    from_m001.m001_scopes_and_meta,
+    from_m001.m002_messages,
+    from_m001.m003_memory_items,
+    from_m001.m004_search_index,
+    from_m001.m005_conversation_state,
+    from_m001.m006_audit_undo,
+    from_m001.m007_pending_profile,
+    from_m001.m008_preferences,
+    from_m001.m009_outbox,
+    from_m001.m010_access,
+    from_m001.m011_inbox,
+    from_m001.m012_companions_and_relationships,
+    from_m013.m013_people,
+    from_m013.m014_reminders,
+    from_m013.m015_admission_counts,
+    from_m013.m016_inbox_shown,
+    from_m013.m017_fts_scope,
+    from_m013.m018_docs_last_used,
+    from_m013.m019_token_usage,
+    from_m013.m020_fts_scope_rowids,
+    from_m013.m021_pending_state_and_choices,
+    from_m013.m022_erasure,
+    from_m013.m024_reflections_failures_and_late_pushes,
+    from_m013.m026_command_runs_and_shown_texts,
+    from_m013.m027_item_numbers_and_welcomes,
+]
+
+
+async def applied_migrations(db: Database) -> set[str]:
+    """Names of the migrations recorded in the database (none for a new file)."""
+    async with db.reading() as tx:
+        exists = await tx.fetchone("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'migrations'")
+        if not exists:
+            return set()
+        return {row[0] for row in await tx.fetchall("SELECT name FROM migrations")}
+
+
+async def migrate(db: Database, backup_dir: Path | None = None) -> list[str]:
+    """Apply every migration not yet recorded, each in its own transaction; return their names.
+
+    With backup_dir, an existing database is copied there first whenever something is to be applied.
+    """
+    done = await applied_migrations(db)
+    todo = pending(done)
+    if todo and done and backup_dir is not None:
+        from memory.backup import backup, backup_name
+
+        copy = await backup(db, backup_name(backup_dir, "before-migration"))
+        log.warning("backed up the database to %s before applying %s", copy, ", ".join(todo))
+    async with db.transaction() as tx:
+        await tx.execute(
+            "CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)"
+        )
+    applied = []
+    for migration in MIGRATIONS:
+        name = migration.__name__
+        if name in done:
+            continue
+        async with db.transaction() as tx:
+            await migration(tx)
+            await tx.execute("INSERT INTO migrations(name, applied_at) VALUES (?, ?)", (name, time.time()))
+        log.info("applied migration %s", name)
+        applied.append(name)
+    return applied
+
+
+def pending(applied: set[str]) -> list[str]:
+    """Names of the migrations not in applied, in order."""
+    return [m.__name__ for m in MIGRATIONS if m.__name__ not in applied]
