@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 
 from bot.app import build_channels, telegram_config, until_stopped
-from bot.channels.telegram.channel import TelegramChannel, TelegramConfig, split_message, telegram_id
+from bot.channels.telegram.channel import TelegramChannel, TelegramConfig, telegram_id
+from bot.channels.telegram.messages import split_message
 from bot.commands.runner import COMMANDS, Commands, menu
 from bot.conversation.engine import Button, Engine, EngineConfig
 from bot.errors import ConfigError
