@@ -69,7 +69,6 @@ class Channel(ABC, Generic[W, H]):
     """A messenger channel's shared part; a subclass fills in its wire format through the hooks below."""
 
     name: ClassVar[str]
-    allowlist: ClassVar[str]  # the setting that lets users in, named in warnings
     private_chats: ClassVar[str]  # what the messenger calls a chat with one person, for push refusals
     wire_errors: ClassVar[tuple[type[Exception], ...]]  # what a failed send raises (logged where a send is extra)
 
@@ -81,6 +80,11 @@ class Channel(ABC, Generic[W, H]):
         self.lang = engine.config.language
         self.access = Access(engine.store.access, access, self.lang, clock)
         self.inbox = engine.store.inbox
+
+    @property
+    def allowlist(self) -> str:
+        """The setting that lets users in, named in warnings."""
+        return f"MNEMO_{self.name.upper()}_ALLOWED_USERS"
 
     def _warn_if_closed(self) -> None:
         """Warn at start when nobody can be let in."""

@@ -19,6 +19,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import aiohttp
 from nio import (
@@ -58,7 +59,7 @@ from bot.channels.shown import Shown, show_once
 from bot.channels.streaming import LivePreview
 from bot.commands.runner import COMMANDS, Commands, Pressed, changes_memory, owner_of
 from bot.conversation.engine import Button, Engine, Reply
-from bot.conversation.replies import Document, question_of
+from bot.conversation.replies import question_of
 from bot.errors import ConfigError, MatrixError
 from bot.llm.port import OnText
 from bot.texts import t
@@ -68,6 +69,8 @@ log = logging.getLogger(__name__)
 E2E_AVAILABLE: bool = ENCRYPTION_ENABLED  # matrix-nio[e2e] (vodozemac) is installed
 TIMELINE_LIMIT = 50  # events per room and sync; an older gap is fetched page by page
 RETRIES = 3  # nio's retries of a request that cannot connect (its default is forever)
+
+P = TypeVar("P")
 
 
 @dataclass(frozen=True)
@@ -102,12 +105,16 @@ def bang(text: str) -> str:
     return with_bang_commands(text, (*COMMANDS, "pair"))  # /pair is the admins' command beside the others
 
 
+def started(part: P | None) -> P:
+    """A part of the channel that is there once it started."""
+    assert part is not None, "the Matrix channel is not started"
+    return part
+
 
 class MatrixChannel(Channel[str, str]):
     """Answers allowed Matrix users in direct rooms and mentions in allowed rooms; pushes messages on request."""
 
     name = "matrix"
-    allowlist = "MNEMO_MATRIX_ALLOWED_USERS"
     private_chats = "direct rooms"
     wire_errors = (MatrixError,)
 
@@ -132,26 +139,22 @@ class MatrixChannel(Channel[str, str]):
     @property
     def out(self) -> Outgoing:
         """What sends to rooms (there once started)."""
-        assert self._out is not None, "the Matrix channel is not started"
-        return self._out
+        return started(self._out)
 
     @property
     def reactions(self) -> Reactions:
         """The options shown as reactions under the bot's messages (there once started)."""
-        assert self._reactions is not None, "the Matrix channel is not started"
-        return self._reactions
+        return started(self._reactions)
 
     @property
     def rooms(self) -> Rooms:
         """Which rooms mnemo is in and whose each event is (there once started)."""
-        assert self._room_guide is not None, "the Matrix channel is not started"
-        return self._room_guide
+        return started(self._room_guide)
 
     @property
     def syncing(self) -> Syncing:
         """The sync loop (there once started)."""
-        assert self._syncing is not None, "the Matrix channel is not started"
-        return self._syncing
+        return started(self._syncing)
 
     # --- lifecycle ------------------------------------------------------------------------------
 
@@ -356,18 +359,9 @@ class MatrixChannel(Channel[str, str]):
             await self.reactions.offer(room_id, await self.engine.scope_for(scope), shown_as[-1], choices, owner,
                                        question_of(reply.buttons))
         if reply.document is not None:
-            document = reply.document
-            await show_once(shown, len(chunks), lambda: self._post(room_id, document, answering))
-
-    async def _post(self, room_id: str, document: Document, answering: str | None) -> str:
-        """Post a reply's file (its text in a message when the upload fails); its event id."""
-        txn = transaction_id(answering, "document", document.filename) if answering else None
-        posted = await self.out.document(room_id, document, txn)
-        if posted is None:
-            text = document.content.decode("utf-8", errors="replace")
-            posted = await self.out.text(room_id, f"{t(self.lang, 'export_as_text')}\n\n{split_message(text)[0]}",
-                                         txn=txn and f"{txn}.text")
-        return posted
+            document, heading = reply.document, t(self.lang, "export_as_text")
+            txn = transaction_id(answering, "document", document.filename) if answering else None
+            await show_once(shown, len(chunks), lambda: self.out.file(room_id, document, heading, txn))
 
     # --- the wire of the shared turn --------------------------------------------------------------------
 

@@ -192,6 +192,14 @@ class Outgoing:
 
     # --- files ------------------------------------------------------------------------------------------
 
+    async def file(self, room_id: str, document: Document, heading: str, txn: str | None = None) -> str:
+        """Post a reply's file, or its text (what fits in one message, under `heading`) when the upload fails."""
+        posted = await self.document(room_id, document, txn)
+        if posted is None:
+            text = document.content.decode("utf-8", errors="replace")
+            posted = await self.text(room_id, f"{heading}\n\n{split_message(text)[0]}", txn=txn and f"{txn}.text")
+        return posted
+
     async def document(self, room_id: str, document: Document, txn: str | None = None) -> str | None:
         """Upload a file and post it as m.file; its event id, or None when the upload failed (nothing posted)."""
         room = self.client.rooms.get(room_id)

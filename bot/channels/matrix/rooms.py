@@ -3,6 +3,7 @@
 Direct rooms (the bot and one person) belong to that person: an allowed user's are answered, an
 unknown user's get a pairing code. A room of several people is answered only when it is on
 MNEMO_MATRIX_ALLOWED_ROOMS, and there only what mentions or replies to mnemo, in the room's own memory.
+When mnemo speaks first, it writes in the direct room the person last wrote in (or any other; or a new one).
 
 Invites: mnemo joins when an allowed user or an allowed room invites it. When an unknown user invites
 it to a direct room (and unknown users are paired), it joins only to send the pairing code and stays,

@@ -94,7 +94,6 @@ class TelegramChannel(Channel[int, int]):
     """Answers allowed Telegram users and groups through the engine and the commands; pushes messages on request."""
 
     name = "telegram"
-    allowlist = "MNEMO_TELEGRAM_ALLOWED_USERS"
     private_chats = "private chats"
     wire_errors = (TelegramError,)
 
