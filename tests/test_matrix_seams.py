@@ -421,7 +421,8 @@ class RecordingClient:
 
 async def test_a_matrix_preview_replayed_after_a_crash_goes_on_from_the_words_it_showed(store) -> None:  # type: ignore[no-untyped-def]
     """What a preview showed is recorded with its event id; a replay keeps those words until the new text is longer."""
-    from bot.channels.matrix.outgoing import Outgoing, Shown
+    from bot.channels.matrix.outgoing import Outgoing
+    from bot.channels.shown import Shown
 
     inbox = store.inbox
     await inbox.record("matrix", [("$anna-1", "{}")], time.time())

@@ -7,8 +7,8 @@ import pytest
 
 from memory import search_text as textmod
 from memory.errors import ModelMismatch, NotFound
-from memory.retrievers import scope_range
 from memory.migrations import MIGRATIONS, migrate
+from memory.retrievers import scope_range
 from memory.store import MemoryStore
 from tests.fakes.embedder import FakeEmbedder
 

@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 
 from bot.app import build_channels, telegram_config, until_stopped
-from bot.channels.telegram.channel import TelegramChannel, TelegramConfig, split_message, telegram_id
+from bot.channels.telegram.channel import TelegramChannel, TelegramConfig, telegram_id
+from bot.channels.telegram.messages import split_message
 from bot.commands.catalog import COMMANDS, menu
 from bot.commands.runner import Commands
 from bot.conversation.engine import Button, Engine, EngineConfig

@@ -1,5 +1,8 @@
 """The terminal channel: a console chat through the full pipeline, the default when no messenger is set.
 
+It answers a line as every channel does (`base.answer`: the command when it is one, else the engine), with no
+typing notice, preview or replay.
+
 The terminal has no buttons: a reply's choices are shown as numbered lines under it, and a number typed as
 the next input picks one, as a button press would. The open choice is kept in `store.choices`, so it still
 counts after a restart; any other input moves on and drops it.
@@ -14,6 +17,7 @@ import uuid
 from collections.abc import Sequence
 from typing import TextIO
 
+from bot.channels.base import after_press, answer
 from bot.commands.call import Pressed
 from bot.commands.runner import Commands
 from bot.conversation.engine import Engine, Incoming, Reply
@@ -89,11 +93,8 @@ class ConsoleChannel:
                 await self._choose(choice, number)
                 return
             await self._drop_choices(scope)
-        reply = None
-        if text.startswith("/") and self.commands is not None:
-            reply = await self.commands.run(self.user_id, text)
-        if reply is None:
-            reply = await self.engine.handle(Incoming(self.user_id, text, channel=self.name))
+        reply, _ = await answer(self.engine, self.commands, Incoming(self.user_id, text, channel=self.name),
+                                command=text.startswith("/"))
         if reply is not None:
             await self._show(reply)
 
@@ -109,10 +110,11 @@ class ConsoleChannel:
 
     async def _show_pressed(self, pressed: Pressed) -> None:
         """Show what a pick did: a new text (with its own choices, like the next page), else the notice."""
-        if pressed.text and (pressed.buttons or not pressed.notice):
-            await self._show(Reply((pressed.text,), buttons=pressed.buttons))
-        elif pressed.notice or pressed.text:
-            self._print(self._line(pressed.notice or pressed.text or ""))
+        shows = after_press(pressed)
+        if isinstance(shows, Reply):
+            await self._show(shows)
+        elif shows:
+            self._print(self._line(shows))
 
     async def _show(self, reply: Reply) -> None:
         """Print a reply's bubbles, then its choices as numbered lines (recorded, to be picked by number)."""

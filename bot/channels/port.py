@@ -4,13 +4,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from bot.conversation.engine import Button
+from bot.conversation.replies import Button
 
 
 class Messenger(Protocol):
     """A chat channel (Telegram, Matrix, the terminal)."""
 
-    name: str
+    @property
+    def name(self) -> str:
+        """The channel's name in settings and logs ("telegram", "matrix", "console")."""
+        ...
 
     async def start(self) -> None:
         """Connect and begin receiving messages (returns once running)."""

@@ -5,9 +5,12 @@ import asyncio
 import logging
 import re
 from collections.abc import Awaitable, Callable
-from typing import Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from bot.conversation.markers import split_markers
+
+if TYPE_CHECKING:
+    from bot.channels.shown import Shown
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +46,14 @@ class LivePreview(Generic[H]):
         self._changed = asyncio.Event()
         self._worker: asyncio.Task[None] | None = None
         self._put: asyncio.Task[None] | None = None
+
+    @classmethod
+    def resumed(cls, shown: Shown[H], show: Callable[[str], Awaitable[H]], edit: Callable[[H, str], Awaitable[None]],
+                group: bool) -> LivePreview[H]:
+        """A preview that goes on from the one `shown` holds from before a crash; edited less often in a group."""
+        preview = cls(show, edit, GROUP_PREVIEW_EVERY if group else PREVIEW_EVERY)
+        preview.resume(shown.at(0), shown.text(0))
+        return preview
 
     @property
     def visible(self) -> bool:

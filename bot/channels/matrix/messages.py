@@ -13,6 +13,8 @@ from urllib.parse import unquote
 
 from nio import ErrorResponse, Event, MatrixRoom, RoomMemberEvent
 
+from bot.channels.sending import FLOOD_TRIES, MAX_FLOOD_WAIT, retry_wait
+from bot.channels.splitting import Limit, split_text
 from bot.conversation.replies import Button, question_of
 from bot.texts import t
 
@@ -22,8 +24,6 @@ MAX_MESSAGES = 3
 MESSAGE_CHARS = 16_000
 MESSAGE_BYTES = 18_000
 FORMATTED_BYTES = 18_000
-FLOOD_TRIES = 5  # sends of the same event when the homeserver keeps saying M_LIMIT_EXCEEDED
-MAX_FLOOD_WAIT = 300.0  # seconds; a longer wait is not waited out but reported
 DEFAULT_FLOOD_WAIT = 5.0  # when M_LIMIT_EXCEEDED names no retry_after_ms
 THUMBS_UP, THUMBS_DOWN = "👍", "👎"
 KEYCAPS = tuple(f"{n}\ufe0f\u20e3" for n in range(1, 10)) + ("🔟",)
@@ -102,30 +102,7 @@ def reaction_content(event_id: str, key: str) -> dict[str, Any]:
 
 def split_message(text: str, chars: int = MESSAGE_CHARS, size: int = MESSAGE_BYTES) -> list[str]:
     """Split text into messages of at most `chars` characters and `size` JSON bytes, at paragraphs, lines or words."""
-    chunks: list[str] = []
-    rest = text.strip()
-    while len(rest) > chars or json_bytes(rest) > size:
-        end = _fitting(rest, chars, size)
-        cut, skip = end, 0
-        for separator in ("\n\n", "\n", " "):
-            found = rest.rfind(separator, 0, end)
-            if found >= end // 2:
-                cut, skip = found, len(separator)
-                break
-        chunks.append(rest[:cut].rstrip())
-        rest = rest[cut + skip:].lstrip()
-    chunks.append(rest)
-    return [c for c in chunks if c]
-
-
-def _fitting(text: str, chars: int, size: int) -> int:
-    """How many characters from the start of text fit both limits (at least one)."""
-    used = 0
-    for i, char in enumerate(text[: chars + 1]):
-        used += _char_bytes(char)
-        if used > size or i == chars:
-            return max(i, 1)
-    return len(text)
+    return split_text(text, (Limit(chars), Limit(size, _char_bytes)))
 
 
 def fit_messages(bubbles: Sequence[str], limit: int = MAX_MESSAGES) -> tuple[str, ...]:
@@ -273,10 +250,7 @@ def flood_wait(response: object, attempt: int, tries: int = FLOOD_TRIES,
     None when the response is no rate limit, when `attempt` was the last of `tries`, or when the
     homeserver asks for longer than `longest` (the failure is then reported instead of waited out).
     """
-    wait = limited(response)
-    if wait is None or attempt >= tries or wait > longest:
-        return None
-    return float(wait)
+    return retry_wait(limited(response), attempt, tries, longest)
 
 
 def failure(response: object) -> str:

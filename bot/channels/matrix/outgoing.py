@@ -2,11 +2,10 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import io
 import logging
 from collections import OrderedDict
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any, TypeVar
 from uuid import uuid4
 
@@ -21,59 +20,27 @@ from nio import (
     UploadResponse,
 )
 
+from bot.channels import sending
 from bot.channels.matrix.messages import (
     edit_content,
     failure,
-    flood_wait,
     limited,
     message_content,
     split_message,
     transaction_id,
 )
-from bot.channels.streaming import GROUP_PREVIEW_EVERY, PREVIEW_EVERY, LivePreview
+from bot.channels.sending import Sleep
+from bot.channels.shown import Shown, show_parts
+from bot.channels.streaming import LivePreview
 from bot.conversation.replies import Document
 from bot.errors import MatrixError
-from memory.inbox import Inbox
 
 log = logging.getLogger(__name__)
 
 R = TypeVar("R")
-Sleep = Callable[[float], Awaitable[object]]
 
-TYPING_EVERY = 4.0  # seconds between typing notices while nothing of the reply is visible
-TYPING_LASTS = 6_000  # milliseconds each notice lasts, a little longer than the renewal
+TYPING_LASTS = 6_000  # milliseconds each notice lasts, a little longer than the renewal (sending.TYPING_EVERY)
 REMEMBER_SENT = 2_000  # own event ids kept to recognise replies to the bot without asking the homeserver
-
-
-class Shown:
-    """The messages one event's reply has shown so far and the preview's words, recorded in the inbox.
-
-    A replay after a crash edits these messages instead of sending them again, so a reply appears once,
-    and a streamed preview goes on from the words it showed instead of starting again from the first.
-    """
-
-    def __init__(self, inbox: Inbox, channel: str, event_id: str, event_ids: Sequence[str] = (),
-                 texts: Sequence[str] = ()) -> None:
-        self.inbox, self.channel, self.event_id = inbox, channel, event_id
-        self.ids = list(event_ids)
-        self.texts = list(texts)[:len(self.ids)] + [""] * (len(self.ids) - len(texts))
-
-    def at(self, part: int) -> str | None:
-        """The message shown as this part of the reply (0 = the first chunk or the preview), if any."""
-        return self.ids[part] if part < len(self.ids) else None
-
-    def text(self, part: int) -> str:
-        """The words this part showed last (for the preview); empty when unknown."""
-        return self.texts[part] if part < len(self.texts) else ""
-
-    async def put(self, part: int, event_id: str, text: str = "") -> None:
-        """Record that this part of the reply is now shown as this message (showing `text`, for a preview)."""
-        if part < len(self.ids):
-            self.ids[part], self.texts[part] = event_id, text
-        else:
-            self.ids.append(event_id)
-            self.texts.append(text)
-        await self.inbox.show(self.channel, self.event_id, self.ids, self.texts)
 
 
 class Outgoing:
@@ -99,15 +66,7 @@ class Outgoing:
 
     async def patiently(self, call: Callable[[], Awaitable[R]], what: str) -> R:
         """Run a request; while the homeserver answers M_LIMIT_EXCEEDED, wait as told and run it again."""
-        attempt = 0
-        while True:
-            attempt += 1
-            response = await call()
-            wait = flood_wait(response, attempt)
-            if wait is None:
-                return response
-            log.warning("Matrix rate limit (%s): waiting %.1f s, then the same request again", what, wait)
-            await self.sleep(wait)
+        return await sending.patiently(call, limited, f"Matrix rate limit ({what})", sleep=self.sleep)
 
     async def text(self, room_id: str, text: str, reply_to: str | None = None, txn: str | None = None) -> str:
         """Send one formatted message (a reply to `reply_to` when given); its event id."""
@@ -139,9 +98,28 @@ class Outgoing:
         except (TimeoutError, LocalProtocolError, SendRetryError, aiohttp.ClientError) as exc:
             raise MatrixError(f"could not send to {room_id}: {exc or type(exc).__name__}") from exc
 
+    async def parts(self, room_id: str, chunks: Sequence[str], *, shown: Shown[str] | None = None,
+                    reply_to: str | None = None, answering: str | None = None) -> list[str]:
+        """Send a reply's chunks in order, the first as a reply to `reply_to`; their event ids.
+
+        A chunk already shown (the preview, or a message sent before a crash) is edited into place instead of
+        sent again, and each new message is recorded in `shown` as soon as it is sent. In answer to an event
+        (`answering`), each chunk goes with a transaction id derived from the event, the part and its text.
+        """
+        def txn(part: str, chunk: str) -> str | None:
+            return transaction_id(answering, part, chunk) if answering else None
+
+        async def edit(part: int, earlier: str) -> bool:
+            return await self.finalize(room_id, earlier, chunks[part], txn(f"edit{part}", chunks[part]))
+
+        async def send(part: int) -> str:
+            return await self.text(room_id, chunks[part], reply_to if part == 0 else None, txn(str(part), chunks[part]))
+
+        return await show_parts(len(chunks), shown, edit, send)
+
     # --- streamed replies -------------------------------------------------------------------------
 
-    def preview(self, room_id: str, reply_to: str | None, group: bool, shown: Shown) -> LivePreview[str]:
+    def preview(self, room_id: str, reply_to: str | None, group: bool, shown: Shown[str]) -> LivePreview[str]:
         """A message in the room that shows the reply while the model writes, edited in place.
 
         It is the preview shown before a crash, when there was one (recorded, or given back by the
@@ -159,9 +137,7 @@ class Outgoing:
             await shown.put(0, event_id, first)  # before the edit: a replay never goes back to fewer words
             await self._edit_preview(room_id, event_id, first)
 
-        preview = LivePreview(show, edit, GROUP_PREVIEW_EVERY if group else PREVIEW_EVERY)
-        preview.resume(shown.at(0), shown.text(0))
-        return preview
+        return LivePreview.resumed(shown, show, edit, group)
 
     async def _edit_preview(self, room_id: str, event_id: str, text: str) -> None:
         """Edit a preview, unless it shows this already or the room is rate limited (then skip it)."""
@@ -204,30 +180,10 @@ class Outgoing:
 
     # --- typing -----------------------------------------------------------------------------------------
 
-    @contextlib.asynccontextmanager
-    async def typing(self, room_id: str, preview: LivePreview[str] | None = None) -> AsyncIterator[None]:
-        """Show the bot as typing, renewed every few seconds until the block is done or the preview is visible."""
-        task = asyncio.create_task(self._keep_typing(room_id, preview), name=f"typing:{room_id}")
+    async def indicate(self, room_id: str, on: bool) -> None:
+        """Show the bot as typing for a few seconds (or no longer); a failure is only logged."""
         try:
-            yield
-        finally:
-            task.cancel()
-            try:
-                await task
-            except asyncio.CancelledError:
-                current = asyncio.current_task()
-                if current is not None and current.cancelling():
-                    raise
-            await self._set_typing(room_id, False)
-
-    async def _keep_typing(self, room_id: str, preview: LivePreview[str] | None) -> None:
-        while preview is None or not preview.visible:
-            await self._set_typing(room_id, True)
-            await asyncio.sleep(TYPING_EVERY)
-
-    async def _set_typing(self, room_id: str, typing: bool) -> None:
-        try:
-            response = await self.client.room_typing(room_id, typing_state=typing, timeout=TYPING_LASTS)
+            response = await self.client.room_typing(room_id, typing_state=on, timeout=TYPING_LASTS)
         except (TimeoutError, aiohttp.ClientError) as exc:
             log.warning("typing notice in %s failed: %s", room_id, exc or type(exc).__name__)
             return
@@ -235,6 +191,14 @@ class Outgoing:
             log.warning("typing notice in %s failed: %s", room_id, failure(response))
 
     # --- files ------------------------------------------------------------------------------------------
+
+    async def file(self, room_id: str, document: Document, heading: str, txn: str | None = None) -> str:
+        """Post a reply's file, or its text (what fits in one message, under `heading`) when the upload fails."""
+        posted = await self.document(room_id, document, txn)
+        if posted is None:
+            text = document.content.decode("utf-8", errors="replace")
+            posted = await self.text(room_id, f"{heading}\n\n{split_message(text)[0]}", txn=txn and f"{txn}.text")
+        return posted
 
     async def document(self, room_id: str, document: Document, txn: str | None = None) -> str | None:
         """Upload a file and post it as m.file; its event id, or None when the upload failed (nothing posted)."""

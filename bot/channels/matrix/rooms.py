@@ -3,6 +3,7 @@
 Direct rooms (the bot and one person) belong to that person: an allowed user's are answered, an
 unknown user's get a pairing code. A room of several people is answered only when it is on
 MNEMO_MATRIX_ALLOWED_ROOMS, and there only what mentions or replies to mnemo, in the room's own memory.
+When mnemo speaks first, it writes in the direct room the person last wrote in (or any other; or a new one).
 
 Invites: mnemo joins when an allowed user or an allowed room invites it. When an unknown user invites
 it to a direct room (and unknown users are paired), it joins only to send the pairing code and stays,
@@ -31,12 +32,14 @@ from nio import (
     MegolmEvent,
     ProfileGetDisplayNameResponse,
     ReactionEvent,
+    RoomCreateResponse,
     RoomEncryptedMedia,
     RoomGetEventResponse,
     RoomMessageEmote,
     RoomMessageMedia,
     RoomMessagesResponse,
     RoomMessageText,
+    RoomPreset,
     RoomResolveAliasResponse,
     Timeline,
 )
@@ -53,6 +56,7 @@ CHANNEL = "matrix"
 GAP_LIMIT = 500  # events fetched per room to fill a gap after a long downtime
 ANSWERED = (RoomMessageText, RoomMessageEmote, ReactionEvent, RoomMessageMedia, RoomEncryptedMedia)
 ENCRYPTED = "m.room.encrypted"
+ENCRYPTION_STATE = {"type": "m.room.encryption", "state_key": "", "content": {"algorithm": "m.megolm.v1.aes-sha2"}}
 OpenChoice = Callable[[str, str], Awaitable[bool]]  # (event id, room id) -> whether a choice is open under it
 
 
@@ -133,6 +137,7 @@ class Rooms:
         self._unresolved = {name for name in allowed_rooms if name.startswith("#")}
         self.allowed.update(name for name in allowed_rooms if not name.startswith("#"))
         self._greetings: dict[str, Greeting] = {}  # room id -> what to send once the room is synced
+        self._last_room: dict[str, str] = {}  # user id -> the direct room they last wrote in
         self.companion_names: tuple[str, ...] = ()  # the companion's names, which count as a mention too
         self._warned: set[str] = set()  # rooms already named in the log as ignored
 
@@ -241,6 +246,42 @@ class Rooms:
         """How a member is called in a room: display name, else localpart."""
         user = room.users.get(user_id)
         return (user.display_name if user else None) or localpart(user_id)
+
+    # --- direct rooms -------------------------------------------------------------------------------
+
+    def wrote_in(self, user_id: str, room_id: str) -> None:
+        """Note the direct room a person last wrote in (mnemo writes to them there first)."""
+        self._last_room[user_id] = room_id
+
+    async def direct_room(self, user_id: str, next_sync: Callable[[], Awaitable[None]]) -> str:
+        """The user's direct room: the one they last wrote in, any other one, or a new one (there after `next_sync`)."""
+        known = self._last_room.get(user_id)
+        if known and dm_partner(self.client.rooms.get(known), self.me) == user_id:
+            return known
+        rooms = [r for r in self.client.rooms.values() if dm_partner(r, self.me) == user_id]
+        rooms.sort(key=lambda r: user_id in r.invited_users)  # rooms the user has joined first
+        if rooms:
+            self._last_room[user_id] = rooms[0].room_id
+            return str(rooms[0].room_id)
+        return await self._create_room(user_id, next_sync)
+
+    async def _create_room(self, user_id: str, next_sync: Callable[[], Awaitable[None]]) -> str:
+        """Create a direct room with the user (encrypted when this process can) and wait until it is synced."""
+        client = self.client
+        response = await self.out.patiently(lambda: client.room_create(
+            is_direct=True, invite=[user_id], preset=RoomPreset.trusted_private_chat,
+            initial_state=[ENCRYPTION_STATE] if client.olm is not None else []), "creating a room")
+        if not isinstance(response, RoomCreateResponse):
+            raise MatrixError(f"could not create a direct room with {user_id}: {failure(response)}")
+        for _ in range(3):  # the sync loop brings the new room in with its next answer
+            if dm_partner(client.rooms.get(response.room_id), self.me) == user_id:
+                break
+            await next_sync()
+        else:
+            raise MatrixError(f"the new room {response.room_id} with {user_id} did not arrive in a sync")
+        log.info("created direct room %s with %s", response.room_id, user_id)
+        self._last_room[user_id] = response.room_id
+        return str(response.room_id)
 
     # --- invites ------------------------------------------------------------------------------------
 

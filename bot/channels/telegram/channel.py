@@ -1,78 +1,60 @@
 """The Telegram channel: python-telegram-bot's Application in front of the engine and the commands.
 
-Updates come from our own long polling (bot/telegram_polling.py) or PTB's webhook server; either way each
-one is stored in the inbox before it is confirmed, handled once, and marked handled after its reply was
-recorded and sent. Private chats are for allowed users (unknown users get a pairing code); in allowed
-groups mnemo answers only when mentioned or replied to, with the group's own memory.
+Updates come in through the inbox (intake.py): stored before they are confirmed, handled once, marked handled
+after the reply was recorded and sent. Private chats are for allowed users (unknown users get a pairing code);
+in allowed groups mnemo answers only when mentioned or replied to, with the group's own memory. The turn of a
+text is the shared one (bot/channels/base.py); this module reads Telegram's updates and answers presses.
 """
 from __future__ import annotations
 
-import asyncio
-import contextlib
-import functools
-import json
 import logging
 import secrets
 import time
-import weakref
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlparse
 
-from telegram import (
-    CallbackQuery,
-    InlineKeyboardMarkup,
-    Message,
-    ReplyParameters,
-    Update,
-    User,
-)
-from telegram.constants import ChatAction, ChatType
+from telegram import CallbackQuery, Message, Update, User
+from telegram.constants import ChatType
 from telegram.error import BadRequest, Forbidden, InvalidToken, NetworkError, RetryAfter, TelegramError
 from telegram.ext import (
     Application,
     ApplicationBuilder,
     ApplicationHandlerStop,
-    BaseUpdateProcessor,
     CallbackQueryHandler,
     ContextTypes,
     MessageHandler,
     TypeHandler,
-    Updater,
     filters,
 )
 
-from bot.channels.access import Access, AccessConfig, ApprovedUser, RecentIds, UnknownUsers
-from bot.channels.streaming import GROUP_PREVIEW_EVERY, PREVIEW_EVERY, LivePreview
+from bot.channels.access import AccessConfig, RecentIds, UnknownUsers
+from bot.channels.base import Channel, Turn
+from bot.channels.shown import Shown, show_once
+from bot.channels.streaming import LivePreview
 from bot.channels.telegram.choices import TelegramChoices, message_ref, refusal
+from bot.channels.telegram.intake import Intake, PerChatOrder
 from bot.channels.telegram.messages import (
     GROUPS,
     addressed_to_bot,
     chat_scope,
-    face,
     face_text,
     group_text,
     keyboard,
     scope_user,
-    split_message,
     telegram_id,
 )
-from bot.channels.telegram.polling import WATCHDOG, Poller, patiently, retry_seconds
+from bot.channels.telegram.outgoing import Outgoing, not_modified
+from bot.channels.telegram.polling import WATCHDOG, Poller, retry_seconds
 from bot.commands.call import Pressed
 from bot.commands.catalog import menu, owner_of
 from bot.commands.runner import Commands
-from bot.conversation.engine import Button, Engine, Incoming, Reply
+from bot.conversation.engine import Button, Engine, Reply
 from bot.errors import ConfigError
 from bot.texts import t
-from memory.inbox import Inbox
-from memory.pairing import is_group_scope
 from scheduler.errors import RetryLater
 
 log = logging.getLogger(__name__)
-
-TYPING_EVERY = 4.0  # Telegram shows "typing…" for about 5 s
-ALLOWED_UPDATES = ("message", "edited_message", "callback_query")
 
 Context = ContextTypes.DEFAULT_TYPE
 
@@ -110,100 +92,34 @@ def file_base_url(base_url: str) -> str:
     return base_url.rstrip("/").removesuffix("/bot") + "/file/bot"
 
 
-class PerChatOrder(BaseUpdateProcessor):
-    """Updates of different chats run concurrently; those of one chat one after another, in order.
-
-    After an update was processed (its reply recorded and sent, or its failure reported), `done` is
-    called; an update whose processing was cancelled (shutdown, crash) is not marked.
-    """
-
-    def __init__(self, done: Callable[[Update], Awaitable[None]], max_concurrent_updates: int = 32) -> None:
-        super().__init__(max_concurrent_updates)
-        self._done = done
-        self._locks: weakref.WeakValueDictionary[int, asyncio.Lock] = weakref.WeakValueDictionary()
-
-    async def do_process_update(self, update: object, coroutine: Awaitable[Any]) -> None:
-        """Wait for this chat's earlier updates, process this one, then mark it handled."""
-        chat = update.effective_chat if isinstance(update, Update) else None
-        key = chat.id if chat else 0
-        lock = self._locks.get(key)
-        if lock is None:
-            lock = self._locks[key] = asyncio.Lock()
-        async with lock:
-            await coroutine
-            if isinstance(update, Update):
-                await self._done(update)
-
-    async def initialize(self) -> None:
-        """Nothing to set up."""
-
-    async def shutdown(self) -> None:
-        """Nothing to free."""
-
-
-class Shown:
-    """The messages one update has shown in its chat so far and what each displays, recorded in the inbox.
-
-    A replay after a crash edits these messages instead of sending them again, so a reply appears once; an
-    edit that would change nothing is not sent, and a streamed preview goes on from the words it showed.
-    """
-
-    def __init__(self, inbox: Inbox, channel: str, event_id: str, message_ids: Sequence[int] = (),
-                 faces: Sequence[str] = ()) -> None:
-        self.inbox, self.channel, self.event_id = inbox, channel, event_id
-        self.ids = list(message_ids)
-        self.faces = list(faces)[:len(self.ids)] + [""] * (len(self.ids) - len(faces))
-
-    def at(self, part: int) -> int | None:
-        """The message shown as this part of the reply (0 = the first chunk or the preview), if any."""
-        return self.ids[part] if part < len(self.ids) else None
-
-    def face(self, part: int) -> str:
-        """What this part displays (see `telegram_messages.face`); empty when unknown."""
-        return self.faces[part] if part < len(self.faces) else ""
-
-    def text(self, part: int) -> str:
-        """The text this part displays; empty when unknown."""
-        return face_text(self.faces[part]) if self.face(part) else ""
-
-    async def put(self, part: int, message_id: int, looks: str = "") -> None:
-        """Record that this part of the reply is now shown as this message, displaying `looks`."""
-        if part < len(self.ids):
-            self.ids[part], self.faces[part] = message_id, looks
-        else:
-            self.ids.append(message_id)
-            self.faces.append(looks)
-        await self.inbox.show(self.channel, self.event_id, [str(i) for i in self.ids], self.faces)
-
-
-class TelegramChannel:
+class TelegramChannel(Channel[int, int]):
     """Answers allowed Telegram users and groups through the engine and the commands; pushes messages on request."""
 
     name = "telegram"
+    private_chats = "private chats"
+    wire_errors = (TelegramError,)
 
     def __init__(self, engine: Engine, commands: Commands, config: TelegramConfig,
                  clock: Callable[[], float] = time.time) -> None:
-        self.engine = engine
-        self.commands = commands
+        super().__init__(engine, commands, access_config(config), clock)
         self.config = config
-        self.clock = clock
-        self.lang = engine.config.language
-        self.access = Access(engine.store.access, access_config(config), self.lang, clock)
-        self.inbox = engine.store.inbox
         self.runs = engine.store.runs
         self.webhook_secret = config.webhook_secret or secrets.token_urlsafe(32)
-        self._replayed: set[int] = set()
         self._ignored_groups = RecentIds()
         self.app: Application[Any, Any, Any, Any, Any, Any] = (
             ApplicationBuilder().token(config.token).base_url(config.base_url)
             .base_file_url(file_base_url(config.base_url)).job_queue(None).updater(None)
             .concurrent_updates(PerChatOrder(self._handled)).build()
         )
-        self.poller: Poller | None = None
-        self._webhook: Updater | None = None
-        self._pump: asyncio.Task[None] | None = None
+        self.intake = Intake(self.app, self.inbox, self.name, clock, self._keeps)
+        self.out = Outgoing(self.app.bot)
         self.choices = TelegramChoices(self.app.bot, engine)
         self._add_handlers()
+
+    @property
+    def poller(self) -> Poller | None:
+        """The long polling, while it runs (None with a webhook)."""
+        return self.intake.poller
 
     def _add_handlers(self) -> None:
         app = self.app
@@ -219,8 +135,7 @@ class TelegramChannel:
 
     async def start(self) -> None:
         """Connect, register the command menu, answer what was left unhandled, then receive new updates."""
-        if not self.access.config.allowed and self.access.config.unknown_users != "pair":
-            log.warning("MNEMO_TELEGRAM_ALLOWED_USERS is empty and pairing is off: the bot will answer nobody")
+        self._warn_if_closed()
         try:
             await self.app.initialize()
             await self._set_menu()
@@ -228,8 +143,10 @@ class TelegramChannel:
             await self.inbox.prune(self.clock())
             await self.runs.prune(self.clock())
             await self.engine.store.choices.prune(self.clock())
-            await self._replay()
-            await self._receive()
+            await self.intake.replay()
+            config = self.config
+            await self.intake.receive(config.webhook_url, listen=config.webhook_listen, port=config.webhook_port,
+                                      secret=self.webhook_secret, watchdog=config.watchdog)
         except BaseException as exc:
             await self.stop()
             if isinstance(exc, InvalidToken):
@@ -243,38 +160,10 @@ class TelegramChannel:
         log.info("telegram channel running as @%s (%s)", self.app.bot.username,
                  "webhook" if self.config.webhook_url else "polling")
 
-    async def _receive(self) -> None:
-        """Start long polling, or the webhook server when a webhook URL is set."""
-        if not self.config.webhook_url:
-            self.poller = Poller(self.app.bot, self._take, allowed_updates=ALLOWED_UPDATES,
-                                 watchdog=self.config.watchdog)
-            await self.poller.start()
-            return
-        arrived: asyncio.Queue[object] = asyncio.Queue()
-        self._webhook = Updater(bot=self.app.bot, update_queue=arrived)
-        await self._webhook.initialize()
-        self._pump = asyncio.create_task(self._pump_webhook(arrived), name="telegram-webhook-intake")
-        await self._webhook.start_webhook(
-            listen=self.config.webhook_listen, port=self.config.webhook_port,
-            url_path=urlparse(self.config.webhook_url).path.lstrip("/"), webhook_url=self.config.webhook_url,
-            secret_token=self.webhook_secret, allowed_updates=ALLOWED_UPDATES,
-        )
-
     async def stop(self) -> None:
         """Stop receiving, finish the updates in hand, and disconnect (in reverse of start)."""
         await self.access.stop_welcoming()
-        if self.poller is not None:
-            await self.poller.stop()
-            self.poller = None
-        if self._webhook is not None:
-            if self._webhook.running:
-                await self._webhook.stop()
-            await self._webhook.shutdown()
-            self._webhook = None
-        if self._pump is not None:
-            self._pump.cancel()
-            await asyncio.gather(self._pump, return_exceptions=True)
-            self._pump = None
+        await self.intake.stop()
         if self.app.running:
             await self.app.stop()
         await self.app.shutdown()
@@ -289,15 +178,7 @@ class TelegramChannel:
         except TelegramError:
             log.warning("could not register the command menu; commands still work when typed", exc_info=True)
 
-    # --- the inbox: store first, confirm after, mark handled last -------------------------------------------
-
-    async def _take(self, updates: Sequence[Update]) -> None:
-        """Store a batch in the inbox, then queue the updates that are new (a redelivery is dropped here)."""
-        rows = [(str(u.update_id), json.dumps(u.to_dict()) if await self._keeps(u) else None) for u in updates]
-        new = set(await self.inbox.record(self.name, rows, self.clock()))
-        for update in updates:
-            if str(update.update_id) in new:
-                await self.app.update_queue.put(update)
+    # --- updates in -------------------------------------------------------------------------------
 
     async def _keeps(self, update: Update) -> bool:
         """Whether an update's content may be stored: an allowed user's in private, or meant for mnemo in a group."""
@@ -312,151 +193,11 @@ class TelegramChannel:
         return update.callback_query is not None or (
             message is not None and message.text is not None and self._addressed(message))
 
-    async def _replay(self) -> None:
-        """Queue the updates that were stored but not handled when mnemo stopped (or crashed)."""
-        for entry in await self.inbox.unhandled(self.name):
-            assert entry.payload is not None  # unhandled() lists only rows with content
-            update = Update.de_json(json.loads(entry.payload), self.app.bot)
-            self._replayed.add(update.update_id)
-            await self.app.update_queue.put(update)
-        if self._replayed:
-            log.warning("answering %d Telegram updates left unhandled by the last run", len(self._replayed))
-
-    async def _pump_webhook(self, arrived: asyncio.Queue[object]) -> None:
-        """Move what the webhook server received through the inbox into the application."""
-        while True:
-            update = await arrived.get()
-            if isinstance(update, Update):
-                await self._take([update])
-
     async def _handled(self, update: Update) -> None:
         """Mark an update handled (its reply was recorded and sent, or its failure told)."""
-        await self.inbox.done(self.name, str(update.update_id), self.clock())
-        self._replayed.discard(update.update_id)
+        await self.intake.handled(update)
 
-    # --- sending ----------------------------------------------------------------------------------------
-
-    async def send(self, user_id: str, text: str, buttons: Sequence[Sequence[Button]] | None = None) -> None:
-        """Push a message to an allowed user ('tg:<id>' or '<id>'); never to a group; raises TelegramError.
-
-        Flood control asking for a longer wait than mnemo waits inside a call becomes RetryLater, so the
-        outbox tries again after the time Telegram named.
-        """
-        if is_group_scope(user_id):
-            raise ValueError(f"not pushing to {user_id}: mnemo speaks first only in private chats")
-        chat_id = telegram_id(user_id)
-        if not await self.access.allows(scope_user(chat_id)):
-            log.warning("not pushing to Telegram user %s: neither on MNEMO_TELEGRAM_ALLOWED_USERS nor paired", chat_id)
-            return
-        rows = tuple(tuple(row) for row in buttons or ())
-        try:
-            sent = await self._send(chat_id, (text,), keyboard(rows))
-        except RetryAfter as exc:
-            raise RetryLater(retry_seconds(exc), f"Telegram flood control: {exc}") from exc
-        if sent and keyboard(rows) is not None:
-            await self.choices.offer(scope_user(chat_id), chat_id, sent[-1], rows, scope_user(chat_id))
-
-    async def _send(self, chat_id: int, bubbles: Sequence[str], markup: InlineKeyboardMarkup | None, *,
-                    shown: Shown | None = None, reply_to: int | None = None) -> list[int]:
-        """Send bubbles as plain text split at Telegram's limit, buttons under the last; returns the message ids.
-
-        A chunk already shown (the preview, or a part sent before a crash) is edited into place instead of sent
-        again (not at all when it shows this already), and each new chunk is recorded in `shown` as soon as it
-        is sent. A 429 (flood control) is waited out and the same chunk sent again, so every chunk arrives once.
-        """
-        chunks = [chunk for bubble in bubbles for chunk in split_message(bubble)]
-        ids = []
-        for i, chunk in enumerate(chunks):
-            markup_here = markup if i == len(chunks) - 1 else None
-            looks = face(chunk, markup_here)
-            earlier = shown.at(i) if shown is not None else None
-            if shown is not None and earlier is not None and (
-                    shown.face(i) == looks or await self._finalize(chat_id, earlier, chunk, markup_here)):
-                if shown.face(i) != looks:
-                    await shown.put(i, earlier, looks)
-                ids.append(earlier)
-                continue
-            replying = ReplyParameters(reply_to, allow_sending_without_reply=True) if i == 0 and reply_to else None
-            sent = await patiently(functools.partial(self.app.bot.send_message, chat_id, chunk,
-                                                     reply_markup=markup_here, reply_parameters=replying))
-            ids.append(sent.message_id)
-            if shown is not None:
-                await shown.put(i, sent.message_id, looks)
-        return ids
-
-    async def _finalize(self, chat_id: int, message_id: int, text: str, markup: InlineKeyboardMarkup | None) -> bool:
-        """Edit the preview into the final first chunk; False when the preview is gone (then it is sent anew)."""
-        try:
-            await patiently(functools.partial(self.app.bot.edit_message_text, text, chat_id=chat_id,
-                                              message_id=message_id, reply_markup=markup))
-        except BadRequest as exc:
-            if "message is not modified" in str(exc).lower():
-                return True
-            log.warning("could not finalize the preview in chat %s (%s); sending the reply anew", chat_id, exc)
-            return False
-        return True
-
-    async def _deliver(self, chat_id: int, reply: Reply, scope: str, owner: str | None, *, shown: Shown | None = None,
-                       reply_to: int | None = None) -> None:
-        """Show a reply: its bubbles (replacing the preview), its buttons, and its document if it has one.
-
-        The buttons of the questions the reply closes are taken away first; the reply's own are recorded as
-        the choice of `owner` (None: anyone let into the chat).
-        """
-        await self.choices.close(scope, reply.closes)
-        ids = await self._send(chat_id, reply.bubbles, keyboard(reply.buttons), shown=shown, reply_to=reply_to)
-        if ids and keyboard(reply.buttons) is not None:
-            await self.choices.offer(scope, chat_id, ids[-1], reply.buttons, owner)
-        parts = len(ids)
-        if reply.document is not None and (shown is None or shown.at(parts) is None):
-            document = reply.document
-            sent = await patiently(functools.partial(self.app.bot.send_document, chat_id, document.content,
-                                                     filename=document.filename))
-            if shown is not None:
-                await shown.put(parts, sent.message_id)
-
-    def _preview(self, chat_id: int, reply_to: int | None, group: bool, shown: Shown) -> LivePreview[int]:
-        """A preview message in this chat, edited while the model writes.
-
-        After a crash it is the preview shown before, which keeps the words it showed until the new reply is
-        longer. What it displays is recorded with each send and edit (before an edit too, as pending, so a
-        replay never goes back behind an edit that may have arrived); an edit that changes nothing is not sent.
-        """
-        async def show(text: str) -> int:
-            replying = ReplyParameters(reply_to, allow_sending_without_reply=True) if reply_to else None
-            visible = split_message(text)[0]
-            sent = await patiently(functools.partial(self.app.bot.send_message, chat_id, visible,
-                                                     reply_parameters=replying))
-            await shown.put(0, sent.message_id, face(visible, None))
-            return sent.message_id
-
-        async def edit(message_id: int, text: str) -> None:
-            visible = split_message(text)[0]
-            if shown.face(0) == face(visible, None):
-                return
-            await shown.put(0, message_id, face(visible, None, pending=True))  # a crash may come before the answer
-            try:
-                await patiently(functools.partial(self.app.bot.edit_message_text, visible,
-                                                  chat_id=chat_id, message_id=message_id))
-            except BadRequest as exc:  # after a crash, the edit in flight may have arrived after all
-                if "message is not modified" not in str(exc).lower():
-                    raise
-            await shown.put(0, message_id, face(visible, None))
-
-        preview = LivePreview(show, edit, GROUP_PREVIEW_EVERY if group else PREVIEW_EVERY)
-        preview.resume(shown.at(0), shown.text(0))
-        return preview
-
-    async def _shown(self, update: Update) -> Shown:
-        """What this update showed before the last run stopped (only a replayed update can have shown anything)."""
-        event = str(update.update_id)
-        if update.update_id not in self._replayed:
-            return Shown(self.inbox, self.name, event)
-        earlier = await self.inbox.shown(self.name, event)
-        faces = await self.inbox.shown_texts(self.name, event)
-        return Shown(self.inbox, self.name, event, [int(i) for i in earlier], faces)
-
-    # --- handlers ---------------------------------------------------------------------------------
+    # --- texts ------------------------------------------------------------------------------------
 
     def _addressed(self, message: Message) -> bool:
         return addressed_to_bot(message, self.app.bot.id, self.app.bot.username)
@@ -488,77 +229,42 @@ class TelegramChannel:
             return
         text = await self.access.turn_away(self.name, scope_user(user.id), user.full_name)
         if text is not None:
-            await patiently(functools.partial(self.app.bot.send_message, update.message.chat_id, text))
+            await self._tell(update.message.chat_id, text)
 
     async def _on_text(self, update: Update, context: Context) -> None:
-        """A text: an admin's /pair, a /command, or a message for the engine (streamed when that is on)."""
+        """A text: read who wrote what where, then take the shared turn (bot/channels/base.py)."""
         message, user, chat = update.message, update.effective_user, update.effective_chat
         assert message is not None and message.text is not None and user is not None and chat is not None
         group, command = chat.type in GROUPS, message.text.startswith("/")
-        if not group and await self._admin(chat.id, scope_user(user.id), message.text):
-            return
-        if group and command and not self.access.is_admin(scope_user(user.id)):
-            log.info("command from a group member who is no admin ignored in group %s", chat.id)
-            return
-        scope, sender = chat_scope(chat, user), scope_user(user.id)
-        may_decide = not group or self.access.is_admin(sender)
         text = (group_text(message.text, self.app.bot.username, user.first_name) if group and not command
                 else message.text)
-        ref = message_ref(chat.id, message.message_id)
-        incoming = Incoming(scope, text, channel=self.name, channel_message_id=ref, sender=sender,
-                            may_decide=may_decide)
-        reply_to = message.message_id if group else None
-        shown = await self._shown(update)
-        preview = self._preview(chat.id, reply_to, group, shown) if self.config.streaming else None
-        try:
-            async with self._typing(chat.id, preview):
-                reply = await self.commands.run(scope, text, channel=self.name, ref=ref) if command else None
-                ran_command = reply is not None
-                if reply is None:
-                    reply = await self.engine.handle(incoming, on_progress=preview.update if preview else None)
-        finally:
-            if preview is not None:
-                await preview.close()
-        if reply is None and update.update_id in self._replayed:
-            reply = await self.engine.earlier_reply(incoming)  # recorded before a crash, maybe never sent
-        if reply is None:
-            log.info("message %s was answered before; skipped", incoming.channel_message_id)
+        await self.take_text(Turn(
+            chat.id, chat_scope(chat, user), scope_user(user.id), text, message_ref(chat.id, message.message_id),
+            str(update.update_id), group=group, command=command, replayed=self.intake.replayed(update),
+            reply_to=message.message_id if group else None))
+
+    async def _on_other(self, update: Update, context: Context) -> None:
+        """A photo, sticker, voice message or the like: say that only text is read."""
+        assert update.effective_chat is not None
+        await self._tell(update.effective_chat.id, t(self.lang, "not_text_kind"))
+
+    async def _on_edited(self, update: Update, context: Context) -> None:
+        """An edited message: ignored, since the original was already answered."""
+        message = update.edited_message
+        log.info("edited message %s ignored", f"{message.chat_id}:{message.message_id}" if message else "?")
+
+    async def _on_error(self, update: object, context: Context) -> None:
+        """Log a failed update and tell its chat one short sentence."""
+        log.error("telegram update %s failed", getattr(update, "update_id", "?"), exc_info=context.error)
+        user = update.effective_user if isinstance(update, Update) else None
+        chat = update.effective_chat if isinstance(update, Update) else None
+        if user is None or chat is None or isinstance(context.error, Forbidden):
             return
-        async with self._once(scope, ref) if ran_command else contextlib.nullcontext():
-            await self._deliver(chat.id, reply, scope, owner_of(reply.buttons, sender, may_decide), shown=shown,
-                                reply_to=reply_to)
-
-    @contextlib.asynccontextmanager
-    async def _once(self, scope: str, ref: str) -> AsyncIterator[None]:
-        """Mark the answer of a command or press delivered after the block, or after it failed, so its kept copy goes.
-
-        Not when the block is cancelled (shutdown): the update is not handled then and its replay delivers it.
-        """
-        try:
-            yield
-        except Exception:  # the failure is told and the update counts as handled
-            await self.commands.delivered(scope, self.name, ref)
-            raise
-        await self.commands.delivered(scope, self.name, ref)
-
-    async def _admin(self, chat_id: int, user_id: str, text: str) -> bool:
-        """Run an admin's /pair command; True when it was one."""
-        answer = await self.access.admin_command(user_id, text)
-        if answer is None:
-            return False
-        await self._send(chat_id, (answer.text,), None)
-        if answer.approved is not None:
-            await self._welcome(answer.approved)
-        return True
-
-    async def _welcome(self, user: ApprovedUser) -> None:
-        """Tell an approved user (from a chat or the command line) that they can write now."""
-        if user.channel != self.name:
+        if chat.type == ChatType.PRIVATE and not await self.access.allows(scope_user(user.id)):
             return
-        try:
-            await self._send(telegram_id(user.user_id), (t(self.lang, "paired_welcome"),), None)
-        except TelegramError as exc:
-            log.warning("could not welcome %s: %s", user.user_id, exc)
+        await self._tell_failure(chat.id)
+
+    # --- presses ----------------------------------------------------------------------------------
 
     async def _on_press(self, update: Update, context: Context) -> None:
         """A button press: check it against the message's buttons, let the commands decide, update the messages.
@@ -585,9 +291,7 @@ class TelegramChannel:
                 await self._take_all(scope, chat.id, message)
             return
         assert choice is not None  # a press is refused without one
-        ref = f"press:{query.id}"
-        pressed = await self.commands.press(scope, data, admin=admin, channel=self.name, ref=ref)
-        async with self._once(scope, ref):
+        async with self._pressing(scope, data, admin, query.id) as pressed:
             await self._answer(query, pressed.notice)
             await self.choices.close(scope, pressed.closes, keep=choice.message_ref)
             if pressed.stale:
@@ -620,60 +324,66 @@ class TelegramChannel:
         try:
             await query.edit_message_text(pressed.text or "", reply_markup=markup)
         except BadRequest as exc:
-            if "message is not modified" not in str(exc).lower():
+            if not not_modified(exc):
                 raise
             log.debug("message already shows %r", pressed.text)
 
-    async def _on_other(self, update: Update, context: Context) -> None:
-        """A photo, sticker, voice message or the like: say that only text is read."""
-        assert update.effective_chat is not None
-        await patiently(functools.partial(self.app.bot.send_message, update.effective_chat.id,
-                                          t(self.lang, "not_text_kind")))
+    # --- sending ----------------------------------------------------------------------------------------
 
-    async def _on_edited(self, update: Update, context: Context) -> None:
-        """An edited message: ignored, since the original was already answered."""
-        message = update.edited_message
-        log.info("edited message %s ignored", f"{message.chat_id}:{message.message_id}" if message else "?")
+    async def send(self, user_id: str, text: str, buttons: Sequence[Sequence[Button]] | None = None) -> None:
+        """Push a message to an allowed user ('tg:<id>' or '<id>'); never to a group; raises TelegramError.
 
-    async def _on_error(self, update: object, context: Context) -> None:
-        """Log a failed update and tell its chat one short sentence."""
-        log.error("telegram update %s failed", getattr(update, "update_id", "?"), exc_info=context.error)
-        user = update.effective_user if isinstance(update, Update) else None
-        chat = update.effective_chat if isinstance(update, Update) else None
-        if user is None or chat is None or isinstance(context.error, Forbidden):
+        Flood control asking for a longer wait than mnemo waits inside a call becomes RetryLater, so the
+        outbox tries again after the time Telegram named.
+        """
+        if not await self._may_push(user_id):
             return
-        if chat.type == ChatType.PRIVATE and not await self.access.allows(scope_user(user.id)):
-            return
+        chat_id = telegram_id(user_id)
+        rows = tuple(tuple(row) for row in buttons or ())
         try:
-            await patiently(functools.partial(self.app.bot.send_message, chat.id, t(self.lang, "failed")))
-        except TelegramError as exc:
-            log.warning("could not tell chat %s about the failure: %s", chat.id, exc)
+            sent = await self.out.send(chat_id, (text,), keyboard(rows))
+        except RetryAfter as exc:
+            raise RetryLater(retry_seconds(exc), f"Telegram flood control: {exc}") from exc
+        if sent and keyboard(rows) is not None:
+            await self.choices.offer(scope_user(chat_id), chat_id, sent[-1], rows, scope_user(chat_id))
 
-    @contextlib.asynccontextmanager
-    async def _typing(self, chat_id: int, preview: LivePreview[int] | None = None) -> AsyncIterator[None]:
-        """Show "typing…" now and every few seconds until the block is done or the preview is visible."""
-        await self._send_typing(chat_id)
-        task = asyncio.create_task(self._keep_typing(chat_id, preview), name=f"typing:{chat_id}")
-        try:
-            yield
-        finally:
-            task.cancel()
-            try:
-                await task
-            except asyncio.CancelledError:
-                current = asyncio.current_task()
-                if current is not None and current.cancelling():
-                    raise
+    async def _deliver(self, chat_id: int, reply: Reply, scope: str, owner: str | None, *,
+                       shown: Shown[int] | None = None, reply_to: int | None = None) -> None:
+        """Show a reply: its bubbles (replacing the preview), its buttons, and its document if it has one.
 
-    async def _keep_typing(self, chat_id: int, preview: LivePreview[int] | None) -> None:
-        while True:
-            await asyncio.sleep(TYPING_EVERY)
-            if preview is not None and preview.visible:
-                return
-            await self._send_typing(chat_id)
+        The buttons of the questions the reply closes are taken away first; the reply's own are recorded as
+        the choice of `owner` (None: anyone let into the chat).
+        """
+        await self.choices.close(scope, reply.closes)
+        ids = await self.out.send(chat_id, reply.bubbles, keyboard(reply.buttons), shown=shown, reply_to=reply_to)
+        if ids and keyboard(reply.buttons) is not None:
+            await self.choices.offer(scope, chat_id, ids[-1], reply.buttons, owner)
+        if reply.document is not None:
+            document = reply.document
+            await show_once(shown, len(ids), lambda: self.out.document(chat_id, document))
 
-    async def _send_typing(self, chat_id: int) -> None:
-        try:
-            await self.app.bot.send_chat_action(chat_id, ChatAction.TYPING)
-        except TelegramError as exc:
-            log.warning("typing indicator for chat %s failed: %s", chat_id, exc)
+    # --- the wire of the shared turn --------------------------------------------------------------------
+
+    def _message_id(self, recorded: str) -> int:
+        return int(recorded)
+
+    def _text_of(self, looks: str) -> str:
+        return face_text(looks)
+
+    def _user_scope(self, user_id: str) -> str:
+        return scope_user(telegram_id(user_id))
+
+    def _preview(self, turn: Turn[int, int], shown: Shown[int]) -> LivePreview[int] | None:
+        return self.out.preview(turn.where, turn.reply_to, turn.group, shown) if self.config.streaming else None
+
+    async def _indicate(self, where: int, on: bool) -> None:
+        await self.out.indicate(where, on)
+
+    async def _tell(self, where: int, text: str, answering: str | None = None, why: str = "") -> None:
+        await self.out.send(where, (text,))
+
+    async def _greet(self, user_id: str, text: str) -> None:
+        await self._tell(telegram_id(user_id), text)
+
+    async def _show_reply(self, turn: Turn[int, int], reply: Reply, shown: Shown[int], owner: str | None) -> None:
+        await self._deliver(turn.where, reply, turn.scope, owner, shown=shown, reply_to=turn.reply_to)

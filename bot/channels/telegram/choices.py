@@ -17,7 +17,7 @@ from telegram import Bot
 from telegram.error import BadRequest, TelegramError
 
 from bot.channels.telegram.messages import keyboard
-from bot.channels.telegram.polling import patiently
+from bot.channels.telegram.outgoing import patiently
 from bot.commands.catalog import changes_memory
 from bot.conversation.engine import Engine
 from bot.conversation.replies import Button, question_of

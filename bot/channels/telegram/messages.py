@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from telegram import Chat, InlineKeyboardButton, InlineKeyboardMarkup, Message, MessageEntity, User
 from telegram.constants import ChatType
 
+from bot.channels.splitting import Limit, split_text
 from bot.conversation.replies import Button
 from memory.pairing import group_scope
 
@@ -33,36 +34,14 @@ def chat_scope(chat: Chat, user: User) -> str:
     return group_scope("tg", chat.id) if chat.type in GROUPS else scope_user(user.id)
 
 
-def _utf16_len(text: str) -> int:
-    return len(text.encode("utf-16-le")) // 2
-
-
-def _fitting(text: str, limit: int) -> int:
-    """How many characters from the start of text fit into `limit` UTF-16 code units (at least one)."""
-    units = 0
-    for i, char in enumerate(text):
-        units += 2 if ord(char) > 0xFFFF else 1
-        if units > limit:
-            return max(i, 1)
-    return len(text)
+def utf16_units(char: str) -> int:
+    """How many UTF-16 code units a character takes (Telegram counts a message's length in them)."""
+    return 2 if ord(char) > 0xFFFF else 1
 
 
 def split_message(text: str, limit: int = MESSAGE_LIMIT) -> list[str]:
-    """Split text into messages of at most `limit`, preferring paragraph, line and word boundaries."""
-    chunks: list[str] = []
-    rest = text.strip()
-    while _utf16_len(rest) > limit:
-        end = _fitting(rest, limit)
-        cut, skip = end, 0
-        for separator in ("\n\n", "\n", " "):
-            found = rest.rfind(separator, 0, end)
-            if found >= end // 2:
-                cut, skip = found, len(separator)
-                break
-        chunks.append(rest[:cut].rstrip())
-        rest = rest[cut + skip:].lstrip()
-    chunks.append(rest)
-    return [c for c in chunks if c]
+    """Split text into messages of at most `limit` UTF-16 units, preferring paragraph, line and word boundaries."""
+    return split_text(text, (Limit(limit, utf16_units),))
 
 
 def keyboard(rows: Sequence[Sequence[Button]]) -> InlineKeyboardMarkup | None:

@@ -11,7 +11,6 @@ import logging
 import warnings
 from collections.abc import Awaitable, Callable, Sequence
 from datetime import timedelta
-from typing import TypeVar
 
 from telegram import Bot, Update
 from telegram.error import Conflict, NetworkError, RetryAfter, TelegramError
@@ -19,14 +18,9 @@ from telegram.warnings import PTBDeprecationWarning
 
 log = logging.getLogger(__name__)
 
-T = TypeVar("T")
-Sleep = Callable[[float], Awaitable[object]]
-
 WATCHDOG = 120.0  # seconds without a returning getUpdates before polling is restarted
 POLL_TIMEOUT = 30.0  # seconds a getUpdates call waits for updates (long polling)
 MAX_BACKOFF = 30.0
-FLOOD_TRIES = 5
-MAX_FLOOD_WAIT = 300.0
 
 
 def retry_seconds(exc: RetryAfter) -> float:
@@ -50,20 +44,6 @@ def backoff(failures: int) -> float:
 def stalled(last_return: float, now: float, watchdog: float) -> bool:
     """Whether getUpdates has not returned for longer than the watchdog allows."""
     return now - last_return > watchdog
-
-
-async def patiently(call: Callable[[], Awaitable[T]], sleep: Sleep = asyncio.sleep, tries: int = FLOOD_TRIES) -> T:
-    """Run a Bot API call; on flood control (429 with retry_after) wait as told and run the same call again."""
-    for attempt in range(1, tries + 1):
-        try:
-            return await call()
-        except RetryAfter as exc:
-            wait = retry_seconds(exc)
-            if attempt == tries or wait > MAX_FLOOD_WAIT:
-                raise
-            log.warning("Telegram flood control: waiting %.1f s, then sending the same message again", wait)
-            await sleep(wait)
-    raise AssertionError("unreachable")  # the loop returns or raises
 
 
 class Poller:

@@ -1,0 +1,236 @@
+"""What every messenger channel shares: who is let in, the turn of a text message, presses, welcomes and pushes.
+
+A channel (Telegram, Matrix) reads its wire, fills in a `Turn`, and lets `Channel.take_text` run the sequence:
+an admin's /pair, a command or the engine's answer (typing meanwhile, the reply streamed into a preview), after a
+crash the reply recorded before, then the delivery. The subclass fills in how it shows things on its wire (the
+hooks at the end of `Channel`); the terminal uses `answer` and `after_press` on their own.
+"""
+from __future__ import annotations
+
+import contextlib
+import functools
+import logging
+import time
+from abc import ABC, abstractmethod
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass
+from typing import ClassVar, Generic, TypeVar
+
+from bot.channels.access import Access, AccessConfig, ApprovedUser
+from bot.channels.sending import typing
+from bot.channels.shown import Shown, as_written
+from bot.channels.streaming import LivePreview
+from bot.commands.call import Pressed
+from bot.commands.catalog import owner_of
+from bot.commands.runner import Commands
+from bot.conversation.engine import Engine, Incoming, Reply
+from bot.llm.port import OnText
+from bot.texts import t
+from memory.pairing import is_group_scope
+
+log = logging.getLogger(__name__)
+
+W = TypeVar("W")  # where a channel shows messages: a Telegram chat id, a Matrix room id
+H = TypeVar("H")  # how a channel names a message it showed: a message id, an event id
+
+
+@dataclass(frozen=True)
+class Turn(Generic[W, H]):
+    """A text to answer, as a channel read it off its wire."""
+
+    where: W  # the chat or room to answer in
+    scope: str  # whose memory: the person's, or the group's
+    sender: str  # who wrote it
+    text: str  # as the engine sees it (in a group: 'Anna: …')
+    ref: str  # the channel's id of the message (a command runs once by it)
+    event: str  # the inbox's id of what brought it (its record of what the reply showed)
+    group: bool = False
+    command: bool = False
+    replayed: bool = False  # an earlier run recorded it and did not finish it
+    reply_to: H | None = None  # the message the answer replies to (in a group: the one it answers)
+
+
+async def answer(engine: Engine, commands: Commands | None, incoming: Incoming, *, command: bool,
+                 ref: str | None = None, on_progress: OnText | None = None) -> tuple[Reply | None, bool]:
+    """A text's answer: the command's when it is one (run once by `ref`), else the engine's; whether a command ran."""
+    if command and commands is not None:
+        reply = await commands.run(incoming.user_id, incoming.text, channel=incoming.channel, ref=ref)
+        if reply is not None:
+            return reply, True
+    return await engine.handle(incoming, on_progress=on_progress), False
+
+
+def after_press(pressed: Pressed) -> Reply | str | None:
+    """What a press shows where its message is not edited: a new page (with its own choices), else its notice."""
+    if pressed.text and (pressed.buttons or not pressed.notice):
+        return Reply((pressed.text,), buttons=pressed.buttons)
+    return pressed.notice or pressed.text or None
+
+
+class Channel(ABC, Generic[W, H]):
+    """A messenger channel's shared part; a subclass fills in its wire format through the hooks below."""
+
+    name: ClassVar[str]
+    private_chats: ClassVar[str]  # what the messenger calls a chat with one person, for push refusals
+    wire_errors: ClassVar[tuple[type[Exception], ...]]  # what a failed send raises (logged where a send is extra)
+
+    def __init__(self, engine: Engine, commands: Commands, access: AccessConfig,
+                 clock: Callable[[], float] = time.time) -> None:
+        self.engine = engine
+        self.commands = commands
+        self.clock = clock
+        self.lang = engine.config.language
+        self.access = Access(engine.store.access, access, self.lang, clock)
+        self.inbox = engine.store.inbox
+
+    @property
+    def allowlist(self) -> str:
+        """The setting that lets users in, named in warnings."""
+        return f"MNEMO_{self.name.upper()}_ALLOWED_USERS"
+
+    def _warn_if_closed(self) -> None:
+        """Warn at start when nobody can be let in."""
+        if not self.access.config.allowed and self.access.config.unknown_users != "pair":
+            log.warning("%s is empty and pairing is off: mnemo will answer nobody", self.allowlist)
+
+    # --- the turn of a text -----------------------------------------------------------------------
+
+    async def take_text(self, turn: Turn[W, H]) -> None:
+        """Answer a text: an admin's /pair, else a command or the engine (streamed when on), then deliver the reply.
+
+        A replayed message shows what it showed before the crash again (edited, not resent); its reply is the one
+        recorded then when the engine has answered it before. A command's answer is marked delivered after it.
+        """
+        if not turn.group and await self._admin(turn):
+            return
+        if turn.group and turn.command and not self.access.is_admin(turn.sender):
+            log.info("command from %s, who is no admin, ignored in %s", turn.sender, turn.where)
+            return
+        incoming = Incoming(turn.scope, turn.text, channel=self.name, channel_message_id=turn.ref, sender=turn.sender,
+                            may_decide=not turn.group or self.access.is_admin(turn.sender))
+        shown = await self._shown(turn)
+        preview = self._preview(turn, shown)
+        try:
+            async with typing(functools.partial(self._indicate, turn.where), preview):
+                reply, ran_command = await answer(self.engine, self.commands, incoming, command=turn.command,
+                                                  ref=turn.ref, on_progress=self._progress(preview))
+        finally:
+            if preview is not None:
+                await preview.close()
+        if reply is None and turn.replayed:
+            reply = await self.engine.earlier_reply(incoming)  # recorded before a crash, maybe not (all) sent
+        if reply is None:
+            log.info("message %s was answered before; skipped", turn.ref)
+            return
+        async with self._once(turn.scope, turn.ref) if ran_command else contextlib.nullcontext():
+            await self._show_reply(turn, reply, shown, owner_of(reply.buttons, turn.sender, incoming.may_decide))
+
+    async def _shown(self, turn: Turn[W, H]) -> Shown[H]:
+        """What the reply to this message showed before the last run stopped (only a replayed one can have)."""
+        if not turn.replayed:
+            return Shown(self.inbox, self.name, turn.event, text_of=self._text_of)
+        ids = await self.inbox.shown(self.name, turn.event)
+        looks = await self.inbox.shown_texts(self.name, turn.event)
+        return Shown(self.inbox, self.name, turn.event, [self._message_id(i) for i in ids], looks, self._text_of)
+
+    @contextlib.asynccontextmanager
+    async def _once(self, scope: str, ref: str) -> AsyncIterator[None]:
+        """Mark the answer of a command or press delivered after the block, or after it failed, so its kept copy goes.
+
+        Not when the block is cancelled (shutdown): the message is not handled then and its replay delivers it.
+        """
+        try:
+            yield
+        except Exception:  # the failure is told and the message counts as handled
+            await self.commands.delivered(scope, self.name, ref)
+            raise
+        await self.commands.delivered(scope, self.name, ref)
+
+    @contextlib.asynccontextmanager
+    async def _pressing(self, scope: str, data: str, admin: bool, press_id: str) -> AsyncIterator[Pressed]:
+        """Let the commands act on a press (once, by its id); its answer counts as delivered after the block."""
+        ref = f"press:{press_id}"
+        pressed = await self.commands.press(scope, data, admin=admin, channel=self.name, ref=ref)
+        async with self._once(scope, ref):
+            yield pressed
+
+    # --- pairing ----------------------------------------------------------------------------------
+
+    async def _admin(self, turn: Turn[W, H]) -> bool:
+        """Run an admin's /pair command; True when it was one."""
+        said = await self.access.admin_command(turn.sender, turn.text)
+        if said is None:
+            return False
+        await self._tell(turn.where, said.text, turn.ref, "admin")
+        if said.approved is not None:
+            await self._welcome(said.approved)
+        return True
+
+    async def _welcome(self, user: ApprovedUser) -> None:
+        """Tell an approved user (from a chat or the command line) that they can write now."""
+        if user.channel != self.name:
+            return
+        try:
+            await self._greet(user.user_id, t(self.lang, "paired_welcome"))
+        except self.wire_errors as exc:
+            log.warning("could not welcome %s: %s", user.user_id, exc)
+
+    async def _tell_failure(self, where: W, answering: str | None = None) -> None:
+        """Tell a chat one short sentence after a failure (a failing send is only logged)."""
+        try:
+            await self._tell(where, t(self.lang, "failed"), answering, "failed")
+        except self.wire_errors as exc:
+            log.warning("could not tell %s about the failure: %s", where, exc)
+
+    async def _may_push(self, user_id: str) -> bool:
+        """Whether mnemo may speak first to this user: never in a group (ValueError), only to users let in."""
+        if is_group_scope(user_id):
+            raise ValueError(f"not pushing to {user_id}: mnemo speaks first only in {self.private_chats}")
+        scope = self._user_scope(user_id)
+        if await self.access.allows(scope):
+            return True
+        log.warning("not pushing to %s: neither on %s nor paired", scope, self.allowlist)
+        return False
+
+    # --- the wire: what a channel fills in --------------------------------------------------------------
+
+    @abstractmethod
+    def _message_id(self, recorded: str) -> H:
+        """A message id as the inbox recorded it, read back."""
+        ...
+
+    def _text_of(self, looks: str) -> str:
+        """The words in what the ledger records a message displays."""
+        return as_written(looks)
+
+    def _user_scope(self, user_id: str) -> str:
+        """A user id given to `send`, written as a scope."""
+        return user_id
+
+    def _preview(self, turn: Turn[W, H], shown: Shown[H]) -> LivePreview[H] | None:
+        """The message that shows the reply while the model writes; None: the reply is not streamed."""
+        return None
+
+    def _progress(self, preview: LivePreview[H] | None) -> OnText | None:
+        """What hands the model's text so far to the preview."""
+        return preview.update if preview is not None else None
+
+    @abstractmethod
+    async def _indicate(self, where: W, on: bool) -> None:
+        """Show (or stop showing) that mnemo is typing."""
+        ...
+
+    @abstractmethod
+    async def _tell(self, where: W, text: str, answering: str | None = None, why: str = "") -> None:
+        """Send one short text of mnemo's own, in answer to the message `answering` for the reason `why`."""
+        ...
+
+    @abstractmethod
+    async def _greet(self, user_id: str, text: str) -> None:
+        """Send a text to a person in their own chat."""
+        ...
+
+    @abstractmethod
+    async def _show_reply(self, turn: Turn[W, H], reply: Reply, shown: Shown[H], owner: str | None) -> None:
+        """Deliver the reply to a text: edit what `shown` holds into place, send the rest, offer its choices."""
+        ...

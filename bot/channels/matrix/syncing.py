@@ -1,0 +1,196 @@
+"""The Matrix sync loop: record each sync's events in the inbox, save the sync token, then answer them.
+
+What is new is decided by the sync token alone: each sync's events are recorded in the inbox, then the token is
+saved, then the events are answered and marked handled, so a restart neither loses nor repeats a message,
+whatever the host clock says. Events recorded but not answered (the last run stopped, crashed, or a sync failed
+half-way) are answered first; encrypted events waiting for their key come next, since a sync may bring it.
+"""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import dataclasses
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+
+from nio import AsyncClient, ErrorResponse, SyncResponse
+
+from bot.channels.matrix.choices import Reactions
+from bot.channels.matrix.keys import WaitingForKeys
+from bot.channels.matrix.messages import failure
+from bot.channels.matrix.outgoing import Outgoing
+from bot.channels.matrix.rooms import CHANNEL, Received, Rooms, from_inbox, inbox_payload
+from bot.channels.matrix.session import Session
+from bot.channels.sending import stop_task
+from bot.errors import MatrixError
+from memory.inbox import Inbox
+
+log = logging.getLogger(__name__)
+
+SYNC_TIMEOUT_MS = 30_000
+STOP_GRACE = 10.0  # seconds stop() waits for the events in hand to be answered
+
+Handle = Callable[[Received], Awaitable[bool]]  # answer one event; False while it waits for its key
+
+
+class Syncing:
+    """Syncs until stopped and hands each new event to `handle`, one room's in order, rooms side by side."""
+
+    def __init__(self, client: AsyncClient, session: Session, inbox: Inbox, rooms: Rooms, reactions: Reactions,
+                 keys: WaitingForKeys, out: Outgoing, handle: Handle, clock: Callable[[], float],
+                 timeline_limit: int) -> None:
+        self.client = client
+        self.session = session
+        self.inbox = inbox
+        self.rooms = rooms
+        self.reactions = reactions
+        self.keys = keys
+        self.out = out
+        self.handle = handle
+        self.clock = clock
+        self.timeline_limit = timeline_limit
+        self._task: asyncio.Task[None] | None = None
+        self._synced = asyncio.Event()
+        self._warned_encrypted: set[str] = set()  # rooms already named in the log as unreadable
+        self._recover = True  # load what the inbox holds unanswered before the next sync (at start, after a failure)
+        self._token: str | None = None
+        self._idle = asyncio.Event()
+        self._idle.set()
+        self._stopping = False
+
+    async def first(self) -> None:
+        """The first sync of a start: answered when a token was saved, only recorded on a first start ever."""
+        self._token = self.session.load_token()
+        await self.sync_and_handle(first=True, answer=self._token is not None)
+
+    def start(self) -> None:
+        """Sync on in the background."""
+        self._task = asyncio.create_task(self._run(), name="matrix-sync")
+
+    async def stop(self) -> None:
+        """Let the events in hand be answered (for a while), then stop syncing."""
+        self._stopping = True
+        try:
+            await asyncio.wait_for(self._idle.wait(), STOP_GRACE)
+        except TimeoutError:
+            log.warning("stopping while still answering; the inbox keeps the rest for the next start")
+        if self._task is not None:
+            await stop_task(self._task)
+            self._task = None
+
+    async def next_sync(self) -> None:
+        """Wait until the next sync was answered (at most one long poll)."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._synced.wait(), SYNC_TIMEOUT_MS / 1000)
+
+    async def _run(self) -> None:
+        """Sync until cancelled; a failing sync is logged and retried with growing pauses."""
+        failures = 0
+        while not self._stopping:
+            try:
+                await self.sync_and_handle(first=False, answer=True)
+                failures = 0
+            except Exception as exc:  # the loop must outlive any one failure; each is logged
+                failures, self._recover = failures + 1, True
+                pause = min(60, 2 ** failures)
+                log.warning("matrix sync failed (%d in a row), next try in %d s: %s", failures, pause, exc,
+                            exc_info=failures == 1)
+                await asyncio.sleep(pause)
+
+    async def sync_and_handle(self, first: bool, answer: bool) -> None:
+        """One sync: answer invites, record the new events, save the token, then answer and mark them handled.
+
+        Events recorded earlier but not answered are answered first; they are read before this sync's events
+        are recorded, so none comes twice. Encrypted events waiting for their key come next.
+        """
+        client, since = self.client, self._token
+        leftovers = await self._leftovers() if self._recover else []
+        leftovers += self.keys.items()
+        self._recover = False
+        limit = self.timeline_limit if since else 1
+        response = await self.out.patiently(lambda: client.sync(
+            timeout=0 if first else SYNC_TIMEOUT_MS, since=since, full_state=True if first else None,
+            sync_filter={"room": {"timeline": {"limit": limit}}},
+        ), "sync")
+        if not isinstance(response, SyncResponse):
+            raise MatrixError(f"sync failed: {failure(response)}")
+        self._idle.clear()
+        try:
+            await self._keep_keys()
+            for room_id, invite in response.rooms.invite.items():
+                await self.rooms.on_invite(room_id, invite.invite_state)
+            received: list[Received] = []
+            if answer:
+                for room_id, info in response.rooms.join.items():
+                    events = await self.rooms.missed(room_id, info.timeline, since, self.timeline_limit)
+                    received += await self.rooms.received(room_id, events, self.reactions.open_under)
+            elif response.rooms.join:
+                log.info("first start: the history of %d rooms is not answered", len(response.rooms.join))
+            now = self.clock()
+            new = set(await self.inbox.record(CHANNEL, [(r.event.event_id, inbox_payload(r)) for r in received], now))
+            received = [dataclasses.replace(r, received_at=now) for r in received if r.event.event_id in new]
+            self.session.save_token(response.next_batch)
+            self._token = response.next_batch
+            self.warn_unreadable_rooms()
+            await self._answer([*leftovers, *received])
+            await self.rooms.greet()
+        finally:
+            self._idle.set()
+        self._synced.set()
+        self._synced = asyncio.Event()
+
+    async def _leftovers(self) -> list[Received]:
+        """The events recorded but not answered when mnemo last stopped (or crashed, or a sync failed).
+
+        They include the encrypted events still waiting for their key, which are tried again with them.
+        """
+        found = []
+        self.keys.clear()
+        for entry in await self.inbox.unhandled(CHANNEL):
+            item = from_inbox(entry.payload or "null")
+            if item is None:  # a kind of event no longer answered
+                await self.inbox.done(CHANNEL, entry.event_id, self.clock())
+            else:
+                found.append(dataclasses.replace(item, received_at=entry.received_at))
+        if found:
+            log.warning("answering %d Matrix events recorded but not answered before", len(found))
+        return found
+
+    async def _answer(self, items: Sequence[Received]) -> None:
+        """Answer events: one room's one after another, different rooms at the same time."""
+        by_room: dict[str, list[Received]] = {}
+        for item in items:
+            by_room.setdefault(item.room_id, []).append(item)
+        await asyncio.gather(*(self._answer_room(room_items) for room_items in by_room.values()))
+
+    async def _answer_room(self, items: Sequence[Received]) -> None:
+        for item in items:
+            if await self.handle(item):
+                await self.inbox.done(CHANNEL, item.event.event_id, self.clock())
+
+    async def _keep_keys(self) -> None:
+        """The encryption chores of a sync: send queued to-device messages, upload, query and claim keys."""
+        client = self.client
+        if client.olm is None:
+            return
+        responses: list[object] = [await client.send_to_device_messages()]
+        if client.should_upload_keys:
+            responses.append(await client.keys_upload())
+        if client.should_query_keys:
+            responses.append(await client.keys_query())
+        if client.should_claim_keys:
+            responses.append(await client.keys_claim(client.get_users_for_key_claiming()))
+        for response in responses:
+            for item in response if isinstance(response, list) else [response]:
+                if isinstance(item, ErrorResponse):
+                    log.warning("matrix key maintenance failed: %s", failure(item))
+
+    def warn_unreadable_rooms(self) -> None:
+        """Say once per room when it is encrypted but this process cannot decrypt."""
+        if self.client.olm is not None:
+            return
+        for room in self.client.rooms.values():
+            if room.encrypted and room.room_id not in self._warned_encrypted:
+                self._warned_encrypted.add(room.room_id)
+                log.warning("room %s is encrypted, but end-to-end encryption is off (it needs matrix-nio[e2e]); "
+                            "mnemo cannot read or answer messages there", room.room_id)
