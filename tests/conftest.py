@@ -1,13 +1,19 @@
-"""Shared fixtures: a real store in tmp_path with the deterministic embedder."""
+"""Shared fixtures: a real store in tmp_path with the deterministic embedder, an engine on scripted models, the fake
+Bot API. A test module that needs another kind defines its own fixture of the same name."""
 from __future__ import annotations
 
+import asyncio
+import json
 import socket
 from collections.abc import AsyncIterator
 
 import pytest
 
+from bot.conversation.engine import Engine, EngineConfig
 from memory.store import MemoryStore
 from tests.fakes.embedder import FakeEmbedder
+from tests.fakes.llm import ScriptedLLM
+from tests.fakes.telegram_api import FakeTelegram
 
 
 @pytest.fixture(autouse=True)
@@ -34,3 +40,36 @@ async def store(tmp_path, embedder) -> AsyncIterator[MemoryStore]:  # type: igno
     s = await MemoryStore.open(tmp_path / "mnemo.sqlite3", embedder, semantic_dedupe=0.97)
     yield s
     await s.close()
+
+
+@pytest.fixture
+def chat() -> ScriptedLLM:
+    """The chat model: answers what a test enqueues."""
+    return ScriptedLLM("chat")
+
+
+@pytest.fixture
+def background() -> ScriptedLLM:
+    """The background model: finds nothing to learn unless a test says otherwise."""
+    llm = ScriptedLLM("background")
+    llm.responder = lambda call: json.dumps({"facts": [], "content": [], "profile": []})
+    return llm
+
+
+@pytest.fixture
+async def engine(store: MemoryStore, chat: ScriptedLLM, background: ScriptedLLM) -> AsyncIterator[Engine]:
+    """The engine on the scripted models, every memory found (floor 0); its learning finished before it closes."""
+    e = Engine(store, chat, background, EngineConfig(relevance_floor=0.0))
+    yield e
+    await e.drain()
+    await e.close()
+
+
+@pytest.fixture
+async def tg() -> AsyncIterator[FakeTelegram]:
+    """The fake Bot API; torn down last, it checks that no task (of PTB, the channel, the engine) is left."""
+    async with FakeTelegram(token="123:ABC") as fake:
+        yield fake
+    await asyncio.sleep(0)
+    left = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
+    assert not left, left

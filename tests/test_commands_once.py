@@ -6,40 +6,21 @@ tests/scenarios/test_channels_crashes.py.
 from __future__ import annotations
 
 import asyncio
-import json
-from collections.abc import AsyncIterator
 
 import pytest
 
 from bot.channels.telegram.channel import TelegramChannel, TelegramConfig
 from bot.commands.catalog import changes_something, owner_of
 from bot.commands.runner import Commands
-from bot.conversation.engine import Engine, EngineConfig
+from bot.conversation.engine import Engine
 from bot.conversation.replies import Button
 from bot.texts import t
 from memory.store import MemoryStore
-from tests.fakes.llm import ScriptedLLM
 from tests.fakes.telegram_api import FakeTelegram
 
 pytestmark = pytest.mark.filterwarnings("ignore::telegram.warnings.PTBDeprecationWarning")
 
 USER = 42
-
-
-@pytest.fixture
-async def engine(store: MemoryStore) -> AsyncIterator[Engine]:
-    background = ScriptedLLM("background")
-    background.responder = lambda call: json.dumps({"facts": [], "content": [], "profile": []})
-    e = Engine(store, ScriptedLLM("chat"), background, EngineConfig(relevance_floor=0.0))
-    yield e
-    await e.drain()
-    await e.close()
-
-
-@pytest.fixture
-async def tg() -> AsyncIterator[FakeTelegram]:
-    async with FakeTelegram(token="123:ABC") as fake:
-        yield fake
 
 
 async def test_an_undo_delivered_twice_takes_back_one_change_and_answers_once(

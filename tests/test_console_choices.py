@@ -2,34 +2,15 @@
 from __future__ import annotations
 
 import io
-import json
-from collections.abc import AsyncIterator
-
-import pytest
 
 from bot.channels.console import CONSOLE_USER, ConsoleChannel, number_picked
 from bot.commands.runner import Commands
-from bot.conversation.engine import Engine, EngineConfig
+from bot.conversation.engine import Engine
 from bot.conversation.replies import Button
 from bot.llm.port import ToolCall
 from bot.texts import t
 from memory.store import MemoryStore
 from tests.fakes.llm import ScriptedLLM
-
-
-@pytest.fixture
-def chat() -> ScriptedLLM:
-    return ScriptedLLM("chat")
-
-
-@pytest.fixture
-async def engine(store: MemoryStore, chat: ScriptedLLM) -> AsyncIterator[Engine]:
-    background = ScriptedLLM("background")
-    background.responder = lambda call: json.dumps({"facts": [], "content": [], "profile": []})
-    e = Engine(store, chat, background, EngineConfig(relevance_floor=0.0))
-    yield e
-    await e.drain()
-    await e.close()
 
 
 async def console(engine: Engine, *lines: str) -> str:

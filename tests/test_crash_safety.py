@@ -7,12 +7,11 @@ the bench and `mnemo doctor` use, and the two crash moments of a streamed reply,
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 
 import pytest
 
 from bench import crash
-from bot.conversation.engine import Engine, EngineConfig
+from bot.conversation.engine import Engine
 from memory import integrity
 from memory.store import MemoryStore
 from tests.fakes.llm import ScriptedLLM
@@ -53,27 +52,6 @@ async def test_the_index_check_names_every_kind_of_orphan(store: MemoryStore) ->
     assert f"note {notes[2].id}: its search document" in problems and "vector" in problems
     assert "full-text index fts_words does not match" in problems
     assert "message" in problems and "not in the search index" in problems
-
-
-@pytest.fixture
-def chat() -> ScriptedLLM:
-    return ScriptedLLM("chat")
-
-
-@pytest.fixture
-async def engine(store: MemoryStore, chat: ScriptedLLM) -> AsyncIterator[Engine]:
-    background = ScriptedLLM("background")
-    background.responder = lambda call: json.dumps({"facts": [], "content": [], "profile": []})
-    e = Engine(store, chat, background, EngineConfig(relevance_floor=0.0))
-    yield e
-    await e.drain()
-    await e.close()
-
-
-@pytest.fixture
-async def tg() -> AsyncIterator[FakeTelegram]:
-    async with FakeTelegram(token="123:ABC") as fake:
-        yield fake
 
 
 async def crashed_after_showing(store: MemoryStore, update_id: int, payload: str, shown: list[int],

@@ -3,9 +3,6 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import AsyncIterator
-
-import pytest
 
 from bot.conversation.engine import Engine, EngineConfig, Incoming, split_bubbles
 from bot.errors import LLMUnavailable
@@ -13,25 +10,6 @@ from bot.llm.port import ToolCall
 from bot.texts import t
 from memory.store import MemoryStore
 from tests.fakes.llm import Call, ScriptedLLM
-
-
-@pytest.fixture
-def chat() -> ScriptedLLM:
-    return ScriptedLLM("chat")
-
-
-@pytest.fixture
-def background() -> ScriptedLLM:
-    llm = ScriptedLLM("background")
-    llm.responder = lambda call: json.dumps({"facts": [], "content": [], "profile": []})
-    return llm
-
-
-@pytest.fixture
-async def engine(store: MemoryStore, chat: ScriptedLLM, background: ScriptedLLM) -> AsyncIterator[Engine]:
-    e = Engine(store, chat, background, EngineConfig(relevance_floor=0.0))
-    yield e
-    await e.close()
 
 
 async def say(engine: Engine, text: str, **kw: str) -> tuple[str, ...]:

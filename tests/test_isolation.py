@@ -203,12 +203,6 @@ async def test_deleteme_and_export_touch_only_the_callers_scope_with_its_index(t
 # --- the Telegram channel ----------------------------------------------------------------------------------
 
 
-@pytest.fixture
-async def tg() -> AsyncIterator[FakeTelegram]:
-    async with FakeTelegram(token="123:ABC") as fake:
-        yield fake
-
-
 def chat_texts(tg: FakeTelegram, chat_id: int) -> str:
     """Everything a chat shows: each bot message's current text and buttons, and every callback notice."""
     parts = []

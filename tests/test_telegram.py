@@ -19,7 +19,7 @@ from bot.channels.telegram.channel import TelegramChannel, TelegramConfig, teleg
 from bot.channels.telegram.messages import split_message
 from bot.commands.catalog import COMMANDS, menu
 from bot.commands.runner import Commands
-from bot.conversation.engine import Button, Engine, EngineConfig
+from bot.conversation.engine import Button, Engine
 from bot.errors import ConfigError
 from bot.llm.port import ToolCall
 from bot.settings import Settings
@@ -36,37 +36,6 @@ def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
-
-
-@pytest.fixture
-def chat() -> ScriptedLLM:
-    return ScriptedLLM("chat")
-
-
-@pytest.fixture
-def background() -> ScriptedLLM:
-    llm = ScriptedLLM("background")
-    llm.responder = lambda call: json.dumps({"facts": [], "content": [], "profile": []})
-    return llm
-
-
-@pytest.fixture
-async def engine(store: MemoryStore, chat: ScriptedLLM, background: ScriptedLLM) -> AsyncIterator[Engine]:
-    e = Engine(store, chat, background, EngineConfig(relevance_floor=0.0))
-    yield e
-    await e.drain()
-    await e.close()
-
-
-@pytest.fixture
-async def tg() -> AsyncIterator[FakeTelegram]:
-    """The fake Bot API; torn down last, it checks that no task (of PTB, the channel, the engine) is left."""
-    fake = FakeTelegram(token="123:ABC")
-    async with fake:
-        yield fake
-    await asyncio.sleep(0)
-    left = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
-    assert not left, left
 
 
 def make_channel(tg: FakeTelegram, engine: Engine, **config: Any) -> TelegramChannel:

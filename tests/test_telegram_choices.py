@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import json
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -15,7 +14,7 @@ import pytest
 from bot.channels.telegram.channel import TelegramChannel, TelegramConfig
 from bot.channels.telegram.choices import refusal
 from bot.commands.runner import Commands
-from bot.conversation.engine import Engine, EngineConfig
+from bot.conversation.engine import Engine
 from bot.llm.port import ToolCall
 from bot.texts import t
 from memory.choices import Choice
@@ -28,27 +27,6 @@ pytestmark = pytest.mark.filterwarnings("ignore::telegram.warnings.PTBDeprecatio
 JSON = dict[str, Any]
 ANNA, BEN, EVE = 42, 43, 777  # Anna is an admin; Eve is a member of the group, no admin
 GROUP = -1001
-
-
-@pytest.fixture
-def chat() -> ScriptedLLM:
-    return ScriptedLLM("chat")
-
-
-@pytest.fixture
-async def engine(store: MemoryStore, chat: ScriptedLLM) -> AsyncIterator[Engine]:
-    background = ScriptedLLM("background")
-    background.responder = lambda call: json.dumps({"facts": [], "content": [], "profile": []})
-    e = Engine(store, chat, background, EngineConfig(relevance_floor=0.0))
-    yield e
-    await e.drain()
-    await e.close()
-
-
-@pytest.fixture
-async def tg() -> AsyncIterator[FakeTelegram]:
-    async with FakeTelegram(token="123:ABC") as fake:
-        yield fake
 
 
 def make_channel(tg: FakeTelegram, engine: Engine, **config: Any) -> TelegramChannel:

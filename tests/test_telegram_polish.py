@@ -30,7 +30,7 @@ from bot.channels.streaming import LivePreview, preview_text
 from bot.channels.telegram.channel import TelegramChannel, TelegramConfig, group_text
 from bot.channels.telegram.polling import backoff, stalled
 from bot.commands.runner import Commands
-from bot.conversation.engine import Engine, EngineConfig
+from bot.conversation.engine import Engine
 from bot.errors import LLMUnavailable
 from bot.llm.port import ToolCall
 from bot.texts import t
@@ -49,36 +49,6 @@ CODE = re.compile(r"\b([A-HJ-NP-Z2-9]{8})\b")
 
 # PTB warns about its own RetryAfter.retry_after (int today, timedelta later) when it raises one.
 pytestmark = pytest.mark.filterwarnings("ignore::telegram.warnings.PTBDeprecationWarning")
-
-
-@pytest.fixture
-def chat() -> ScriptedLLM:
-    return ScriptedLLM("chat")
-
-
-@pytest.fixture
-def background() -> ScriptedLLM:
-    llm = ScriptedLLM("background")
-    llm.responder = lambda call: json.dumps({"facts": [], "content": [], "profile": []})
-    return llm
-
-
-@pytest.fixture
-async def engine(store: MemoryStore, chat: ScriptedLLM, background: ScriptedLLM) -> AsyncIterator[Engine]:
-    e = Engine(store, chat, background, EngineConfig(relevance_floor=0.0))
-    yield e
-    await e.drain()
-    await e.close()
-
-
-@pytest.fixture
-async def tg() -> AsyncIterator[FakeTelegram]:
-    """The fake Bot API; torn down last, it checks that no task (of PTB, the channel, the engine) is left."""
-    async with FakeTelegram(token="123:ABC") as fake:
-        yield fake
-    await asyncio.sleep(0)
-    left = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
-    assert not left, left
 
 
 def make_channel(tg: FakeTelegram, engine: Engine, **config: Any) -> TelegramChannel:

@@ -20,7 +20,7 @@ import pytest
 from bot.channels.telegram.channel import TelegramChannel, TelegramConfig
 from bot.channels.telegram.messages import face_text
 from bot.commands.runner import Commands
-from bot.conversation.engine import Engine, EngineConfig
+from bot.conversation.engine import Engine
 from bot.texts import t
 from memory.store import MemoryStore
 from scheduler.service import Scheduler
@@ -32,27 +32,6 @@ pytestmark = pytest.mark.filterwarnings("ignore::telegram.warnings.PTBDeprecatio
 
 ROOT = Path(__file__).resolve().parents[2]
 USER = 42
-
-
-@pytest.fixture
-def chat() -> ScriptedLLM:
-    return ScriptedLLM("chat")
-
-
-@pytest.fixture
-async def engine(store: MemoryStore, chat: ScriptedLLM) -> AsyncIterator[Engine]:
-    background = ScriptedLLM("background")
-    background.responder = lambda call: json.dumps({"facts": [], "content": [], "profile": []})
-    e = Engine(store, chat, background, EngineConfig(relevance_floor=0.0))
-    yield e
-    await e.drain()
-    await e.close()
-
-
-@pytest.fixture
-async def tg() -> AsyncIterator[FakeTelegram]:
-    async with FakeTelegram(token="123:ABC") as fake:
-        yield fake
 
 
 class Writer:

@@ -5,14 +5,13 @@ an admin; a question decided anywhere loses its buttons everywhere.
 """
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
 from bot.channels.telegram.channel import TelegramChannel
-from bot.conversation.engine import Engine, EngineConfig
+from bot.conversation.engine import Engine
 from bot.llm.port import ToolCall
 from bot.texts import t
 from memory.store import MemoryStore
@@ -23,27 +22,6 @@ from tests.test_telegram_choices import ANNA, EVE, GROUP, make_channel, pressed,
 pytestmark = pytest.mark.filterwarnings("ignore::telegram.warnings.PTBDeprecationWarning")
 
 IN_GROUP: dict[str, Any] = {"chat_id": GROUP, "chat_type": "supergroup"}
-
-@pytest.fixture
-def chat() -> ScriptedLLM:
-    return ScriptedLLM("chat")
-
-
-@pytest.fixture
-async def engine(store: MemoryStore, chat: ScriptedLLM) -> AsyncIterator[Engine]:
-    background = ScriptedLLM("background")
-    background.responder = lambda call: json.dumps({"facts": [], "content": [], "profile": []})
-    e = Engine(store, chat, background, EngineConfig(relevance_floor=0.0))
-    yield e
-    await e.drain()
-    await e.close()
-
-
-@pytest.fixture
-async def tg() -> AsyncIterator[FakeTelegram]:
-    async with FakeTelegram(token="123:ABC") as fake:
-        yield fake
-
 
 @pytest.fixture
 async def channel(tg: FakeTelegram, engine: Engine) -> AsyncIterator[TelegramChannel]:
