@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 
 import pytest
 
@@ -15,12 +14,8 @@ from tests.fakes.llm import ScriptedLLM
 
 
 @pytest.fixture
-async def setup(store: MemoryStore) -> AsyncIterator[tuple[Engine, Commands, ScriptedLLM]]:
-    chat, background = ScriptedLLM(), ScriptedLLM()
-    background.responder = lambda call: json.dumps({"facts": [], "content": [], "profile": []})
-    engine = Engine(store, chat, background, EngineConfig(relevance_floor=0.0))
-    yield engine, Commands(engine), chat
-    await engine.close()
+def setup(engine: Engine, chat: ScriptedLLM) -> tuple[Engine, Commands, ScriptedLLM]:
+    return engine, Commands(engine), chat
 
 
 def test_parse_command_accepts_slash_bang_and_bot_suffix() -> None:

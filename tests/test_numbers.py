@@ -1,16 +1,14 @@
 """Each user's own numbers: #1, #2, … per user for notes, rules, reminders and people, never the shared ids."""
 from __future__ import annotations
 
-import json
 import re
 import time
-from collections.abc import AsyncIterator
 
 import pytest
 
 from bot.commands.people_views import find
 from bot.commands.runner import Commands
-from bot.conversation.engine import Engine, EngineConfig, Incoming
+from bot.conversation.engine import Engine, Incoming
 from memory.errors import NotFound
 from memory.kinship import PersonDraft
 from memory.store import MemoryStore
@@ -20,12 +18,8 @@ UNKNOWN = "Diese Auswahl gibt es nicht (mehr)."
 
 
 @pytest.fixture
-async def setup(store: MemoryStore) -> AsyncIterator[tuple[Engine, Commands, ScriptedLLM]]:
-    chat, background = ScriptedLLM(), ScriptedLLM()
-    background.responder = lambda call: json.dumps({"facts": [], "content": [], "profile": []})
-    engine = Engine(store, chat, background, EngineConfig(relevance_floor=0.0))
-    yield engine, Commands(engine), chat
-    await engine.close()
+def setup(engine: Engine, chat: ScriptedLLM) -> tuple[Engine, Commands, ScriptedLLM]:
+    return engine, Commands(engine), chat
 
 
 def numbers_in(text: str) -> list[int]:
