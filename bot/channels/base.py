@@ -23,7 +23,8 @@ from bot.channels.streaming import LivePreview
 from bot.commands.call import Pressed
 from bot.commands.catalog import owner_of
 from bot.commands.runner import Commands
-from bot.conversation.engine import Engine, Incoming, Reply
+from bot.conversation.engine import Engine
+from bot.conversation.replies import Incoming, Reply
 from bot.llm.port import OnText
 from bot.texts import t
 from memory.pairing import is_group_scope

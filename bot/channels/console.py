@@ -20,8 +20,8 @@ from typing import TextIO
 from bot.channels.base import after_press, answer
 from bot.commands.call import Pressed
 from bot.commands.runner import Commands
-from bot.conversation.engine import Engine, Incoming, Reply
-from bot.conversation.replies import Button, question_of
+from bot.conversation.engine import Engine
+from bot.conversation.replies import Button, Incoming, Reply, question_of
 from bot.texts import t
 from memory.choices import Choice
 from memory.models import Scope

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from bot.commands.call import Call, Pressed
-from bot.conversation.engine import rule_buttons
+from bot.conversation.questions import rule_buttons
 from bot.conversation.replies import Button, Reply
 from bot.profile_keys import profile_key
 

@@ -7,8 +7,9 @@ from typing import Any
 
 from bot.commands.call import Call, Pressed
 from bot.commands.catalog import BUTTONS, BY_NAME, changes_memory, changes_something, parse_command
-from bot.conversation.engine import Engine, check_input
+from bot.conversation.engine import Engine
 from bot.conversation.replies import Button, Reply, well_formed
+from bot.conversation.turn import check_input
 from bot.texts import t
 from memory.errors import NotFound
 from memory.models import Scope

@@ -36,7 +36,7 @@ from memory.store import MemoryStore
 from scheduler.budget import TokenBudget
 from scheduler.topics import topic_raised
 
-__all__ = [  # what channels, commands and tests import from here
+__all__ = [  # the engine's public face, as tests and benchmarks import it
     "Button", "Document", "Engine", "EngineConfig", "Incoming", "OpenQuestion", "Reply", "check_input",
     "own_words", "question_expired", "rule_buttons", "split_bubbles",
 ]

@@ -60,8 +60,8 @@ from bot.channels.streaming import LivePreview
 from bot.commands.call import Pressed
 from bot.commands.catalog import COMMANDS, changes_memory, owner_of
 from bot.commands.runner import Commands
-from bot.conversation.engine import Button, Engine, Reply
-from bot.conversation.replies import question_of
+from bot.conversation.engine import Engine
+from bot.conversation.replies import Button, Reply, question_of
 from bot.errors import ConfigError, MatrixError
 from bot.llm.port import OnText
 from bot.texts import t

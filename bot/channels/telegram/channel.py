@@ -49,7 +49,8 @@ from bot.channels.telegram.polling import WATCHDOG, Poller, retry_seconds
 from bot.commands.call import Pressed
 from bot.commands.catalog import menu, owner_of
 from bot.commands.runner import Commands
-from bot.conversation.engine import Button, Engine, Reply
+from bot.conversation.engine import Engine
+from bot.conversation.replies import Button, Reply
 from bot.errors import ConfigError
 from bot.texts import t
 from scheduler.errors import RetryLater
