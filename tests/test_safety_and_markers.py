@@ -14,6 +14,9 @@ from bot.conversation.safety import signals_crisis
     "Ich will mich umbringen",
     "Ich könnte mir etwas antun",
     "Ich will nicht mehr aufwachen",
+    "Ich bin zwei Wochen weg und will nicht mehr leben.",  # no "ich" right before it
+    "ich will einfach nicht mehr leben",
+    "Manchmal möchte ich wirklich tot sein",
     "Er schlägt mich jeden Abend",
     "I want to die",
     "I'm going to kill myself",
@@ -36,6 +39,7 @@ def test_crisis_is_recognised(text: str) -> None:
     "This traffic is killing me",
     "I'm dying to see that movie",
     "Ich bringe den Müll raus",
+    "Ich will nicht sterben, bevor ich Japan gesehen habe",
 ])
 def test_everyday_phrases_are_not_a_crisis(text: str) -> None:
     assert not signals_crisis(text)

@@ -8,7 +8,8 @@ from bot.texts import TEXTS
 
 # Phrases, not single words: "Ich sterbe vor Lachen" or "killing it" must not trigger.
 _PATTERNS = [
-    r"\b(ich\s+will|ich\s+möchte|ich\s+wollte)\s+(nicht\s+mehr\s+leben|sterben|tot\s+sein)\b",
+    r"\b(will|möchte|wollte|mag)\s+(ich\s+)?((einfach|echt|wirklich|eigentlich|bloß|nur\s+noch)\s+)?"
+    r"(nicht\s+mehr\s+leben|sterben|tot\s+sein)\b",
     r"\bnicht\s+mehr\s+leben\s+(wollen|will|möchte)\b",
     r"\b(mich|mir)\s+(umbringen|das\s+leben\s+nehmen|etwas\s+antun|was\s+antun)\b",
     r"\bumbringen\b.*\bmich\b|\bmich\b.*\bumbringen\b",
