@@ -3,12 +3,13 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from memory.models import Scope
 from memory.pairing import is_group_scope
 from memory.store import MemoryStore
+from scheduler.away import STATE_KEY, Away, kept
 from scheduler.planner import CheckinFacts, Decision, decide_checkin
 from scheduler.ports import Composer, Sender
 from scheduler.relationship_rules import silence_for
@@ -29,6 +30,16 @@ def unanswered(last_user_message_id: int | None, last_checkin_id: int | None) ->
     return last_checkin_id is not None and (last_user_message_id is None or last_checkin_id > last_user_message_id)
 
 
+def absence(away: Away | None, today: date) -> tuple[date | None, str]:
+    """From an announced absence: the day the person is back while they are away, else what to welcome them from."""
+    if away is None or today < away.start:
+        return None, ""
+    if today < away.back:
+        return away.back, ""
+    last = away.back - timedelta(days=1)
+    return None, f"The person announced an absence from {away.start:%Y-%m-%d} to {last:%Y-%m-%d} and is back since."
+
+
 async def gather(store: MemoryStore, scope: Scope, now: float, zone: ZoneInfo,
                  silence: timedelta | None = None) -> CheckinFacts:
     """The planner's facts for one user at `now`; the silence threshold comes from the stage unless given."""
@@ -43,6 +54,8 @@ async def gather(store: MemoryStore, scope: Scope, now: float, zone: ZoneInfo,
     due = await store.topics.due(scope, now, limit=5)
     topic = next((tp.text for tp in due if tp.origin != "reflection"), None)
     concern = next((tp.text for tp in due if tp.origin == "reflection"), None)
+    today = datetime.fromtimestamp(now, zone).date()
+    away_until, welcome_back = absence(kept(await store.state.get(scope, STATE_KEY)), today)
     return CheckinFacts(
         now=datetime.fromtimestamp(now, zone), zone=zone,
         last_user_message=last_user.created_at if last_user else None,
@@ -52,6 +65,7 @@ async def gather(store: MemoryStore, scope: Scope, now: float, zone: ZoneInfo,
                                         last_proactive.id if last_proactive else None) or bool(waiting),
         active_hours=prefs.hours(), checkins_enabled=prefs.checkins,
         due_topic=topic, concern=concern, silence_threshold=silence,
+        away_until=away_until, welcome_back=welcome_back,
     )
 
 
@@ -75,6 +89,8 @@ async def check_in(
         return Decision(False, "same text sent within 24 h")
     if not await sender.deliver(scope, text):
         log.warning("check-in for scope %s not delivered yet; the outbox retries it", scope.id)
+    if decision.reason == "welcome back":
+        await store.state.pop(scope, STATE_KEY)  # one welcome; the absence is over
     for topic in await store.topics.due(scope, now, limit=5):
         if topic.text == decision.detail:
             await store.topics.set_status(scope, topic.id, "raised")

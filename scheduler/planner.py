@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta, tzinfo
+from datetime import date, datetime, timedelta, tzinfo
 from zoneinfo import ZoneInfo
 
 QUIET_AFTER_MESSAGE = timedelta(hours=3)
@@ -24,6 +24,8 @@ class CheckinFacts:
     due_topic: str | None = None
     concern: str | None = None
     silence_threshold: timedelta = timedelta(hours=24)
+    away_until: date | None = None  # the person announced an absence: no check-in before this day (local)
+    welcome_back: str = ""  # back from an announced absence and not heard from since: what it was
 
 
 @dataclass(frozen=True)
@@ -43,11 +45,13 @@ def within_active_hours(now: datetime, zone: tzinfo, hours: tuple[int, int]) -> 
 
 
 def decide_checkin(f: CheckinFacts) -> Decision:
-    """Apply the hard rules, then pick the strongest reason: a due topic, a concern, then silence."""
+    """Apply the hard rules, then pick the strongest reason: back from an absence, a due topic, a concern, silence."""
     if not f.checkins_enabled:
         return Decision(False, "disabled")
     if f.last_user_message is None:
         return Decision(False, "never wrote")
+    if f.away_until is not None and f.now.astimezone(f.zone).date() < f.away_until:
+        return Decision(False, "away", f"{f.away_until:%Y-%m-%d}")
     if not within_active_hours(f.now, f.zone, f.active_hours):
         return Decision(False, "outside active hours")
     if f.last_message is not None and f.now - f.last_message < QUIET_AFTER_MESSAGE:
@@ -56,6 +60,8 @@ def decide_checkin(f: CheckinFacts) -> Decision:
         return Decision(False, "budget: one proactive message per 20 hours")
     if f.proactive_unanswered:
         return Decision(False, "previous proactive message unanswered")
+    if f.welcome_back:
+        return Decision(True, "welcome back", f.welcome_back)
     if f.due_topic:
         return Decision(True, "due topic", f.due_topic)
     if f.concern:

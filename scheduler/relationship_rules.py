@@ -41,6 +41,14 @@ SILENCE: dict[str, timedelta] = {
     "close_friend": timedelta(hours=24),
     "confidant": timedelta(hours=12),
 }
+# After how long a silence the person's next message is a return after a long absence, by stage (closer: sooner
+# noticed): the companion's first reply greets them back and may pick up what was open.
+ABSENCE: dict[str, timedelta] = {
+    "acquaintance": timedelta(days=7),
+    "friend": timedelta(days=5),
+    "close_friend": timedelta(days=4),
+    "confidant": timedelta(days=3),
+}
 STEP_CAP = 5
 LOW, HIGH = 0, 100
 HYSTERESIS = 10
@@ -108,6 +116,11 @@ def wish_of(companion: Companion | None) -> str:
 def silence_for(stage: str) -> timedelta:
     """How long the user has to be silent before a check-in, by stage (closer: sooner)."""
     return SILENCE.get(stage, SILENCE[STAGES[0]])
+
+
+def absence_for(stage: str) -> timedelta:
+    """How long a silence counts as a long absence at this stage."""
+    return ABSENCE.get(stage, ABSENCE[STAGES[0]])
 
 
 def meets(state: Relationship, stage: str) -> bool:

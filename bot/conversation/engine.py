@@ -11,9 +11,11 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from datetime import datetime
 from functools import partial
 from zoneinfo import ZoneInfo
 
+from bot.conversation.absence import Absences
 from bot.conversation.bubbles import split_bubbles
 from bot.conversation.config import EngineConfig
 from bot.conversation.learning_runs import LearningRuns
@@ -58,6 +60,7 @@ class Engine:
         if self.floor is None:
             self.floor = calibration(store.index.embedder.name).relevant
         self.questions = OpenQuestions(store, config.language, clock)
+        self.absences = Absences(store)
         self.reminder_requests = ReminderRequests(store, config.language, config.zone, clock)
         self.answers = ModelAnswers(store, chat, config, clock, self.floor, self.zone_for)
         self.learning = LearningRuns(store, background, config, self.zone_for, clock, budget)
@@ -72,6 +75,7 @@ class Engine:
             self._logged(self.questions.answer),  # a yes or no decides the open question
             self._logged(self._reminder_request),  # a reminder request: set by the program, or asked back
             self._logged(self._why),  # "why do you think that?": the notes behind the last answer
+            self._absence,  # passes on: an absence announced ("zwei Wochen im Urlaub") or ended is noted
             self._correction,  # passes on: an objection corrects the memory first
             self._model_answer,  # the model writes the answer (with tools); a failing model: refused
             self._rule_from_objection,  # passes on: an objection that changed nothing may become a rule
@@ -234,6 +238,13 @@ class Engine:
             return None
         return await explain(self.store, turn.scope, notes, self.config.language, await self.zone_for(turn.scope))
 
+    async def _absence(self, turn: Turn) -> None:
+        """An absence the person announces holds check-ins back until they are back; the model hears the dates."""
+        now = datetime.fromtimestamp(self.clock(), await self.zone_for(turn.scope))
+        hint = await self.absences.note(turn.scope, turn.incoming.text, now)
+        if hint is not None:
+            turn.hints.append(hint)
+
     async def _correction(self, turn: Turn) -> None:
         """An objection goes to the correction judge first; in a group only an admin's words correct the memory."""
         turn.objection = looks_like_correction(turn.incoming.text)
@@ -246,6 +257,7 @@ class Engine:
         extra: tuple[str, ...] = (f"You just corrected your memory because of this message:\n"
                                   f"{describe(turn.changes, 'en')}\nSay briefly what you changed.",
                                   ) if turn.changes else ()
+        extra += tuple(turn.hints)
         if asks_about_diary(text_in):
             extra += (await self.answers.diary_facts(scope),)
         try:

@@ -139,6 +139,7 @@ class ModelAnswers:
             tools=self.config.use_tools,
             companion=await store.companions.get(self.config.companion_id),
             relationship=await store.relationships.get(scope),
+            open_topics=[] if crisis else [tp.text for tp in await store.topics.list(scope)][-3:],
             own_questions=own_questions(window),
             people=await store.people.cards(scope),
             zone=zone,

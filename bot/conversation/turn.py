@@ -49,6 +49,7 @@ class Turn:
     objection: bool = False  # the message may object to something remembered or said
     changes: list[Change] = field(default_factory=list)  # the corrections this message made to the memory
     reply: Reply | None = None  # the model's answer, once written
+    hints: list[str] = field(default_factory=list)  # lines for the model's context that the steps computed
 
     @property
     def scope(self) -> Scope:
