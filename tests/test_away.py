@@ -146,3 +146,9 @@ async def test_after_a_long_absence_by_stage_the_reply_greets_back_and_may_pick_
     assert "long absence for the two of you" in hint and "Wie war der Umzug?" in hint
     assert "long absence" not in await hint_after("tg:8", 3.5), "3.5 days are no long absence for acquaintances"
     assert "long absence" in await hint_after("tg:9", 3.5, stage="confidant"), "but they are for confidants"
+
+
+async def test_in_a_group_one_members_holiday_holds_nobody_back(store: MemoryStore, engine: Engine) -> None:
+    group = await engine.scope_for("tg:group:-1001")
+    hint = await engine.absences.note(group, "Ich bin zwei Wochen im Urlaub", datetime(2026, 12, 1, 10, tzinfo=BERLIN))
+    assert hint is None and await store.state.get(group, "away") is None
