@@ -1,9 +1,11 @@
 """May mnemo speak first now? The hard rules for proactive check-ins, as one pure function."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import datetime, timedelta, tzinfo
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime, timedelta, tzinfo
 from zoneinfo import ZoneInfo
+
+from scheduler.backoff import backoff_factor
 
 QUIET_AFTER_MESSAGE = timedelta(hours=3)
 BUDGET = timedelta(hours=20)
@@ -24,6 +26,13 @@ class CheckinFacts:
     due_topic: str | None = None
     concern: str | None = None
     silence_threshold: timedelta = timedelta(hours=24)
+    likely_hours: tuple[frozenset[int], ...] | None = None  # per local weekday, Monday first (None: every active hour)
+    ignored_streak: int = 0  # check-ins in a row the person did not answer in time (scheduler.backoff)
+
+    @property
+    def silence_needed(self) -> timedelta:
+        """The silence threshold grown by the back-off."""
+        return self.silence_threshold * backoff_factor(self.ignored_streak)
 
 
 @dataclass(frozen=True)
@@ -43,7 +52,10 @@ def within_active_hours(now: datetime, zone: tzinfo, hours: tuple[int, int]) -> 
 
 
 def decide_checkin(f: CheckinFacts) -> Decision:
-    """Apply the hard rules, then pick the strongest reason: a due topic, a concern, then silence."""
+    """Apply the hard rules and the learned hours, then pick the strongest reason: a due topic, a concern, silence.
+
+    Silence counts once it lasted the threshold, grown by the back-off when check-ins went unanswered.
+    """
     if not f.checkins_enabled:
         return Decision(False, "disabled")
     if f.last_user_message is None:
@@ -56,10 +68,29 @@ def decide_checkin(f: CheckinFacts) -> Decision:
         return Decision(False, "budget: one proactive message per 20 hours")
     if f.proactive_unanswered:
         return Decision(False, "previous proactive message unanswered")
+    local = f.now.astimezone(f.zone)
+    if f.likely_hours is not None and local.hour not in f.likely_hours[local.weekday()]:
+        return Decision(False, "not a likely hour")
     if f.due_topic:
         return Decision(True, "due topic", f.due_topic)
     if f.concern:
         return Decision(True, "reflection concern", f.concern)
-    if f.now - f.last_user_message >= f.silence_threshold:
+    if f.now - f.last_user_message >= f.silence_needed:
         return Decision(True, "silence", str(f.now - f.last_user_message))
     return Decision(False, "nothing to say")
+
+
+def next_chance(f: CheckinFacts, horizon: timedelta = timedelta(days=14),
+                step: timedelta = timedelta(minutes=15)) -> datetime | None:
+    """The first planner run after `f.now` at which the rules would let a check-in go, the facts held fixed.
+
+    None when none within the horizon would (check-ins off, a check-in waits for its answer, …): then only
+    something the person does changes it.
+    """
+    start = f.now.astimezone(UTC)  # steps in real time, whatever the clocks do at a switch
+    at = start + step
+    while at - start <= horizon:
+        if decide_checkin(replace(f, now=at)).send:
+            return at.astimezone(f.zone)
+        at += step
+    return None
