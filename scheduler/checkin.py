@@ -10,7 +10,7 @@ from memory.models import Scope
 from memory.pairing import is_group_scope
 from memory.store import MemoryStore
 from scheduler.backoff import ANSWER_WITHIN, LOOK_BACK, backoff_factor, ignored_streak
-from scheduler.planner import CheckinFacts, Decision, decide_checkin, next_chance
+from scheduler.planner import CheckinFacts, Decision, decide_checkin, held_back_by, next_chance
 from scheduler.ports import Composer, Sender
 from scheduler.relationship_rules import silence_for
 from scheduler.rhythm import week_of_likely_hours
@@ -66,10 +66,12 @@ def explained(facts: CheckinFacts, decision: Decision) -> dict[str, object]:
     """A decision as /checkins warum tells it: the rule, the facts it rests on, the next chance (JSON-ready)."""
     local = facts.now.astimezone(facts.zone)
     chance = None if decision.send else next_chance(facts)
+    # with no chance ahead, what holds it back for good (a check-in waiting for its answer, check-ins off, …)
+    held_by = held_back_by(facts) if chance is None else None
     likely = facts.likely_hours[local.weekday()] if facts.likely_hours is not None else None
     return {
         "at": facts.now.timestamp(), "send": decision.send, "reason": decision.reason,
-        "next": chance.timestamp() if chance else None, "zone": str(facts.zone),
+        "next": chance.timestamp() if chance else None, "held_by": held_by, "zone": str(facts.zone),
         "active_hours": list(facts.active_hours), "likely_hours": sorted(likely) if likely is not None else None,
         "streak": facts.ignored_streak, "factor": backoff_factor(facts.ignored_streak),
         "answer_within_hours": ANSWER_WITHIN.total_seconds() / 3600,

@@ -9,6 +9,7 @@ from scheduler.backoff import backoff_factor
 
 QUIET_AFTER_MESSAGE = timedelta(hours=3)
 BUDGET = timedelta(hours=20)
+HORIZON = timedelta(days=14)  # how far ahead next_chance looks
 
 
 @dataclass(frozen=True)
@@ -80,7 +81,7 @@ def decide_checkin(f: CheckinFacts) -> Decision:
     return Decision(False, "nothing to say")
 
 
-def next_chance(f: CheckinFacts, horizon: timedelta = timedelta(days=14),
+def next_chance(f: CheckinFacts, horizon: timedelta = HORIZON,
                 step: timedelta = timedelta(minutes=15)) -> datetime | None:
     """The first planner run after `f.now` at which the rules would let a check-in go, the facts held fixed.
 
@@ -94,3 +95,10 @@ def next_chance(f: CheckinFacts, horizon: timedelta = timedelta(days=14),
             return at.astimezone(f.zone)
         at += step
     return None
+
+
+def held_back_by(f: CheckinFacts, horizon: timedelta = HORIZON) -> str:
+    """With no chance ahead: the rule that holds back for good (not the hour of the day), the facts held fixed."""
+    end = f.now.astimezone(UTC) + horizon
+    reasons = [decide_checkin(replace(f, now=end - timedelta(hours=h))).reason for h in range(24)]
+    return next((r for r in reasons if r not in ("outside active hours", "not a likely hour")), reasons[0])

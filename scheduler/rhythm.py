@@ -12,8 +12,8 @@ from collections.abc import Sequence
 
 from memory.rhythm import Histogram
 
-MIN_TOTAL = 10.0  # decayed messages before anything is learned
-MIN_WEEKDAYS = 2  # ... spread over at least this many weekdays (one long first evening teaches nothing yet)
+MIN_TOTAL = 6.0  # decayed messages before anything is learned (a week of one a day stays above it for weeks)
+MIN_WEEKDAYS = 3  # ... spread over at least this many weekdays (one long first evening teaches nothing yet)
 MIN_DAY = 3.0  # a weekday with less weight of its own is judged by the whole week
 SHARE = 0.25  # an active hour is likely when its smoothed weight reaches this share of the best active hour's
 MORNING_SPAN = 3  # the brief's hour and the two after it: a message then means the person reads in the morning

@@ -68,3 +68,42 @@ def test_the_next_chance_counts_real_hours_across_the_switch_to_summer_time() ->
     assert chance is not None and (chance.day, chance.hour, chance.minute) == (28, 20, 0), \
         "23 real hours end at 20:00 summer time (19:00 on the wall clock would be only 22)"
     assert chance.utcoffset() == timedelta(hours=2)
+
+
+async def test_checkins_answers_bad_words_groups_and_newcomers_shortly_and_changes_nothing(engine) -> None:  # type: ignore[no-untyped-def]
+    from bot.commands.runner import Commands
+    from bot.texts import t
+    from scheduler.checkin import LAST_DECISION
+
+    commands, store = Commands(engine), engine.store
+    anna = await engine.scope_for("anna")
+    for text, key in (("/checkins", "checkins_none"), ("/checkins warum", "checkins_none"),
+                      ("/checkins blabla", "checkins_usage"), ("/checkins " + "x" * 500, "checkins_usage")):
+        reply = await commands.run("anna", text)
+        assert reply is not None and reply.bubbles == (t("de", key),), text
+    group = await commands.run("tg:group:-100", "/checkins warum")
+    assert group is not None and group.bubbles == (t("de", "checkins_group"),)
+    assert await store.state.get(anna, LAST_DECISION) is None
+    settings = await commands.run("anna", "/settings")
+    assert settings is not None and t("de", "settings_rhythm_none") in settings.bubbles[0].splitlines()
+
+
+async def test_checkins_why_in_english(engine) -> None:  # type: ignore[no-untyped-def]
+    from bot.commands.runner import Commands
+    from scheduler.checkin import LAST_DECISION
+
+    anna = await engine.scope_for("anna")
+    await engine.store.state.put(anna, LAST_DECISION, {
+        "at": at(2, 10).timestamp(), "send": False, "reason": "nothing to say", "next": at(3, 20).timestamp(),
+        "held_by": None, "zone": "Europe/Berlin", "active_hours": [9, 21], "likely_hours": [19, 20], "streak": 3,
+        "factor": 4, "answer_within_hours": 12.0, "silence_hours": 144.0})
+    engine.config = replace(engine.config, language="en")
+    reply = await Commands(engine).run("anna", "/checkins why")
+    assert reply is not None and reply.bubbles[0].splitlines() == [
+        "Last checked: Wed 25 Nov at 10:00.",
+        "There was nothing in particular, and it hadn't been quiet long enough: I wait 144 hours after your last"
+        " message.",
+        "You didn't answer my last 3 messages within 12 hours – so I wait 4 times as long as usual. An answer resets"
+        " that.",
+        "The earliest I'd write to you: Thu 26 Nov at 20:00.",
+    ]
