@@ -183,3 +183,17 @@ class Journal:
                 (scope.id, since),
             )
         return [str(r[0]) for r in rows]
+
+    async def checkin_times(self, scope: Scope, limit: int) -> list[float]:
+        """When the newest `limit` check-ins were sent (the messages logged as proactive), newest first."""
+        async with self.db.reading() as tx:
+            rows = await tx.fetchall("SELECT created_at FROM messages WHERE scope_id = ? AND proactive = 1"
+                                     " ORDER BY id DESC LIMIT ?", (scope.id, limit))
+        return [float(r[0]) for r in rows]
+
+    async def user_message_times(self, scope: Scope, since: float) -> list[float]:
+        """When the person wrote, from `since` on, oldest first."""
+        async with self.db.reading() as tx:
+            rows = await tx.fetchall("SELECT created_at FROM messages WHERE scope_id = ? AND role = 'user'"
+                                     " AND created_at >= ? ORDER BY created_at", (scope.id, since))
+        return [float(r[0]) for r in rows]

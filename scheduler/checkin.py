@@ -10,13 +10,16 @@ from memory.models import Scope
 from memory.pairing import is_group_scope
 from memory.store import MemoryStore
 from scheduler.away import STATE_KEY, Away, kept
-from scheduler.planner import CheckinFacts, Decision, decide_checkin
+from scheduler.backoff import ANSWER_WITHIN, LOOK_BACK, backoff_factor, ignored_streak
+from scheduler.planner import CheckinFacts, Decision, decide_checkin, held_back_by, next_chance
 from scheduler.ports import Composer, Sender
 from scheduler.relationship_rules import silence_for
+from scheduler.rhythm import week_of_likely_hours
 
 log = logging.getLogger(__name__)
 
 REPEAT_WINDOW = 24 * 3600.0  # seconds within which an identical proactive text is never sent again
+LAST_DECISION = "checkin_decision"  # scope_state key: the planner's last decision for the person (/checkins warum)
 
 
 def repeats(text: str, earlier: Sequence[str]) -> bool:
@@ -56,6 +59,8 @@ async def gather(store: MemoryStore, scope: Scope, now: float, zone: ZoneInfo,
     concern = next((tp.text for tp in due if tp.origin == "reflection"), None)
     today = datetime.fromtimestamp(now, zone).date()
     away_until, welcome_back = absence(kept(await store.state.get(scope, STATE_KEY)), today)
+    checkins = await store.messages.checkin_times(scope, LOOK_BACK)
+    wrote = await store.messages.user_message_times(scope, min(checkins)) if checkins else []
     return CheckinFacts(
         now=datetime.fromtimestamp(now, zone), zone=zone,
         last_user_message=last_user.created_at if last_user else None,
@@ -66,7 +71,27 @@ async def gather(store: MemoryStore, scope: Scope, now: float, zone: ZoneInfo,
         active_hours=prefs.hours(), checkins_enabled=prefs.checkins,
         due_topic=topic, concern=concern, silence_threshold=silence,
         away_until=away_until, welcome_back=welcome_back,
+        likely_hours=week_of_likely_hours(await store.rhythm.histogram(scope, now), prefs.hours()),
+        ignored_streak=ignored_streak(checkins, wrote, now),
     )
+
+
+def explained(facts: CheckinFacts, decision: Decision) -> dict[str, object]:
+    """A decision as /checkins warum tells it: the rule, the facts it rests on, the next chance (JSON-ready)."""
+    local = facts.now.astimezone(facts.zone)
+    chance = None if decision.send else next_chance(facts)
+    # with no chance ahead, what holds it back for good (a check-in waiting for its answer, check-ins off, …)
+    held_by = held_back_by(facts) if chance is None else None
+    likely = facts.likely_hours[local.weekday()] if facts.likely_hours is not None else None
+    return {
+        "at": facts.now.timestamp(), "send": decision.send, "reason": decision.reason,
+        "next": chance.timestamp() if chance else None, "held_by": held_by, "zone": str(facts.zone),
+        "active_hours": list(facts.active_hours), "likely_hours": sorted(likely) if likely is not None else None,
+        "streak": facts.ignored_streak, "factor": backoff_factor(facts.ignored_streak),
+        "answer_within_hours": ANSWER_WITHIN.total_seconds() / 3600,
+        "silence_hours": facts.silence_needed.total_seconds() / 3600,
+        "away_until": facts.away_until.isoformat() if facts.away_until else None,
+    }
 
 
 async def check_in(
@@ -77,6 +102,14 @@ async def check_in(
     if is_group_scope(scope.user_id):
         return Decision(False, "group chat: mnemo speaks first only in private chats")
     facts = await gather(store, scope, now, zone, silence)
+    decision = await _write(store, composer, sender, scope, facts)
+    await store.state.put(scope, LAST_DECISION, explained(facts, decision), now=now)
+    return decision
+
+
+async def _write(store: MemoryStore, composer: Composer, sender: Sender, scope: Scope, facts: CheckinFacts) -> Decision:
+    """Let the planner decide on the facts and, when it allows, write and deliver one message."""
+    now = facts.now.timestamp()
     decision = decide_checkin(facts)
     if not decision.send:
         return decision

@@ -1,12 +1,15 @@
 """May mnemo speak first now? The hard rules for proactive check-ins, as one pure function."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-from datetime import date, datetime, timedelta, tzinfo
+from dataclasses import dataclass, replace
+from datetime import UTC, date, datetime, timedelta, tzinfo
 from zoneinfo import ZoneInfo
+
+from scheduler.backoff import backoff_factor
 
 QUIET_AFTER_MESSAGE = timedelta(hours=3)
 BUDGET = timedelta(hours=20)
+HORIZON = timedelta(days=14)  # how far ahead next_chance looks
 
 
 @dataclass(frozen=True)
@@ -26,6 +29,13 @@ class CheckinFacts:
     silence_threshold: timedelta = timedelta(hours=24)
     away_until: date | None = None  # the person announced an absence: no check-in before this day (local)
     welcome_back: str = ""  # back from an announced absence and not heard from since: what it was
+    likely_hours: tuple[frozenset[int], ...] | None = None  # per local weekday, Monday first (None: every active hour)
+    ignored_streak: int = 0  # check-ins in a row the person did not answer in time (scheduler.backoff)
+
+    @property
+    def silence_needed(self) -> timedelta:
+        """The silence threshold grown by the back-off."""
+        return self.silence_threshold * backoff_factor(self.ignored_streak)
 
 
 @dataclass(frozen=True)
@@ -45,7 +55,11 @@ def within_active_hours(now: datetime, zone: tzinfo, hours: tuple[int, int]) -> 
 
 
 def decide_checkin(f: CheckinFacts) -> Decision:
-    """Apply the hard rules, then pick the strongest reason: back from an absence, a due topic, a concern, silence."""
+    """Apply the hard rules and the learned hours, then pick the strongest reason: back from an absence, a due
+    topic, a concern, silence.
+
+    Silence counts once it lasted the threshold, grown by the back-off when check-ins went unanswered.
+    """
     if not f.checkins_enabled:
         return Decision(False, "disabled")
     if f.last_user_message is None:
@@ -60,12 +74,38 @@ def decide_checkin(f: CheckinFacts) -> Decision:
         return Decision(False, "budget: one proactive message per 20 hours")
     if f.proactive_unanswered:
         return Decision(False, "previous proactive message unanswered")
+    local = f.now.astimezone(f.zone)
+    if f.likely_hours is not None and local.hour not in f.likely_hours[local.weekday()]:
+        return Decision(False, "not a likely hour")
     if f.welcome_back:
         return Decision(True, "welcome back", f.welcome_back)
     if f.due_topic:
         return Decision(True, "due topic", f.due_topic)
     if f.concern:
         return Decision(True, "reflection concern", f.concern)
-    if f.now - f.last_user_message >= f.silence_threshold:
+    if f.now - f.last_user_message >= f.silence_needed:
         return Decision(True, "silence", str(f.now - f.last_user_message))
     return Decision(False, "nothing to say")
+
+
+def next_chance(f: CheckinFacts, horizon: timedelta = HORIZON,
+                step: timedelta = timedelta(minutes=15)) -> datetime | None:
+    """The first planner run after `f.now` at which the rules would let a check-in go, the facts held fixed.
+
+    None when none within the horizon would (check-ins off, a check-in waits for its answer, …): then only
+    something the person does changes it.
+    """
+    start = f.now.astimezone(UTC)  # steps in real time, whatever the clocks do at a switch
+    at = start + step
+    while at - start <= horizon:
+        if decide_checkin(replace(f, now=at)).send:
+            return at.astimezone(f.zone)
+        at += step
+    return None
+
+
+def held_back_by(f: CheckinFacts, horizon: timedelta = HORIZON) -> str:
+    """With no chance ahead: the rule that holds back for good (not the hour of the day), the facts held fixed."""
+    end = f.now.astimezone(UTC) + horizon
+    reasons = [decide_checkin(replace(f, now=end - timedelta(hours=h))).reason for h in range(24)]
+    return next((r for r in reasons if r not in ("outside active hours", "not a likely hour")), reasons[0])

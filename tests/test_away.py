@@ -15,6 +15,7 @@ from scheduler.checkin import absence
 from scheduler.planner import CheckinFacts, decide_checkin
 from tests.fakes.llm import ScriptedLLM
 from tests.scenarios.proactive import BERLIN, World
+from tests.scenarios.test_proactive_rhythm import command
 
 TUESDAY = date(2026, 12, 1)
 
@@ -92,6 +93,8 @@ async def test_a_holiday_announced_on_telegram_is_respected_and_one_welcome_foll
         assert prompt is not None and "away from Tuesday 2026-11-24 to Monday 2026-11-30" in prompt[1][-1].content
         await world.drive(at(7, 23))  # a silent week: without the holiday, a check-in a day
         assert await world.pushed() == [], "no check-in while Anna is away"
+        why = await command(world, "/checkins warum", at(7, 23))
+        assert "Du hast gesagt, dass du weg bist; vor dem 01.12. schreibe ich dir nicht von mir aus." in why
         await world.drive(at(8, 12))
         assert [text for _, text in await world.pushed()] == ["Na, wie geht es dir? (1)"]
         assert "welcome back" in world.engine.chat.calls[-1].prompt  # type: ignore[attr-defined]

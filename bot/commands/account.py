@@ -5,6 +5,7 @@ import json
 
 from bot.admin.analysis_report import delete_reports_about
 from bot.commands.call import Call, Pressed
+from bot.commands.checkins import learned_hours_line
 from bot.conversation.replies import Button, Document, Reply
 from memory.preferences import parse_value
 
@@ -44,7 +45,8 @@ async def settings(call: Call, args: str) -> Reply:
     onoff = {True: call.t("on"), False: call.t("off")}
     shown = call.t("settings_lines", diary=p.diary_time, push=onoff[p.diary_push], reflection=p.reflection_time,
                    hours=p.active_hours, checkins=onoff[p.checkins])
-    return Reply(("\n".join([head, shown, call.t("settings_usage")]),))
+    rhythm = await learned_hours_line(call, p)
+    return Reply(("\n".join([head, shown, rhythm, call.t("settings_usage")]),))
 
 
 async def export(call: Call, args: str) -> Reply:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Literal
 
-from bot.commands import account, inner_life, learned, memories, people_views, reminder_views
+from bot.commands import account, checkins, inner_life, learned, memories, people_views, reminder_views
 from bot.commands.call import Call, Pressed
 from bot.conversation.replies import Button, Reply
 
@@ -105,6 +105,8 @@ DECLARED: tuple[Command, ...] = (
     Command("topics", "Offene Themen", "Open topics", inner_life.topics),
     Command("settings", "Tagebuch, Zeiten, Nachfragen einstellen", "Diary, times, check-ins", account.settings,
             saves_setting),
+    Command("checkins", "Warum ich (nicht) von mir aus schreibe", "Why I did or didn't write first",
+            checkins.checkins),
     Command("export", "Alle deine Daten als JSON", "All your data as JSON", account.export),
     Command("deleteme", "Alles über dich löschen", "Delete everything about you", account.deleteme, always_changes),
     Command("why", "Woher ich etwas weiß", "Where I know something from", memories.why),

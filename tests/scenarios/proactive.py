@@ -38,8 +38,8 @@ class World:
     """Anna (Telegram user 42) and her companion; `async with World(...)` starts the fake and the channel."""
 
     def __init__(self, store: MemoryStore, data_dir: Path, start: datetime, topic: str = "",
-                 due: datetime | None = None) -> None:
-        self.store, self.clock = store, Clock(start.timestamp())
+                 due: datetime | None = None, silence: timedelta = timedelta(hours=24)) -> None:
+        self.store, self.clock, self.silence = store, Clock(start.timestamp()), silence
         self.checkins = 0
         chat, background = ScriptedLLM("chat"), ScriptedLLM("background")
         chat.responder = self._chat  # type: ignore[assignment]
@@ -76,7 +76,7 @@ class World:
         await self.channel.start()
         self.scheduler = Scheduler(self.store, "mnemo", LLMWriter(self.engine.background), self.engine,
                                    ChannelSender({"telegram": self.channel}), BERLIN, self.data_dir,
-                                   silence=timedelta(hours=24), clock=self.clock)
+                                   silence=self.silence, clock=self.clock)
         return self
 
     async def __aexit__(self, kind: type[BaseException] | None, exc: BaseException | None,
@@ -96,10 +96,10 @@ class World:
     async def scope(self) -> Scope:
         return await self.engine.scope_for(f"tg:{USER}")
 
-    async def drive(self, until: datetime) -> None:
+    async def drive(self, until: datetime, step: int = STEP) -> None:
         """Advance the clock in 5-minute steps, running every job that falls due (the planner, reminders, …)."""
         while self.clock.now < until.timestamp():
-            start, self.clock.now = self.clock.now, self.clock.now + STEP
+            start, self.clock.now = self.clock.now, self.clock.now + step
             await self.scheduler.run_due(start, self.clock.now)
 
     def shown(self) -> list[str]:
