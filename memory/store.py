@@ -33,6 +33,7 @@ from memory.profile import Profile
 from memory.ranking import Weights
 from memory.relationship import Relationships
 from memory.reminders import Reminders
+from memory.rhythm import RhythmStore
 from memory.runs import Runs
 from memory.state import ScopeState
 from memory.thoughts import Thoughts
@@ -43,7 +44,7 @@ EXPORT_FORMAT = "mnemo-export-1"  # the one format of every export: the chat's /
 SCOPED_TABLES = ("messages", "notes", "profile_entries", "pending_profile", "thoughts", "diary_entries",
                  "open_topics", "learned_rules", "audit_log", "preferences", "outbox",
                  "relationships", "person_relations", "person_dates", "people", "reminders", "admission_counts",
-                 "scope_state", "choices", "command_runs", "item_numbers")
+                 "scope_state", "choices", "command_runs", "item_numbers", "rhythm")
 
 
 class MemoryStore:
@@ -76,6 +77,7 @@ class MemoryStore:
         self.runs = Runs(db)
         self.numbers = Numbers(db)
         self.failures = FailureCounts(db)
+        self.rhythm = RhythmStore(db)
         related = calibration(index.embedder.name).relevant if related is None else related
         self.admission = AdmissionControl(db, index, self.notes, related)
         self._scopes: dict[tuple[str, str], Scope] = {}

@@ -35,6 +35,7 @@ from scheduler.morning import Context, brief_today, push_dates, send_brief
 from scheduler.ports import Composer, Sender, Weather, Writer
 from scheduler.reflection import Reflection, reflect
 from scheduler.reminder_pushes import push_due
+from scheduler.rhythm import reads_in_morning
 
 log = logging.getLogger(__name__)
 
@@ -220,8 +221,13 @@ class Scheduler:
         log.info("%s for scope %s: %s", kind, scope.id, outcome)
 
     async def reads_in_the_morning(self, scope: Scope, prefs: Preferences, now: float) -> bool:
-        """Whether the person usually reads at the brief's hour on this weekday (until rhythm is learned: yes)."""
-        return True
+        """Whether the person usually reads at the brief's hour on this weekday (with too little data: yes)."""
+        if not prefs.morning:
+            return False
+        zone = ZoneInfo(prefs.timezone) if prefs.timezone else self.zone
+        day = datetime.fromtimestamp(now, zone)
+        return reads_in_morning(await self.store.rhythm.histogram(scope, now), day.weekday(),
+                                int(prefs.morning.split(":")[0]))
 
     async def reflect_now(self, scope: Scope) -> Reflection | None:
         """Reflect now, even when nothing new was said (/think); errors reach the caller."""

@@ -181,3 +181,19 @@ async def test_a_database_from_before_erasure_is_cleaned_once_with_its_backups(
         async with await open_store(data):
             pass
     assert len([r for r in caplog.records if "rewrote" in r.getMessage()]) == 1, "once"
+
+
+async def test_deleteme_takes_the_learned_rhythm_and_leaves_the_others(store: MemoryStore) -> None:
+    from zoneinfo import ZoneInfo
+
+    from memory.erasure import scoped_tables
+
+    anna, ben = await store.scope("mnemo", "anna"), await store.scope("mnemo", "ben")
+    berlin, evening = ZoneInfo("Europe/Berlin"), 1_795_000_000.0
+    for scope in (anna, ben):
+        await store.rhythm.observe(scope, evening, berlin, answered=True)
+    async with store.db.reading() as tx:
+        assert "rhythm" in await scoped_tables(tx), "every table with a scope id is erased by /deleteme"
+    await store.delete_scope(anna)
+    assert (await store.rhythm.histogram(anna, evening)).total() == 0
+    assert (await store.rhythm.histogram(ben, evening)).total() == 1

@@ -177,6 +177,7 @@ async def _load(store: MemoryStore, scope: Scope, data: dict[str, Any]) -> dict[
             rule = await store.rules.propose(scope, r["text"])
             await store.rules.decide(scope, rule.id, r["status"], reason="import")
             counts["rules"] += 1
+    counts["rhythm"] = await store.rhythm.restore(scope, data.get("rhythm", []))
     return counts
 
 

@@ -190,16 +190,21 @@ class Engine:
         return Reply((t(self.config.language, "rate_limited"),) if verdict == "tell" else (), failed=True)
 
     async def _log(self, turn: Turn) -> None:
-        """Log the message (unless a crash left it logged) and note when the person wrote before it."""
+        """Log the message (unless a crash left it logged), count it in the rhythm, note when they wrote before."""
         incoming = turn.incoming
         previous = await self.store.messages.last_user_message(turn.scope, before_id=turn.logged_id)
         turn.previous_at = previous.created_at.timestamp() if previous else None
         if turn.logged_id is None:
+            checkin = await self.store.messages.last_proactive(turn.scope)
             message = await self.store.messages.add(
                 turn.scope, "user", incoming.text, channel=incoming.channel,
                 channel_message_id=incoming.channel_message_id, created_at=self.clock(),
             )
             turn.logged_id = message.id
+            # the rhythm learns when the person writes, and when they answer a check-in (the first message after it)
+            answered = checkin is not None and (previous is None or checkin.id > previous.id)
+            await self.store.rhythm.observe(turn.scope, message.created_at.timestamp(), await self.zone_for(turn.scope),
+                                            answered)
 
     async def _crisis(self, turn: Turn) -> Reply | None:
         """A message with signs of crisis: the model with the safety rules, the help lines, nothing else.
