@@ -95,17 +95,17 @@ class Scheduler:
                 trigger = CronTrigger(hour=hour, minute=minute, timezone=zone)
                 out.append(JobSpec(f"{kind}:{scope.id}", kind, scope.id, trigger))
             if not is_group_scope(scope.user_id):
-                out += self.morning_specs(scope, prefs, zone)
+                out += self.morning_specs(scope, prefs, zone, bool(await self.store.person_dates.all(scope)))
             for reminder in await self.store.reminders.active(scope):
                 out.append(JobSpec(f"reminder:{reminder.id}", "reminder", scope.id,
                                    DateTrigger(run_date=reminder.due_at.astimezone(zone), timezone=zone)))
         return out
 
     @staticmethod
-    def morning_specs(scope: Scope, prefs: Preferences, zone: ZoneInfo) -> list[JobSpec]:
-        """The day's yearly dates at the start of the active hours; the morning brief at its time, when on."""
+    def morning_specs(scope: Scope, prefs: Preferences, zone: ZoneInfo, has_dates: bool) -> list[JobSpec]:
+        """The day's yearly dates at the start of the active hours (when there are some); the brief, when on."""
         out = [JobSpec(f"dates:{scope.id}", "dates", scope.id,
-                       CronTrigger(hour=prefs.hours()[0] % 24, minute=0, timezone=zone))]
+                       CronTrigger(hour=prefs.hours()[0] % 24, minute=0, timezone=zone))] if has_dates else []
         if prefs.morning:
             hour, minute = (int(x) for x in prefs.morning.split(":"))
             out.append(JobSpec(f"morning:{scope.id}", "morning", scope.id,
@@ -140,8 +140,8 @@ class Scheduler:
                               id=spec.id, replace_existing=True)
         wanted = {spec.id for spec in specs}
         for job in self._aps.get_jobs():
-            if job.id.startswith(("reminder:", "morning:")) and job.id not in wanted:
-                job.remove()  # a reminder cancelled or fired; a brief turned off
+            if job.id.startswith(("reminder:", "morning:", "dates:")) and job.id not in wanted:
+                job.remove()  # a reminder cancelled or fired; a brief turned off; no dates left
 
     async def refresh(self) -> None:
         """Bring the jobs in line with the reminders after one changed (only while running)."""
