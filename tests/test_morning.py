@@ -79,7 +79,8 @@ class World:
             await scheduler.run_due(start, self.clock.now)
 
     def sent(self) -> list[tuple[str, str]]:
-        return [(datetime.fromtimestamp(at, BERLIN).strftime("%Y-%m-%d %H:%M"), text) for at, _, text in self.sender.sent]
+        return [(datetime.fromtimestamp(at, BERLIN).strftime("%Y-%m-%d %H:%M"), text)
+                for at, _, text in self.sender.sent]
 
 
 @pytest.fixture
@@ -183,7 +184,8 @@ async def test_the_date_push_on_the_day_or_the_eve_and_never_to_a_group(world: W
     group = await world.person("tg:group:-100")
     await world.birthday(11, 25, scope=group)
     await world.drive(datetime(2026, 11, 25, 22, 0, tzinfo=BERLIN))
-    assert world.sent() == [("2026-11-25 09:00", "Denk an Miriam heute!\n\n🎂 Heute: Geburtstag von Miriam (Schwester)")]
+    pushed = "Denk an Miriam heute!\n\n🎂 Heute: Geburtstag von Miriam (Schwester)"
+    assert world.sent() == [("2026-11-25 09:00", pushed)]
     assert {user for _, user, _ in world.sender.sent} == {"tg:1"}
 
     await world.store.preferences.set(await world.engine.scope_for("tg:1"), "date_notice", "eve")
