@@ -24,7 +24,7 @@ from memory.store import MemoryStore
 from scheduler.delivery import OutboxSender
 from scheduler.ports import Composer, Weather
 from scheduler.weather import weather_line
-from scheduler.yearly_dates import DueDate, dates_ahead, dates_on
+from scheduler.yearly_dates import DueDate, dates_ahead
 
 log = logging.getLogger(__name__)
 
@@ -164,18 +164,18 @@ class Context:
     weather: Weather | None = None
 
 
-def zone_of(ctx: Context, prefs: Preferences) -> ZoneInfo:
-    """The person's zone."""
-    return ZoneInfo(prefs.timezone) if prefs.timezone else ctx.zone
+async def local_now(ctx: Context, scope: Scope, now: float) -> tuple[Preferences, ZoneInfo, datetime]:
+    """The person's preferences, zone and local time."""
+    prefs = await ctx.store.preferences.get(scope)
+    zone = ZoneInfo(prefs.timezone) if prefs.timezone else ctx.zone
+    return prefs, zone, datetime.fromtimestamp(now, zone)
 
 
 async def send_brief(ctx: Context, scope: Scope, now: float, reads_in_the_morning: bool) -> str:
     """Send the morning brief of the person's local day, when it is due; returns what happened, in words."""
     if is_group_scope(scope.user_id):
         return "group chat: no brief"
-    prefs = await ctx.store.preferences.get(scope)
-    zone = zone_of(ctx, prefs)
-    local = datetime.fromtimestamp(now, zone)
+    prefs, zone, local = await local_now(ctx, scope, now)
     if not brief_today(prefs, reads_in_the_morning):
         return "not today: the person rarely reads in the morning on this weekday"
     if await sent_today(ctx.store, scope, "morning", local.date(), zone):
@@ -196,11 +196,8 @@ async def push_dates(ctx: Context, scope: Scope, now: float, brief_carries: bool
     """Push the day's yearly dates (or tomorrow's, on the eve setting); returns what happened, in words."""
     if is_group_scope(scope.user_id):
         return "group chat: no date push"
-    prefs = await ctx.store.preferences.get(scope)
-    zone = zone_of(ctx, prefs)
-    local = datetime.fromtimestamp(now, zone)
-    stored = await ctx.store.person_dates.all(scope)
-    ahead = dates_on(stored, local.date()) + dates_on(stored, local.date() + timedelta(days=1))
+    prefs, zone, local = await local_now(ctx, scope, now)
+    ahead = dates_ahead(await ctx.store.person_dates.all(scope), now, zone)
     due = dates_to_push(prefs, local.date(), ahead, brief_carries)
     if not due:
         return "no date to push" if not brief_carries else "the morning brief carries the dates"

@@ -219,3 +219,12 @@ async def test_one_line_of_weather_from_an_open_meteo_endpoint_and_none_when_it_
     assert meteo.requests[0] | {"daily": ""} == {"latitude": "52.52", "longitude": "13.4", "daily": "",
                                                  "timezone": "Europe/Berlin", "start_date": "2026-11-24",
                                                  "end_date": "2026-11-24"}
+
+
+async def test_the_brief_after_a_crisis_is_written_under_the_safety_rules(world: World) -> None:
+    await world.person(morning="07:30", morning_days="daily")
+    await world.engine.handle(Incoming("tg:1", "ich will mich umbringen"))
+    await world.drive(datetime(2026, 11, 24, 8, 0, tzinfo=BERLIN))
+    brief = next(call for call in world.chat.calls if "morning brief" in call.prompt)
+    assert "SAFETY FIRST" in brief.system[0].text
+    assert len(world.sent()) == 1
