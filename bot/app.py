@@ -20,6 +20,7 @@ from bot.llm.port import LLM
 from bot.llm.writer import LLMWriter
 from bot.settings import Settings
 from bot.texts import t
+from bot.weather import OpenMeteo
 from memory.admission import Thresholds
 from memory.embedder import make_embedder
 from memory.store import MemoryStore
@@ -165,7 +166,8 @@ async def main(settings: Settings) -> None:
             routes["console"] = console
         scheduler = Scheduler(engine.store, settings.companion_id, LLMWriter(engine.background), engine,
                               ChannelSender(routes), settings.zone, settings.data_dir, lang=settings.language,
-                              budget=engine.budget)
+                              budget=engine.budget,
+                              weather=OpenMeteo(settings.weather_url) if settings.weather_url else None)
         commands.scheduler = scheduler
         async with contextlib.AsyncExitStack() as running:
             for messenger in messengers:

@@ -90,6 +90,7 @@ class Settings(BaseSettings):
     admission_min_score: float = 0.5
     admission_contradiction: float | None = None
     crisis_country: str = "DE"
+    weather_url: str | None = None  # an Open-Meteo-compatible forecast URL for the morning brief; None: no weather
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "WARNING"  # `--log-level` wins
 
     @field_validator("log_level", mode="before")
@@ -117,7 +118,7 @@ class Settings(BaseSettings):
             raise ValueError("the Bot API base URL must end in /bot (e.g. https://api.telegram.org/bot)")
         return value.rstrip("/")
 
-    @field_validator("telegram_webhook_url", "telegram_webhook_secret", mode="before")
+    @field_validator("telegram_webhook_url", "telegram_webhook_secret", "weather_url", mode="before")
     @classmethod
     def _empty_is_none(cls, value: object) -> object:
         return None if isinstance(value, str) and not value.strip() else value

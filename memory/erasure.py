@@ -72,7 +72,7 @@ async def erase_note(tx: Tx, scope_id: int, note_id: int) -> None:
 
 
 async def erase_person(tx: Tx, scope_id: int, person_id: int) -> list[int]:
-    """Delete a person, their earlier (merged) records, relations and notes; returns the erased notes' ids."""
+    """Delete a person, their earlier (merged) records, relations, yearly dates and notes; returns the notes' ids."""
     if not await _has(tx, "people"):
         return []
     ids = await _records_of(tx, scope_id, person_id)
@@ -86,12 +86,17 @@ async def erase_person(tx: Tx, scope_id: int, person_id: int) -> list[int]:
     relations = [r[0] for r in await tx.fetchall(
         f"SELECT id FROM person_relations WHERE scope_id = ? AND (a IN ({marks}) OR b IN ({marks}))",
         (scope_id, *ids, *ids))]
+    dates = [r[0] for r in await tx.fetchall(
+        f"SELECT id FROM person_dates WHERE scope_id = ? AND person_id IN ({marks})", (scope_id, *ids))
+    ] if await _has(tx, "person_dates") else []
     await tx.execute("PRAGMA defer_foreign_keys = ON")  # merged records point at each other
     await tx.executemany("DELETE FROM person_relations WHERE id = ?", [(r,) for r in relations])
+    await tx.executemany("DELETE FROM person_dates WHERE id = ?", [(d,) for d in dates])
     await _remove_docs(tx, scope_id, "person", ids)
     await tx.execute(f"DELETE FROM people WHERE scope_id = ? AND id IN ({marks})", (scope_id, *ids))
     await scrub_audit(tx, scope_id, "person", ids)
     await scrub_audit(tx, scope_id, "person_relation", relations)
+    await scrub_audit(tx, scope_id, "person_date", dates)
     await prune_cache(tx)  # the documents of the person's every earlier name
     return notes
 

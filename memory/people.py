@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
-from memory import audit, erasure, kinship
+from memory import audit, erasure, kinship, person_dates
 from memory.db import Database, Tx
 from memory.errors import NotFound
 from memory.index import SearchIndex
@@ -238,11 +238,12 @@ class People:
             await tx.execute("UPDATE notes SET person_id = ? WHERE person_id = ?", (keep, other))
             await tx.execute("UPDATE person_relations SET a = ? WHERE a = ?", (keep, other))
             await tx.execute("UPDATE person_relations SET b = ? WHERE b = ?", (keep, other))
+            dates = await person_dates.move(tx, keep, other)
             await self._remove_doc(tx, other)
             await tx.execute("UPDATE people SET valid_to = ?, merged_into = ?, updated_at = ? WHERE id = ?",
                              (now, keep, now, other))
-            await audit.record(tx, scope.id, processing, "merge", "person", other, before,
-                               {"merged_into": keep, "notes": notes, "as_a": as_a, "as_b": as_b}, reason)
+            moved = {"merged_into": keep, "notes": notes, "as_a": as_a, "as_b": as_b, "dates": dates}
+            await audit.record(tx, scope.id, processing, "merge", "person", other, before, moved, reason)
 
     async def _relate(self, tx: Tx, scope: Scope, a: int, b: int | None, relation: str, processing: str,
                       reason: str, now: float) -> None:
@@ -317,6 +318,7 @@ class People:
             elif entry.action == "create":
                 await tx.execute("UPDATE notes SET person_id = NULL WHERE person_id = ?", (item_id,))
                 await tx.execute("DELETE FROM person_relations WHERE a = ? OR b = ?", (item_id, item_id))
+                await tx.execute("DELETE FROM person_dates WHERE person_id = ?", (item_id,))
                 await self._remove_doc(tx, item_id)
                 await tx.execute("DELETE FROM people WHERE id = ? AND scope_id = ?", (item_id, scope.id))
             elif entry.action == "delete":
@@ -328,7 +330,7 @@ class People:
             elif entry.action == "merge":
                 await tx.execute("UPDATE people SET valid_to = NULL, merged_into = NULL WHERE id = ?", (item_id,))
                 for key, column in (("notes", "notes SET person_id"), ("as_a", "person_relations SET a"),
-                                    ("as_b", "person_relations SET b")):
+                                    ("as_b", "person_relations SET b"), ("dates", "person_dates SET person_id")):
                     for row_id in after.get(key, []):
                         await tx.execute(f"UPDATE {column} = ? WHERE id = ?", (item_id, row_id))
             elif entry.action == "update":

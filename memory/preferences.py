@@ -19,11 +19,21 @@ class Preferences:
     active_hours: str = "9-21"
     checkins: bool = True
     timezone: str = ""  # empty: the deployment's MNEMO_TIMEZONE
+    morning: str = ""  # the morning brief's local time "HH:MM"; empty: no brief
+    morning_days: str = "learned"  # "learned": on the days the person reads in the morning; "daily"
+    morning_empty: str = "greeting"  # a brief with nothing to say: "greeting" or "nothing"
+    date_notice: str = "day"  # birthdays and yearly dates: on the "day" or the "eve" (the day before)
+    place: str = ""  # "52.52,13.4": where the brief's weather is for; empty: no weather
 
     def hours(self) -> tuple[int, int]:
         """Active hours as (start, end)."""
         start, end = self.active_hours.split("-")
         return int(start), int(end)
+
+
+# Preferences that take one of a few words (the command maps the user's words to these).
+CHOICES = {"morning_days": ("learned", "daily"), "morning_empty": ("greeting", "nothing"),
+           "date_notice": ("day", "eve")}
 
 
 def parse_value(key: str, raw: str) -> Any:
@@ -34,7 +44,9 @@ def parse_value(key: str, raw: str) -> Any:
         if raw.lower() in ("off", "aus", "nein", "no", "false", "0"):
             return False
         raise ValueError("on/off")
-    if key in ("diary_time", "reflection_time"):
+    if key == "morning" and raw.lower() in ("off", "aus", "nein", "no"):
+        return ""
+    if key in ("diary_time", "reflection_time", "morning"):
         match = re.fullmatch(r"(\d{1,2})[:.](\d{2})", raw)
         if not match or int(match.group(1)) > 23 or int(match.group(2)) > 59:
             raise ValueError("HH:MM")
@@ -44,7 +56,28 @@ def parse_value(key: str, raw: str) -> Any:
         if not match or int(match.group(1)) > 24 or int(match.group(2)) > 24:
             raise ValueError("9-21")
         return f"{int(match.group(1))}-{int(match.group(2))}"
+    if key in CHOICES:
+        if raw not in CHOICES[key]:
+            raise ValueError(" | ".join(CHOICES[key]))
+        return raw
+    if key == "place":
+        place = parse_place(raw)
+        if place is None:
+            raise ValueError("52.52,13.40")
+        return f"{place[0]:g},{place[1]:g}"
     raise ValueError(f"unknown preference {key}")
+
+
+def parse_place(raw: str) -> tuple[float, float] | None:
+    """'52.52,13.40' as (latitude, longitude), or None when it is not a place on earth."""
+    parts = raw.replace(" ", "").split(",")
+    if len(parts) != 2:
+        return None
+    try:
+        lat, lon = float(parts[0]), float(parts[1])
+    except ValueError:
+        return None
+    return (lat, lon) if -90 <= lat <= 90 and -180 <= lon <= 180 else None
 
 
 class PreferenceStore:

@@ -27,6 +27,7 @@ from memory.open_topics import Topics
 from memory.outbox import Outbox
 from memory.pairing import AccessStore
 from memory.people import People
+from memory.person_dates import PersonDates
 from memory.preferences import PreferenceStore
 from memory.profile import Profile
 from memory.ranking import Weights
@@ -42,7 +43,7 @@ DB_FILENAME = "mnemo.sqlite3"
 EXPORT_FORMAT = "mnemo-export-1"  # the one format of every export: the chat's /export and `mnemo export`
 SCOPED_TABLES = ("messages", "notes", "profile_entries", "pending_profile", "thoughts", "diary_entries",
                  "open_topics", "learned_rules", "audit_log", "preferences", "outbox",
-                 "relationships", "person_relations", "people", "reminders", "admission_counts",
+                 "relationships", "person_relations", "person_dates", "people", "reminders", "admission_counts",
                  "scope_state", "choices", "command_runs", "item_numbers", "rhythm")
 
 
@@ -68,6 +69,7 @@ class MemoryStore:
         self.companions = Companions(db)
         self.relationships = Relationships(db)
         self.people = People(db, index, self.notes)
+        self.person_dates = PersonDates(db)
         self.reminders = Reminders(db)
         self.usage = TokenUsage(db)
         self.state = ScopeState(db)

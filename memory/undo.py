@@ -107,6 +107,8 @@ async def _revert(store: MemoryStore, scope: Scope, e: AuditEntry, processing: s
         await store.relationships.restore(scope, before, processing)
     elif kind in ("person", "person_relation"):
         await store.people.revert(scope, e, processing)
+    elif kind == "person_date":
+        await store.person_dates.revert(scope, e, processing)
     elif kind == "reminder":
         await store.reminders.revert(scope, e)
     else:

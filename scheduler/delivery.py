@@ -7,7 +7,11 @@ Before each try, the pure `verdict` decides whether the message still fits its m
 - a reminder is always delivered, and when it arrives more than 5 minutes after its due time it says so:
   "(verspätet – fällig war 14:00)", in the person's zone;
 - a diary push is delivered within an hour of being written (the person chose that time) or later within
-  their active hours; outside them it waits for their start, and after a day it is dropped (/diary shows it).
+  their active hours; outside them it waits for their start, and after a day it is dropped (/diary shows it);
+- a morning brief goes out within an hour of its time (the person chose it, even before their active hours),
+  later only within the active hours, and after 3 h it is dropped (it is no news by noon);
+- a birthday or yearly date ("date") goes out within the active hours, waits for their start outside them,
+  and is dropped after a day.
 """
 from __future__ import annotations
 
@@ -34,6 +38,7 @@ CHECKIN_FRESH = QUIET_AFTER_MESSAGE  # a check-in older than this is not sent an
 LATE_AFTER = timedelta(minutes=5)  # a reminder delivered later than this after its due time says so
 DIARY_ON_TIME = timedelta(hours=1)  # a diary push this young goes out at any hour
 DIARY_KEEP = timedelta(days=1)  # an older diary push is dropped
+MORNING_KEEP = timedelta(hours=3)  # an older morning brief is dropped
 
 LATE = {"de": "(verspätet – fällig war {time})", "en": "(late – it was due at {time})"}
 OTHER_DAY = {"de": "%d.%m. %H:%M", "en": "%d %b %H:%M"}
@@ -78,6 +83,20 @@ def verdict(kind: str, written: datetime, due: datetime | None, now: datetime, h
             return Verdict("send")
         if now - written > DIARY_KEEP:
             return Verdict("drop", "a diary push older than a day (/diary shows the entry)")
+        return Verdict("wait", "outside the active hours", until=next_start(now, hours))
+    if kind == "morning":
+        if now - written <= DIARY_ON_TIME:
+            return Verdict("send")
+        if now - written > MORNING_KEEP:
+            return Verdict("drop", f"a morning brief written at {written:%H:%M} is no news any more")
+        if within_active_hours(now, zone, hours):
+            return Verdict("send")
+        return Verdict("wait", "outside the active hours", until=next_start(now, hours))
+    if kind == "date":
+        if within_active_hours(now, zone, hours):
+            return Verdict("send")
+        if now - written > DIARY_KEEP:
+            return Verdict("drop", "a yearly date's push older than a day")
         return Verdict("wait", "outside the active hours", until=next_start(now, hours))
     return Verdict("send")
 

@@ -1,6 +1,8 @@
 """What the scheduler needs from the outside, as small ports the bot package fills in."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import date
 from typing import Protocol
 
 from memory.models import Scope
@@ -28,4 +30,22 @@ class Sender(Protocol):
 
     async def deliver(self, scope: Scope, text: str, *, buttons: ButtonRows = ()) -> bool:
         """Send text (with buttons under it, if any) to the scope's user; True when it was delivered."""
+        ...
+
+
+@dataclass(frozen=True)
+class Forecast:
+    """One day's weather at a place: temperatures in °C, the chance of rain in percent, a WMO weather code."""
+
+    low: float
+    high: float
+    rain_chance: int | None = None
+    code: int | None = None
+
+
+class Weather(Protocol):
+    """A weather service (an Open-Meteo-compatible endpoint in the bot)."""
+
+    async def forecast(self, latitude: float, longitude: float, day: date, zone: str) -> Forecast:
+        """The forecast for a local day at a place; raise on failure."""
         ...

@@ -1,8 +1,9 @@
 """The scheduler in the bot's process: APScheduler jobs persisted in the data directory.
 
 Jobs: a planner every 15 minutes (check-ins for every user, and per-user jobs for new users),
-per user a reflection and a diary at the user's times in the user's zone, and one job per active
-reminder at its due time (moved to the next time after a repeating one fired). After downtime a
+per user a reflection and a diary at the user's times in the user's zone, the day's yearly dates at the
+start of the user's active hours, the morning brief at the user's chosen time (when they asked for one),
+and one job per active reminder at its due time (moved to the next time after a repeating one fired). After downtime a
 missed job runs once (coalesce, grace period), never in a burst.
 """
 from __future__ import annotations
@@ -23,14 +24,18 @@ from apscheduler.triggers.interval import IntervalTrigger
 
 from memory.db import private_file
 from memory.models import DiaryEntry, Scope
+from memory.pairing import is_group_scope
+from memory.preferences import Preferences
 from memory.store import MemoryStore
 from scheduler.budget import TokenBudget
 from scheduler.checkin import check_in
 from scheduler.delivery import OutboxSender
 from scheduler.diary import write_diary
-from scheduler.ports import Composer, Sender, Writer
+from scheduler.morning import Context, brief_today, push_dates, send_brief
+from scheduler.ports import Composer, Sender, Weather, Writer
 from scheduler.reflection import Reflection, reflect
 from scheduler.reminder_pushes import push_due
+from scheduler.rhythm import reads_in_morning
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +50,7 @@ class JobSpec:
     """One job: its id, what it runs, for which scope, and when."""
 
     id: str
-    kind: str  # "planner" | "reflect" | "diary" | "reminder"
+    kind: str  # "planner" | "reflect" | "diary" | "reminder" | "dates" | "morning"
     scope_id: int
     trigger: BaseTrigger
 
@@ -65,6 +70,7 @@ class Scheduler:
         self, store: MemoryStore, companion_id: str, writer: Writer, composer: Composer, sender: Sender,
         zone: ZoneInfo, data_dir: Path, silence: timedelta | None = None,  # None: by the relationship's stage
         clock: Callable[[], float] = time.time, lang: str = "de", budget: TokenBudget | None = None,
+        weather: Weather | None = None,
     ) -> None:
         self.store, self.companion_id, self.lang = store, companion_id, lang
         self.budget = budget  # reflection and diary pause when the day's background tokens are spent
@@ -73,6 +79,7 @@ class Scheduler:
         self.jobs_path = Path(data_dir) / "jobs.sqlite3"
         self.jobs_url = f"sqlite:///{self.jobs_path}"
         self.outbox = OutboxSender(store, sender, clock, zone, lang)
+        self.mornings = Context(store, composer, self.outbox, zone, lang, weather)
         self._aps: AsyncIOScheduler | None = None
 
     async def specs(self) -> list[JobSpec]:
@@ -87,9 +94,22 @@ class Scheduler:
                 hour, minute = (int(x) for x in at.split(":"))
                 trigger = CronTrigger(hour=hour, minute=minute, timezone=zone)
                 out.append(JobSpec(f"{kind}:{scope.id}", kind, scope.id, trigger))
+            if not is_group_scope(scope.user_id):
+                out += self.morning_specs(scope, prefs, zone, bool(await self.store.person_dates.all(scope)))
             for reminder in await self.store.reminders.active(scope):
                 out.append(JobSpec(f"reminder:{reminder.id}", "reminder", scope.id,
                                    DateTrigger(run_date=reminder.due_at.astimezone(zone), timezone=zone)))
+        return out
+
+    @staticmethod
+    def morning_specs(scope: Scope, prefs: Preferences, zone: ZoneInfo, has_dates: bool) -> list[JobSpec]:
+        """The day's yearly dates at the start of the active hours (when there are some); the brief, when on."""
+        out = [JobSpec(f"dates:{scope.id}", "dates", scope.id,
+                       CronTrigger(hour=prefs.hours()[0] % 24, minute=0, timezone=zone))] if has_dates else []
+        if prefs.morning:
+            hour, minute = (int(x) for x in prefs.morning.split(":"))
+            out.append(JobSpec(f"morning:{scope.id}", "morning", scope.id,
+                               CronTrigger(hour=hour, minute=minute, timezone=zone)))
         return out
 
     async def start(self) -> None:
@@ -120,8 +140,8 @@ class Scheduler:
                               id=spec.id, replace_existing=True)
         wanted = {spec.id for spec in specs}
         for job in self._aps.get_jobs():
-            if job.id.startswith("reminder:") and job.id not in wanted:
-                job.remove()  # cancelled, or already fired
+            if job.id.startswith(("reminder:", "morning:", "dates:")) and job.id not in wanted:
+                job.remove()  # a reminder cancelled or fired; a brief turned off; no dates left
 
     async def refresh(self) -> None:
         """Bring the jobs in line with the reminders after one changed (only while running)."""
@@ -156,6 +176,8 @@ class Scheduler:
                 await self.diary(scope, now)
             elif kind == "reminder":
                 await push_due(self.store, self.outbox, scope, now, self.zone, self.lang)
+            elif kind in ("morning", "dates"):
+                await self.morning(kind, scope, now)
         except Exception:
             log.exception("%s job for scope %s failed; nothing was sent", kind, scope_id)
             await self.count_failure(kind, now)
@@ -187,6 +209,25 @@ class Scheduler:
         entry = await write_diary(self.store, self.writer, scope, now, zone)
         if entry is not None and prefs.diary_push:
             await self.outbox.deliver(scope, f"📔 {entry.day}\n{entry.text}", kind="diary")
+
+    async def morning(self, kind: str, scope: Scope, now: float) -> None:
+        """The morning brief, or the day's yearly dates (unless the brief of the day carries them)."""
+        prefs = await self.store.preferences.get(scope)
+        reads = await self.reads_in_the_morning(scope, prefs, now)
+        if kind == "morning":
+            outcome = await send_brief(self.mornings, scope, now, reads)
+        else:
+            outcome = await push_dates(self.mornings, scope, now, brief_today(prefs, reads))
+        log.info("%s for scope %s: %s", kind, scope.id, outcome)
+
+    async def reads_in_the_morning(self, scope: Scope, prefs: Preferences, now: float) -> bool:
+        """Whether the person usually reads at the brief's hour on this weekday (with too little data: yes)."""
+        if not prefs.morning:
+            return False
+        zone = ZoneInfo(prefs.timezone) if prefs.timezone else self.zone
+        day = datetime.fromtimestamp(now, zone)
+        return reads_in_morning(await self.store.rhythm.histogram(scope, now), day.weekday(),
+                                int(prefs.morning.split(":")[0]))
 
     async def reflect_now(self, scope: Scope) -> Reflection | None:
         """Reflect now, even when nothing new was said (/think); errors reach the caller."""

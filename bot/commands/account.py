@@ -7,17 +7,31 @@ from bot.admin.analysis_report import delete_reports_about
 from bot.commands.call import Call, Pressed
 from bot.commands.checkins import learned_hours_line
 from bot.conversation.replies import Button, Document, Reply
-from memory.preferences import parse_value
+from memory.preferences import Preferences, parse_value
 
 # Words a user may type in /settings, German and English, and the preference each one sets.
 SETTING_KEYS = {"diary": "diary_time", "tagebuch": "diary_time", "reflection": "reflection_time",
                 "nachdenken": "reflection_time", "hours": "active_hours", "stunden": "active_hours",
                 "zeiten": "active_hours", "checkins": "checkins", "check-ins": "checkins",
-                "nachfragen": "checkins"}
+                "nachfragen": "checkins", "morgen": "morning", "morning": "morning", "geburtstage": "date_notice",
+                "birthdays": "date_notice", "ort": "place", "place": "place"}
+# Words that set another preference than the key's own: '/settings morgen täglich', '/settings morgen leer nichts'.
+SETTING_WORDS = {
+    ("morning", "täglich"): ("morning_days", "daily"), ("morning", "daily"): ("morning_days", "daily"),
+    ("morning", "gelernt"): ("morning_days", "learned"), ("morning", "learned"): ("morning_days", "learned"),
+    ("morning", "leer gruß"): ("morning_empty", "greeting"),
+    ("morning", "leer gruss"): ("morning_empty", "greeting"),
+    ("morning", "empty greeting"): ("morning_empty", "greeting"),
+    ("morning", "leer nichts"): ("morning_empty", "nothing"),
+    ("morning", "empty nothing"): ("morning_empty", "nothing"),
+    ("date_notice", "vortag"): ("date_notice", "eve"), ("date_notice", "day before"): ("date_notice", "eve"),
+    ("date_notice", "tag"): ("date_notice", "day"), ("date_notice", "day"): ("date_notice", "day"),
+}
 # What a preference's value must look like, as a text key (a wrong value is answered with it).
 SETTING_EXPECTS = {"diary_push": "settings_expect_onoff", "checkins": "settings_expect_onoff",
                    "diary_time": "settings_expect_time", "reflection_time": "settings_expect_time",
-                   "active_hours": "settings_expect_hours"}
+                   "active_hours": "settings_expect_hours", "morning": "settings_expect_morning",
+                   "date_notice": "settings_expect_dates", "place": "settings_expect_place"}
 SWITCH_WORDS = ("on", "an", "off", "aus")  # '/settings diary aus', '/diary aus'
 
 
@@ -31,10 +45,12 @@ async def settings(call: Call, args: str) -> Reply:
             key = "diary_push"
         if key is None:
             return Reply((call.t("settings_usage"),))
+        expects = SETTING_EXPECTS[key]
+        key, value = SETTING_WORDS.get((key, value.lower()), (key, value))
         try:
             parsed = parse_value(key, value)
         except ValueError:
-            return Reply((call.t("settings_bad", expected=call.t(SETTING_EXPECTS[key])),))
+            return Reply((call.t("settings_bad", expected=call.t(expects)),))
         await call.store.preferences.set(call.scope, key, parsed)
         if call.scheduler is not None:
             await call.scheduler.sync_jobs()
@@ -46,7 +62,19 @@ async def settings(call: Call, args: str) -> Reply:
     shown = call.t("settings_lines", diary=p.diary_time, push=onoff[p.diary_push], reflection=p.reflection_time,
                    hours=p.active_hours, checkins=onoff[p.checkins])
     rhythm = await learned_hours_line(call, p)
-    return Reply(("\n".join([head, shown, rhythm, call.t("settings_usage")]),))
+    return Reply(("\n".join([head, shown, rhythm, morning_lines(call, p), call.t("settings_usage")]),))
+
+
+def morning_lines(call: Call, p: Preferences) -> str:
+    """The morning brief, the yearly dates and the place, as /settings shows them."""
+    if not p.morning:
+        brief = call.t("settings_morning_off")
+    else:
+        brief = call.t("settings_morning", time=p.morning, days=call.t(f"settings_morning_{p.morning_days}"),
+                       empty=call.t(f"settings_morning_empty_{p.morning_empty}"))
+    dates = call.t(f"settings_dates_{p.date_notice}")
+    place = call.t("settings_place", place=p.place) if p.place else call.t("settings_place_none")
+    return "\n".join([brief, dates, place])
 
 
 async def export(call: Call, args: str) -> Reply:

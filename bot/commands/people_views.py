@@ -11,6 +11,7 @@ from memory import audit
 from memory.errors import NotFound
 from memory.kinship import name_key
 from memory.models import Person, Scope
+from memory.person_dates import PersonDate, YearlyDate
 from memory.store import MemoryStore
 
 LIST_BUTTONS = 10
@@ -24,6 +25,22 @@ def headline(person: Person, number: int, lang: str) -> str:
     if person.aliases:
         line += f" ({t(lang, 'people_also', names=', '.join(person.aliases))})"
     return line
+
+
+def date_text(date: YearlyDate, lang: str) -> str:
+    """'🎂 Geburtstag 3.3.1986', '💍 Anniversary 6/12' (the year only when known)."""
+    icon = {"birthday": "🎂", "anniversary": "💍"}.get(date.kind, "📅")
+    year = f"{date.year}" if date.year else ""
+    if lang == "de":
+        day = f"{date.day}.{date.month}.{year}"
+    else:
+        day = f"{date.month}/{date.day}" + (f"/{year}" if year else "")
+    return f"{icon} {t(lang, 'date_' + date.kind)} {day}"
+
+
+def dates_of(dates: list[PersonDate], person: Person, lang: str) -> str:
+    """A person's dates on one line, or ''."""
+    return " · ".join(date_text(d.date, lang) for d in dates if d.person_id == person.id)
 
 
 def display_name(person: Person) -> str:
@@ -40,6 +57,7 @@ async def details(store: MemoryStore, scope: Scope, person: Person, lang: str) -
             lines.append(t(lang, "people_before", relation=relation, date=f"{end:%d.%m.%Y}"))
     lines += [t(lang, "people_relation", a=link.a, relation=link.relation, b=link.b)
               for link in await store.people.links(scope, person.id)]
+    lines += [date_text(d.date, lang) for d in await store.person_dates.of(scope, person.id)]
     facts = await store.people.facts(scope, person.id)
     lines += ([t(lang, "people_facts")] + [f"• {clip(n.text, 200)}" for n in facts]) if facts \
         else [t(lang, "people_no_facts")]
@@ -53,7 +71,9 @@ async def listing(store: MemoryStore, scope: Scope, lang: str) -> Reply:
     if not people:
         return Reply((t(lang, "people_empty"),))
     numbers = await store.numbers.of_many(scope, "person", [p.id for p in people])
-    lines = [t(lang, "people_head"), *(headline(p, numbers[p.id], lang) for p in people), "", t(lang, "people_usage")]
+    dates = await store.person_dates.all(scope)
+    heads = [" · ".join(filter(None, (headline(p, numbers[p.id], lang), dates_of(dates, p, lang)))) for p in people]
+    lines = [t(lang, "people_head"), *heads, "", t(lang, "people_usage")]
     rows = tuple((Button(f"#{numbers[p.id]} {clip(display_name(p), 24)}", f"people:show:{numbers[p.id]}"),)
                  for p in people[:LIST_BUTTONS])
     return Reply(("\n".join(lines),), buttons=rows)

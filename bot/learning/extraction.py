@@ -22,6 +22,7 @@ from memory import audit
 from memory.admission import Thresholds
 from memory.kinship import PersonDraft, is_vague
 from memory.models import Message, Note, Scope
+from memory.person_dates import YearlyDate, yearly_date
 from memory.store import MemoryStore
 
 log = logging.getLogger(__name__)
@@ -51,6 +52,10 @@ SCHEMA = {
             "name": {"type": "string"}, "aliases": {"type": "array", "items": {"type": "string"}},
             "relation": {"type": "string"}, "facts": {"type": "array", "items": {"type": "string"}},
             "same_as": {"type": "string"},
+            "dates": {"type": "array", "items": {"type": "object", "properties": {
+                "kind": {"type": "string", "enum": ["birthday", "anniversary", "other"]},
+                "month": {"type": "integer"}, "day": {"type": "integer"}, "year": {"type": "integer"}},
+                "required": ["kind", "month", "day"]}},
             "relations": {"type": "array", "items": {"type": "object", "properties": {
                 "to": {"type": "string"}, "relation": {"type": "string"}}, "required": ["to", "relation"]}},
             "source_ids": {"type": "array", "items": {"type": "integer"}}}, "required": ["name", "source_ids"]}},
@@ -78,8 +83,11 @@ INSTRUCTIONS = """You extract memories from a chat between a person (role "user"
   unknown), "facts" (short third-person sentences about them that the person said, naming them:
   "Miriam arbeitet im Krankenhaus."), "same_as" (only when the messages show that this name and an earlier
   description are one person: name "Miriam", same_as "meine Schwester"), "relations" to other named people
-  ([{"to": "Tobias", "relation": "Ehefrau"}] for "Miriam ist Tobias' Frau"), and source_ids. Facts about
-  other people go here, not into "facts".
+  ([{"to": "Tobias", "relation": "Ehefrau"}] for "Miriam ist Tobias' Frau"), "dates" that come back every
+  year and that the person said ([{"kind": "birthday", "month": 3, "day": 3}] for "Miriam hat am 3. März
+  Geburtstag"; kind "anniversary" for the person's anniversary with their partner, put on the partner; "year"
+  only when it was said, e.g. the year of birth), and source_ids. Facts about other people go here, not into
+  "facts".
 - A line "--- Monday, 2026-11-24 ---" gives the local date of the messages below it; relative dates
   ("morgen", "next week") count from the day they were said, not from now.
 - Small talk without substance gives empty lists. Never invent anything."""
@@ -182,6 +190,7 @@ class PeopleDraft:
     facts: tuple[str, ...]
     links: tuple[tuple[str, str], ...]  # (other person's name, this person's relation to them)
     source_ids: tuple[int, ...]
+    dates: tuple[YearlyDate, ...] = ()  # checked in code: only real days
 
 
 def _strings(value: Any, limit: int, count: int = 10) -> tuple[str, ...]:
@@ -189,7 +198,15 @@ def _strings(value: Any, limit: int, count: int = 10) -> tuple[str, ...]:
     return tuple(clip(" ".join(str(v).split()), limit) for v in items[:count] if str(v).strip())
 
 
-def accept_people(data: Any, messages: Sequence[Message]) -> list[PeopleDraft]:
+def accept_dates(value: Any, this_year: int) -> tuple[YearlyDate, ...]:
+    """The real yearly dates among the proposed ones; the model's garbage is left out."""
+    items = value if isinstance(value, list) else []
+    dates = (yearly_date(i.get("kind"), i.get("month"), i.get("day"), i.get("year"), this_year=this_year)
+             for i in items[:5] if isinstance(i, dict))
+    return tuple(dict.fromkeys(d for d in dates if d is not None))
+
+
+def accept_people(data: Any, messages: Sequence[Message], this_year: int = 9999) -> list[PeopleDraft]:
     """Keep proposed people that a user message names; vague ones ('ein Freund') are left out."""
     user_ids = {m.id for m in messages if m.role == "user"}
     out = []
@@ -203,7 +220,8 @@ def accept_people(data: Any, messages: Sequence[Message]) -> list[PeopleDraft]:
                       and str(r.get("to", "")).strip() and str(r.get("relation", "")).strip())
         person = PersonDraft(name, _strings(item.get("aliases"), 80), clip(str(item.get("relation") or "").strip(), 60),
                              clip(str(item.get("same_as") or "").strip(), 80))
-        out.append(PeopleDraft(person, _strings(item.get("facts"), 500), links, ids))
+        out.append(PeopleDraft(person, _strings(item.get("facts"), 500), links, ids,
+                               accept_dates(item.get("dates"), this_year)))
     return out
 
 
@@ -245,6 +263,9 @@ async def store_people(
             if note is not None:
                 note_ids.append(note.id)
         await store.people.link_notes(scope, person.id, note_ids, processing=processing, reason="extraction")
+        for date in draft.dates:
+            stored += await store.person_dates.note(scope, person.id, date, processing=processing,
+                                                    reason="extraction", now=now) is not None
         for name, relation in draft.links:
             other = await store.people.observe(scope, PersonDraft(name), processing=processing, reason="extraction",
                                                now=now)
@@ -316,7 +337,7 @@ async def extract_batch(
         drafts = accept(data, batch)
         profile = accept_profile(data, batch)
         topics = accept_topics(data, batch, now)
-        people = accept_people(data, batch)
+        people = accept_people(data, batch, now.year)
     except LLMBadOutput:
         await store.failures.add("extraction.bad_json")
         log.warning("extraction answer was not the JSON asked for; nothing stored, the batch is read again next time",

@@ -1,5 +1,5 @@
 """Numbered schema migrations, registered in MIGRATIONS and recorded in the `migrations` table; running them
-twice is a no-op. The migrations themselves live in from_m001.py, from_m013.py and from_m028.py."""
+twice is a no-op. The migrations themselves live in from_m001.py, from_m013.py, from_m028.py and from_m029.py."""
 from __future__ import annotations
 
 import logging
@@ -8,7 +8,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from memory.db import Database, Tx
-from memory.migrations import from_m001, from_m013, from_m028
+from memory.migrations import from_m001, from_m013, from_m028, from_m029
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +43,7 @@ MIGRATIONS: list[Migration] = [
     from_m013.m026_command_runs_and_shown_texts,
     from_m013.m027_item_numbers_and_welcomes,
     from_m028.m028_rhythm,
+    from_m029.m029_person_dates,
 ]
 
 
