@@ -193,9 +193,9 @@ def main() -> None:
     for s in sent:
         if is_checkin(s.text):
             after = s.answered - s.at if s.answered else None
+            late = after is not None and after > timedelta(hours=12)
             answer = "not answered" if after is None else (f"answered after {after.total_seconds() / 3600:.1f} h"
-                                                           + (" (late: counts as ignored)" if after > timedelta(hours=12)
-                                                              else ""))
+                                                           + (" (late: counts as ignored)" if late else ""))
         else:
             answer = "-"
         lines = s.text.split("\n")
