@@ -7,16 +7,11 @@ from datetime import datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
-from bot.channels.push import ChannelSender
-from bot.channels.telegram.channel import TelegramChannel, TelegramConfig
 from bot.commands.runner import Commands
-from bot.conversation.engine import Engine, EngineConfig
-from bot.llm.writer import LLMWriter
+from bot.conversation.engine import Engine
 from memory.store import MemoryStore
-from scheduler.service import Scheduler
 from tests.fakes.llm import Call, ScriptedLLM
-from tests.fakes.telegram_api import FakeTelegram
-from tests.test_scheduler import Clock, drive
+from tests.test_scheduler import Clock, drive, on_telegram
 
 BERLIN = ZoneInfo("Europe/Berlin")
 
@@ -37,27 +32,17 @@ async def test_a_birthday_said_in_march_is_pushed_the_next_march(store: MemorySt
     chat, background = ScriptedLLM("chat"), ScriptedLLM("background")
     chat.responder = lambda call: "Miriam wird sich freuen!" if "yearly date" in call.prompt else "Schön!"
     background.responder = extraction  # type: ignore[assignment]
-    engine = Engine(store, chat, background, EngineConfig(zone=BERLIN), clock=clock)
-    async with FakeTelegram(token="123:ABC") as tg:
-        channel = TelegramChannel(engine, Commands(engine), TelegramConfig(
-            token=tg.token, base_url=tg.base_url, allowed_users=frozenset({"42"})))
-        await channel.start()
-        try:
-            tg.send_text(42, "Meine Schwester Miriam hat am 3. März Geburtstag, sie ist 1986 geboren.")
-            await tg.wait_for_sent(1)
-            await engine.drain()
-            tg.send_text(42, "/settings nachfragen aus")
-            await tg.wait_for_sent(2)
-            tg.send_text(42, "/people")
-            await tg.wait_for_sent(3)
-            scheduler = Scheduler(store, "mnemo", LLMWriter(background), engine, ChannelSender({"telegram": channel}),
-                                  BERLIN, tmp_path, clock=clock)
-            await drive(scheduler, clock, datetime(2026, 3, 12, tzinfo=BERLIN))
-            clock.now = datetime(2027, 3, 2, 12, 0, tzinfo=BERLIN).timestamp()  # a year later
-            await drive(scheduler, clock, datetime(2027, 3, 4, tzinfo=BERLIN))
-        finally:
-            await channel.stop()
-            await engine.close()
+    async with on_telegram(store, tmp_path, clock, chat, background) as (tg, engine, scheduler):
+        tg.send_text(42, "Meine Schwester Miriam hat am 3. März Geburtstag, sie ist 1986 geboren.")
+        await tg.wait_for_sent(1)
+        await engine.drain()
+        tg.send_text(42, "/settings nachfragen aus")
+        await tg.wait_for_sent(2)
+        tg.send_text(42, "/people")
+        await tg.wait_for_sent(3)
+        await drive(scheduler, clock, datetime(2026, 3, 12, tzinfo=BERLIN))
+        clock.now = datetime(2027, 3, 2, 12, 0, tzinfo=BERLIN).timestamp()  # a year later
+        await drive(scheduler, clock, datetime(2027, 3, 4, tzinfo=BERLIN))
     texts = [m["text"] for m in tg.sent if str(m["chat_id"]) == "42"]
     assert "#1 Miriam – Schwester · 🎂 Geburtstag 3.3.1986" in texts[2]
     assert texts[3:] == ["Miriam wird sich freuen!\n\n🎂 Heute: Geburtstag von Miriam (Schwester) – 41 Jahre"]

@@ -9,8 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from bot.channels.push import ChannelSender
-from bot.channels.telegram.channel import TelegramChannel, TelegramConfig
 from bot.commands.runner import Commands
 from bot.conversation.engine import Button, Engine, EngineConfig, Incoming
 from bot.llm.writer import LLMWriter
@@ -21,8 +19,7 @@ from scheduler.checkin import gather
 from scheduler.reminder_times import next_due, snooze_until
 from scheduler.service import Scheduler
 from tests.fakes.llm import ScriptedLLM
-from tests.fakes.telegram_api import FakeTelegram
-from tests.test_scheduler import BERLIN, Clock, background_model, drive
+from tests.test_scheduler import BERLIN, Clock, background_model, drive, on_telegram
 from tests.test_telegram import buttons, exchange, press
 
 WEDNESDAY = datetime(2026, 11, 25, 14, 30, tzinfo=BERLIN)
@@ -107,35 +104,26 @@ async def test_pushed_through_telegram_at_its_time_snoozed_and_pushed_again(stor
     clock = Clock(WEDNESDAY.timestamp())
     chat, background = ScriptedLLM("chat"), ScriptedLLM("background")
     background.responder = background_model(None)  # type: ignore[assignment]
-    engine = Engine(store, chat, background, EngineConfig(zone=BERLIN), clock=clock)
-    async with FakeTelegram(token="123:ABC") as tg:
-        channel = TelegramChannel(engine, Commands(engine), TelegramConfig(
-            token=tg.token, base_url=tg.base_url, allowed_users=frozenset({"42"})))
-        await channel.start()
-        try:
-            [confirm] = await exchange(tg, "Erinnere mich morgen um 9 an den Zahnarzt", user=42)
-            assert confirm["text"] == "⏰ Ich erinnere dich am Do, 26.11. um 09:00 an: Zahnarzt"
-            scope = await engine.scope_for("tg:42")
-            [reminder] = await store.reminders.active(scope)
-            scheduler = Scheduler(store, "mnemo", LLMWriter(background), engine, ChannelSender({"telegram": channel}),
-                                  BERLIN, tmp_path, silence=timedelta(hours=48), clock=clock)
+    async with on_telegram(store, tmp_path, clock, chat, background,
+                           silence=timedelta(hours=48)) as (tg, engine, scheduler):
+        [confirm] = await exchange(tg, "Erinnere mich morgen um 9 an den Zahnarzt", user=42)
+        assert confirm["text"] == "⏰ Ich erinnere dich am Do, 26.11. um 09:00 an: Zahnarzt"
+        scope = await engine.scope_for("tg:42")
+        [reminder] = await store.reminders.active(scope)
 
-            await drive(scheduler, clock, datetime(2026, 11, 26, 8, 45, tzinfo=BERLIN))
-            assert len(tg.sent) == 1, "nothing before its time"
-            await drive(scheduler, clock, datetime(2026, 11, 26, 9, 0, tzinfo=BERLIN))
-            pushed = tg.sent[-1]
-            assert pushed["text"] == "⏰ Zahnarzt"
-            assert buttons(pushed) == [[("💤 10 Min.", f"rem:snooze:10m:{reminder.id}"),
-                                        ("💤 1 Std.", f"rem:snooze:1h:{reminder.id}"),
-                                        ("💤 Morgen", f"rem:snooze:tomorrow:{reminder.id}")]]
+        await drive(scheduler, clock, datetime(2026, 11, 26, 8, 45, tzinfo=BERLIN))
+        assert len(tg.sent) == 1, "nothing before its time"
+        await drive(scheduler, clock, datetime(2026, 11, 26, 9, 0, tzinfo=BERLIN))
+        pushed = tg.sent[-1]
+        assert pushed["text"] == "⏰ Zahnarzt"
+        assert buttons(pushed) == [[("💤 10 Min.", f"rem:snooze:10m:{reminder.id}"),
+                                    ("💤 1 Std.", f"rem:snooze:1h:{reminder.id}"),
+                                    ("💤 Morgen", f"rem:snooze:tomorrow:{reminder.id}")]]
 
-            answer = await press(tg, pushed["message_id"], f"rem:snooze:10m:{reminder.id}", user=42, edits=1)
-            assert answer["text"] == "💤 Ich erinnere dich am Do, 26.11. um 09:10 wieder."
-            assert tg.edits[-1]["text"] == "⏰ Zahnarzt\n💤 Ich erinnere dich am Do, 26.11. um 09:10 wieder."
-            await drive(scheduler, clock, datetime(2026, 11, 26, 10, 0, tzinfo=BERLIN))
-        finally:
-            await channel.stop()
-            await engine.close()
+        answer = await press(tg, pushed["message_id"], f"rem:snooze:10m:{reminder.id}", user=42, edits=1)
+        assert answer["text"] == "💤 Ich erinnere dich am Do, 26.11. um 09:10 wieder."
+        assert tg.edits[-1]["text"] == "⏰ Zahnarzt\n💤 Ich erinnere dich am Do, 26.11. um 09:10 wieder."
+        await drive(scheduler, clock, datetime(2026, 11, 26, 10, 0, tzinfo=BERLIN))
     assert [m["text"] for m in tg.sent[1:]] == ["⏰ Zahnarzt", "⏰ Zahnarzt"], "pushed again after the snooze, once"
     assert [(i.kind, i.status) for i in await store.outbox.items(scope)] == [("reminder", "sent")] * 2
     assert (await store.reminders.get(scope, reminder.id)).status == "done"

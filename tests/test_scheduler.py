@@ -5,18 +5,23 @@ import asyncio
 import json
 import re
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
 
+from bot.channels.push import ChannelSender
+from bot.channels.telegram.channel import TelegramChannel, TelegramConfig
+from bot.commands.runner import Commands
 from bot.conversation.engine import Engine, EngineConfig, Incoming
 from bot.llm.writer import LLMWriter
 from memory.models import Scope
 from memory.store import MemoryStore
 from scheduler.service import Scheduler
 from tests.fakes.llm import Call, ScriptedLLM
+from tests.fakes.telegram_api import FakeTelegram
 
 BERLIN = ZoneInfo("Europe/Berlin")
 DAY1 = datetime(2026, 11, 24, 0, 0, tzinfo=BERLIN)
@@ -78,6 +83,24 @@ async def drive(scheduler: Scheduler, clock: Clock, until: datetime) -> None:
     while clock.now < until.timestamp():
         start, clock.now = clock.now, clock.now + QUARTER
         await scheduler.run_due(start, clock.now)
+
+
+@asynccontextmanager
+async def on_telegram(store: MemoryStore, data_dir: Path, clock: Clock, chat: ScriptedLLM, background: ScriptedLLM,
+                      silence: timedelta | None = None) -> AsyncIterator[tuple[FakeTelegram, Engine, Scheduler]]:
+    """Telegram user 42 and the companion on `clock`: the engine, the channel against the fake Bot API, the scheduler."""
+    engine = Engine(store, chat, background, EngineConfig(zone=BERLIN), clock=clock)
+    async with FakeTelegram(token="123:ABC") as tg:
+        channel = TelegramChannel(engine, Commands(engine), TelegramConfig(
+            token=tg.token, base_url=tg.base_url, allowed_users=frozenset({"42"})))
+        await channel.start()
+        try:
+            yield tg, engine, Scheduler(store, "mnemo", LLMWriter(background), engine,
+                                        ChannelSender({"telegram": channel}), BERLIN, data_dir, silence=silence,
+                                        clock=clock)
+        finally:
+            await channel.stop()
+            await engine.close()
 
 
 async def test_two_days_of_jobs_end_to_end(world, store: MemoryStore) -> None:  # type: ignore[no-untyped-def]

@@ -4,16 +4,9 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from pathlib import Path
 
-from bot.channels.push import ChannelSender
-from bot.channels.telegram.channel import TelegramChannel, TelegramConfig
-from bot.commands.runner import Commands
-from bot.conversation.engine import Engine, EngineConfig
-from bot.llm.writer import LLMWriter
 from memory.store import MemoryStore
-from scheduler.service import Scheduler
 from tests.fakes.llm import ScriptedLLM
-from tests.fakes.telegram_api import FakeTelegram
-from tests.test_scheduler import BERLIN, DAY1, Clock, background_model, drive
+from tests.test_scheduler import BERLIN, DAY1, Clock, background_model, drive, on_telegram
 
 
 async def test_checkin_and_diary_pushed_through_telegram(store: MemoryStore, tmp_path: Path) -> None:
@@ -21,23 +14,14 @@ async def test_checkin_and_diary_pushed_through_telegram(store: MemoryStore, tmp
     chat, background = ScriptedLLM("chat"), ScriptedLLM("background")
     chat.responder = lambda call: "Wie war der Zahnarzt?" if "has not written" in call.prompt else "Viel Erfolg!"
     background.responder = background_model(DAY1 + timedelta(days=1, hours=12))  # type: ignore[assignment]
-    engine = Engine(store, chat, background, EngineConfig(zone=BERLIN), clock=clock)
-    async with FakeTelegram(token="123:ABC") as tg:
-        channel = TelegramChannel(engine, Commands(engine), TelegramConfig(
-            token=tg.token, base_url=tg.base_url, allowed_users=frozenset({"42"})))
-        await channel.start()
-        try:
-            tg.send_text(42, "Morgen um 10 habe ich einen Zahnarzttermin.")
-            await tg.wait_for_sent(1)
-            await engine.drain()
-            scope = await engine.scope_for("tg:42")
-            await store.preferences.set(scope, "diary_push", True)
-            scheduler = Scheduler(store, "mnemo", LLMWriter(background), engine, ChannelSender({"telegram": channel}),
-                                  BERLIN, tmp_path, silence=timedelta(hours=48), clock=clock)
-            await drive(scheduler, clock, DAY1 + timedelta(days=2))
-        finally:
-            await channel.stop()
-            await engine.close()
+    async with on_telegram(store, tmp_path, clock, chat, background,
+                           silence=timedelta(hours=48)) as (tg, engine, scheduler):
+        tg.send_text(42, "Morgen um 10 habe ich einen Zahnarzttermin.")
+        await tg.wait_for_sent(1)
+        await engine.drain()
+        scope = await engine.scope_for("tg:42")
+        await store.preferences.set(scope, "diary_push", True)
+        await drive(scheduler, clock, DAY1 + timedelta(days=2))
     texts = [m["text"] for m in tg.sent if str(m["chat_id"]) == "42"]
     assert texts[0] == "Viel Erfolg!"
     assert texts[1].startswith("📔 2026-11-24\n")  # the diary, pushed at 23:45 on day one
