@@ -34,3 +34,26 @@ async def test_the_brief_with_a_birthday_arrives_on_matrix(world: World) -> None
         await scheduler.run("morning", scope.id, time.time())
         [brief] = texts(await anna.wait_for(room, world.from_bot))
     assert brief == "Guten Morgen, Anna!\n\n🎂 Morgen: Geburtstag von Miriam (Schwester)"
+
+
+async def test_a_holiday_said_on_matrix_holds_checkins_back_and_the_welcome_arrives_there(  # noqa: F811
+    world: World,
+) -> None:
+    anna, berlin = world.anna, ZoneInfo("Europe/Berlin")
+    world.chat.responder = lambda call: ("Willkommen zurück!" if "welcome back" in call.prompt else
+                                         "Na, wie geht's?" if "Why you may write now" in call.prompt else "Gute Reise!")
+    async with running(world.channel()) as channel:
+        room = await anna.open_dm(world.bot_id)
+        await anna.wait_for(room, world.bot_joined)
+        await anna.say(room, "Ich bin zwei Wochen im Urlaub")
+        assert texts(await anna.wait_for(room, world.from_bot)) == ["Gute Reise!"]
+        scope = await world.store.scope("mnemo", anna.user_id)
+        today = datetime.fromtimestamp(time.time(), berlin).date()
+        noon = [datetime(today.year, today.month, today.day, 12, tzinfo=berlin) + timedelta(days=5)]
+        scheduler = Scheduler(world.store, "mnemo", LLMWriter(world.chat), world.engine,
+                              ChannelSender({"matrix": channel}), berlin, world.tmp, clock=lambda: noon[0].timestamp())
+        await scheduler.run("planner", 0, noon[0].timestamp())  # five silent days: without the holiday, a check-in
+        assert await world.store.messages.last_proactive(scope) is None, "no check-in while Anna is away"
+        noon[0] += timedelta(days=9)  # the first day back
+        await scheduler.run("planner", 0, noon[0].timestamp())
+        assert texts(await anna.wait_for(room, world.from_bot)) == ["Willkommen zurück!"]
