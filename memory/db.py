@@ -138,7 +138,7 @@ class Database:
     async def transaction(self) -> AsyncIterator[Tx]:
         """Run the block as one write transaction; any exception rolls everything back."""
         async with self._lock:
-            await self._conn.execute("BEGIN IMMEDIATE")
+            await self._begin()
             try:
                 yield Tx(self._conn)
             except BaseException:
@@ -146,6 +146,18 @@ class Database:
                 raise
             else:
                 await self._conn.execute("COMMIT")
+
+    async def _begin(self) -> None:
+        """BEGIN IMMEDIATE; when the task is cancelled meanwhile, the BEGIN still runs in the connection's thread,
+        so it is waited for and rolled back: a cancelled task never leaves the connection inside a transaction."""
+        begin = asyncio.ensure_future(self._conn.execute("BEGIN IMMEDIATE"))
+        try:
+            await asyncio.shield(begin)
+        except asyncio.CancelledError:
+            with contextlib.suppress(Exception):
+                await begin
+                await self._conn.execute("ROLLBACK")
+            raise
 
     @contextlib.asynccontextmanager
     async def reading(self) -> AsyncIterator[Tx]:

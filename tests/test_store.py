@@ -1,6 +1,8 @@
 """The memory store on a real SQLite file: scope, dedupe, edits, deletes, atomicity, model checks."""
 from __future__ import annotations
 
+import asyncio
+
 import time
 
 import pytest
@@ -362,3 +364,25 @@ async def test_the_vector_search_beside_the_full_text_queries_finds_the_same(
         assert hits and hits == await one_after_the_other.search(anna.id, query, ("note",), now=now)
     added = await store.notes.add(anna, "Anna hat einen Kinoabend für Freitag geplant.")
     assert added.note.id in {h.item_id for h in await beside.search(anna.id, "Kinoabend Freitag", ("note",))}
+
+
+async def test_a_task_cancelled_while_its_transaction_begins_leaves_the_connection_usable(store: MemoryStore) -> None:
+    db = store.db
+    # keep the connection's thread busy, so the BEGIN of the next transaction waits in its queue
+    busy = asyncio.ensure_future(db._conn.execute(
+        "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 2000000) SELECT count(*) FROM c"))
+
+    async def write() -> None:
+        async with db.transaction() as tx:
+            await tx.execute("INSERT INTO companions(id, name, wish, created_at) VALUES ('x', 'X', 'friend', 0)")
+
+    task = asyncio.ensure_future(write())
+    await asyncio.sleep(0.01)  # the task holds the lock and waits for its BEGIN
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    await busy
+    async with db.transaction() as tx:  # a stuck BEGIN would make this 'a transaction within a transaction'
+        await tx.execute("SELECT 1")
+    async with db.reading() as tx:
+        assert await tx.fetchall("SELECT id FROM companions WHERE id = 'x'") == []
