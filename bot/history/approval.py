@@ -3,8 +3,11 @@ all audited under their import's one processing id (so /undo takes the import ba
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
+from datetime import datetime
 
 from bot.learning.extraction import PeopleDraft, store_person
+from bot.texts import t
 from memory.errors import NotFound
 from memory.history_imports import Candidate
 from memory.kinship import PersonDraft
@@ -20,6 +23,17 @@ SOURCES = {"chatgpt": "ChatGPT", "claude": "Claude", "telegram": "Telegram"}
 def source_name(source: str) -> str:
     """'ChatGPT' for 'chatgpt': the export's name as a person knows it."""
     return SOURCES.get(source, source)
+
+
+def provenance(source: str, said_at: datetime, lang: str) -> str:
+    """'aus ChatGPT, 2023-03-02': where an imported memory came from, and when it was said."""
+    return t(lang, "provenance", source=source_name(source), date=f"{said_at:%Y-%m-%d}")
+
+
+async def provenances(store: MemoryStore, scope: Scope, note_ids: Sequence[int], lang: str) -> dict[int, str]:
+    """Note id -> its provenance, for the notes that came from an import."""
+    return {note_id: provenance(c.source, c.said_at, lang)
+            for note_id, c in (await store.imports.provenance(scope, note_ids)).items()}
 
 
 async def reject(store: MemoryStore, scope: Scope, candidate: Candidate) -> bool:
