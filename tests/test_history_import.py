@@ -24,7 +24,7 @@ MARCH = datetime(2023, 3, 2, 18, 30, tzinfo=UTC)
 
 
 def finder(call: Call) -> str:
-    """The fake background model: every 'Ich …' line of the person is a fact about Anna; 'meine Schwester X' a person."""
+    """The fake background model: each 'Ich …' line of the person is a fact about Anna; 'meine Schwester X' a person."""
     facts, people = [], []
     for number, text in LINE.findall(call.messages[-1].content):
         if text.startswith("Ich "):
