@@ -35,13 +35,17 @@ class Sender:
 
 @dataclass
 class Senders:
-    """Who wrote how many messages (service messages not counted)."""
+    """Who wrote how many messages (service messages not counted); `complete` when the whole export was read."""
 
     counts: Counter[Sender] = field(default_factory=Counter)
+    complete: bool = True
 
     def describe(self, limit: int = 10) -> str:
         """The most active participants as "Anna Beispiel (user111, 120 messages)", for an error message."""
-        return ", ".join(f"{s.name or '?'} ({s.id}, {n:,} messages)" for s, n in self.counts.most_common(limit))
+        if not self.complete:
+            return ", ".join(f"{s.name or '?'} ({s.id})" for s in self.counts)
+        return ", ".join(f"{s.name or '?'} ({s.id}, {n:,} message{'s' if n != 1 else ''})"
+                         for s, n in self.counts.most_common(limit))
 
 
 def records(stream: Stream) -> Iterator[tuple[str, Any]]:
@@ -91,6 +95,7 @@ def senders(stream: Stream, wanted: str | None = None, enough: int = 0) -> Sende
                 continue
             found.counts[sender] += 1
             if (wanted is not None and matches(sender, wanted)) or (enough and len(found.counts) >= enough):
+                found.complete = False
                 break
     return found
 
