@@ -48,7 +48,8 @@ class Stream:
         if self.pos - self._item_start > MAX_ITEM_BYTES:
             raise HistoryError(f"{self.name}: one conversation or message is larger than "
                                f"{MAX_ITEM_BYTES // 2**20} MB (at about byte {self.pos:,}); not a normal export")
-        if self.progress is not None and (self.pos - self._reported >= PROGRESS_EVERY or not data):
+        at_end = size > 0 and not data  # read(0) is the parser asking for bytes or text, not the end
+        if self.progress is not None and (self.pos - self._reported >= PROGRESS_EVERY or at_end):
             self._reported = self.pos
             self.progress(self.pos, self.total)
         return data
