@@ -3,6 +3,7 @@ person, drop what is older than `since`."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass
 from datetime import UTC, date, datetime
 from pathlib import Path
 from typing import Any
@@ -10,7 +11,7 @@ from typing import Any
 from bot.errors import HistoryError
 from bot.history import chatgpt, claude, telegram
 from bot.history.model import HistoryConversation
-from bot.history.source import Progress, open_export, sniff_events
+from bot.history.source import Progress, head_events, open_export
 
 FORMATS = ("chatgpt", "claude", "telegram")
 NAMES = {"chatgpt": "ChatGPT", "claude": "Claude", "telegram": "Telegram"}
@@ -19,10 +20,13 @@ TELEGRAM_KEYS = ("messages", "chats", "left_chats", "personal_information")
 
 def detect_format(path: Path | str) -> str:
     """Which export this is: "chatgpt", "claude" or "telegram"; HistoryError for anything else (or an empty one)."""
-    found = _sniff(Path(path))
-    if found is None:
-        raise HistoryError(f"{Path(path).name}: holds no conversations")
-    return found
+    head = sniff(Path(path))
+    if head.format == "empty":
+        raise HistoryError(f"{head.name}: holds no conversations")
+    if head.format is None:
+        what = "is JSON, but" if head.json else "is"
+        raise HistoryError(f"{head.name}: {what} not a ChatGPT, Claude or Telegram export")
+    return head.format
 
 
 def read_history(
@@ -45,12 +49,12 @@ def read_history(
     path = Path(path)
     if fmt is not None and fmt not in FORMATS:
         raise HistoryError(f"unknown format {fmt!r}; use chatgpt, claude or telegram")
-    found = _sniff(path)
-    if fmt is not None and found is not None and found != fmt:
-        raise HistoryError(f"{path.name}: this is a {NAMES[found]} export, not {NAMES[fmt]}")
-    fmt = fmt or found
     if fmt is None:
-        return iter(())
+        fmt = detect_format(path)
+    else:
+        head = sniff(path)
+        if head.format in FORMATS and head.format != fmt:
+            raise HistoryError(f"{path.name}: this is a {NAMES[head.format]} export, not {NAMES[fmt]}")
     person_id = _person(path, person) if fmt == "telegram" else ""
     return _since(_read(path, fmt, person_id, chat, progress), _moment(since))
 
@@ -85,55 +89,76 @@ def _moment(since: date | datetime | None) -> datetime | None:
     return datetime(since.year, since.month, since.day, tzinfo=UTC)
 
 
-def _sniff(path: Path) -> str | None:
-    """The format by the first keys of the file's JSON; None for a JSON array without conversations."""
+@dataclass(frozen=True)
+class Head:
+    """What the start of an export shows: its format ("empty": a JSON array without items; None: unknown), whether it
+    is JSON at all, and for Telegram the exporting account and the chat's type."""
+
+    name: str
+    format: str | None
+    json: bool
+    owner: telegram.Sender | None = None
+    chat_type: str | None = None
+
+
+def sniff(path: Path) -> Head:
+    """Read the first keys of the export's JSON (at most its first MiB, stopping as soon as they tell)."""
     with open_export(path) as stream:
-        events = sniff_events(stream)
-        name = stream.name
-    found = decide(events)
-    if found == "empty":
-        return None
-    if found is None:
-        what = "is JSON, but" if events else "is"
-        raise HistoryError(f"{name}: {what} not a ChatGPT, Claude or Telegram export")
-    return found
+        events = head_events(stream)
+        first = next(events, None)
+        kind = first[1] if first else None
+        if kind == "start_array":
+            return Head(stream.name, _array_format(events), True)
+        if kind == "start_map":
+            return _telegram_head(stream.name, events)
+        return Head(stream.name, None, first is not None)
 
 
-def decide(events: list[tuple[str, str, Any]]) -> str | None:
-    """The format the parser events of a file's start show: "chatgpt", "claude", "telegram", "empty" or None."""
-    if not events:
-        return None
-    if events[0][1] == "start_array":
-        if len(events) > 1 and events[1][1] == "end_array":
+def _array_format(events: Iterator[tuple[str, str, Any]]) -> str | None:
+    """ChatGPT or Claude, by the keys of the first conversation."""
+    keys: set[str] = set()
+    for prefix, event, value in events:
+        if prefix == "" and event == "end_array":
             return "empty"
-        keys: set[str] = set()
-        for prefix, event, value in events:
-            if prefix == "item" and event == "map_key":
-                if value == "mapping":
-                    return "chatgpt"
-                if value == "chat_messages":
-                    return "claude"
-                keys.add(value)
-            elif prefix == "item" and event == "end_map":
-                return "claude" if "uuid" in keys and "messages" in keys else None
-        return None
-    if events[0][1] == "start_map":
-        for prefix, event, value in events:
-            if prefix == "" and event == "map_key" and value in TELEGRAM_KEYS:
-                return "telegram"
+        if prefix == "item" and event == "map_key":
+            if value == "mapping":
+                return "chatgpt"
+            if value == "chat_messages":
+                return "claude"
+            keys.add(value)
+        elif prefix == "item" and event == "end_map":
+            return "claude" if {"uuid", "messages"} <= keys else None
     return None
+
+
+def _telegram_head(name: str, events: Iterator[tuple[str, str, Any]]) -> Head:
+    """A Telegram export, by its top-level keys, with the exporting account and a single chat's type."""
+    found, chat_type = False, None
+    fields: dict[str, Any] = {}
+    for prefix, event, value in events:
+        if prefix == "" and event == "map_key":
+            found = found or value in TELEGRAM_KEYS
+            if value in ("messages", "chats"):
+                break  # the account and the chat's type come before these
+        elif prefix == "type" and event == "string":
+            chat_type = value
+        elif prefix.startswith("personal_information.") and event in ("string", "number"):
+            fields[prefix.rpartition(".")[2]] = value
+    owner = None
+    if fields.get("user_id"):
+        owner_name = " ".join(str(fields.get(k) or "") for k in ("first_name", "last_name")).strip()
+        owner = telegram.Sender(f"user{fields['user_id']}", owner_name)
+    return Head(name, "telegram" if found else None, True, owner, chat_type)
 
 
 def _person(path: Path, person: str | None) -> str:
     """The `from_id` of the importing person in a Telegram export; HistoryError naming the candidates otherwise."""
+    head = sniff(path)
+    if head.owner is not None and (person is None or telegram.matches(head.owner, person)):
+        return head.owner.id
+    enough = 2 if person is None and head.chat_type == "personal_chat" else 0  # a personal chat has two people
     with open_export(path) as stream:
-        events = sniff_events(stream)
-    owner = _owner(events)
-    if owner is not None and (person is None or telegram.matches(owner, person)):
-        return owner.id
-    personal = any(p in ("type", "chats.list.item.type") and v == "personal_chat" for p, _, v in events)
-    with open_export(path) as stream:
-        found = telegram.senders(stream, wanted=person, enough=0 if person is not None or not personal else 2)
+        found = telegram.senders(stream, wanted=person, enough=enough)
     if person is not None:
         for sender in found.counts:
             if telegram.matches(sender, person):
@@ -141,12 +166,3 @@ def _person(path: Path, person: str | None) -> str:
         raise HistoryError(f"{path.name}: nobody called {person!r} writes here; "
                            f"the participants are: {found.describe() or 'none'}")
     raise HistoryError(f"{path.name}: say which participant you are (--person NAME or ID): {found.describe()}")
-
-
-def _owner(events: list[tuple[str, str, Any]]) -> telegram.Sender | None:
-    """The exporting account, from a full export's personal_information (at the file's start)."""
-    fields = {p.rpartition(".")[2]: v for p, e, v in events if p.startswith("personal_information.")}
-    if not fields.get("user_id"):
-        return None
-    name = " ".join(str(fields.get(k) or "") for k in ("first_name", "last_name")).strip()
-    return telegram.Sender(f"user{fields['user_id']}", name)

@@ -1,7 +1,6 @@
 """Open an export (a file, a zip member, a folder) as a byte stream that counts, reports progress, stays bounded."""
 from __future__ import annotations
 
-import io
 import zipfile
 import zlib
 from collections.abc import Callable, Iterator
@@ -148,15 +147,26 @@ def json_items(stream: Stream) -> Iterator[Any]:
         yield raw
 
 
-def sniff_events(stream: Stream, limit: int = 2**20) -> list[tuple[str, str, Any]]:
-    """The parser events of the first `limit` bytes (or fewer, when the JSON is damaged or ends there)."""
-    head = b""
-    while len(head) < limit and (data := stream.read(CHUNK)):
-        head += data
-    events = []
+def head_events(stream: Stream, limit: int = 2**20) -> Iterator[tuple[str, str, Any]]:
+    """The parser events of the stream's first `limit` bytes, one at a time; they end where the JSON is damaged."""
+    head = _Head(stream, limit)
     try:
-        for event in ijson.parse(io.BytesIO(head)):
-            events.append(event)
+        yield from ijson.parse(head)
     except JSON_ERRORS:
-        pass
-    return events
+        return
+
+
+class _Head:
+    """The first bytes of a stream, then its end."""
+
+    def __init__(self, stream: Stream, limit: int) -> None:
+        self.stream = stream
+        self.left = limit
+
+    def read(self, size: int = -1) -> bytes:
+        """Read on until the limit."""
+        if self.left <= 0:
+            return b""
+        data = self.stream.read(min(CHUNK if size < 0 else size, self.left))
+        self.left -= len(data)
+        return data
