@@ -251,3 +251,15 @@ def test_progress_reports_bytes_of_the_total() -> None:
     size = path.stat().st_size
     assert seen and seen[-1] == (size, size)
     assert all(total == size and 0 < done <= size for done, total in seen)
+
+
+def test_claude_zip(tmp_path: Path) -> None:
+    import zipfile
+
+    with zipfile.ZipFile(tmp_path / "data-2025-03-01.zip", "w") as archive:
+        archive.writestr("users.json", '[{"uuid": "acc-91c2", "full_name": "Anna"}]')
+        archive.writestr("projects.json", "[]")
+        archive.write(DATA / "claude" / "conversations_2025.json", "conversations.json")
+
+    assert detect_format(tmp_path / "data-2025-03-01.zip") == "claude"
+    assert said(tmp_path / "data-2025-03-01.zip") == said(DATA / "claude" / "conversations_2025.json")

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from bot.history.model import HistoryConversation
+from bot.history.readers import NAMES
 from bot.learning.extraction import BATCH, INSTRUCTIONS, SCHEMA
 from bot.texts import t
 
@@ -94,7 +95,7 @@ def render(preview: Preview, lang: str, assume: Assumptions = Assumptions()) -> 
         return t(lang, "history_preview_nothing")
     n = _numbers(lang)
     lines = [t(lang, "history_preview_found", conversations=n(preview.conversations),
-               source=t(lang, f"history_source_{preview.source}"), person=n(preview.person_messages),
+               source=NAMES.get(preview.source, preview.source), person=n(preview.person_messages),
                other=n(preview.other_messages), first=_day(preview.first, lang), last=_day(preview.last, lang)),
              t(lang, "history_preview_cost", tokens=n(preview.tokens), calls=n(preview.calls), batch=assume.batch,
                chars=assume.chars_per_token)]

@@ -2,9 +2,6 @@
 from __future__ import annotations
 
 HISTORY_TEXTS: dict[str, dict[str, str]] = {
-    "history_source_chatgpt": {"de": "ChatGPT", "en": "ChatGPT"},
-    "history_source_claude": {"de": "Claude", "en": "Claude"},
-    "history_source_telegram": {"de": "Telegram", "en": "Telegram"},
     "history_preview_found": {
         "de": "Gefunden: {conversations} Gespräche aus {source} vom {first} bis {last}, mit {person} Nachrichten "
               "von dir und {other} von der Gegenseite.",
