@@ -6,6 +6,7 @@ import logging
 from collections.abc import Sequence
 from datetime import datetime
 
+from bot.history.readers import NAMES
 from bot.learning.extraction import PeopleDraft, store_person
 from bot.texts import t
 from memory.errors import NotFound
@@ -17,12 +18,9 @@ from memory.store import MemoryStore
 
 log = logging.getLogger(__name__)
 
-SOURCES = {"chatgpt": "ChatGPT", "claude": "Claude", "telegram": "Telegram"}
-
-
 def source_name(source: str) -> str:
     """'ChatGPT' for 'chatgpt': the export's name as a person knows it."""
-    return SOURCES.get(source, source)
+    return NAMES.get(source, source)
 
 
 def provenance(source: str, said_at: datetime, lang: str) -> str:
