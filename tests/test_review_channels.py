@@ -3,13 +3,11 @@ only admins decide; a stale or someone else's candidate gets a short answer and 
 from __future__ import annotations
 
 import io
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
 from bot.channels.console import CONSOLE_USER, ConsoleChannel
-from bot.channels.telegram.channel import TelegramChannel
 from bot.commands.runner import Commands
 from bot.conversation.engine import Engine
 from bot.history.importer import run_import
@@ -19,7 +17,15 @@ from memory.store import MemoryStore
 from tests.fakes.llm import ScriptedLLM
 from tests.fakes.telegram_api import FakeTelegram
 from tests.test_history_import import export, finder, talk
-from tests.test_telegram_choices import ANNA, EVE, GROUP, make_channel, pressed, said, shows_buttons
+from tests.test_telegram_choices import (
+    ANNA,
+    EVE,
+    GROUP,
+    channel,  # noqa: F401 (the fixture: the Telegram channel on the fake Bot API)
+    pressed,
+    said,
+    shows_buttons,
+)
 
 pytestmark = pytest.mark.filterwarnings("ignore::telegram.warnings.PTBDeprecationWarning")
 
@@ -31,16 +37,9 @@ async def queue(store: MemoryStore, scope: Scope, count: int = 3) -> None:
     await run_import(store, model, scope, export(count), digest=f"file-{scope.id}", source="chatgpt", name="c.json")
 
 
-@pytest.fixture
-async def channel(tg: FakeTelegram, engine: Engine) -> AsyncIterator[TelegramChannel]:
-    ch = make_channel(tg, engine)
-    await ch.start()
-    yield ch
-    await ch.stop()
-
-
+@pytest.mark.usefixtures("channel")
 async def test_review_on_telegram_keeps_and_drops_by_button(
-    tg: FakeTelegram, channel: TelegramChannel, engine: Engine, store: MemoryStore,
+    tg: FakeTelegram, engine: Engine, store: MemoryStore,
 ) -> None:
     scope = await engine.scope_for(f"tg:{ANNA}")
     await queue(store, scope, 2)
@@ -57,8 +56,9 @@ async def test_review_on_telegram_keeps_and_drops_by_button(
     assert await store.notes.count(scope) == 1 and await store.imports.pending_count(scope) == 0
 
 
+@pytest.mark.usefixtures("channel")
 async def test_in_a_group_a_member_cannot_decide_and_an_admin_can(
-    tg: FakeTelegram, channel: TelegramChannel, engine: Engine, store: MemoryStore,
+    tg: FakeTelegram, engine: Engine, store: MemoryStore,
 ) -> None:
     group = await engine.scope_for(f"tg:group:{GROUP}")
     await queue(store, group, 1)
