@@ -43,6 +43,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     undo.add_argument("--user", required=True, help="user id as stored, e.g. tg:123456 or @anna:example.org")
     _analyse_parser(sub)
     _companion_parser(sub)
+    _history_parser(sub)
     _pair_parser(sub)
     return parser.parse_args(argv)
 
@@ -63,6 +64,19 @@ def _companion_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) 
     from bot.admin.companions import add_parser
 
     add_parser(sub)
+
+
+def _history_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """The `import-history` subcommand: an export of ChatGPT, Claude or Telegram into the review queue."""
+    from bot.admin.history_import import add_parser
+
+    add_parser(sub)
+
+
+async def _import_history(settings: Settings, args: argparse.Namespace) -> int:
+    from bot.admin.history_import import import_history
+
+    return await import_history(settings, args)
 
 
 def _analyse_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -235,7 +249,7 @@ async def _reindex(settings: Settings, args: argparse.Namespace) -> int:
 
 OPS = {"doctor": _doctor, "backup": _backup, "migrate": _migrate, "stats": _stats, "export": _export,
        "import": _import, "analyse": _analyse, "companion": _companion,
-       "pair": _pair, "reindex": _reindex}
+       "pair": _pair, "reindex": _reindex, "import-history": _import_history}
 
 
 def main(argv: list[str] | None = None) -> int:

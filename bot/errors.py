@@ -3,6 +3,7 @@
     BotError
     ├── ConfigError          a setting is missing or wrong (one sentence for the operator)
     ├── MatrixError          the homeserver refused or could not do what the channel asked
+    ├── HistoryError         an exported history (ChatGPT, Claude, Telegram) cannot be read as one
     └── LLMError             the model could not give a usable answer
         ├── LLMUnavailable   connection refused, timeout, 5xx after retries
         ├── LLMRateLimited   429 after retries
@@ -22,6 +23,13 @@ class ConfigError(BotError):
 
 class MatrixError(BotError):
     """The homeserver refused or could not do what the channel asked (send, create a room, sync)."""
+
+
+class HistoryError(BotError):
+    """An exported history cannot be read: another format, a damaged zip or JSON, an empty file, no such person.
+
+    The message is one short sentence for the person who imports (it says where in the file, when that helps).
+    """
 
 
 class LLMError(BotError):

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from typing import Literal
 
+from bot.history.preview_texts import HISTORY_TEXTS
+from bot.history.texts import REVIEW_TEXTS
 from bot.proactive_texts import PROACTIVE_TEXTS
 
 Lang = Literal["de", "en"]
@@ -366,6 +368,8 @@ TEXTS: dict[str, dict[str, str]] = {
         "en": "That didn't work – something went wrong on my side. Please try again later.",
     },
     **PROACTIVE_TEXTS,
+    **HISTORY_TEXTS,
+    **REVIEW_TEXTS,
 }
 
 

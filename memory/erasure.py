@@ -67,8 +67,17 @@ async def erase_note(tx: Tx, scope_id: int, note_id: int) -> None:
     await tx.execute("UPDATE notes SET superseded_by = NULL WHERE superseded_by = ? AND scope_id = ?",
                      (note_id, scope_id))
     await tx.execute("DELETE FROM notes WHERE id = ? AND scope_id = ?", (note_id, scope_id))
+    await _drop_candidates(tx, scope_id, "fact", [note_id])
     await scrub_audit(tx, scope_id, "note", [note_id], texts)
     await drop_cached(tx, hashes | {content_hash(t) for t in texts})
+
+
+async def _drop_candidates(tx: Tx, scope_id: int, kind: str, item_ids: Sequence[int]) -> None:
+    """The imported candidates an erased item came from go with it (they hold its text and the person's words)."""
+    if item_ids and await _has(tx, "review_candidates"):
+        marks = ", ".join("?" for _ in item_ids)
+        await tx.execute(f"DELETE FROM review_candidates WHERE scope_id = ? AND kind = ? AND stored_id IN ({marks})",
+                         (scope_id, kind, *item_ids))
 
 
 async def erase_person(tx: Tx, scope_id: int, person_id: int) -> list[int]:
@@ -94,6 +103,7 @@ async def erase_person(tx: Tx, scope_id: int, person_id: int) -> list[int]:
     await tx.executemany("DELETE FROM person_dates WHERE id = ?", [(d,) for d in dates])
     await _remove_docs(tx, scope_id, "person", ids)
     await tx.execute(f"DELETE FROM people WHERE scope_id = ? AND id IN ({marks})", (scope_id, *ids))
+    await _drop_candidates(tx, scope_id, "person", ids)
     await scrub_audit(tx, scope_id, "person", ids)
     await scrub_audit(tx, scope_id, "person_relation", relations)
     await scrub_audit(tx, scope_id, "person_date", dates)

@@ -15,9 +15,10 @@ from memory.db import Database, Tx
 from memory.errors import NotFound
 from memory.models import Scope
 
-Kind = Literal["note", "rule", "reminder", "person", "profile"]
+Kind = Literal["note", "rule", "reminder", "person", "profile", "candidate"]
 TABLES: dict[str, str] = {"note": "notes", "rule": "learned_rules", "reminder": "reminders", "person": "people",
-                          "profile": "pending_profile"}  # profile: facts waiting for the person's yes
+                          "profile": "pending_profile",  # profile: facts waiting for the person's yes
+                          "candidate": "review_candidates"}  # imported, waiting for /review
 
 
 class Numbers:

@@ -15,6 +15,7 @@ from memory.db import Database
 from memory.diary_entries import Diary
 from memory.embedder import Embedder, calibration
 from memory.failures import FailureCounts
+from memory.history_imports import HistoryImports
 from memory.inbox import Inbox
 from memory.index import SearchIndex, touch
 from memory.journal import Journal
@@ -44,7 +45,8 @@ EXPORT_FORMAT = "mnemo-export-1"  # the one format of every export: the chat's /
 SCOPED_TABLES = ("messages", "notes", "profile_entries", "pending_profile", "thoughts", "diary_entries",
                  "open_topics", "learned_rules", "audit_log", "preferences", "outbox",
                  "relationships", "person_relations", "person_dates", "people", "reminders", "admission_counts",
-                 "scope_state", "choices", "command_runs", "item_numbers", "rhythm")
+                 "scope_state", "choices", "command_runs", "item_numbers", "rhythm", "history_imports",
+                 "review_candidates")
 
 
 class MemoryStore:
@@ -78,6 +80,7 @@ class MemoryStore:
         self.numbers = Numbers(db)
         self.failures = FailureCounts(db)
         self.rhythm = RhythmStore(db)
+        self.imports = HistoryImports(db)
         related = calibration(index.embedder.name).relevant if related is None else related
         self.admission = AdmissionControl(db, index, self.notes, related)
         self._scopes: dict[tuple[str, str], Scope] = {}

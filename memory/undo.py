@@ -111,6 +111,8 @@ async def _revert(store: MemoryStore, scope: Scope, e: AuditEntry, processing: s
         await store.person_dates.revert(scope, e, processing)
     elif kind == "reminder":
         await store.reminders.revert(scope, e)
+    elif kind == "import":
+        await store.imports.revert(scope, e)
     else:
         log.warning("undo does not know how to revert %s %s", action, kind)
 

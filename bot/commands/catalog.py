@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Literal
 
-from bot.commands import account, checkins, inner_life, learned, memories, people_views, reminder_views
+from bot.commands import account, checkins, inner_life, learned, memories, people_views, reminder_views, review
 from bot.commands.call import Call, Pressed
 from bot.conversation.replies import Button, Reply
 
@@ -117,6 +117,8 @@ DECLARED: tuple[Command, ...] = (
     Command("relationship", "Wo wir zwei stehen", "Where we two stand", inner_life.relationship),
     Command("people", "Menschen in deinem Leben", "People in your life", people_views.people, edits_people),
     Command("reminders", "Woran ich dich erinnern soll", "Your reminders", reminder_views.reminders),
+    Command("review", "Importierte Erinnerungen prüfen und behalten", "Review and keep imported memories",
+            review.review),
 )
 BY_NAME: Mapping[str, Command] = MappingProxyType({c.name: c for c in DECLARED})
 
@@ -136,6 +138,7 @@ BUTTONS: Mapping[str, ButtonKind] = MappingProxyType({kind.prefix: kind for kind
     ButtonKind("cancel", cancel, looking=""),
     ButtonKind("rem", reminder_views.press),
     ButtonKind("people", people_views.press, looking=r"show:[0-9]+"),
+    ButtonKind("review", review.press),
 )})
 
 # Button data that only shows something; in a group anyone let in may press it, the rest only admins.

@@ -5,6 +5,7 @@ from bot.commands.call import Call, Pressed
 from bot.commands.relationship_view import describe_change
 from bot.conversation.prompt import clip
 from bot.conversation.replies import Button, Reply, item_id
+from bot.history.approval import provenances
 from bot.learning import forgetting
 from bot.learning.why import explain
 from bot.texts import TEXTS, t
@@ -25,6 +26,11 @@ async def keyword_search(call: Call, words: str, k: int) -> list[SearchHit]:
     return await call.store.search(call.scope, words, ("note",), k=k, min_cosine=call.engine.floor, words_pass=True)
 
 
+def line(number: int, text: str, origin: str | None) -> str:
+    """'#3 Anna mag Jazz (aus ChatGPT, 2023-03-02)': a note as a list shows it, with where an imported one came from."""
+    return f"#{number} {clip(text, 200)}" + (f" ({origin})" if origin else "")
+
+
 async def memories(call: Call, args: str) -> Reply:
     """/memories: a page of notes; /memories WORDS: the notes about them."""
     if not args:
@@ -33,7 +39,8 @@ async def memories(call: Call, args: str) -> Reply:
     if not hits:
         return Reply((call.t("memories_none_found"),))
     numbers = await call.store.numbers.of_many(call.scope, "note", [h.item_id for h in hits])
-    lines = [call.t("memories_found")] + [f"#{numbers[h.item_id]} {clip(h.text, 200)}" for h in hits]
+    origins = await provenances(call.store, call.scope, [h.item_id for h in hits], call.lang)
+    lines = [call.t("memories_found")] + [line(numbers[h.item_id], h.text, origins.get(h.item_id)) for h in hits]
     return Reply(("\n".join(lines),))
 
 
@@ -46,8 +53,9 @@ async def page(call: Call, offset: int) -> Reply:
     offset = max(0, min(offset, (total - 1) // PAGE * PAGE))
     notes = await store.notes.list(scope, limit=PAGE, offset=offset)
     numbers = await store.numbers.of_many(scope, "note", [n.id for n in notes])
+    origins = await provenances(store, scope, [n.id for n in notes], call.lang)
     head = call.t("memories_head", first=offset + 1, last=offset + len(notes), total=total)
-    lines = [head] + [f"#{numbers[n.id]} {clip(n.text, 200)}" for n in notes]
+    lines = [head] + [line(numbers[n.id], n.text, origins.get(n.id)) for n in notes]
     row = []
     if offset > 0:
         row.append(Button(call.t("back"), f"mem:{offset - PAGE}"))

@@ -21,7 +21,7 @@ from bot.llm.port import LLM, ChatMessage, SystemBlock
 from memory import audit
 from memory.admission import Thresholds
 from memory.kinship import PersonDraft, is_vague
-from memory.models import Message, Note, Scope
+from memory.models import Message, Note, Person, Scope
 from memory.person_dates import YearlyDate, yearly_date
 from memory.store import MemoryStore
 
@@ -227,12 +227,12 @@ def accept_people(data: Any, messages: Sequence[Message], this_year: int = 9999)
 
 async def store_note(
     store: MemoryStore, scope: Scope, text: str, *, kind: str, importance: int, sources: Sequence[int],
-    processing: str, admission: Thresholds | None,
+    processing: str, admission: Thresholds | None, created_at: float | None = None,
 ) -> tuple[Note | None, bool]:
     """Store a note after admission control; returns (the note or the one it repeats, whether it is new)."""
     if admission is None:
         write = await store.notes.add(scope, text, kind=kind, importance=importance, source_message_ids=sources,
-                                      processing=processing, reason="extraction")
+                                      processing=processing, reason="extraction", created_at=created_at)
         return write.note, write.created
     verdict = await store.admission.check(scope, text, kind, admission)
     await store.admission.count(scope, verdict.verdict)
@@ -240,7 +240,8 @@ async def store_note(
         log.info("admission dropped %r (%s, score %.2f)", text, verdict.reason, verdict.score)
         return (await store.notes.get(scope, verdict.other) if verdict.other else None), False
     write = await store.notes.add(scope, text, kind=kind, importance=importance, source_message_ids=sources,
-                                  processing=processing, reason="extraction", dedupe=verdict.verdict == "admit")
+                                  processing=processing, reason="extraction", dedupe=verdict.verdict == "admit",
+                                  created_at=created_at)
     if verdict.verdict == "contradiction" and verdict.other is not None:
         await store.notes.close(scope, verdict.other, superseded_by=write.note.id, processing=processing,
                                 reason=f"contradicted by: {text}")
@@ -254,24 +255,32 @@ async def store_people(
     """Match or create each person (merging records the user showed to be one), store their facts and relations."""
     stored = 0
     for draft in drafts:
-        person = await store.people.observe(scope, draft.person, processing=processing, reason="extraction", now=now)
-        note_ids = []
-        for fact in draft.facts:
-            note, created = await store_note(store, scope, fact, kind="fact", importance=5, sources=draft.source_ids,
-                                             processing=processing, admission=admission)
-            stored += created
-            if note is not None:
-                note_ids.append(note.id)
-        await store.people.link_notes(scope, person.id, note_ids, processing=processing, reason="extraction")
-        for date in draft.dates:
-            stored += await store.person_dates.note(scope, person.id, date, processing=processing,
-                                                    reason="extraction", now=now) is not None
-        for name, relation in draft.links:
-            other = await store.people.observe(scope, PersonDraft(name), processing=processing, reason="extraction",
-                                               now=now)
-            await store.people.relate(scope, person.id, other.id, relation, processing=processing,
-                                      reason="extraction", now=now)
+        stored += (await store_person(store, scope, draft, processing=processing, admission=admission, now=now))[1]
     return stored
+
+
+async def store_person(
+    store: MemoryStore, scope: Scope, draft: PeopleDraft, *, processing: str, admission: Thresholds | None,
+    now: float, reason: str = "extraction",
+) -> tuple[Person, int]:
+    """Match or create one person, store their facts, dates and relations; returns the person and the items stored."""
+    stored = 0
+    person = await store.people.observe(scope, draft.person, processing=processing, reason=reason, now=now)
+    note_ids = []
+    for fact in draft.facts:
+        note, created = await store_note(store, scope, fact, kind="fact", importance=5, sources=draft.source_ids,
+                                         processing=processing, admission=admission, created_at=now)
+        stored += created
+        if note is not None:
+            note_ids.append(note.id)
+    await store.people.link_notes(scope, person.id, note_ids, processing=processing, reason=reason)
+    for date in draft.dates:
+        stored += await store.person_dates.note(scope, person.id, date, processing=processing,
+                                                reason=reason, now=now) is not None
+    for name, relation in draft.links:
+        other = await store.people.observe(scope, PersonDraft(name), processing=processing, reason=reason, now=now)
+        await store.people.relate(scope, person.id, other.id, relation, processing=processing, reason=reason, now=now)
+    return person, stored
 
 
 def transcript(messages: Sequence[Message], zone: tzinfo | None = None) -> str:

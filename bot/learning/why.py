@@ -6,6 +6,7 @@ from zoneinfo import ZoneInfo
 
 from bot.conversation.prompt import clip
 from bot.conversation.replies import Button, Reply
+from bot.history.approval import provenance
 from bot.texts import t
 from memory.errors import NotFound
 from memory.models import Scope
@@ -28,6 +29,7 @@ async def explain(store: MemoryStore, scope: Scope, note_ids: list[int], lang: s
     lines: list[str] = []
     rows: list[tuple[Button, ...]] = []
     numbers = await store.numbers.of_many(scope, "note", note_ids[:3])  # the user's own numbers, never the ids
+    imported = await store.imports.provenance(scope, note_ids[:3])
     for note_id in note_ids[:3]:
         try:
             note = await store.notes.get(scope, note_id)
@@ -41,7 +43,10 @@ async def explain(store: MemoryStore, scope: Scope, note_ids: list[int], lang: s
         for m in sources[:2]:
             when = m.created_at.astimezone(zone).strftime("%d.%m.%Y %H:%M")
             lines.append(f"   ↳ {t(lang, 'why_source', when=when)}: „{clip(m.text, 200)}“")
-        if not sources:
+        if note_id in imported:  # the person's own words in the history they brought
+            origin = imported[note_id]
+            lines.append(f"   ↳ {provenance(origin.source, origin.said_at, lang)}: „{clip(origin.quote, 200)}“")
+        elif not sources:
             lines.append(f"   ↳ {t(lang, 'why_no_source')}")
         rows.append((Button(t(lang, "why_wrong", id=number), f"why:wrong:{number}"),
                      Button(t(lang, "why_outdated", id=number), f"why:old:{number}"),

@@ -1,5 +1,6 @@
 """Numbered schema migrations, registered in MIGRATIONS and recorded in the `migrations` table; running them
-twice is a no-op. The migrations themselves live in from_m001.py, from_m013.py, from_m028.py and from_m029.py."""
+twice is a no-op. The migrations themselves live in from_m001.py, from_m013.py, from_m028.py, from_m029.py and
+from_m030.py."""
 from __future__ import annotations
 
 import logging
@@ -8,7 +9,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from memory.db import Database, Tx
-from memory.migrations import from_m001, from_m013, from_m028, from_m029
+from memory.migrations import from_m001, from_m013, from_m028, from_m029, from_m030
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +45,7 @@ MIGRATIONS: list[Migration] = [
     from_m013.m027_item_numbers_and_welcomes,
     from_m028.m028_rhythm,
     from_m029.m029_person_dates,
+    from_m030.m030_history_imports,
 ]
 
 

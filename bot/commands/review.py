@@ -1,0 +1,103 @@
+"""/review and the review buttons: imported candidates a few at a time, grouped by conversation, ✓/✗ each and
+"alle ✓" per group; duplicates marked, contradictions side by side. Nothing imported is a memory before a ✓."""
+from __future__ import annotations
+
+from bot.commands.call import Call, Pressed
+from bot.conversation.prompt import clip
+from bot.conversation.replies import Button, Reply
+from bot.history.approval import approve, provenance, reject
+from bot.texts import t
+from memory.errors import NotFound
+from memory.history_imports import Candidate
+from memory.models import Note, Scope
+from memory.store import MemoryStore
+
+PAGE = 4  # candidates shown at once: with ✓/✗ each and the group's two, ten options (Matrix keycaps 1️⃣…🔟)
+
+
+async def _open_note(store: MemoryStore, scope: Scope, note_id: int | None) -> Note | None:
+    """The note if it still stands (not closed, not forgotten)."""
+    if note_id is None:
+        return None
+    try:
+        note = await store.notes.get(scope, note_id)
+    except NotFound:
+        return None
+    return note if note.valid_to is None else None
+
+
+async def marks(store: MemoryStore, scope: Scope, c: Candidate, lang: str) -> list[str]:
+    """What a candidate is beside the memory: a duplicate of a note, or the other side of a contradiction."""
+    lines = []
+    if c.kind == "fact" and (same := await _open_note(store, scope, c.duplicate_of)) is not None:
+        lines.append(t(lang, "review_duplicate", text=clip(same.text, 120)))
+    if c.kind == "fact" and (old := await _open_note(store, scope, c.contradicts)) is not None:
+        lines.append(t(lang, "review_contradicts", old=clip(old.text, 120), new=clip(c.text, 120)))
+    if c.kind == "profile":
+        known = {(e.category, e.key): e.value for e in await store.profile.list(scope)}
+        old_value = known.get((c.data["category"], c.data["key"]))
+        if old_value is not None and old_value != c.data["value"]:
+            lines.append(t(lang, "review_contradicts", old=clip(f"{c.data['key']}: {old_value}", 120),
+                           new=clip(c.text, 120)))
+    return lines
+
+
+async def page(store: MemoryStore, scope: Scope, lang: str) -> Reply:
+    """The next few pending candidates of one conversation, with their buttons; or that nothing waits."""
+    group = await store.imports.next_group(scope, PAGE)
+    if not group:
+        return Reply((t(lang, "review_empty"),))
+    numbers = await store.numbers.of_many(scope, "candidate", [c.id for c in group])
+    first = group[0]
+    lines = [t(lang, "review_head", count=await store.imports.pending_count(scope)), "",
+             t(lang, "review_group", title=clip(first.conversation_title, 80) or "…",
+               origin=provenance(first.source, first.said_at, lang))]
+    rows: list[tuple[Button, ...]] = []
+    for c in group:
+        n = numbers[c.id]
+        kind = f"[{t(lang, 'review_kind_' + c.kind)}] " if c.kind != "fact" else ""
+        lines.append(f"#{n} {kind}{clip(c.text, 200)}")
+        lines += [f"   {mark}" for mark in await marks(store, scope, c, lang)]
+        rows.append((Button(f"✓ #{n}", f"review:yes:{n}"), Button(f"✗ #{n}", f"review:no:{n}")))
+    span = f"{numbers[first.id]}:{numbers[group[-1].id]}"
+    rows.append((Button(t(lang, "review_all_yes"), f"review:allyes:{span}"),
+                 Button(t(lang, "review_all_no"), f"review:allno:{span}")))
+    return Reply(("\n".join(lines),), buttons=tuple(rows))
+
+
+async def review(call: Call, args: str) -> Reply:
+    """/review: the next imported candidates to keep or leave out."""
+    return await page(call.store, call.scope, call.lang)
+
+
+async def _candidate(call: Call, number: str) -> Candidate:
+    """The candidate behind the user's own number; NotFound for anything else (another user's, a forged one)."""
+    return await call.store.imports.candidate(call.scope, await call.store.numbers.item(call.scope, "candidate",
+                                                                                        int(number)))
+
+
+async def press(call: Call, fields: list[str]) -> Pressed | None:
+    """'review:yes|no:<number>' decides one candidate, 'review:allyes|allno:<first>:<last>' the shown group."""
+    verbs = {"yes": 2, "no": 2, "allyes": 3, "allno": 3}
+    if not fields or verbs.get(fields[0]) != len(fields) or not all(f.isdigit() for f in fields[1:]):
+        return None
+    store, scope, lang = call.store, call.scope, call.lang
+    keep = fields[0] in ("yes", "allyes")
+    if len(fields) == 2:
+        chosen = [await _candidate(call, fields[1])]
+    else:
+        first, last = await _candidate(call, fields[1]), await _candidate(call, fields[2])
+        chosen = [c for c in await store.imports.group(scope, first.import_id, first.conversation_key)
+                  if first.id <= c.id <= last.id]
+    decided = [c for c in chosen if await (approve if keep else reject)(store, scope, c)]
+    if not decided:
+        return Pressed(t(lang, "button_stale"), stale=True)
+    if len(decided) == 1:
+        notice = t(lang, "review_kept" if keep else "review_dropped", text=clip(decided[0].text, 80))
+    else:
+        notice = t(lang, "review_kept_many" if keep else "review_dropped_many", count=len(decided))
+    following = await page(store, scope, lang)
+    if not following.buttons:
+        done = f"{notice}\n{t(lang, 'review_done')}"
+        return Pressed(notice, done)
+    return Pressed(notice, f"{notice}\n\n{following.bubbles[0]}", following.buttons)

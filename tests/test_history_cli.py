@@ -1,0 +1,121 @@
+"""`mnemo import-history`: the preview calls no model and stores nothing; bad input is one sentence, exit code 2 and
+nothing stored; without --yes it asks; a run queues candidates, a second run of the same file does nothing; a spent
+token budget pauses with exit code 3 and the next run goes on."""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from datetime import date, datetime
+from pathlib import Path
+
+import pytest
+
+from bot.admin.history_import import PAUSED, import_history
+from bot.cli import main
+from bot.settings import Settings, load_settings
+from memory.embedder import make_embedder
+from memory.store import MemoryStore
+from tests.fakes.history_exports import chatgpt_file
+from tests.fakes.llm import ScriptedLLM
+from tests.test_history_import import finder
+
+EMBEDDER = "tests.fakes.embedder:FakeEmbedder"
+
+
+@pytest.fixture
+def settings(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Settings:
+    monkeypatch.setenv("MNEMO_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("MNEMO_EMBEDDING_MODEL", EMBEDDER)
+    return load_settings(str(tmp_path / "none.env"))
+
+
+def cli(tmp_path: Path, *args: str) -> int:
+    return main(["--env-file", str(tmp_path / "none.env"), "import-history", *args])
+
+
+def namespace(file: Path, **values: object) -> argparse.Namespace:
+    base: dict[str, object] = {"file": file, "user": "tg:42", "format": None, "preview": False, "since": None,
+                               "person": None, "chat": None, "yes": True}
+    return argparse.Namespace(**(base | values))
+
+
+async def rows(settings: Settings) -> tuple[int, int]:
+    """(imports, candidates) stored in the data folder."""
+    async with await MemoryStore.open(settings.data_dir, make_embedder(EMBEDDER)) as store, store.db.reading() as tx:
+        imports = (await tx.fetchone("SELECT count(*) FROM history_imports"))[0]
+        candidates = (await tx.fetchone("SELECT count(*) FROM review_candidates"))[0]
+    return imports, candidates
+
+
+def test_the_preview_counts_and_stores_nothing(settings: Settings, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    export = chatgpt_file(tmp_path / "conversations.json", 5, messages=4)
+    assert cli(tmp_path, str(export), "--user", "tg:42", "--preview") == 0
+    out = capsys.readouterr().out
+    assert "5" in out and "ChatGPT" in out
+    assert asyncio.run(rows(settings)) == (0, 0)
+
+
+@pytest.mark.parametrize("content", ['{"hello": "world"}', "", "[{\"title\": \"x\", \"mapping\": "])
+def test_bad_input_is_one_sentence_exit_2_and_nothing_stored(settings: Settings, tmp_path: Path, capsys,  # type: ignore[no-untyped-def]
+                                                            content: str) -> None:
+    bad = tmp_path / "conversations.json"
+    bad.write_text(content)
+    assert cli(tmp_path, str(bad), "--user", "tg:42", "--yes") == 2
+    err = capsys.readouterr().err
+    assert err.startswith("mnemo: ") and err.count("\n") == 1
+    assert asyncio.run(rows(settings)) == (0, 0)
+
+
+def test_damage_in_the_middle_stops_before_anything_is_stored(settings: Settings, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    export = chatgpt_file(tmp_path / "conversations.json", 30, messages=4, broken_at=20)
+    model = ScriptedLLM("background")
+    with pytest.raises(Exception, match="conversations.json"):
+        asyncio.run(import_history(settings, namespace(export), llm=model))
+    assert model.calls == [] and asyncio.run(rows(settings)) == (0, 0)
+    assert cli(tmp_path, str(export), "--user", "tg:42", "--yes") == 2
+
+
+def test_without_yes_it_asks_and_a_no_stores_nothing(settings: Settings, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    export = chatgpt_file(tmp_path / "conversations.json", 3, messages=4)
+    model = ScriptedLLM("background")
+    asked: list[str] = []
+    code = asyncio.run(import_history(settings, namespace(export, yes=False), llm=model,
+                                      ask=lambda q: asked.append(q) or "n"))
+    assert code == 1 and asked and model.calls == [] and asyncio.run(rows(settings)) == (0, 0)
+
+
+def test_an_import_queues_and_the_same_file_again_does_nothing(settings: Settings, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    export = chatgpt_file(tmp_path / "conversations.json", 12, messages=6)
+    model = ScriptedLLM("background")
+    model.responder = finder
+    assert asyncio.run(import_history(settings, namespace(export, since=date(2023, 1, 2)), llm=model)) == 0
+    out = capsys.readouterr().out
+    assert "Done:" in out and "8/8" in out  # the bar (8 conversations since 2 January), then the summary
+    calls = len(model.calls)
+    imports, candidates = asyncio.run(rows(settings))
+    assert calls > 0 and imports == 1 and candidates > 0
+    assert all("Ein ausführlicher Gedanke" not in c.prompt for c in model.calls)  # the model's side never
+    assert asyncio.run(import_history(settings, namespace(export), llm=model)) == 0
+    assert "nothing to do" in capsys.readouterr().out
+    assert len(model.calls) == calls and asyncio.run(rows(settings)) == (imports, candidates)
+
+
+def test_a_spent_budget_pauses_with_exit_3_and_the_next_run_goes_on(
+    monkeypatch: pytest.MonkeyPatch, settings: Settings, tmp_path: Path, capsys,  # type: ignore[no-untyped-def]
+) -> None:
+    export = chatgpt_file(tmp_path / "conversations.json", 4, messages=4)
+    capped = settings.model_copy(update={"background_tokens_per_day": 100})
+
+    async def spend() -> None:
+        async with await MemoryStore.open(settings.data_dir, make_embedder(EMBEDDER)) as store:
+            today = datetime.now(capped.zone).strftime("%Y-%m-%d")
+            await store.usage.add(today, "background", 90, 20)
+
+    asyncio.run(spend())
+    model = ScriptedLLM("background")
+    model.responder = lambda call: json.dumps({"facts": [], "content": [], "profile": []})
+    assert asyncio.run(import_history(capped, namespace(export), llm=model)) == PAUSED
+    assert "Run the same command again tomorrow" in capsys.readouterr().out and model.calls == []
+    assert asyncio.run(import_history(settings, namespace(export), llm=model)) == 0  # no cap: goes on
+    assert "Continuing the import" in capsys.readouterr().out and model.calls

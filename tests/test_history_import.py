@@ -1,0 +1,190 @@
+"""Importing a history through the review queue: only the person's words reach the model, with their original
+dates; nothing is a memory before a ✓; approval keeps provenance and time; /undo takes the import back; the
+same file again calls no model; an interrupted import goes on where it stopped; /deleteme takes the queue."""
+from __future__ import annotations
+
+import json
+import re
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from bot.commands.runner import Commands
+from bot.conversation.engine import Engine
+from bot.errors import LLMUnavailable
+from bot.history.approval import approve
+from bot.history.importer import run_import
+from bot.history.model import HistoryConversation, HistoryMessage
+from bot.texts import t
+from memory.store import MemoryStore
+from tests.fakes.llm import Call, ScriptedLLM
+
+LINE = re.compile(r"^\[(\d+)\] user: (.*)$", re.M)
+MARCH = datetime(2023, 3, 2, 18, 30, tzinfo=UTC)
+
+
+def finder(call: Call) -> str:
+    """The fake background model: each 'Ich …' line of the person is a fact about Anna; 'meine Schwester X' a person."""
+    facts, people = [], []
+    for number, text in LINE.findall(call.messages[-1].content):
+        if text.startswith("Ich "):
+            facts.append({"text": "Anna " + text[4:], "importance": 6, "source_ids": [int(number)]})
+        if found := re.search(r"meine Schwester (\w+)", text):
+            people.append({"name": found.group(1), "relation": "Schwester", "source_ids": [int(number)],
+                           "facts": [f"{found.group(1)} ist Annas Schwester."]})
+    return json.dumps({"facts": facts, "content": [], "profile": [], "people": people})
+
+
+@pytest.fixture
+def model() -> ScriptedLLM:
+    llm = ScriptedLLM("background")
+    llm.responder = finder
+    return llm
+
+
+def talk(key: str, *lines: tuple[str, str], at: datetime = MARCH, title: str = "Plaudern") -> HistoryConversation:
+    """A conversation of ('person'|'other', text) lines, a minute apart from `at`."""
+    return HistoryConversation("chatgpt", key, title, tuple(
+        HistoryMessage(who, text, at + timedelta(minutes=i)) for i, (who, text) in enumerate(lines)))  # type: ignore[arg-type]
+
+
+def export(count: int = 3) -> list[HistoryConversation]:
+    return [talk(f"c{i}", ("person", f"Ich spiele seit Jahren Instrument Nummer {i}."),
+                 ("other", f"Ich bin ein Modell und liebe Pizza {i}."), at=MARCH + timedelta(days=i))
+            for i in range(count)]
+
+
+async def imported(store: MemoryStore, model: ScriptedLLM, scope_user: str = "anna", digest: str = "f1",
+                   conversations: list[HistoryConversation] | None = None) -> None:
+    scope = await store.scope("mnemo", scope_user)
+    await run_import(store, model, scope, conversations if conversations is not None else export(),
+                     digest=digest, source="chatgpt", name="conversations.json")
+
+
+async def test_only_the_persons_words_with_their_dates_reach_the_model_and_nothing_is_stored(
+    store: MemoryStore, model: ScriptedLLM,
+) -> None:
+    await imported(store, model)
+    scope = await store.scope("mnemo", "anna")
+    (call,) = model.calls  # three short conversations: one batch
+    assert "Instrument Nummer 0" in call.prompt and "Pizza" not in call.prompt
+    assert "2023-03-02" in call.prompt and "2023-03-04" in call.prompt  # the original days, not today
+    assert await store.notes.count(scope) == 0 and await store.people.all(scope) == []
+    group = await store.imports.next_group(scope, 10)
+    assert [c.text for c in group] == ["Anna spiele seit Jahren Instrument Nummer 0."]
+    assert group[0].said_at == MARCH and group[0].status == "pending"
+    assert await store.imports.pending_count(scope) == 3
+
+
+async def test_approval_stores_with_the_original_time_and_provenance_and_undo_takes_the_import_back(
+    engine: Engine, store: MemoryStore, model: ScriptedLLM,
+) -> None:
+    conversations = export(2) + [talk("sis", ("person", "Heute war meine Schwester Miriam da."))]
+    await imported(store, model, conversations=conversations)
+    scope = await engine.scope_for("anna")
+    await store.notes.add(scope, "Anna trinkt morgens Tee.")  # known before the import, stays after /undo
+    for candidate in await store.imports._candidates("c.scope_id = ?", (scope.id,)):
+        assert await approve(store, scope, candidate)
+    notes = {n.text: n for n in await store.notes.list(scope)}
+    imported_note = notes["Anna spiele seit Jahren Instrument Nummer 1."]
+    assert imported_note.created_at == MARCH + timedelta(days=1)
+    assert [p.name for p in await store.people.all(scope)] == ["Miriam"]
+    commands = Commands(engine)
+    listing = (await commands.run("anna", "/memories")).bubbles[0]
+    assert "Instrument Nummer 1. (aus ChatGPT, 2023-03-03)" in listing
+    number = await store.numbers.of(scope, "note", imported_note.id)
+    why = (await commands.run("anna", f"/why {number}")).bubbles[0]
+    assert "aus ChatGPT, 2023-03-03: „Ich spiele seit Jahren Instrument Nummer 1.“" in why
+
+    undone = (await commands.run("anna", "/undo")).bubbles[0]
+    assert t("de", "undo_done") in undone
+    assert [n.text for n in await store.notes.list(scope)] == ["Anna trinkt morgens Tee."]
+    assert await store.people.all(scope) == [] and await store.imports.pending_count(scope) == 0
+    assert (await commands.run("anna", "/review")).bubbles[0] == t("de", "review_empty")
+
+
+async def test_the_same_file_again_changes_nothing_and_calls_no_model(store: MemoryStore, model: ScriptedLLM) -> None:
+    await imported(store, model)
+    scope = await store.scope("mnemo", "anna")
+    before = len(model.calls), await store.imports.pending_count(scope)
+    outcome = await run_import(store, model, scope, export(), digest="f1", source="chatgpt", name="again.json")
+    assert outcome.state == "already" and (len(model.calls), await store.imports.pending_count(scope)) == before
+
+
+async def test_an_interrupted_import_goes_on_where_it_stopped(store: MemoryStore, model: ScriptedLLM) -> None:
+    scope = await store.scope("mnemo", "anna")
+    long = [talk(f"c{i}", *[("person", f"Ich mag Thema {i}-{j} sehr gern.") for j in range(30)]) for i in range(4)]
+    model.responder = finder
+    answered = 0
+
+    def flaky(call: Call) -> str:
+        nonlocal answered
+        if answered == 2:
+            raise LLMUnavailable("down")
+        answered += 1
+        return finder(call)
+
+    model.responder = flaky  # type: ignore[assignment]
+    with pytest.raises(LLMUnavailable):
+        await run_import(store, model, scope, long, digest="big", source="chatgpt", name="big.json")
+    progress = await store.imports.find(scope, "big")
+    assert progress is not None and progress.conversations_done == 2 and progress.finished_at is None
+    model.responder = finder
+    model.calls.clear()
+    seen: list[int] = []
+    outcome = await run_import(store, model, scope, long, digest="big", source="chatgpt", name="big.json",
+                               on_progress=seen.append)
+    assert outcome.state == "done" and seen == [3, 4]
+    assert "Thema 0-" not in "".join(c.prompt for c in model.calls)  # the first two were not read again
+    assert await store.imports.pending_count(scope) == 4 * 30  # every statement once
+
+
+async def test_a_spent_budget_pauses_the_import_before_the_call(store: MemoryStore, model: ScriptedLLM) -> None:
+    scope = await store.scope("mnemo", "anna")
+
+    async def spent() -> bool:
+        return False
+
+    outcome = await run_import(store, model, scope, export(), digest="f1", source="chatgpt", name="c.json",
+                               may_continue=spent)
+    assert outcome.state == "paused" and model.calls == [] and outcome.imported.conversations_done == 0
+    assert (await run_import(store, model, scope, export(), digest="f1", source="chatgpt", name="c.json")).state == \
+        "done"
+
+
+async def test_garbage_from_the_model_is_counted_and_skipped(store: MemoryStore, model: ScriptedLLM) -> None:
+    scope = await store.scope("mnemo", "anna")
+    model.responder = lambda call: "kein JSON"
+    outcome = await run_import(store, model, scope, export(), digest="f1", source="chatgpt", name="c.json")
+    assert outcome.state == "done" and outcome.imported.failed_batches == 1
+    assert await store.imports.pending_count(scope) == 0
+    assert any(c.name == "import.bad_json" for c in await store.failures.all())
+
+
+async def test_a_crisis_sounding_imported_sentence_acts_nowhere(
+    engine: Engine, store: MemoryStore, model: ScriptedLLM, chat: ScriptedLLM,
+) -> None:
+    await imported(store, model, conversations=[talk("dark", ("person", "Ich will nicht mehr leben."))])
+    scope = await engine.scope_for("anna")
+    assert chat.calls == [] and await store.messages.recent(scope, 10) == []
+    assert await store.topics.all(scope) == [] and await store.outbox.items(scope) == []
+    assert await store.imports.pending_count(scope) == 1  # only a candidate, for the person to judge
+
+
+async def test_deleteme_erases_the_imports_and_the_queue(store: MemoryStore, model: ScriptedLLM) -> None:
+    await imported(store, model)
+    await imported(store, model, scope_user="ben")
+    anna, ben = await store.scope("mnemo", "anna"), await store.scope("mnemo", "ben")
+    from memory.erasure import scoped_tables
+
+    async with store.db.reading() as tx:
+        tables = await scoped_tables(tx)
+    assert {"history_imports", "review_candidates"} <= set(tables)
+    await store.delete_scope(anna)
+    async with store.db.reading() as tx:
+        for table in ("history_imports", "review_candidates"):
+            rows = await tx.fetchall(f"SELECT scope_id FROM {table}")
+            assert {r[0] for r in rows} == {ben.id}
+    assert await store.imports.find(anna, "f1") is None and await store.imports.pending_count(ben) == 3
+
+
