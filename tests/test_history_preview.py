@@ -28,22 +28,25 @@ def test_counts_and_date_range_of_an_export() -> None:
 
 def test_the_estimate_follows_its_assumptions() -> None:
     assume = Assumptions(batch=40, clip=1200, chars_per_token=4, prompt_chars=4000, answer_tokens=300)
-    long_talk = conversation("a", *(["person", "other"] * 50), text="y" * 2000)  # 100 messages: 3 calls, clipped
+    # 50 of the person's messages, clipped to 1,200 characters: 20 fill a call's 24,000 characters, so 3 calls;
+    # only the person's words are sent, never the other side's
+    long_talk = conversation("a", *(["person", "other"] * 50), text="y" * 2000)
     only_other = conversation("b", "other", "other")  # nothing of the person: no call
+    short = [conversation(f"s{i}", "person", "other", "person") for i in range(10)]  # 20 messages share one call
 
-    preview = tally([long_talk, only_other], 0, assume)
+    preview = tally([long_talk, only_other, *short], 0, assume)
 
-    assert preview.calls == 3
-    assert preview.input_tokens == math.ceil((3 * 4000 + 100 * (1200 + 12)) / 4)
-    assert preview.output_tokens == 900
+    assert preview.calls == 3 + 1
+    assert preview.input_tokens == math.ceil((4 * 4000 + 50 * (1200 + 12) + 20 * (40 + 12)) / 4)
+    assert preview.output_tokens == 4 * 300
     assert preview.budget_share is None and preview.days is None
 
 
 def test_budget_share_and_days() -> None:
-    preview = tally([conversation("a", *(["person", "other"] * 100))], daily_budget=5_000)
+    preview = tally([conversation("a", *(["person", "other"] * 100))], daily_budget=2_000)
 
-    assert preview.budget_share == preview.tokens / 5_000
-    assert preview.days == math.ceil(preview.tokens / 5_000) > 1
+    assert preview.budget_share == preview.tokens / 2_000
+    assert preview.days == math.ceil(preview.tokens / 2_000) > 1
 
 
 def test_rendered_in_german_and_english() -> None:
@@ -52,12 +55,12 @@ def test_rendered_in_german_and_english() -> None:
 
     assert german[0] == ("Gefunden: 2 Gespräche aus ChatGPT vom 02.03.2023 bis 15.01.2024, mit 4 Nachrichten von dir "
                          "und 4 von der Gegenseite.")
-    assert german[1].startswith(f"Geschätzter Aufwand: etwa {preview.tokens:,} Token in 2 Aufrufen".replace(",", "."))
+    assert german[1].startswith(f"Geschätzter Aufwand: etwa {preview.tokens:,} Token in einem Aufruf".replace(",", "."))
     assert german[2] == "Das sind 0 % des täglichen Budgets für Hintergrundarbeit (1.000.000 Token)."
     assert german[3] == "Bisher ist nichts gespeichert und kein Modell gefragt."
     assert english[0] == ("Found: 2 conversations from ChatGPT, 2023-03-02 to 2024-01-15, with 4 messages from you "
                           "and 4 from the other side.")
-    assert english[1].startswith(f"Estimated cost: about {preview.tokens:,} tokens in 2 calls")
+    assert english[1].startswith(f"Estimated cost: about {preview.tokens:,} tokens in one call")  # both share it
 
 
 def test_rendered_over_several_days_without_a_cap_and_empty() -> None:

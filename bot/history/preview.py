@@ -1,8 +1,9 @@
 """What an import would do, before any model call: counts, the date range, estimated tokens and calls, the budget share.
 
-The estimate assumes the extraction runs as in chat (bot.learning.extraction): a conversation with at least one message
-of the person is read in batches of BATCH messages, each message clipped to CLIP characters, every call carrying the
-instructions and the answer's schema; four characters make a token; an answer is about ANSWER_TOKENS (its cap is 900).
+The estimate packs the calls as the import does (bot.history.importer: only the person's own messages, whole
+conversations grouped up to BATCH of them, a call holding at most BATCH messages and CALL_CHARS characters, each
+message clipped to CLIP), every call carrying the instructions and the answer's schema; four characters make a
+token; an answer is about ANSWER_TOKENS (its cap is 900).
 """
 from __future__ import annotations
 
@@ -12,9 +13,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
+from bot.history.importer import BATCH, CALL_CHARS, INSTRUCTIONS, groups, spoken
 from bot.history.model import HistoryConversation
 from bot.history.readers import NAMES
-from bot.learning.extraction import BATCH, INSTRUCTIONS, SCHEMA
+from bot.learning.extraction import SCHEMA
 from bot.texts import t
 
 CLIP = 1200  # characters of one message in the extraction transcript (extraction.transcript)
@@ -29,6 +31,7 @@ class Assumptions:
 
     batch: int = BATCH
     clip: int = CLIP
+    call_chars: int = CALL_CHARS
     chars_per_token: int = CHARS_PER_TOKEN
     prompt_chars: int = len(INSTRUCTIONS) + len(json.dumps(SCHEMA)) + 60  # + the "Now: …" header
     answer_tokens: int = ANSWER_TOKENS
@@ -71,22 +74,36 @@ def tally(conversations: Iterable[HistoryConversation], daily_budget: int = 0,
     source, count, person, other, calls, chars = "", 0, 0, 0, 0, 0
     first: datetime | None = None
     last: datetime | None = None
-    for conversation in conversations:
-        source = source or conversation.source
-        count += 1
-        mine = sum(m.speaker == "person" for m in conversation.messages)
-        person += mine
-        other += len(conversation.messages) - mine
-        if conversation.messages:
-            first = min(first or conversation.messages[0].at, min(m.at for m in conversation.messages))
-            last = max(last or conversation.messages[-1].at, max(m.at for m in conversation.messages))
-        if mine:  # without a word of the person there is nothing to learn about them
-            batches = math.ceil(len(conversation.messages) / assume.batch)
-            calls += batches
-            chars += batches * assume.prompt_chars + sum(
-                min(len(m.text), assume.clip) + LINE_CHARS for m in conversation.messages)
+    def counting(stream: Iterable[HistoryConversation]) -> Iterable[HistoryConversation]:
+        nonlocal source, count, person, other, first, last
+        for conversation in stream:
+            source = source or conversation.source
+            count += 1
+            mine = sum(m.speaker == "person" for m in conversation.messages)
+            person, other = person + mine, other + len(conversation.messages) - mine
+            if conversation.messages:
+                first = min(first or conversation.messages[0].at, min(m.at for m in conversation.messages))
+                last = max(last or conversation.messages[-1].at, max(m.at for m in conversation.messages))
+            yield conversation
+
+    for group in groups(counting(conversations), assume.batch):
+        for sizes in _calls(group, assume):
+            calls += 1
+            chars += assume.prompt_chars + sum(size + LINE_CHARS for size in sizes)
     return Preview(source, count, person, other, first, last, calls, math.ceil(chars / assume.chars_per_token),
                    calls * assume.answer_tokens, daily_budget)
+
+
+def _calls(group: list[HistoryConversation], assume: Assumptions) -> list[list[int]]:
+    """The sizes of the person's messages in each call of a group, cut as the import cuts them."""
+    calls: list[list[int]] = [[]]
+    for conversation in group:
+        for message in spoken(conversation):
+            size = min(len(message.text), assume.clip)
+            if calls[-1] and (len(calls[-1]) >= assume.batch or sum(calls[-1]) + size > assume.call_chars):
+                calls.append([])
+            calls[-1].append(size)
+    return [c for c in calls if c]
 
 
 def render(preview: Preview, lang: str, assume: Assumptions = Assumptions()) -> str:
@@ -97,8 +114,8 @@ def render(preview: Preview, lang: str, assume: Assumptions = Assumptions()) -> 
     lines = [t(lang, "history_preview_found", conversations=n(preview.conversations),
                source=NAMES.get(preview.source, preview.source), person=n(preview.person_messages),
                other=n(preview.other_messages), first=_day(preview.first, lang), last=_day(preview.last, lang)),
-             t(lang, "history_preview_cost", tokens=n(preview.tokens), calls=n(preview.calls), batch=assume.batch,
-               chars=assume.chars_per_token)]
+             t(lang, "history_preview_cost_one" if preview.calls == 1 else "history_preview_cost",
+               tokens=n(preview.tokens), calls=n(preview.calls), batch=assume.batch, chars=assume.chars_per_token)]
     if preview.budget_share is None:
         lines.append(t(lang, "history_preview_no_cap"))
     else:

@@ -8,11 +8,17 @@ HISTORY_TEXTS: dict[str, dict[str, str]] = {
         "en": "Found: {conversations} conversations from {source}, {first} to {last}, with {person} messages "
               "from you and {other} from the other side.",
     },
+    "history_preview_cost_one": {
+        "de": "Geschätzter Aufwand: etwa {tokens} Token in einem Aufruf des Hintergrundmodells "
+              "(bis zu {batch} deiner Nachrichten, grob {chars} Zeichen je Token).",
+        "en": "Estimated cost: about {tokens} tokens in one call of the background model "
+              "(up to {batch} of your messages, roughly {chars} characters per token).",
+    },
     "history_preview_cost": {
         "de": "Geschätzter Aufwand: etwa {tokens} Token in {calls} Aufrufen des Hintergrundmodells "
-              "(je Aufruf bis zu {batch} Nachrichten, grob {chars} Zeichen je Token).",
+              "(je Aufruf bis zu {batch} deiner Nachrichten, grob {chars} Zeichen je Token).",
         "en": "Estimated cost: about {tokens} tokens in {calls} calls of the background model "
-              "(up to {batch} messages per call, roughly {chars} characters per token).",
+              "(up to {batch} of your messages per call, roughly {chars} characters per token).",
     },
     "history_preview_budget_day": {
         "de": "Das sind {share} % des täglichen Budgets für Hintergrundarbeit ({budget} Token).",
