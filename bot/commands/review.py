@@ -49,7 +49,8 @@ async def page(store: MemoryStore, scope: Scope, lang: str) -> Reply:
         return Reply((t(lang, "review_empty"),))
     numbers = await store.numbers.of_many(scope, "candidate", [c.id for c in group])
     first = group[0]
-    lines = [t(lang, "review_head", count=await store.imports.pending_count(scope)), "",
+    waiting = await store.imports.pending_count(scope)
+    lines = [t(lang, "review_head_one" if waiting == 1 else "review_head", count=waiting), "",
              t(lang, "review_group", title=clip(first.conversation_title, 80) or "…",
                origin=provenance(first.source, first.said_at, lang))]
     rows: list[tuple[Button, ...]] = []

@@ -6,6 +6,10 @@ REVIEW_TEXTS: dict[str, dict[str, str]] = {
         "de": "Nichts zu prüfen – es wartet kein importierter Vorschlag auf dich.",
         "en": "Nothing to review – no imported suggestion is waiting for you.",
     },
+    "review_head_one": {
+        "de": "Aus deinem Verlauf: ein Vorschlag wartet. Was ich behalten darf, entscheidest du.",
+        "en": "From your history: one suggestion is waiting. You decide what I may keep.",
+    },
     "review_head": {
         "de": "Aus deinem Verlauf: {count} Vorschläge warten. Was ich behalten darf, entscheidest du.",
         "en": "From your history: {count} suggestions are waiting. You decide what I may keep.",

@@ -1,17 +1,23 @@
-"""The morning brief arrives on Matrix too: the real scheduler pushes it through the channel to a real Synapse."""
+"""Proactive messages and the review queue on Matrix: the brief and the welcome back pushed through the channel to a
+real Synapse, and /review decided by reaction."""
 from __future__ import annotations
 
 import time
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
+from nio import ReactionEvent, RoomMessageText
+
+from bot.channels.matrix.messages import KEYCAPS
 from bot.channels.push import ChannelSender
 from bot.llm.writer import LLMWriter
+from bot.texts import t
 from memory import audit
 from memory.kinship import PersonDraft
 from memory.person_dates import YearlyDate
 from scheduler.service import Scheduler
 from tests.test_matrix import World, running, texts, world  # noqa: F401  (the fixture)
+from tests.test_review_channels import queue
 
 
 async def test_the_brief_with_a_birthday_arrives_on_matrix(world: World) -> None:  # noqa: F811
@@ -57,3 +63,24 @@ async def test_a_holiday_said_on_matrix_holds_checkins_back_and_the_welcome_arri
         noon[0] += timedelta(days=9)  # the first day back
         await scheduler.run("planner", 0, noon[0].timestamp())
         assert texts(await anna.wait_for(room, world.from_bot)) == ["Willkommen zurück!"]
+
+
+async def test_review_on_matrix_keeps_a_suggestion_by_reaction(world: World) -> None:  # noqa: F811
+    anna = world.anna
+    async with running(world.channel()) as _:
+        room = await anna.open_dm(world.bot_id)
+        await anna.wait_for(room, world.bot_joined)
+        scope = await world.store.scope("mnemo", anna.user_id)
+        await queue(world.store, scope, 2)
+        await anna.say(room, "!review")
+        events = await anna.wait_for(
+            room, lambda e: world.from_bot(e) or (isinstance(e, ReactionEvent) and e.sender == world.bot_id), count=5)
+        [shown] = [e for e in events if isinstance(e, RoomMessageText)]
+        assert "Anna spiele seit Jahren Instrument Nummer 0." in shown.body and "1️⃣" in shown.body
+        offered = sorted(e.key for e in events if isinstance(e, ReactionEvent) and e.reacts_to == shown.event_id)
+        assert offered == sorted(KEYCAPS[:4]), "✓, ✗ and the group's all ✓ / all ✗, one reaction each"
+        await anna.react(room, shown.event_id, KEYCAPS[0])  # ✓ for the first suggestion
+        [notice] = texts(await anna.wait_for(room, world.from_bot))
+    assert notice.startswith(t("de", "review_kept", text="Anna spiele seit Jahren Instrument Nummer 0."))
+    assert "Aus deinem Verlauf: ein Vorschlag wartet." in notice, "and the next page: the one suggestion left"
+    assert [n.text for n in await world.store.notes.list(scope)] == ["Anna spiele seit Jahren Instrument Nummer 0."]
