@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime
 from functools import partial
@@ -25,7 +25,7 @@ from bot.conversation.ratelimit import RateLimiter
 from bot.conversation.reminder_requests import ReminderRequests, user_zone
 from bot.conversation.replies import Button, Document, Incoming, Reply
 from bot.conversation.safety import crisis_help, signals_crisis
-from bot.conversation.tools import ToolContext
+from bot.conversation.tools import ToolBox, ToolContext
 from bot.conversation.turn import ANSWERED_BEFORE, CRISIS_SCAN_CHARS, Step, Turn, check_input, own_words
 from bot.errors import LLMError
 from bot.learning.corrections import Change, correct, describe, looks_like_correction, propose_rule
@@ -52,6 +52,7 @@ class Engine:
     def __init__(
         self, store: MemoryStore, chat: LLM, background: LLM, config: EngineConfig,
         clock: Callable[[], float] = time.time, budget: TokenBudget | None = None,
+        toolboxes: Sequence[ToolBox] = (),
     ) -> None:
         self.store, self.chat, self.background, self.config, self.clock = store, chat, background, config, clock
         self.budget = budget  # the daily token budget that pauses extraction and summaries when spent
@@ -62,7 +63,7 @@ class Engine:
         self.questions = OpenQuestions(store, config.language, clock)
         self.absences = Absences(store)
         self.reminder_requests = ReminderRequests(store, config.language, config.zone, clock)
-        self.answers = ModelAnswers(store, chat, config, clock, self.floor, self.zone_for)
+        self.answers = ModelAnswers(store, chat, config, clock, self.floor, self.zone_for, toolboxes)
         self.learning = LearningRuns(store, background, config, self.zone_for, clock, budget)
         self.spawn = self.learning.spawn  # run a background task; a failure is logged with where it was created
         # A message's turn, in order: each step answers here (a reply) or passes on (None) to the next.

@@ -11,7 +11,7 @@ from bot.conversation.config import EngineConfig
 from bot.conversation.markers import Marker, preview_text, split_markers
 from bot.conversation.prompt import PromptContext, build_prompt, own_questions, quote
 from bot.conversation.safety import crisis_help, signals_crisis
-from bot.conversation.tools import SAFE_TOOLS, TOOLS, ToolContext, recall, run_tool
+from bot.conversation.tools import ToolBox, ToolContext, available, offer, recall, run_tool, taints
 from bot.llm.port import LLM, ChatMessage, OnText, SystemBlock
 from memory.models import Scope
 from memory.store import MemoryStore
@@ -55,8 +55,10 @@ class ModelAnswers:
     """Writes the chat model's answers: one to a message (with tools) and one the companion sends on its own."""
 
     def __init__(self, store: MemoryStore, chat: LLM, config: EngineConfig, clock: Callable[[], float],
-                 floor: float | None, zone_for: Callable[[Scope], Awaitable[ZoneInfo]]) -> None:
+                 floor: float | None, zone_for: Callable[[Scope], Awaitable[ZoneInfo]],
+                 toolboxes: Sequence[ToolBox] = ()) -> None:
         self.store, self.chat, self.config, self.clock, self.floor = store, chat, config, clock, floor
+        self.toolboxes = tuple(toolboxes)  # tools from outside the memory (the web, MCP servers, suggestions)
         self.zone_for = zone_for  # the person's own time zone, or the deployment's
         self.last_prompt: Prompt | None = None  # what the model was given last (for tests and benchmarks)
 
@@ -76,14 +78,17 @@ class ModelAnswers:
         self.last_prompt = (system, list(messages))
         on_text = _previewer(on_progress, user_text)
         heard = heard_text(ctx, system, messages)  # markers in it were typed or stored, never the model's own
-        offered = (SAFE_TOOLS if crisis else TOOLS) if self.config.use_tools else None
+        usable = await available(tools, self.toolboxes) if self.config.use_tools else ()
+        tainted = False  # text from outside came in: from then on only tools that change nothing
         for _ in range(MAX_TOOL_ROUNDS):
+            offered = offer(usable, crisis, tainted) if self.config.use_tools else None
             completion = await self.chat.complete(messages, system=system, tools=offered, on_text=on_text)
             text, markers = split_markers(completion.text, heard)
             await self._keep(tools, markers)
             recalls = [m.content for m in markers if m.kind == "recall"]
             if completion.tool_calls:
-                results = [await run_tool(call, tools) for call in completion.tool_calls]
+                results = [await run_tool(call, tools, usable, tainted) for call in completion.tool_calls]
+                tainted = tainted or any(taints(call, usable) for call in completion.tool_calls)
                 messages = messages + [ChatMessage("assistant", completion.text, tool_calls=completion.tool_calls)]
                 messages += [ChatMessage("tool", result, tool_call_id=call.id)
                              for call, result in zip(completion.tool_calls, results, strict=True)]

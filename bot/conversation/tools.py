@@ -1,5 +1,8 @@
-"""Tools the chat model may call, declared and run here: search_memory, recall_chat, propose_rule, read_diary.
+"""Tools the chat model may call, declared and run here: search_memory, recall_chat, propose_rule, read_diary, and
+the tools of the toolboxes the app plugs in (the web, MCP servers, suggestions).
 
+A tool whose result is text from outside (`Tool.untrusted`) taints the turn: from then on only tools that change
+nothing (`Tool.in_crisis`) are offered or run, so a page that says "remember this rule" is just text.
 A model without tool calling writes [RECALL: …] instead; `recall` answers that marker like a tool.
 """
 from __future__ import annotations
@@ -10,7 +13,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from datetime import time as dtime
-from typing import Any
+from typing import Any, Protocol
 from zoneinfo import ZoneInfo
 
 from bot.conversation.prompt import quote
@@ -103,13 +106,26 @@ async def _read_diary(args: dict[str, Any], at: ToolContext) -> str:
     return _format([(e.created_at, e.text) for e in entries], at.zone) if entries else "The diary is empty."
 
 
+class ToolFailed(Exception):
+    """A tool could not do its work (a server down, a limit reached); the message goes to the model as the result."""
+
+
 @dataclass(frozen=True)
 class Tool:
     """One tool: what the model is told of it, and what runs when the model calls it."""
 
     spec: ToolSpec
     run: Callable[[dict[str, Any], ToolContext], Awaitable[str]]
-    in_crisis: bool = True  # False: not offered (and not run) in a crisis turn
+    in_crisis: bool = True  # False: it changes something, so it is not offered (nor run) in a crisis or tainted turn
+    untrusted: bool = False  # True: its result is text from outside (the web, a tool server); it taints the turn
+
+
+class ToolBox(Protocol):
+    """Tools from outside the memory (the web, MCP servers, suggestions), offered beside the built-in ones."""
+
+    async def tools(self, at: ToolContext) -> Sequence[Tool]:
+        """The tools this box offers in this turn (none when it is switched off or its limit is reached)."""
+        ...
 
 
 _TOOLS = (
@@ -145,22 +161,42 @@ _TOOLS = (
         {"type": "object", "properties": {"count": {"type": "integer", "minimum": 1, "maximum": 5}}},
     ), _read_diary),
 )
-_BY_NAME = {tool.spec.name: tool for tool in _TOOLS}
-TOOLS = tuple(tool.spec for tool in _TOOLS)
-SAFE_TOOLS = tuple(tool.spec for tool in _TOOLS if tool.in_crisis)
+BUILT_IN: tuple[Tool, ...] = _TOOLS
 
 
-async def run_tool(call: ToolCall, at: ToolContext) -> str:
-    """Run one tool call and return its result as text for the model; bad arguments get a short error text."""
+async def available(at: ToolContext, boxes: Sequence[ToolBox]) -> tuple[Tool, ...]:
+    """The built-in tools and those of the boxes for this turn (a name taken already is not offered twice)."""
+    found = list(BUILT_IN)
+    for box in boxes:
+        found.extend(tool for tool in await box.tools(at) if tool.spec.name not in {t.spec.name for t in found})
+    return tuple(found)
+
+
+def offer(tools: Sequence[Tool], crisis: bool, tainted: bool) -> tuple[ToolSpec, ...]:
+    """What the model is told it may call: in a crisis or after text from outside, only what changes nothing."""
+    return tuple(tool.spec for tool in tools if tool.in_crisis or not (crisis or tainted))
+
+
+async def run_tool(call: ToolCall, at: ToolContext, tools: Sequence[Tool] = BUILT_IN, tainted: bool = False) -> str:
+    """Run one tool call and return its result as text for the model; bad arguments or a failing tool get a short
+    error text, and a tool that was not offered (unknown, or changing something in a crisis or tainted turn) none."""
     args: dict[str, Any] = call.arguments if isinstance(call.arguments, dict) else {}
-    tool = _BY_NAME.get(call.name)
-    if tool is None or (at.crisis and not tool.in_crisis):
+    tool = next((tool for tool in tools if tool.spec.name == call.name), None)
+    if tool is None or ((at.crisis or tainted) and not tool.in_crisis):
         return f"error: unknown tool {call.name!r}"
     try:
         return await tool.run(args, at)
     except (ValueError, TypeError) as exc:
         log.warning("tool %s got bad arguments %r: %s", call.name, args, exc)
         return f"error: bad arguments ({exc})"
+    except ToolFailed as exc:
+        log.info("tool %s failed: %s", call.name, exc)
+        return f"error: {exc}"
+
+
+def taints(call: ToolCall, tools: Sequence[Tool]) -> bool:
+    """Whether the call's result is text from outside."""
+    return any(tool.untrusted for tool in tools if tool.spec.name == call.name)
 
 
 async def recall(query: str, at: ToolContext) -> str:
