@@ -11,6 +11,7 @@ import pytest
 
 from bot.conversation.engine import Engine, EngineConfig
 from memory.store import MemoryStore
+from tests.evaluation_data import MISSING_DATA
 from tests.fakes.embedder import FakeEmbedder
 from tests.fakes.llm import ScriptedLLM
 from tests.fakes.telegram_api import FakeTelegram
@@ -28,6 +29,14 @@ def _no_outside_network(monkeypatch: pytest.MonkeyPatch) -> None:
         return real_connect(self, address)  # type: ignore[arg-type]
 
     monkeypatch.setattr(socket.socket, "connect", guarded)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """Say loudly which tests did not run for want of the shared evaluation data."""
+    if MISSING_DATA:
+        terminalreporter.section("evaluation data missing: this run proves less than CI", red=True, bold=True)
+        for missing in dict.fromkeys(MISSING_DATA):
+            terminalreporter.write_line(f"skipped: {missing}")
 
 
 @pytest.fixture

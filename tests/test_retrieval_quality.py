@@ -17,8 +17,9 @@ from memory.notes import NewNote
 from memory.ranking import Candidate, Weights, fuse
 from memory.search_text import distinctive, named_periods
 from memory.store import MemoryStore
+from tests.evaluation_data import SHARED, shared_data
 
-GERMAN_SET = Path(__file__).resolve().parents[2] / "shared" / "data" / "german" / "memories_de_dev.json"
+GERMAN_SET = SHARED / "data" / "german" / "memories_de_dev.json"
 
 
 def _utc(value: str) -> float:
@@ -42,9 +43,8 @@ def real_embedder() -> Embedder:
 
 @pytest.fixture(scope="module")
 def german_set() -> dict[str, Any]:
-    if not GERMAN_SET.exists():
-        pytest.skip(f"German development set not found at {GERMAN_SET}")
-    return json.loads(GERMAN_SET.read_text(encoding="utf-8"))
+    path = shared_data(GERMAN_SET, "the German development set")
+    return json.loads(path.read_text(encoding="utf-8"))
 
 
 @pytest.mark.asyncio

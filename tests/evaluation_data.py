@@ -1,0 +1,25 @@
+"""The evaluation data beside the repository (../shared), which the project cannot ship: found, or a loud skip."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+
+MISSING_DATA: list[str] = []  # what a test needed from ../shared and did not find (said at the end of the run)
+
+
+def shared_data(path: Path, what: str) -> Path:
+    """A file from the evaluation data beside the repository (../shared), which the project cannot ship.
+
+    Without it the test is skipped loudly (named again at the end of the run); where MNEMO_REQUIRE_SHARED_DATA is
+    set, as `.ci/run` sets it, it fails instead, so CI never proves less than it says.
+    """
+    if path.exists():
+        return path
+    if os.environ.get("MNEMO_REQUIRE_SHARED_DATA"):
+        pytest.fail(f"{what} not found at {path} (MNEMO_REQUIRE_SHARED_DATA is set)")
+    MISSING_DATA.append(f"{what} ({path})")
+    pytest.skip(f"{what} not found at {path}")
