@@ -4,6 +4,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from datetime import date, datetime, timedelta
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from memory.models import Scope
@@ -11,7 +12,15 @@ from memory.pairing import is_group_scope
 from memory.store import MemoryStore
 from scheduler.away import STATE_KEY, Away, kept
 from scheduler.backoff import ANSWER_WITHIN, LOOK_BACK, backoff_factor, ignored_streak
-from scheduler.planner import CheckinFacts, Decision, decide_checkin, held_back_by, next_chance
+from scheduler.planner import (
+    CheckinFacts,
+    Decision,
+    decide_checkin,
+    facts_from_state,
+    facts_to_state,
+    held_back_by,
+    next_chance,
+)
 from scheduler.ports import Composer, Sender
 from scheduler.relationship_rules import silence_for
 from scheduler.rhythm import week_of_likely_hours
@@ -77,21 +86,33 @@ async def gather(store: MemoryStore, scope: Scope, now: float, zone: ZoneInfo,
 
 
 def explained(facts: CheckinFacts, decision: Decision) -> dict[str, object]:
-    """A decision as /checkins warum tells it: the rule, the facts it rests on, the next chance (JSON-ready)."""
+    """A decision as /checkins warum tells it: the rule and the facts it rests on (JSON-ready).
+
+    When the companion could write next is not worked out here, on every planner run for every person, but by
+    `chances` when someone asks, on these same facts.
+    """
     local = facts.now.astimezone(facts.zone)
-    chance = None if decision.send else next_chance(facts)
-    # with no chance ahead, what holds it back for good (a check-in waiting for its answer, check-ins off, …)
-    held_by = held_back_by(facts) if chance is None else None
     likely = facts.likely_hours[local.weekday()] if facts.likely_hours is not None else None
     return {
-        "at": facts.now.timestamp(), "send": decision.send, "reason": decision.reason,
-        "next": chance.timestamp() if chance else None, "held_by": held_by, "zone": str(facts.zone),
+        "at": facts.now.timestamp(), "send": decision.send, "reason": decision.reason, "zone": str(facts.zone),
         "active_hours": list(facts.active_hours), "likely_hours": sorted(likely) if likely is not None else None,
         "streak": facts.ignored_streak, "factor": backoff_factor(facts.ignored_streak),
         "answer_within_hours": ANSWER_WITHIN.total_seconds() / 3600,
         "silence_hours": facts.silence_needed.total_seconds() / 3600,
         "away_until": facts.away_until.isoformat() if facts.away_until else None,
+        "facts": facts_to_state(facts),
     }
+
+
+def chances(record: dict[str, Any]) -> tuple[float | None, str | None]:
+    """For a recorded decision not to write: the first moment the rules would let a check-in go (a unix time), and
+    with none ahead, the rule that holds back for good; a record without its facts carries both itself."""
+    if record.get("send") or "facts" not in record:
+        return record.get("next"), record.get("held_by")
+    facts = facts_from_state(record["facts"])
+    chance = next_chance(facts)
+    # with no chance ahead, what holds it back for good (a check-in waiting for its answer, check-ins off, …)
+    return (chance.timestamp(), None) if chance else (None, held_back_by(facts))
 
 
 async def check_in(

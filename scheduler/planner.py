@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, timedelta, tzinfo
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from scheduler.backoff import backoff_factor
@@ -102,6 +103,43 @@ def next_chance(f: CheckinFacts, horizon: timedelta = HORIZON,
             return at.astimezone(f.zone)
         at += step
     return None
+
+
+def facts_to_state(f: CheckinFacts) -> dict[str, Any]:
+    """The facts as JSON-ready values, so a decision can be explained later on the facts it was made on."""
+    def stamp(at: datetime | None) -> float | None:
+        return at.timestamp() if at is not None else None
+
+    return {
+        "now": f.now.timestamp(), "zone": str(f.zone), "last_user_message": stamp(f.last_user_message),
+        "last_message": stamp(f.last_message), "last_proactive": stamp(f.last_proactive),
+        "proactive_unanswered": f.proactive_unanswered, "active_hours": list(f.active_hours),
+        "checkins_enabled": f.checkins_enabled, "due_topic": f.due_topic, "concern": f.concern,
+        "silence_threshold": f.silence_threshold.total_seconds(),
+        "away_until": f.away_until.isoformat() if f.away_until else None, "welcome_back": f.welcome_back,
+        "likely_hours": [sorted(hours) for hours in f.likely_hours] if f.likely_hours is not None else None,
+        "ignored_streak": f.ignored_streak,
+    }
+
+
+def facts_from_state(d: dict[str, Any]) -> CheckinFacts:
+    """The facts as `facts_to_state` kept them."""
+    zone = ZoneInfo(d["zone"])
+
+    def moment(at: float | None) -> datetime | None:
+        return datetime.fromtimestamp(at, zone) if at is not None else None
+
+    start, end = d["active_hours"]
+    return CheckinFacts(
+        now=datetime.fromtimestamp(d["now"], zone), zone=zone, last_user_message=moment(d["last_user_message"]),
+        last_message=moment(d["last_message"]), last_proactive=moment(d["last_proactive"]),
+        proactive_unanswered=d["proactive_unanswered"], active_hours=(start, end),
+        checkins_enabled=d["checkins_enabled"], due_topic=d["due_topic"], concern=d["concern"],
+        silence_threshold=timedelta(seconds=d["silence_threshold"]),
+        away_until=date.fromisoformat(d["away_until"]) if d["away_until"] else None, welcome_back=d["welcome_back"],
+        likely_hours=tuple(frozenset(hours) for hours in d["likely_hours"]) if d["likely_hours"] is not None else None,
+        ignored_streak=d["ignored_streak"],
+    )
 
 
 def held_back_by(f: CheckinFacts, horizon: timedelta = HORIZON) -> str:

@@ -1,12 +1,14 @@
 """Pure: the ignored streak and the back-off, the learned hours in the planner, and the next chance."""
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from scheduler.backoff import backoff_factor, ignored_streak
-from scheduler.planner import CheckinFacts, decide_checkin, next_chance
+from scheduler.checkin import chances, explained
+from scheduler.planner import CheckinFacts, Decision, decide_checkin, facts_from_state, facts_to_state, next_chance
 
 BERLIN = ZoneInfo("Europe/Berlin")
 H = 3600.0
@@ -68,6 +70,17 @@ def test_the_next_chance_counts_real_hours_across_the_switch_to_summer_time() ->
     assert chance is not None and (chance.day, chance.hour, chance.minute) == (28, 20, 0), \
         "23 real hours end at 20:00 summer time (19:00 on the wall clock would be only 22)"
     assert chance.utcoffset() == timedelta(hours=2)
+
+
+def test_a_decision_is_explained_later_on_the_facts_it_was_made_on() -> None:
+    early = replace(BASE, now=at(1, 9), likely_hours=EVENINGS, away_until=at(1, 0).date(), welcome_back="x",
+                    due_topic="Wie war der Zahnarzt?")
+    assert facts_from_state(json.loads(json.dumps(facts_to_state(early)))) == early
+    record = explained(replace(early, away_until=None), Decision(False, "not a likely hour"))
+    assert chances(json.loads(json.dumps(record))) == (at(1, 19).timestamp(), None), "the due topic: that evening"
+    held = explained(replace(early, proactive_unanswered=True), Decision(False, "previous proactive message unanswered"))
+    assert chances(held) == (None, "previous proactive message unanswered")
+    assert chances({**record, "send": True}) == (None, None)
 
 
 async def test_checkins_answers_bad_words_groups_and_newcomers_shortly_and_changes_nothing(engine) -> None:  # type: ignore[no-untyped-def]

@@ -9,7 +9,7 @@ from bot.commands.call import Call
 from bot.conversation.replies import Reply
 from memory.pairing import is_group_scope
 from memory.preferences import Preferences
-from scheduler.checkin import LAST_DECISION
+from scheduler.checkin import LAST_DECISION, chances
 from scheduler.rhythm import describe, learned, spans, week_of_likely_hours
 
 WHY_WORDS = ("", "warum", "why", "wieso")
@@ -50,11 +50,12 @@ def explain(call: Call, d: dict[str, Any]) -> str:
     if d.get("factor", 1) > 1:
         lines.append(call.t("checkins_backoff", streak=d["streak"], within=round(d["answer_within_hours"]),
                             factor=d["factor"]))
+    chance, held_by = chances(d)
     if d["send"]:
         lines.append(call.t("checkins_after_sent"))
-    elif d.get("next") is not None:
-        lines.append(call.t("checkins_next", when=when(call, d["next"], zone)))
-    elif d.get("held_by") == "previous proactive message unanswered":
+    elif chance is not None:
+        lines.append(call.t("checkins_next", when=when(call, chance, zone)))
+    elif held_by == "previous proactive message unanswered":
         lines.append(call.t("checkins_next_after_answer"))
     else:
         lines.append(call.t("checkins_next_none"))
