@@ -32,6 +32,7 @@ log = logging.getLogger(__name__)
 
 BATCH = extraction.BATCH  # the person's messages shown to the model in one call
 CALL_CHARS = 24_000  # and at most this many characters of them
+CLIP = 1200  # characters of one message at most
 MAX_TOKENS = 900
 
 INSTRUCTIONS = """You extract memories from an earlier chat history that a person brought with them. Only the
@@ -101,13 +102,14 @@ class Line:
     conversation: HistoryConversation
 
 
-def calls_of(group: Sequence[HistoryConversation], per_call: int = BATCH, chars: int = CALL_CHARS) -> list[list[Line]]:
+def calls_of(group: Sequence[HistoryConversation], per_call: int = BATCH, chars: int = CALL_CHARS,
+             clip_at: int = CLIP) -> list[list[Line]]:
     """The group's person messages, numbered from 1, cut into calls of at most per_call messages and ~chars."""
     calls: list[list[Line]] = [[]]
     size, number = 0, 0
     for conversation in group:
         for m in spoken(conversation):
-            text = clip(m.text, 1200)
+            text = clip(m.text, clip_at)
             if calls[-1] and (len(calls[-1]) >= per_call or size + len(text) > chars):
                 calls.append([])
                 size = 0

@@ -13,13 +13,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
-from bot.history.importer import BATCH, CALL_CHARS, INSTRUCTIONS, groups, spoken
+from bot.history.importer import BATCH, CALL_CHARS, CLIP, INSTRUCTIONS, calls_of, groups
 from bot.history.model import HistoryConversation
 from bot.history.readers import NAMES
 from bot.learning.extraction import SCHEMA
 from bot.texts import t
 
-CLIP = 1200  # characters of one message in the extraction transcript (extraction.transcript)
 LINE_CHARS = 12  # "[1234] user: " before each message
 CHARS_PER_TOKEN = 4
 ANSWER_TOKENS = 300
@@ -87,23 +86,11 @@ def tally(conversations: Iterable[HistoryConversation], daily_budget: int = 0,
             yield conversation
 
     for group in groups(counting(conversations), assume.batch):
-        for sizes in _calls(group, assume):
+        for lines in calls_of(group, assume.batch, assume.call_chars, assume.clip):
             calls += 1
-            chars += assume.prompt_chars + sum(size + LINE_CHARS for size in sizes)
+            chars += assume.prompt_chars + sum(len(line.message.text) + LINE_CHARS for line in lines)
     return Preview(source, count, person, other, first, last, calls, math.ceil(chars / assume.chars_per_token),
                    calls * assume.answer_tokens, daily_budget)
-
-
-def _calls(group: list[HistoryConversation], assume: Assumptions) -> list[list[int]]:
-    """The sizes of the person's messages in each call of a group, cut as the import cuts them."""
-    calls: list[list[int]] = [[]]
-    for conversation in group:
-        for message in spoken(conversation):
-            size = min(len(message.text), assume.clip)
-            if calls[-1] and (len(calls[-1]) >= assume.batch or sum(calls[-1]) + size > assume.call_chars):
-                calls.append([])
-            calls[-1].append(size)
-    return [c for c in calls if c]
 
 
 def render(preview: Preview, lang: str, assume: Assumptions = Assumptions()) -> str:
