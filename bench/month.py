@@ -86,6 +86,13 @@ def sessions(first: datetime, days: int, rng: random.Random) -> list[datetime]:
     return out
 
 
+def answered(sent: list[Sent], now: datetime) -> None:
+    """Anna wrote at `now`: every check-in before it that she had not answered is answered now."""
+    for s in sent:
+        if s.answered is None and is_checkin(s.text) and s.at <= now:
+            s.answered = now
+
+
 def reads_now(at: datetime) -> bool:
     """Whether a message reaching Anna at `at` is read soon: her evenings and weekend late mornings."""
     return 18 <= at.hour < 23 if at.weekday() < 5 else 9 <= at.hour < 13
@@ -139,17 +146,12 @@ async def month(year: int, month_no: int, seed: int, data: Path) -> list[Sent]:
                     session = plan.pop(0)
                     text = said.pop(session.day, None) if session.day in said else None
                     await write(text or "Hallo, heute war viel los.")
-                    for item in [p for p in pending if p <= now]:
-                        pending.remove(item)
-                    for s in sent:
-                        if s.answered is None and is_checkin(s.text) and s.at <= now:
-                            s.answered = now
+                    pending = [p for p in pending if p > now]
+                    answered(sent, now)
                 elif pending and now >= min(pending):
                     pending.remove(min(pending))
                     await write("Danke, mir geht's gut.")
-                    for s in sent:
-                        if s.answered is None and is_checkin(s.text) and s.at <= now:
-                            s.answered = now
+                    answered(sent, now)
                 for day, text in list(said.items()):  # what she meant to say on a day she did not write
                     if now.day == day and now.hour == 21 and now.minute == 0:
                         said.pop(day)

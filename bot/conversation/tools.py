@@ -166,10 +166,11 @@ BUILT_IN: tuple[Tool, ...] = _TOOLS
 
 async def available(at: ToolContext, boxes: Sequence[ToolBox]) -> tuple[Tool, ...]:
     """The built-in tools and those of the boxes for this turn (a name taken already is not offered twice)."""
-    found = list(BUILT_IN)
+    found = {tool.spec.name: tool for tool in BUILT_IN}
     for box in boxes:
-        found.extend(tool for tool in await box.tools(at) if tool.spec.name not in {t.spec.name for t in found})
-    return tuple(found)
+        for tool in await box.tools(at):
+            found.setdefault(tool.spec.name, tool)
+    return tuple(found.values())
 
 
 def offer(tools: Sequence[Tool], crisis: bool, tainted: bool) -> tuple[ToolSpec, ...]:
