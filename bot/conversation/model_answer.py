@@ -15,6 +15,7 @@ from bot.conversation.tools import ToolBox, ToolContext, available, offer, recal
 from bot.llm.port import LLM, ChatMessage, OnText, SystemBlock
 from memory.models import Scope
 from memory.store import MemoryStore
+from scheduler.relationship_rules import absence_for
 
 MAX_TOOL_ROUNDS = 4
 CRISIS_MEMORY_SECONDS = 3 * 86400.0  # a message the companion sends on its own this soon after a crisis is careful
@@ -129,6 +130,8 @@ class ModelAnswers:
         store, now, zone = self.store, self.clock(), zone or await self.zone_for(scope)
         window = await store.messages.recent(scope, self.config.recent_messages, before_id=message_id)
         due = [] if crisis else await store.topics.due(scope, now, limit=1)
+        relationship = await store.relationships.get(scope)
+        long_gone = previous_at is not None and now - previous_at >= absence_for(relationship.stage).total_seconds()
         return PromptContext(
             companion_name=self.config.companion_name, language=self.config.language, user_text=user_text,
             now_local=datetime.fromtimestamp(now, zone), persona=self.config.persona,
@@ -143,8 +146,10 @@ class ModelAnswers:
             crisis_notice=crisis_help(self.config.crisis_country, self.config.language) if crisis else "",
             tools=self.config.use_tools,
             companion=await store.companions.get(self.config.companion_id),
-            relationship=await store.relationships.get(scope),
-            open_topics=[] if crisis else [tp.text for tp in await store.topics.list(scope)][-3:],
+            relationship=relationship,
+            long_absence=long_gone,
+            # what was left open, read only when the person is back from a long absence (the prompt offers it then)
+            open_topics=[tp.text for tp in await store.topics.list(scope)][-3:] if long_gone and not crisis else [],
             own_questions=own_questions(window),
             people=await store.people.cards(scope),
             zone=zone,

@@ -13,7 +13,7 @@ from memory.companions import Companion
 from memory.models import LearnedRule, Message, OpenTopic, PersonCard, ProfileEntry, SearchHit
 from memory.people import card_line
 from memory.relationship import Relationship
-from scheduler.relationship_rules import absence_for, describe, wish_of
+from scheduler.relationship_rules import describe, wish_of
 
 # Budgets in characters; they bound the prompt whatever the length of the history.
 MESSAGE_CHARS = 1500
@@ -76,6 +76,7 @@ class PromptContext:
     extra: Sequence[str] = field(default_factory=tuple)
     proactive: str = ""  # set when the companion speaks first: the reason, computed by the program
     welcome_back_after: float = 3600.0
+    long_absence: bool = False  # the person writes after a long silence for their stage (the program decided)
     open_topics: Sequence[str] = ()  # what was left open, offered after a long absence
     companion: Companion | None = None  # its core personality replaces `persona`
     relationship: Relationship | None = None
@@ -191,12 +192,6 @@ def character_block(ctx: PromptContext) -> str:
     return "\n\n".join(parts)
 
 
-def long_absence(ctx: PromptContext) -> float:
-    """After how many seconds of silence the person's message is a return after a long absence (by stage)."""
-    stage = ctx.relationship.stage if ctx.relationship is not None else ""
-    return absence_for(stage).total_seconds()
-
-
 def volatile_hint(ctx: PromptContext) -> str:
     """Facts computed by the program for this turn only."""
     lines = [f"Local time of the person: {ctx.now_local:%A, %Y-%m-%d %H:%M}."]
@@ -207,7 +202,7 @@ def volatile_hint(ctx: PromptContext) -> str:
             lines.append("The person is back after a break: pick up where you left off. Things that were "
                          "planned in the earlier messages may have happened since – ask how they went "
                          "instead of wishing luck for them.")
-        if gap >= long_absence(ctx) and not ctx.proactive:
+        if ctx.long_absence and not ctx.proactive:
             lines.append(f"That is a long absence for the two of you ({describe_gap(gap, 'en')}): greet the person "
                          "back warmly before anything else.")
             if ctx.open_topics:
