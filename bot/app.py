@@ -13,6 +13,7 @@ from bot.channels.push import ChannelSender, Pushes
 from bot.channels.telegram.channel import TelegramChannel, TelegramConfig
 from bot.commands.runner import Commands
 from bot.conversation.engine import Engine, EngineConfig
+from bot.conversation.tools import ToolBox
 from bot.errors import ConfigError, LLMError
 from bot.llm.factory import make_llm
 from bot.llm.metering import MeteredLLM
@@ -59,19 +60,29 @@ def make_models(settings: Settings) -> tuple[LLM, LLM]:
     return chat, background
 
 
+async def open_toolboxes(settings: Settings, store: MemoryStore, stack: contextlib.AsyncExitStack) -> list[ToolBox]:
+    """The toolboxes the settings switch on (the web, MCP servers, suggestions); `stack` closes them at the end."""
+    boxes: list[ToolBox] = []
+    return boxes
+
+
 @contextlib.asynccontextmanager
 async def running_engine(settings: Settings) -> AsyncIterator[Engine]:
-    """Open the store and the models, yield the engine, and close everything in reverse."""
+    """Open the store, the models and the toolboxes, yield the engine, and close everything in reverse."""
     embedder = await asyncio.to_thread(make_embedder, settings.embedding_model)
     store = await MemoryStore.open(settings.data_dir, embedder, semantic_dedupe=settings.dedupe_threshold)
     chat, background = make_models(settings)
     budget = TokenBudget(store.usage, settings.background_tokens_per_day, settings.zone)
-    engine = Engine(store, chat, MeteredLLM(background, budget), engine_config(settings), budget=budget)
+    stack = contextlib.AsyncExitStack()
+    toolboxes = await open_toolboxes(settings, store, stack)
+    engine = Engine(store, chat, MeteredLLM(background, budget), engine_config(settings), budget=budget,
+                    toolboxes=toolboxes)
     try:
         yield engine
     finally:
         await engine.drain()
         await engine.close()
+        await stack.aclose()
         for llm in {id(chat): chat, id(background): background}.values():
             close = getattr(llm, "aclose", None)
             if close:
