@@ -39,6 +39,7 @@ from memory.runs import Runs
 from memory.state import ScopeState
 from memory.thoughts import Thoughts
 from memory.usage import TokenUsage
+from memory.web_log import WebLog
 
 DB_FILENAME = "mnemo.sqlite3"
 EXPORT_FORMAT = "mnemo-export-1"  # the one format of every export: the chat's /export and `mnemo export`
@@ -46,7 +47,7 @@ SCOPED_TABLES = ("messages", "notes", "profile_entries", "pending_profile", "tho
                  "open_topics", "learned_rules", "audit_log", "preferences", "outbox",
                  "relationships", "person_relations", "person_dates", "people", "reminders", "admission_counts",
                  "scope_state", "choices", "command_runs", "item_numbers", "rhythm", "history_imports",
-                 "review_candidates")
+                 "review_candidates", "web_log")
 
 
 class MemoryStore:
@@ -81,6 +82,7 @@ class MemoryStore:
         self.failures = FailureCounts(db)
         self.rhythm = RhythmStore(db)
         self.imports = HistoryImports(db)
+        self.web_log = WebLog(db)
         related = calibration(index.embedder.name).relevant if related is None else related
         self.admission = AdmissionControl(db, index, self.notes, related)
         self._scopes: dict[tuple[str, str], Scope] = {}
