@@ -22,6 +22,7 @@ from bot.llm.writer import LLMWriter
 from bot.settings import Settings
 from bot.texts import t
 from bot.weather import OpenMeteo
+from bot.web.toolbox import web_tools
 from memory.admission import Thresholds
 from memory.embedder import make_embedder
 from memory.store import MemoryStore
@@ -63,6 +64,10 @@ def make_models(settings: Settings) -> tuple[LLM, LLM]:
 async def open_toolboxes(settings: Settings, store: MemoryStore, stack: contextlib.AsyncExitStack) -> list[ToolBox]:
     """The toolboxes the settings switch on (the web, MCP servers, suggestions); `stack` closes them at the end."""
     boxes: list[ToolBox] = []
+    web = web_tools(settings)
+    if web is not None:
+        boxes.append(web)
+        stack.push_async_callback(web.aclose)
     return boxes
 
 

@@ -12,6 +12,7 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from bot.errors import ConfigError
 from bot.llm.factory import PROVIDERS
+from bot.web.search import BRAVE_URL, TAVILY_URL
 
 OLLAMA_URL = "http://127.0.0.1:11434/v1"
 
@@ -91,6 +92,18 @@ class Settings(BaseSettings):
     admission_contradiction: float | None = None
     crisis_country: str = "DE"
     weather_url: str | None = None  # an Open-Meteo-compatible forecast URL for the morning brief; None: no weather
+    # The web as the model's tools (bot/web): a search backend, reading pages, their limits.
+    web_search: Literal["off", "searxng", "brave", "tavily"] = "off"
+    searxng_url: str | None = None  # a SearXNG instance with json in its search.formats, e.g. http://127.0.0.1:8888
+    brave_api_key: str | None = None
+    brave_url: str = BRAVE_URL
+    tavily_api_key: str | None = None
+    tavily_url: str = TAVILY_URL
+    web_read_pages: bool = False
+    web_allow_hosts: IdList = Field(default_factory=list)  # hosts read although their address is private
+    web_daily_limit: int = Field(default=30, ge=0)  # searches and pages per user and local day; 0: no limit
+    web_timeout: float = Field(default=10.0, gt=0)  # seconds for one search or one page, redirects included
+    web_max_page_bytes: int = Field(default=2_000_000, gt=0)  # a longer page is read up to here
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "WARNING"  # `--log-level` wins
 
     @field_validator("log_level", mode="before")
@@ -98,8 +111,13 @@ class Settings(BaseSettings):
     def _level(cls, value: object) -> object:
         return value.strip().upper() if isinstance(value, str) else value
 
+    @field_validator("web_search", mode="before")
+    @classmethod
+    def _backend(cls, value: object) -> object:
+        return value.strip().lower() or "off" if isinstance(value, str) else value
+
     @field_validator("channels", "telegram_allowed_users", "matrix_allowed_users", "admins",
-                     "telegram_allowed_groups", "matrix_allowed_rooms", mode="before")
+                     "telegram_allowed_groups", "matrix_allowed_rooms", "web_allow_hosts", mode="before")
     @classmethod
     def _lists(cls, value: object) -> object:
         return _split(value)
@@ -118,7 +136,8 @@ class Settings(BaseSettings):
             raise ValueError("the Bot API base URL must end in /bot (e.g. https://api.telegram.org/bot)")
         return value.rstrip("/")
 
-    @field_validator("telegram_webhook_url", "telegram_webhook_secret", "weather_url", mode="before")
+    @field_validator("telegram_webhook_url", "telegram_webhook_secret", "weather_url", "searxng_url",
+                     "brave_api_key", "tavily_api_key", mode="before")
     @classmethod
     def _empty_is_none(cls, value: object) -> object:
         return None if isinstance(value, str) and not value.strip() else value
@@ -154,7 +173,8 @@ class Settings(BaseSettings):
     def secrets(self) -> list[str]:
         """Every token, key and password, so logs can mask them."""
         values = [self.chat_api_key, self.background_api_key, self.telegram_token, self.matrix_password,
-                  self.matrix_access_token, getattr(self, "telegram_webhook_secret", None)]
+                  self.matrix_access_token, getattr(self, "telegram_webhook_secret", None), self.brave_api_key,
+                  self.tavily_api_key]
         if self.telegram_token and ":" in self.telegram_token:  # its secret half, also where ':' was URL-encoded
             values.append(self.telegram_token.split(":", 1)[1])
         return [v for v in values if v]

@@ -6,6 +6,7 @@ from typing import Literal
 from bot.history.preview_texts import HISTORY_TEXTS
 from bot.history.texts import REVIEW_TEXTS
 from bot.proactive_texts import PROACTIVE_TEXTS
+from bot.web.texts import WEB_TEXTS
 
 Lang = Literal["de", "en"]
 
@@ -370,6 +371,7 @@ TEXTS: dict[str, dict[str, str]] = {
     **PROACTIVE_TEXTS,
     **HISTORY_TEXTS,
     **REVIEW_TEXTS,
+    **WEB_TEXTS,
 }
 
 

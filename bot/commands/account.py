@@ -7,6 +7,7 @@ from bot.admin.analysis_report import delete_reports_about
 from bot.commands.call import Call, Pressed
 from bot.commands.checkins import learned_hours_line
 from bot.conversation.replies import Button, Document, Reply
+from bot.web.toolbox import find_web_tools, used_today
 from memory.preferences import Preferences, parse_value
 
 # Words a user may type in /settings, German and English, and the preference each one sets.
@@ -62,7 +63,20 @@ async def settings(call: Call, args: str) -> Reply:
     shown = call.t("settings_lines", diary=p.diary_time, push=onoff[p.diary_push], reflection=p.reflection_time,
                    hours=p.active_hours, checkins=onoff[p.checkins])
     rhythm = await learned_hours_line(call, p)
-    return Reply(("\n".join([head, shown, rhythm, morning_lines(call, p), call.t("settings_usage")]),))
+    web = await web_line(call)
+    lines = [head, shown, rhythm, morning_lines(call, p)] + ([web] if web else []) + [call.t("settings_usage")]
+    return Reply(("\n".join(lines),))
+
+
+async def web_line(call: Call) -> str:
+    """Today's web searches and pages read (in the person's day), with the limit; '' when the web is off and unused."""
+    box = find_web_tools(call.engine.answers.toolboxes)
+    count = await used_today(call.store, call.scope, call.engine.clock(), await call.engine.zone_for(call.scope))
+    if box is None and not count:
+        return ""
+    if box is None or not box.daily_limit:
+        return call.t("settings_web_unlimited", count=count)
+    return call.t("settings_web", count=count, limit=box.daily_limit)
 
 
 def morning_lines(call: Call, p: Preferences) -> str:

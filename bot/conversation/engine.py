@@ -25,6 +25,7 @@ from bot.conversation.ratelimit import RateLimiter
 from bot.conversation.reminder_requests import ReminderRequests, user_zone
 from bot.conversation.replies import Button, Document, Incoming, Reply
 from bot.conversation.safety import crisis_help, signals_crisis
+from bot.conversation.sources import with_sources
 from bot.conversation.tools import ToolBox, ToolContext
 from bot.conversation.turn import ANSWERED_BEFORE, CRISIS_SCAN_CHARS, Step, Turn, check_input, own_words
 from bot.errors import LLMError
@@ -312,10 +313,12 @@ class Engine:
         return logged
 
     async def _write(self, turn: Turn, extra: tuple[str, ...] = (), on_progress: OnText | None = None) -> str:
-        """The model's answer to the turn's message, with the tools of this turn."""
+        """The model's answer to the turn's message, with the tools of this turn; when they brought text from the
+        web, a line naming its sites goes under it (written by the program, not the model)."""
         zone, propose = await self.zone_for(turn.scope), partial(self.questions.propose, turn)
         tools = ToolContext(self.store, turn.scope, zone, propose, turn.message_id, self.clock, turn.crisis)
-        return await self.answers.write(tools, turn.incoming.text, turn.previous_at, extra, on_progress)
+        text = await self.answers.write(tools, turn.incoming.text, turn.previous_at, extra, on_progress)
+        return with_sources(text, tools.sources, self.config.language)  # the sites of the outside text it got
 
     async def _correct(self, turn: Turn) -> list[Change]:
         """Run the correction judge; a failing judge changes nothing."""

@@ -67,7 +67,8 @@ class ModelAnswers:
                     on_progress: OnText | None = None) -> str:
         """The model's answer to a message: up to MAX_TOOL_ROUNDS rounds of tool calls or lookups, then the text.
 
-        Markers the model merely repeated from what it was given are never carried out.
+        Markers the model merely repeated from what it was given are never carried out, nor any it wrote after
+        text from outside (the web, a tool server) came into the turn.
         """
         scope, crisis = tools.scope, tools.crisis
         ctx = await self.context(scope, user_text, tools.current_id, previous_at, crisis, zone=tools.zone)
@@ -85,7 +86,8 @@ class ModelAnswers:
             offered = offer(usable, crisis, tainted) if self.config.use_tools else None
             completion = await self.chat.complete(messages, system=system, tools=offered, on_text=on_text)
             text, markers = split_markers(completion.text, heard)
-            await self._keep(tools, markers)
+            if not tainted:  # after text from outside, nothing the model writes is carried out (only stripped)
+                await self._keep(tools, markers)
             recalls = [m.content for m in markers if m.kind == "recall"]
             if completion.tool_calls:
                 results = [await run_tool(call, tools, usable, tainted) for call in completion.tool_calls]

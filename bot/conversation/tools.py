@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from datetime import time as dtime
 from typing import Any, Protocol
@@ -43,6 +43,7 @@ class ToolContext:
     current_id: int = 0  # the message being answered: it and later ones are left out of transcripts
     clock: Callable[[], float] = time.time
     crisis: bool = False  # a crisis turn changes no rule
+    sources: list[str] = field(default_factory=list)  # where the outside text the model got came from (URLs)
 
 
 def day_window(from_date: str | None, to_date: str | None, zone: ZoneInfo) -> tuple[float, float] | None:
