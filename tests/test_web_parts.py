@@ -18,7 +18,7 @@ from bot.conversation.sources import sources_line
 from bot.errors import ConfigError
 from bot.settings import Settings
 from bot.web.errors import SearchFailed
-from bot.web.pages import checked_url, refusal
+from bot.web.pages import checked_url, refusal, still_allowed
 from bot.web.search import make_search
 from bot.web.toolbox import WebTools, day_bounds, limit_reached
 from memory.erasure import scoped_tables
@@ -155,6 +155,20 @@ def test_only_public_addresses_may_be_fetched(address: str, reason: str | None) 
 @pytest.mark.parametrize("url", ["https://example.org/a?b=1", "HTTP://Example.ORG", "http://[2606:4700::1]:8080/"])
 def test_http_and_https_addresses_pass_the_scheme_check(url: str) -> None:
     assert checked_url(url).scheme in ("http", "https")
+
+
+def test_a_private_host_is_allowed_only_while_every_hop_before_it_was_allowed() -> None:
+    allowed = frozenset({"wiki.home", "nas.local"})
+    def chain(*hosts: str) -> list[bool]:
+        so_far, verdicts = True, []
+        for host in hosts:
+            so_far = still_allowed(so_far, host, allowed)
+            verdicts.append(so_far)
+        return verdicts
+
+    assert chain("Wiki.Home.", "nas.local") == [True, True]
+    assert chain("wiki.home", "127.0.0.1") == [True, False]
+    assert chain("news.example", "wiki.home") == [False, False], "a public page cannot redirect into the network"
 
 
 def test_the_sources_line_names_each_site_once_and_counts_the_rest() -> None:

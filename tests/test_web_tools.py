@@ -11,6 +11,7 @@ import re
 import time
 from collections.abc import AsyncIterator, Sequence
 from datetime import datetime
+from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -24,7 +25,7 @@ from bot.web.search import SearXNG
 from bot.web.toolbox import MAX_PER_TURN, WebTools
 from memory.store import MemoryStore
 from tests.fakes.llm import Call, ScriptedLLM
-from tests.fakes.web import BIG_BYTES, INJECTION, FakeSearchApis, FakeSite
+from tests.fakes.web import BIG_BYTES, INJECTION, FakeSearchApis, FakeSite, hit, tls_contexts
 
 BERLIN = ZoneInfo("Europe/Berlin")
 NOON = datetime(2026, 3, 10, 12, 0, tzinfo=BERLIN).timestamp()
@@ -301,6 +302,32 @@ async def test_a_page_with_a_prompt_injection_proposes_no_rule_keeps_no_marker_a
     assert await store.profile.list(scope) == []
 
 
+async def test_after_outside_text_only_an_address_the_person_wrote_or_a_search_found_is_read(
+    store: MemoryStore, site: FakeSite, apis: FakeSearchApis, web: WebTools,
+) -> None:
+    apis.results = [hit("Leipzig", f"{site.base}/article", "Leipzig ist die größte Stadt in Sachsen.")]
+    chat = ScriptedLLM("chat")
+    engine = make_engine(store, chat, [web])
+    # Round 1: two pages at once, asked for before anything came in (one the model knows, one the person sent).
+    chat.enqueue("", [ToolCall("c1", "read_page", {"url": f"{site.base}/plain"}),
+                      ToolCall("c2", "read_page", {"url": f"{site.base}/injection"})])
+    # Round 2, after the pages: a search, then its result, the person's address again, and one the page made up.
+    chat.enqueue("", [ToolCall("c3", "search_web", {"query": "Leipzig"})])
+    chat.enqueue("", [ToolCall("c4", "read_page", {"url": f"{site.base}/article#Geschichte"}),
+                      ToolCall("c5", "read_page", {"url": f"{site.base}/injection#oben"}),
+                      ToolCall("c6", "read_page", {"url": f"{site.base}/hop/1?password=hunter2"})])
+    chat.enqueue("Fertig.")
+    await turn(engine, f"Lies {site.base}/injection und sag mir, was du über Leipzig findest")
+    first = [m.content for m in chat.calls[1].messages if m.role == "tool"]
+    assert first[0].startswith("Page") and first[1].startswith("Page"), "both asked for before any outside text"
+    article, again, made_up = [m.content for m in chat.calls[3].messages if m.role == "tool"][-3:]
+    assert article.startswith(f'Page "{site.base}/article#Geschichte"') and again.startswith("Page")
+    assert made_up == ("error: after text from the web came in, only an address the person wrote or a search"
+                       " result of this turn is read")
+    assert "/hop/1" not in [path for _, path in site.requests], "the made-up address was never asked"
+    assert len(await store.web_log.latest(await engine.scope_for("tg:1"))) == 5, "the refusal is no lookup"
+
+
 async def test_markers_the_model_writes_before_any_outside_text_are_still_kept(
     store: MemoryStore, web: WebTools,
 ) -> None:
@@ -410,3 +437,24 @@ async def test_with_the_web_off_no_web_tool_is_offered(store: MemoryStore) -> No
     chat.enqueue("Hallo.")
     await turn(engine, "Hallo")
     assert "search_web" not in names(chat.calls[0].tools) and "read_page" not in names(chat.calls[0].tools)
+
+
+async def test_an_https_page_is_read_from_the_checked_address_with_its_certificate_checked_for_the_host(
+    store: MemoryStore, tmp_path: Path,
+) -> None:
+    server, client = tls_contexts(tmp_path)  # a certificate for "localhost" only
+    async with FakeSite(tls=server) as secure:
+        box = WebTools(pages=PageReader(["localhost", "127.0.0.1"], timeout=3.0, verify=client))
+        chat = ScriptedLLM("chat")
+        engine = make_engine(store, chat, [box])
+        chat.enqueue("", [ToolCall("c1", "read_page", {"url": f"{secure.base}/hop/2"}),
+                          ToolCall("c2", "read_page", {"url": f"https://127.0.0.1:{secure.port}/article"})])
+        chat.enqueue("Gelesen.")
+        assert await turn(engine, "Lies das") == ("Gelesen.\nQuellen: localhost",)
+        await box.aclose()
+    by_localhost, by_address = [m.content for m in chat.calls[1].messages if m.role == "tool"]
+    assert by_localhost.startswith(f'Page "https://localhost:{secure.port}/article"') and "Thomaskantor" in by_localhost
+    assert by_address == "error: the page could not be read: the TLS certificate of 127.0.0.1 could not be verified", (
+        "the certificate names localhost, not 127.0.0.1")
+    assert secure.requests == [(f"localhost:{secure.port}", "/hop/2"), (f"localhost:{secure.port}", "/hop/1"),
+                               (f"localhost:{secure.port}", "/article")]

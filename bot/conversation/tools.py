@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from datetime import time as dtime
 from typing import Any, Protocol
@@ -44,6 +44,7 @@ class ToolContext:
     clock: Callable[[], float] = time.time
     crisis: bool = False  # a crisis turn changes no rule
     sources: list[str] = field(default_factory=list)  # where the outside text the model got came from (URLs)
+    tainted: bool = False  # the model had read text from outside when it asked for this call
 
 
 def day_window(from_date: str | None, to_date: str | None, zone: ZoneInfo) -> tuple[float, float] | None:
@@ -187,7 +188,7 @@ async def run_tool(call: ToolCall, at: ToolContext, tools: Sequence[Tool] = BUIL
     if tool is None or ((at.crisis or tainted) and not tool.in_crisis):
         return f"error: unknown tool {call.name!r}"
     try:
-        return await tool.run(args, at)
+        return await tool.run(args, replace(at, tainted=True) if tainted else at)
     except (ValueError, TypeError) as exc:
         log.warning("tool %s got bad arguments %r: %s", call.name, args, exc)
         return f"error: bad arguments ({exc})"

@@ -4,8 +4,9 @@ Every hop is checked before it is fetched: its scheme, and every address its hos
 private, loopback, link-local, unspecified, multicast or reserved one is refused unless the operator allows the
 host by name (MNEMO_WEB_ALLOW_HOSTS). The connection then goes to an address that was checked (the URL names the
 address, the Host header and TLS name the host), so a second DNS answer cannot send it elsewhere. Redirects are
-followed here, one hop at a time, each checked again. The body is streamed and cut at the size limit; the whole
-read has one time limit. The main text is found with trafilatura.
+followed here, one hop at a time, each checked again; an allowed host counts as allowed only while every hop
+before it was on one too, so a public page cannot redirect the read into the operator's network. The body is
+streamed and cut at the size limit; the whole read has one time limit. The main text is found with trafilatura.
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import asyncio
 import ipaddress
 import logging
 import socket
+import ssl
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol
@@ -68,6 +70,12 @@ def host_name(host: str) -> str:
     return host.strip().strip("[]").rstrip(".").lower()
 
 
+def still_allowed(so_far: bool, host: str, allowed: frozenset[str]) -> bool:
+    """Whether a hop's host may be at a private address: it is allowed, and so was every hop before it (a public
+    page cannot redirect a read into the operator's network)."""
+    return so_far and host_name(host) in allowed
+
+
 def checked_url(url: str | httpx.URL) -> httpx.URL:
     """The URL if it is one to fetch (http or https, with a host); PageRefused otherwise."""
     try:
@@ -84,12 +92,13 @@ def checked_url(url: str | httpx.URL) -> httpx.URL:
 class PageReader:
     """The `Pages` port over HTTP, with the checks and limits above."""
 
-    def __init__(self, allow_hosts: Iterable[str] = (), timeout: float = 10.0, max_bytes: int = 2_000_000) -> None:
+    def __init__(self, allow_hosts: Iterable[str] = (), timeout: float = 10.0, max_bytes: int = 2_000_000,
+                 verify: ssl.SSLContext | bool = True) -> None:
         self.allowed = frozenset(host_name(h) for h in allow_hosts if h.strip())
         self.timeout, self.max_bytes = timeout, max_bytes
         # The transport alone (no client): no cookies kept between people, no redirects followed behind our back;
         # no connection kept open, so one host's TLS connection never carries another host's request.
-        self.transport = httpx.AsyncHTTPTransport(limits=httpx.Limits(max_keepalive_connections=0))
+        self.transport = httpx.AsyncHTTPTransport(verify=verify, limits=httpx.Limits(max_keepalive_connections=0))
 
     async def read(self, url: str) -> Page:
         """The page's main text; PageRefused or PageFailed when it may not or cannot be read."""
@@ -109,8 +118,10 @@ class PageReader:
 
     async def _fetch(self, url: httpx.URL) -> tuple[httpx.URL, bytes, str, str | None, bool]:
         """Follow the redirects from `url`, each hop checked; the last one's body (cut at the limit) and type."""
+        allowed = True
         for _ in range(MAX_REDIRECTS + 1):
-            response = await self._open(url, await self._addresses(url))
+            allowed = still_allowed(allowed, url.host, self.allowed)
+            response = await self._open(url, await self._addresses(url, allowed))
             try:
                 status, location = response.status_code, response.headers.get("location")
                 if status in REDIRECTS and location:
@@ -129,8 +140,8 @@ class PageReader:
                 await response.aclose()
         raise PageRefused(f"the page redirects more than {MAX_REDIRECTS} times")
 
-    async def _addresses(self, url: httpx.URL) -> list[str]:
-        """Every address the URL's host resolves to, each checked (unless the host is allowed by name)."""
+    async def _addresses(self, url: httpx.URL, allowed: bool) -> list[str]:
+        """Every address the URL's host resolves to, each checked unless the host is `allowed` by name."""
         host = url.host
         port = url.port or (443 if url.scheme == "https" else 80)
         try:
@@ -138,7 +149,7 @@ class PageReader:
         except (socket.gaierror, UnicodeError) as exc:
             raise PageFailed(f"the host {host} was not found") from exc
         addresses = list(dict.fromkeys(str(info[4][0]) for info in infos))
-        if host_name(host) not in self.allowed:
+        if not allowed:
             for address in addresses:
                 reason = refusal(address)
                 if reason:
@@ -157,10 +168,22 @@ class PageReader:
             try:
                 return await self.transport.handle_async_request(request)
             except httpx.ConnectError as exc:
+                if _tls_failure(exc):  # the host's certificate: another of its addresses would show the same
+                    raise PageFailed(f"the TLS certificate of {url.host} could not be verified") from exc
                 failure = exc
             except httpx.HTTPError as exc:
                 raise PageFailed(f"the page could not be fetched ({type(exc).__name__})") from exc
         raise PageFailed(f"{url.host} could not be reached") from failure
+
+
+def _tls_failure(exc: BaseException) -> bool:
+    """Whether a connection failed in its TLS handshake (httpx reports it as a ConnectError caused by it)."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, ssl.SSLError):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 async def _body(response: httpx.Response, max_bytes: int) -> tuple[bytes, bool]:

@@ -2,6 +2,8 @@
 
 Both bring outside text (`Tool.untrusted`): after one of them ran, the turn offers only tools that change nothing,
 and markers the model writes are not carried out (conversation/model_answer.py). Their results are quoted as data.
+After outside text came in, `read_page` reads only an address the person wrote or a search of the turn found, so
+a page cannot send the model to an address it made up (with what it knows about the person in the query).
 Both change nothing, so a crisis turn offers them too. Every lookup is logged in the person's scope (`web_log`);
 the day's count, in the person's time zone, is held against MNEMO_WEB_DAILY_LIMIT; in a group the group is the
 scope, so its members share one limit (as they share the rate limit). The addresses whose text the model got go
@@ -12,7 +14,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from datetime import time as dtime
 from functools import partial
@@ -98,6 +100,20 @@ class _Turn:
     """What the web tools did in one turn."""
 
     lookups: int = 0
+    found: set[str] = field(default_factory=set)  # the addresses its searches found
+
+
+def same_address(url: str) -> str:
+    """A URL as compared with those the person wrote or a search found: without fragment or trailing slash."""
+    return url.split("#", 1)[0].rstrip("/")
+
+
+def may_follow(url: str, person_wrote: str, found: set[str]) -> bool:
+    """Whether a page may be read after outside text came into the turn: only an address the person wrote or a
+    search of this turn found, so a page cannot send the model to an address it made up (one whose query carries
+    what the model knows about the person, say)."""
+    wanted = same_address(url)
+    return bool(wanted) and (wanted in {same_address(u) for u in found} or wanted in person_wrote)
 
 
 class WebTools:
@@ -149,13 +165,22 @@ class WebTools:
         text = search_results_text(query, results)
         await at.store.web_log.add(at.scope, "search", query, at.clock(), len(results), estimate_tokens(text))
         at.sources.extend(result.url for result in results)
+        turn.found.update(result.url for result in results)
         return text
+
+    async def _person_wrote(self, at: ToolContext) -> str:
+        """The message being answered ('' when there is none)."""
+        message = await at.store.messages.get(at.scope, at.current_id) if at.current_id else None
+        return message.text if message is not None else ""
 
     async def _read(self, turn: _Turn, args: dict[str, Any], at: ToolContext) -> str:
         assert self.pages is not None  # offered only when reading pages is on
         url = str(args.get("url") or "").strip()
         if not url:
             raise ValueError("the url is empty")
+        if at.tainted and not may_follow(url, await self._person_wrote(at), turn.found):
+            raise ToolFailed("after text from the web came in, only an address the person wrote or a search result"
+                             " of this turn is read")
         await self._allow(turn, at)
         try:
             page = await self.pages.read(url)

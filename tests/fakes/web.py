@@ -7,7 +7,10 @@ redirects to 127.0.0.1 and to 169.254.169.254, an image, a missing page, a plain
 from __future__ import annotations
 
 import asyncio
+import datetime
 import json
+import ssl
+from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
 
@@ -36,10 +39,39 @@ BIG_BYTES = 50 * 1024 * 1024
 CHUNK = 64 * 1024
 
 
+def tls_contexts(folder: Path, name: str = "localhost") -> tuple[ssl.SSLContext, ssl.SSLContext]:
+    """A server context with a self-signed certificate for `name` (its files in `folder`), and a client context
+    that trusts only it."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
+    now = datetime.datetime.now(datetime.UTC)
+    cert = (x509.CertificateBuilder().subject_name(subject).issuer_name(subject).public_key(key.public_key())
+            .serial_number(x509.random_serial_number()).not_valid_before(now - datetime.timedelta(hours=1))
+            .not_valid_after(now + datetime.timedelta(days=1))
+            .add_extension(x509.SubjectAlternativeName([x509.DNSName(name)]), critical=False)
+            .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+            .sign(key, hashes.SHA256()))
+    cert_pem = cert.public_bytes(serialization.Encoding.PEM)
+    key_pem = key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                serialization.NoEncryption())
+    (folder / "cert.pem").write_bytes(cert_pem)
+    (folder / "key.pem").write_bytes(key_pem)
+    server = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    server.load_cert_chain(folder / "cert.pem", folder / "key.pem")
+    client = ssl.create_default_context(cadata=cert_pem.decode())
+    return server, client
+
+
 class FakeSite:
     """A web site with real pages; `requests` records (Host header, path) of every request it got."""
 
-    def __init__(self) -> None:
+    def __init__(self, tls: ssl.SSLContext | None = None) -> None:
+        self.tls = tls
         self.requests: list[tuple[str, str]] = []
         self.big_sent = 0  # bytes of the 50 MB page the server could send before the reader hung up
         self.big_done = asyncio.Event()
@@ -49,7 +81,7 @@ class FakeSite:
     @property
     def base(self) -> str:
         """The site under the name the tests allow."""
-        return f"http://localhost:{self.port}"
+        return f"{'https' if self.tls else 'http'}://localhost:{self.port}"
 
     async def _article(self, request: web.Request) -> web.Response:
         return web.Response(text=ARTICLE, content_type="text/html", charset="utf-8")
@@ -119,7 +151,7 @@ class FakeSite:
             app.router.add_get(path, handler)
         self._runner = web.AppRunner(app, shutdown_timeout=0.5)
         await self._runner.setup()
-        await web.TCPSite(self._runner, "127.0.0.1", 0).start()
+        await web.TCPSite(self._runner, "127.0.0.1", 0, ssl_context=self.tls).start()
         self.port = self._runner.addresses[0][1]
         return self
 
