@@ -13,6 +13,7 @@ from bot.channels.push import ChannelSender, Pushes
 from bot.channels.telegram.channel import TelegramChannel, TelegramConfig
 from bot.commands.runner import Commands
 from bot.conversation.engine import Engine, EngineConfig
+from bot.conversation.suggestions import SuggestionBox
 from bot.conversation.tools import ToolBox
 from bot.errors import ConfigError, LLMError
 from bot.llm.factory import make_llm
@@ -25,6 +26,7 @@ from bot.weather import OpenMeteo
 from memory.admission import Thresholds
 from memory.embedder import make_embedder
 from memory.store import MemoryStore
+from memory.suggestions import Limits
 from scheduler.budget import TokenBudget
 from scheduler.service import Scheduler
 
@@ -63,6 +65,8 @@ def make_models(settings: Settings) -> tuple[LLM, LLM]:
 async def open_toolboxes(settings: Settings, store: MemoryStore, stack: contextlib.AsyncExitStack) -> list[ToolBox]:
     """The toolboxes the settings switch on (the web, MCP servers, suggestions); `stack` closes them at the end."""
     boxes: list[ToolBox] = []
+    if settings.suggestions:
+        boxes.append(SuggestionBox(Limits(settings.suggestions_per_user_per_day, settings.suggestions_per_day)))
     return boxes
 
 

@@ -91,6 +91,9 @@ class Settings(BaseSettings):
     admission_contradiction: float | None = None
     crisis_country: str = "DE"
     weather_url: str | None = None  # an Open-Meteo-compatible forecast URL for the morning brief; None: no weather
+    suggestions: bool = True  # the model may leave the operator suggestions (`mnemo suggestions`); on|off
+    suggestions_per_user_per_day: int = Field(default=3, ge=0)  # new suggestions from one chat in 24 hours
+    suggestions_per_day: int = Field(default=10, ge=0)  # new suggestions from all chats together in 24 hours
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "WARNING"  # `--log-level` wins
 
     @field_validator("log_level", mode="before")
