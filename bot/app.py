@@ -13,6 +13,7 @@ from bot.channels.push import ChannelSender, Pushes
 from bot.channels.telegram.channel import TelegramChannel, TelegramConfig
 from bot.commands.runner import Commands
 from bot.conversation.engine import Engine, EngineConfig
+from bot.conversation.suggestions import SuggestionBox
 from bot.conversation.tools import ToolBox
 from bot.errors import ConfigError, LLMError
 from bot.llm.factory import make_llm
@@ -26,6 +27,7 @@ from bot.web.toolbox import web_tools
 from memory.admission import Thresholds
 from memory.embedder import make_embedder
 from memory.store import MemoryStore
+from memory.suggestions import Limits
 from scheduler.budget import TokenBudget
 from scheduler.service import Scheduler
 
@@ -68,6 +70,8 @@ async def open_toolboxes(settings: Settings, store: MemoryStore, stack: contextl
     if web is not None:
         boxes.append(web)
         stack.push_async_callback(web.aclose)
+    if settings.suggestions:
+        boxes.append(SuggestionBox(Limits(settings.suggestions_per_user_per_day, settings.suggestions_per_day)))
     return boxes
 
 

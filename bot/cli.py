@@ -45,6 +45,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     _companion_parser(sub)
     _history_parser(sub)
     _pair_parser(sub)
+    _suggestions_parser(sub)
     return parser.parse_args(argv)
 
 
@@ -57,6 +58,13 @@ def _pair_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     approve.add_argument("code", help="the 8-character code the user was given")
     revoke = actions.add_parser("revoke", help="take an approved user off the allowlist")
     revoke.add_argument("user", help="user id as stored, e.g. tg:123456 or @anna:example.org")
+
+
+def _suggestions_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """The `suggestions` subcommand: what the companion suggested about mnemo itself; dismiss one."""
+    from bot.admin.suggestions import add_parser
+
+    add_parser(sub)
 
 
 def _companion_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -220,6 +228,12 @@ async def _pair(settings: Settings, args: argparse.Namespace) -> int:
     return code
 
 
+async def _suggestions(settings: Settings, args: argparse.Namespace) -> int:
+    from bot.admin import suggestions
+
+    return await suggestions.run_command(settings, args)
+
+
 async def _reindex(settings: Settings, args: argparse.Namespace) -> int:
     from memory.db import Database
     from memory.embedder import make_embedder
@@ -249,7 +263,7 @@ async def _reindex(settings: Settings, args: argparse.Namespace) -> int:
 
 OPS = {"doctor": _doctor, "backup": _backup, "migrate": _migrate, "stats": _stats, "export": _export,
        "import": _import, "analyse": _analyse, "companion": _companion,
-       "pair": _pair, "reindex": _reindex, "import-history": _import_history}
+       "pair": _pair, "reindex": _reindex, "import-history": _import_history, "suggestions": _suggestions}
 
 
 def main(argv: list[str] | None = None) -> int:

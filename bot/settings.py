@@ -104,6 +104,9 @@ class Settings(BaseSettings):
     web_daily_limit: int = Field(default=30, ge=0)  # searches and pages per user and local day; 0: no limit
     web_timeout: float = Field(default=10.0, gt=0)  # seconds for one search or one page, redirects included
     web_max_page_bytes: int = Field(default=2_000_000, gt=0)  # a longer page is read up to here
+    suggestions: bool = True  # the model may leave the operator suggestions (`mnemo suggestions`); on|off
+    suggestions_per_user_per_day: int = Field(default=3, ge=0)  # new suggestions from one chat in 24 hours
+    suggestions_per_day: int = Field(default=10, ge=0)  # new suggestions from all chats together in 24 hours
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "WARNING"  # `--log-level` wins
 
     @field_validator("log_level", mode="before")

@@ -37,6 +37,7 @@ from memory.reminders import Reminders
 from memory.rhythm import RhythmStore
 from memory.runs import Runs
 from memory.state import ScopeState
+from memory.suggestions import Suggestions
 from memory.thoughts import Thoughts
 from memory.usage import TokenUsage
 from memory.web_log import WebLog
@@ -83,6 +84,7 @@ class MemoryStore:
         self.rhythm = RhythmStore(db)
         self.imports = HistoryImports(db)
         self.web_log = WebLog(db)
+        self.suggestions = Suggestions(db)  # for the operator: never in the person's export
         related = calibration(index.embedder.name).relevant if related is None else related
         self.admission = AdmissionControl(db, index, self.notes, related)
         self._scopes: dict[tuple[str, str], Scope] = {}

@@ -11,8 +11,19 @@ from bot.conversation.config import EngineConfig
 from bot.conversation.markers import Marker, preview_text, split_markers
 from bot.conversation.prompt import PromptContext, build_prompt, own_questions, quote
 from bot.conversation.safety import crisis_help, signals_crisis
-from bot.conversation.tools import ToolBox, ToolContext, available, offer, recall, run_tool, taints
-from bot.llm.port import LLM, ChatMessage, OnText, SystemBlock
+from bot.conversation.suggestions import SUGGEST
+from bot.conversation.tools import (
+    Tool,
+    ToolBox,
+    ToolContext,
+    available,
+    marker_lines,
+    offer,
+    recall,
+    run_tool,
+    taints,
+)
+from bot.llm.port import LLM, ChatMessage, OnText, SystemBlock, ToolCall
 from memory.models import Scope
 from memory.store import MemoryStore
 from scheduler.relationship_rules import absence_for
@@ -72,7 +83,9 @@ class ModelAnswers:
         """
         scope, crisis = tools.scope, tools.crisis
         ctx = await self.context(scope, user_text, tools.current_id, previous_at, crisis, zone=tools.zone)
-        ctx = replace(ctx, extra=extra)
+        own = await available(tools, self.toolboxes)  # a tool with a marker runs from it too, without tool calling
+        usable = own if self.config.use_tools else ()
+        ctx = replace(ctx, extra=extra, markers=() if self.config.use_tools else marker_lines(own, crisis))
         await self.store.state.put(scope, "why", [h.item_id for h in ctx.notes], self.clock())
         if ctx.due_topic is not None:
             await self.store.state.put(scope, "due_topic", {"id": ctx.due_topic.id, "text": ctx.due_topic.text})
@@ -80,14 +93,13 @@ class ModelAnswers:
         self.last_prompt = (system, list(messages))
         on_text = _previewer(on_progress, user_text)
         heard = heard_text(ctx, system, messages)  # markers in it were typed or stored, never the model's own
-        usable = await available(tools, self.toolboxes) if self.config.use_tools else ()
         tainted = False  # text from outside came in: from then on only tools that change nothing
         for _ in range(MAX_TOOL_ROUNDS):
             offered = offer(usable, crisis, tainted) if self.config.use_tools else None
             completion = await self.chat.complete(messages, system=system, tools=offered, on_text=on_text)
             text, markers = split_markers(completion.text, heard)
             if not tainted:  # after text from outside, nothing the model writes is carried out (only stripped)
-                await self._keep(tools, markers)
+                await self._keep(tools, markers, own)
             recalls = [m.content for m in markers if m.kind == "recall"]
             if completion.tool_calls:
                 results = [await run_tool(call, tools, usable, tainted) for call in completion.tool_calls]
@@ -157,8 +169,9 @@ class ModelAnswers:
             zone=zone,
         )
 
-    async def _keep(self, tools: ToolContext, markers: Sequence[Marker]) -> None:
-        """Carry out the markers the model left: a rule is proposed (never in a crisis), a thought or topic kept."""
+    async def _keep(self, tools: ToolContext, markers: Sequence[Marker], own: Sequence[Tool] = ()) -> None:
+        """Carry out the markers the model left (before any text from outside came into the turn): a rule is
+        proposed (never in a crisis), a thought or topic kept, a suggestion noted by its tool (never in a crisis)."""
         for marker in markers:
             if marker.kind == "rule" and not tools.crisis:
                 await tools.propose(marker.content)
@@ -166,6 +179,8 @@ class ModelAnswers:
                 await self.store.thoughts.add(tools.scope, marker.content, origin="conversation")
             elif marker.kind == "followup":
                 await self.store.topics.add(tools.scope, marker.content, origin="conversation")
+            elif marker.kind == "suggestion":
+                await run_tool(ToolCall("marker", SUGGEST, {"text": marker.content}), tools, own)
 
     async def _crisis_lately(self, scope: Scope) -> bool:
         """Whether the person showed signs of crisis in the last days (a check-in then speaks with the safety rules)."""

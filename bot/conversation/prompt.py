@@ -73,6 +73,7 @@ class PromptContext:
     looked_up: Sequence[str] = ()
     crisis_notice: str = ""
     tools: bool = True
+    markers: Sequence[str] = ()  # without tools: lines on the markers of the toolboxes' tools (after MARKER_RULES)
     extra: Sequence[str] = field(default_factory=tuple)
     proactive: str = ""  # set when the companion speaks first: the reason, computed by the program
     welcome_back_after: float = 3600.0
@@ -234,7 +235,7 @@ def build_prompt(ctx: PromptContext) -> tuple[list[SystemBlock], list[ChatMessag
     """System blocks (stable first) and messages (pinned, window, then the new message with the hint)."""
     name = ctx.companion.name if ctx.companion is not None else ctx.companion_name
     base = BASE_RULES.format(name=name, language=LANGUAGE_NAMES.get(ctx.language, "German"))
-    rules = [base, TOOL_RULES if ctx.tools else MARKER_RULES]
+    rules = [base, TOOL_RULES if ctx.tools else "\n".join([MARKER_RULES, *ctx.markers])]
     if ctx.crisis_notice:
         rules.insert(0, SAFETY_RULES + "\n" + ctx.crisis_notice)
     character = character_block(ctx)

@@ -120,6 +120,7 @@ class Tool:
     run: Callable[[dict[str, Any], ToolContext], Awaitable[str]]
     in_crisis: bool = True  # False: it changes something, so it is not offered (nor run) in a crisis or tainted turn
     untrusted: bool = False  # True: its result is text from outside (the web, a tool server); it taints the turn
+    marker: str = ""  # how a model without tool calling asks for it: one line of the prompt (its marker runs it)
 
 
 class ToolBox(Protocol):
@@ -173,6 +174,12 @@ async def available(at: ToolContext, boxes: Sequence[ToolBox]) -> tuple[Tool, ..
         for tool in await box.tools(at):
             found.setdefault(tool.spec.name, tool)
     return tuple(found.values())
+
+
+def marker_lines(tools: Sequence[Tool], crisis: bool) -> tuple[str, ...]:
+    """What a model without tool calling is told of the markers it may write for these tools (in a crisis only
+    those of tools that change nothing)."""
+    return tuple(tool.marker for tool in tools if tool.marker and (tool.in_crisis or not crisis))
 
 
 def offer(tools: Sequence[Tool], crisis: bool, tainted: bool) -> tuple[ToolSpec, ...]:
