@@ -67,16 +67,40 @@ def tls_contexts(folder: Path, name: str = "localhost") -> tuple[ssl.SSLContext,
     return server, client
 
 
-class FakeSite:
+class LocalServer:
+    """An aiohttp app on 127.0.0.1 at a free port, started and stopped by `async with`; `_app` builds it."""
+
+    tls: ssl.SSLContext | None = None
+
+    def __init__(self) -> None:
+        self.port = 0
+        self._runner: web.AppRunner | None = None
+
+    def _app(self) -> web.Application:
+        raise NotImplementedError
+
+    async def __aenter__(self) -> Self:
+        self._runner = web.AppRunner(self._app(), shutdown_timeout=0.5)
+        await self._runner.setup()
+        await web.TCPSite(self._runner, "127.0.0.1", 0, ssl_context=self.tls).start()
+        self.port = self._runner.addresses[0][1]
+        return self
+
+    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
+                        tb: TracebackType | None) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+
+class FakeSite(LocalServer):
     """A web site with real pages; `requests` records (Host header, path) of every request it got."""
 
     def __init__(self, tls: ssl.SSLContext | None = None) -> None:
+        super().__init__()
         self.tls = tls
         self.requests: list[tuple[str, str]] = []
         self.big_sent = 0  # bytes of the 50 MB page the server could send before the reader hung up
         self.big_done = asyncio.Event()
-        self.port = 0
-        self._runner: web.AppRunner | None = None
 
     @property
     def base(self) -> str:
@@ -142,23 +166,14 @@ class FakeSite:
         response: web.StreamResponse = await handler(request)
         return response
 
-    async def __aenter__(self) -> Self:
+    def _app(self) -> web.Application:
         app = web.Application(middlewares=[self._record])
         for path, handler in (("/article", self._article), ("/hop/{n}", self._hop), ("/loop", self._loop),
                               ("/big", self._big), ("/injection", self._injection),
                               ("/to-loopback", self._to_loopback), ("/to-metadata", self._to_metadata),
                               ("/image", self._image), ("/plain", self._plain), ("/endless", self._endless)):
             app.router.add_get(path, handler)
-        self._runner = web.AppRunner(app, shutdown_timeout=0.5)
-        await self._runner.setup()
-        await web.TCPSite(self._runner, "127.0.0.1", 0, ssl_context=self.tls).start()
-        self.port = self._runner.addresses[0][1]
-        return self
-
-    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                        tb: TracebackType | None) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
+        return app
 
 
 def hit(title: str, url: str, text: str) -> dict[str, str]:
@@ -174,7 +189,7 @@ LEIPZIG = [
 ]
 
 
-class FakeSearchApis:
+class FakeSearchApis(LocalServer):
     """SearXNG (/searxng/search), Brave (/brave/res/v1/web/search) and Tavily (/tavily/search) on one server.
 
     `results` is what every engine finds; `status` other than 200 answers an error, `garbage` answers no JSON.
@@ -185,9 +200,8 @@ class FakeSearchApis:
         self.results = LEIPZIG if results is None else results
         self.status = 200
         self.garbage = False
+        super().__init__()
         self.requests: list[tuple[str, str, str]] = []
-        self.port = 0
-        self._runner: web.AppRunner | None = None
 
     @property
     def searxng_url(self) -> str:
@@ -243,18 +257,9 @@ class FakeSearchApis:
             "results": [{"title": r["title"], "url": r["url"], "content": r["text"], "score": 0.9}
                         for r in self.results[:int(body.get("max_results", 5))]]})
 
-    async def __aenter__(self) -> Self:
+    def _app(self) -> web.Application:
         app = web.Application()
         app.router.add_get("/searxng/search", self._searxng)
         app.router.add_get("/brave/res/v1/web/search", self._brave)
         app.router.add_post("/tavily/search", self._tavily)
-        self._runner = web.AppRunner(app)
-        await self._runner.setup()
-        await web.TCPSite(self._runner, "127.0.0.1", 0).start()
-        self.port = self._runner.addresses[0][1]
-        return self
-
-    async def __aexit__(self, exc_type: type[BaseException] | None, exc: BaseException | None,
-                        tb: TracebackType | None) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
+        return app
