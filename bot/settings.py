@@ -91,6 +91,7 @@ class Settings(BaseSettings):
     admission_contradiction: float | None = None
     crisis_country: str = "DE"
     weather_url: str | None = None  # an Open-Meteo-compatible forecast URL for the morning brief; None: no weather
+    mcp_servers: str = ""  # MCP servers for the chat model: inline JSON or a .json/.toml file (bot/mcp/config.py)
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "WARNING"  # `--log-level` wins
 
     @field_validator("log_level", mode="before")
@@ -157,7 +158,16 @@ class Settings(BaseSettings):
                   self.matrix_access_token, getattr(self, "telegram_webhook_secret", None)]
         if self.telegram_token and ":" in self.telegram_token:  # its secret half, also where ':' was URL-encoded
             values.append(self.telegram_token.split(":", 1)[1])
-        return [v for v in values if v]
+        return [v for v in values if v] + self._mcp_secrets()
+
+    def _mcp_secrets(self) -> list[str]:
+        """The MCP servers' header and environment values (a broken configuration stops the start anyway)."""
+        from bot.mcp.config import read_servers
+
+        try:
+            return [value for server in read_servers(self.mcp_servers) for value in server.secrets]
+        except ConfigError:
+            return []
 
     @property
     def active_channels(self) -> list[str]:
