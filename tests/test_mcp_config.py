@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -121,3 +122,22 @@ def test_which_tools_change_something_and_how_the_model_calls_them() -> None:
     assert tool_name("weather", "forecast") == "weather__forecast"
     assert tool_name("files", "read.file/v2") == "files__read_file_v2"
     assert len(tool_name("a" * 32, "b" * 60)) == 64
+
+
+def test_the_examples_in_the_readme_and_the_env_example_read(tmp_path: Path) -> None:
+    root = Path(__file__).parent.parent
+    section = (root / "README.md").read_text(encoding="utf-8").split("### MCP servers", 1)[1].split("\n## ", 1)[0]
+    found = re.search(r"```toml\n(.*?)```", section, re.S)
+    assert found is not None
+    path = tmp_path / "mcp.toml"
+    path.write_text(found.group(1), encoding="utf-8")
+    weather, remote = read_servers(str(path))
+    assert (weather.name, weather.asks_first("set_alarm"), remote.name, remote.transport) == (
+        "weather", True, "weather-remote", Http("http://127.0.0.1:8765/mcp", {"Authorization": "Bearer …"}))
+    inline = re.search(r"^MNEMO_MCP_SERVERS='(.*)'$", section, re.M)
+    without_env = dataclasses.replace(weather.transport, env={})  # type: ignore[type-var]
+    assert inline is not None
+    assert read_servers(inline.group(1)) == (dataclasses.replace(weather, transport=without_env, timeout=30.0),)
+    env_lines = [line.split("=", 1)[1] for line in (root / ".env.example").read_text(encoding="utf-8").splitlines()
+                 if line.startswith("#MNEMO_MCP_SERVERS={")]
+    assert [server.name for line in env_lines for server in read_servers(line)] == ["weather"]
