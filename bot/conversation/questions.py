@@ -43,7 +43,7 @@ RunHeld = Callable[[Scope, HeldCall], Awaitable[str]]  # the engine's port: run 
 
 @dataclass(frozen=True)
 class OpenQuestion:
-    """The yes/no question waiting under the companion's message: a proposed rule or a profile fact."""
+    """The yes/no question waiting under the companion's message: a proposed rule, a profile fact, a held call."""
 
     kind: str  # "rule" | "profile" | "tool"
     item_id: int

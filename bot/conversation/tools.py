@@ -254,8 +254,9 @@ async def run_held(call: HeldCall, at: ToolContext, tools: Sequence[Tool]) -> st
         raise ToolFailed(f"bad arguments ({exc})") from exc
 
 
-def call_summary(arguments: dict[str, Any], limit: int = 300) -> str:
-    """A held call's arguments as the person reads them ('time: 07:00, label: Aufstehen'); '' for none."""
+def call_summary(arguments: dict[str, Any], limit: int = 800) -> str:
+    """A held call's arguments as the person reads them ('time: 07:00, label: Aufstehen'); '' for none. Long ones
+    are cut with '…': the person sees that there is more than is shown before saying yes."""
     parts = [f"{name}: {value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)}"
              for name, value in arguments.items()]
     return clip(" ".join(", ".join(parts).split()), limit)
