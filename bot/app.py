@@ -20,6 +20,8 @@ from bot.llm.factory import make_llm
 from bot.llm.metering import MeteredLLM
 from bot.llm.port import LLM
 from bot.llm.writer import LLMWriter
+from bot.mcp.config import read_servers
+from bot.mcp.toolbox import open_toolbox
 from bot.settings import Settings
 from bot.texts import t
 from bot.weather import OpenMeteo
@@ -72,6 +74,8 @@ async def open_toolboxes(settings: Settings, store: MemoryStore, stack: contextl
         stack.push_async_callback(web.aclose)
     if settings.suggestions:
         boxes.append(SuggestionBox(Limits(settings.suggestions_per_user_per_day, settings.suggestions_per_day)))
+    if servers := read_servers(settings.mcp_servers):  # a server that cannot be reached is logged and left out
+        boxes.append(await open_toolbox(servers, stack))
     return boxes
 
 
@@ -83,14 +87,16 @@ async def running_engine(settings: Settings) -> AsyncIterator[Engine]:
     chat, background = make_models(settings)
     budget = TokenBudget(store.usage, settings.background_tokens_per_day, settings.zone)
     stack = contextlib.AsyncExitStack()
-    toolboxes = await open_toolboxes(settings, store, stack)
-    engine = Engine(store, chat, MeteredLLM(background, budget), engine_config(settings), budget=budget,
-                    toolboxes=toolboxes)
+    engine: Engine | None = None
     try:
+        toolboxes = await open_toolboxes(settings, store, stack)  # a wrong MCP configuration stops here, closed
+        engine = Engine(store, chat, MeteredLLM(background, budget), engine_config(settings), budget=budget,
+                        toolboxes=toolboxes)
         yield engine
     finally:
-        await engine.drain()
-        await engine.close()
+        if engine is not None:
+            await engine.drain()
+            await engine.close()
         await stack.aclose()
         for llm in {id(chat): chat, id(background): background}.values():
             close = getattr(llm, "aclose", None)

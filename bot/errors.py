@@ -4,6 +4,7 @@
     ├── ConfigError          a setting is missing or wrong (one sentence for the operator)
     ├── MatrixError          the homeserver refused or could not do what the channel asked
     ├── HistoryError         an exported history (ChatGPT, Claude, Telegram) cannot be read as one
+    ├── ToolServerError      an MCP server could not be started or reached, or did not answer a call in time
     └── LLMError             the model could not give a usable answer
         ├── LLMUnavailable   connection refused, timeout, 5xx after retries
         ├── LLMRateLimited   429 after retries
@@ -30,6 +31,10 @@ class HistoryError(BotError):
 
     The message is one short sentence for the person who imports (it says where in the file, when that helps).
     """
+
+
+class ToolServerError(BotError):
+    """An MCP server could not be started or reached, closed its connection, or did not answer in time."""
 
 
 class LLMError(BotError):

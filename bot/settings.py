@@ -107,6 +107,7 @@ class Settings(BaseSettings):
     suggestions: bool = True  # the model may leave the operator suggestions (`mnemo suggestions`); on|off
     suggestions_per_user_per_day: int = Field(default=3, ge=0)  # new suggestions from one chat in 24 hours
     suggestions_per_day: int = Field(default=10, ge=0)  # new suggestions from all chats together in 24 hours
+    mcp_servers: str = ""  # MCP servers for the chat model: inline JSON or a .json/.toml file (bot/mcp/config.py)
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "WARNING"  # `--log-level` wins
 
     @field_validator("log_level", mode="before")
@@ -180,7 +181,16 @@ class Settings(BaseSettings):
                   self.tavily_api_key]
         if self.telegram_token and ":" in self.telegram_token:  # its secret half, also where ':' was URL-encoded
             values.append(self.telegram_token.split(":", 1)[1])
-        return [v for v in values if v]
+        return [v for v in values if v] + self._mcp_secrets()
+
+    def _mcp_secrets(self) -> list[str]:
+        """The MCP servers' header and environment values (a broken configuration stops the start anyway)."""
+        from bot.mcp.config import read_servers
+
+        try:
+            return [value for server in read_servers(self.mcp_servers) for value in server.secrets]
+        except ConfigError:
+            return []
 
     @property
     def active_channels(self) -> list[str]:

@@ -36,6 +36,12 @@ TEXTS: dict[str, dict[str, str]] = {
     "profile_question": {"de": "Darf ich mir das über dich merken? 👤 {fact}",
                          "en": "May I remember this about you? 👤 {fact}"},
     "profile_saved": {"de": "👤 Gemerkt: {fact}", "en": "👤 Noted: {fact}"},
+    "tool_question": {"de": "Darf ich das ausführen? 🔧 {tool}{args}", "en": "May I run this? 🔧 {tool}{args}"},
+    "tool_done": {"de": "🔧 Ausgeführt: {tool}\n{result}", "en": "🔧 Done: {tool}\n{result}"},
+    "tool_not_run": {"de": "Okay, {tool} führe ich nicht aus.", "en": "Okay, I won't run {tool}."},
+    "tool_failed": {"de": "🔧 {tool} hat nicht geklappt: {error}", "en": "🔧 {tool} did not work: {error}"},
+    "tool_gone": {"de": "🔧 {tool} steht mir nicht mehr zur Verfügung – ich habe nichts ausgeführt.",
+                  "en": "🔧 {tool} is no longer available to me – I ran nothing."},
     "yes": {"de": "Ja", "en": "Yes"},
     "crisis_model_down": {"de": "Ich bin da und lese, was du schreibst. Bitte wende dich jetzt an Menschen, die dir "
                                 "sofort helfen können:",

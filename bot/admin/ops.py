@@ -9,7 +9,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from bot.errors import BotError, LLMError
+from bot.errors import BotError, ConfigError, LLMError
 from bot.settings import Settings
 from memory import integrity
 from memory.admission import OUTCOMES
@@ -182,7 +182,7 @@ async def _load(store: MemoryStore, scope: Scope, data: dict[str, Any]) -> dict[
 
 
 async def doctor(settings: Settings, *, check_model: bool = True) -> list[Check]:
-    """Check configuration, driver, embedder, schema, model, messengers and clock."""
+    """Check configuration, driver, embedder, schema, model, messengers, MCP servers and clock."""
     channels = ", ".join(settings.active_channels)
     checks = [Check("configuration", True, f"data dir {settings.data_dir}, channels {channels}")]
     from memory.db import sqlite_module
@@ -205,6 +205,7 @@ async def doctor(settings: Settings, *, check_model: bool = True) -> list[Check]
     if check_model:
         checks.append(await _model_check(settings))
     checks.extend(await _messenger_checks(settings))
+    checks.extend(await mcp_checks(settings))
     now = datetime.now(settings.zone)
     checks.append(Check("clock", now.year >= 2024, f"{now:%Y-%m-%d %H:%M %Z} in {settings.timezone}"))
     return checks
@@ -312,6 +313,19 @@ async def _matrix_check(settings: Settings) -> Check:
         if logged_in:
             await client.logout()
         await client.close()
+
+
+async def mcp_checks(settings: Settings) -> list[Check]:
+    """One line per MCP server: reached, with the tools the model is offered, or why it cannot be reached."""
+    from bot.mcp.config import read_servers
+    from bot.mcp.toolbox import survey
+
+    try:
+        servers = read_servers(settings.mcp_servers)
+    except ConfigError as exc:
+        return [Check("mcp servers", False, str(exc))]
+    reports = await asyncio.gather(*(survey(server) for server in servers))
+    return [Check(f"mcp {report.name}", report.ok, report.detail) for report in reports]
 
 
 def format_checks(checks: list[Check]) -> str:

@@ -13,7 +13,17 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Literal
 
-from bot.commands import account, checkins, inner_life, learned, memories, people_views, reminder_views, review
+from bot.commands import (
+    account,
+    checkins,
+    inner_life,
+    learned,
+    memories,
+    people_views,
+    reminder_views,
+    review,
+    tool_calls,
+)
 from bot.commands.call import Call, Pressed
 from bot.conversation.replies import Button, Reply
 
@@ -139,6 +149,7 @@ BUTTONS: Mapping[str, ButtonKind] = MappingProxyType({kind.prefix: kind for kind
     ButtonKind("rem", reminder_views.press),
     ButtonKind("people", people_views.press, looking=r"show:[0-9]+"),
     ButtonKind("review", review.press),
+    ButtonKind("tool", tool_calls.press_tool),
 )})
 
 # Button data that only shows something; in a group anyone let in may press it, the rest only admins.

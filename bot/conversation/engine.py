@@ -26,7 +26,7 @@ from bot.conversation.reminder_requests import ReminderRequests, user_zone
 from bot.conversation.replies import Button, Document, Incoming, Reply
 from bot.conversation.safety import crisis_help, signals_crisis
 from bot.conversation.sources import with_sources
-from bot.conversation.tools import ToolBox, ToolContext
+from bot.conversation.tools import HeldCall, ToolBox, ToolContext, available, run_held
 from bot.conversation.turn import ANSWERED_BEFORE, CRISIS_SCAN_CHARS, Step, Turn, check_input, own_words
 from bot.errors import LLMError
 from bot.learning.corrections import Change, correct, describe, looks_like_correction, propose_rule
@@ -47,6 +47,11 @@ __all__ = [  # the engine's public face, as tests and benchmarks import it
 log = logging.getLogger(__name__)
 
 
+async def _no_rule(text: str) -> str:
+    """No rule is proposed while a held call runs."""
+    return "error: no rule can be proposed here"
+
+
 class Engine:
     """Handles each message: log first, recall, ask the model (with tools), reply, learn in the background."""
 
@@ -61,7 +66,7 @@ class Engine:
         self.floor = config.relevance_floor
         if self.floor is None:
             self.floor = calibration(store.index.embedder.name).relevant
-        self.questions = OpenQuestions(store, config.language, clock)
+        self.questions = OpenQuestions(store, config.language, clock, self._run_held)
         self.absences = Absences(store)
         self.reminder_requests = ReminderRequests(store, config.language, config.zone, clock)
         self.answers = ModelAnswers(store, chat, config, clock, self.floor, self.zone_for, toolboxes)
@@ -282,7 +287,7 @@ class Engine:
 
     async def _rule_from_objection(self, turn: Turn) -> None:
         """An objection that changed no memory and brought no rule: one call proposes a behaviour rule (maybe none)."""
-        if not turn.objection or turn.changes or turn.proposed is not None:
+        if not turn.objection or turn.changes or turn.proposed is not None or turn.held is not None:
             return
         try:
             previous = await self._previous_reply(turn)
@@ -316,9 +321,15 @@ class Engine:
         """The model's answer to the turn's message, with the tools of this turn; when they brought text from the
         web, a line naming its sites goes under it (written by the program, not the model)."""
         zone, propose = await self.zone_for(turn.scope), partial(self.questions.propose, turn)
-        tools = ToolContext(self.store, turn.scope, zone, propose, turn.message_id, self.clock, turn.crisis)
+        tools = ToolContext(self.store, turn.scope, zone, propose, turn.message_id, self.clock, turn.crisis,
+                            hold=partial(self.questions.hold, turn))
         text = await self.answers.write(tools, turn.incoming.text, turn.previous_at, extra, on_progress)
         return with_sources(text, tools.sources, self.config.language)  # the sites of the outside text it got
+
+    async def _run_held(self, scope: Scope, call: HeldCall) -> str:
+        """Run a call the person said yes to, with the tools offered now (its tool may be gone since)."""
+        tools = ToolContext(self.store, scope, await self.zone_for(scope), _no_rule, clock=self.clock)
+        return await run_held(call, tools, await available(tools, self.answers.toolboxes))
 
     async def _correct(self, turn: Turn) -> list[Change]:
         """Run the correction judge; a failing judge changes nothing."""

@@ -1,16 +1,22 @@
-"""The yes/no question under the companion's message (a proposed rule, a profile fact), kept in the scope's state.
+"""The yes/no question under the companion's message (a proposed rule, a profile fact, a held tool call), kept in
+the scope's state.
 
 One question is open at a time; it is asked under a reply, answered by a typed yes or no (or its buttons),
-replaced by a newer rule, and dropped unanswered after a day.
+replaced by a newer rule or call, and dropped unanswered after a day. A held call (a tool that changes something)
+is kept with its question, so it survives a restart; it runs at the yes, and the person is told what came of it.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+import logging
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import Any
 
 from bot.conversation.bubbles import split_bubbles
 from bot.conversation.consent import yes_or_no
+from bot.conversation.prompt import clip
 from bot.conversation.replies import Button, Reply
+from bot.conversation.tools import HeldCall, ToolFailed, ToolGone, call_summary
 from bot.conversation.turn import Turn, own_words
 from bot.profile_keys import profile_key
 from bot.texts import t
@@ -19,20 +25,32 @@ from memory.models import Scope
 from memory.pairing import is_group_scope
 from memory.store import MemoryStore
 
+log = logging.getLogger(__name__)
+
 QUESTION = "question"  # the scope_state key of the open yes/no question
+HELD_NUMBER = "held_call_number"  # the scope_state key of the number the last held call was asked under
 QUESTION_HOURS = 24.0  # an unanswered question is dropped after this long
+RESULT_CHARS = 600  # how much of a held call's result the person is shown
 PROPOSED = "The person will be asked to confirm this rule with yes/no buttons; do not ask yourself."
+HELD = ("The person is asked under your reply to confirm this call with yes/no buttons. It has not run: it runs only"
+        " after their yes, and they are told its result then. Do not ask yourself; say in a few words what you would"
+        " do.")
+ONE_QUESTION = ("error: another question already waits under this reply (a call or a rule for the person's yes);"
+                " this one did not run. Ask for it in a later message.")
+
+RunHeld = Callable[[Scope, HeldCall], Awaitable[str]]  # the engine's port: run a held call after the person's yes
 
 
 @dataclass(frozen=True)
 class OpenQuestion:
-    """The yes/no question waiting under the companion's message: a proposed rule or a profile fact."""
+    """The yes/no question waiting under the companion's message: a proposed rule, a profile fact, a held call."""
 
-    kind: str  # "rule" | "profile"
+    kind: str  # "rule" | "profile" | "tool"
     item_id: int
     asked_at: float
     owner: str | None = None  # who was asked (in a group, only they may answer)
-    number: int = 0  # the person's own number of the rule or fact, which its buttons carry
+    number: int = 0  # the person's own number of the rule or fact (a held call's number), which its buttons carry
+    call: dict[str, Any] | None = None  # a held call, for the kind "tool" (`HeldCall.as_dict`)
 
     @property
     def key(self) -> str:
@@ -42,7 +60,7 @@ class OpenQuestion:
     def as_dict(self) -> dict[str, object]:
         """The question as JSON-ready data for the scope's state."""
         return {"kind": self.kind, "item_id": self.item_id, "asked_at": self.asked_at, "owner": self.owner,
-                "number": self.number}
+                "number": self.number, "call": self.call}
 
 
 def question_expired(asked_at: float, now: float, hours: float = QUESTION_HOURS) -> bool:
@@ -63,8 +81,10 @@ def rule_buttons(number: int, lang: str) -> tuple[Button, ...]:
 class OpenQuestions:
     """Asks, decides and drops the scope's open question; the state lives in the database."""
 
-    def __init__(self, store: MemoryStore, lang: str, clock: Callable[[], float]) -> None:
+    def __init__(self, store: MemoryStore, lang: str, clock: Callable[[], float],
+                 run_held: RunHeld | None = None) -> None:
         self.store, self.lang, self.clock = store, lang, clock
+        self.run_held = run_held  # runs a held call at the yes (None: no tool can be held, a kept call is gone)
 
     async def current(self, scope: Scope, turn: Turn | None = None) -> OpenQuestion | None:
         """The yes/no question waiting for an answer; one that expired or was decided elsewhere is dropped
@@ -90,33 +110,59 @@ class OpenQuestions:
         if verdict is None or not self._may_decide(turn, question):
             return None
         text = await self._decide(turn.scope, question, verdict, turn.incoming.text)
-        return Reply((text,), closes=(question.key,))
+        return Reply((text or t(self.lang, "button_stale"),), closes=(question.key,))
+
+    async def press(self, scope: Scope, key: str, verdict: str) -> str | None:
+        """A yes or no button on a held call ('tool:3'): what came of it, kept as the companion's message so the
+        model knows it; None when that question is no longer open."""
+        question = await self.current(scope)
+        if question is None or question.key != key:
+            return None
+        text = await self._decide(scope, question, verdict, "button")
+        if text is not None:
+            await self.store.messages.add(scope, "assistant", text, created_at=self.clock())
+        return text
 
     async def propose(self, turn: Turn, text: str) -> str:
         """Propose a rule in this turn (asked under the reply); what the model is told of it."""
         text = " ".join(text.split())[:300]
         if not text:
             return "error: empty rule"
+        if turn.held is not None:
+            return ONE_QUESTION
         turn.proposed = await self.store.rules.propose(turn.scope, text)
         return PROPOSED
 
-    async def ask(self, turn: Turn) -> None:
-        """Ask one yes/no question under the reply: a rule proposed in this turn, else a profile fact waiting.
+    async def hold(self, turn: Turn, call: HeldCall) -> str:
+        """Hold a call of a tool that changes something in this turn (asked under the reply); what the model is told."""
+        if turn.held is not None or turn.proposed is not None:
+            return ONE_QUESTION
+        turn.held = call
+        return HELD
 
-        A new rule replaces an open question (whose buttons go); a profile fact is asked only while no
+    async def ask(self, turn: Turn) -> None:
+        """Ask one yes/no question under the reply: a call held or a rule proposed in this turn, else a profile fact
+        waiting.
+
+        A new call or rule replaces an open question (whose buttons go); a profile fact is asked only while no
         question is open, so a question is never asked again on every reply.
         """
-        scope, rule, reply = turn.scope, turn.proposed, turn.reply
+        scope, rule, held, reply = turn.scope, turn.proposed, turn.held, turn.reply
         assert reply is not None  # the model's answer is written before a question goes under it
         open_now = await self.current(scope, turn)
         # Who may answer: the one who asked; a group member who is no admin cannot, so then any admin may.
         owner = (turn.incoming.sender or turn.incoming.user_id) if turn.incoming.may_decide else None
-        if rule is not None:
+        if held is not None or rule is not None:
             if open_now is not None:
                 await self.store.state.pop(scope, QUESTION)
                 turn.closes.append(open_now.key)
-            number = await self.store.numbers.of(scope, "rule", rule.id)
-            question = OpenQuestion("rule", rule.id, self.clock(), owner, number)
+            if held is not None:
+                number = await self._held_number(scope)
+                question = OpenQuestion("tool", number, self.clock(), owner, number, held.as_dict())
+            else:
+                assert rule is not None
+                number = await self.store.numbers.of(scope, "rule", rule.id)
+                question = OpenQuestion("rule", rule.id, self.clock(), owner, number)
         elif open_now is None and turn.incoming.may_decide and (fact := await self.store.profile.pending(scope)):
             question = OpenQuestion("profile", fact.id, self.clock(), owner,
                                     await self.store.numbers.of(scope, "profile", fact.id))
@@ -128,6 +174,11 @@ class OpenQuestions:
 
     async def asking(self, scope: Scope, question: OpenQuestion) -> tuple[str, tuple[Button, ...]]:
         """The sentence that asks a question and its yes/no buttons (by the person's own number)."""
+        if question.kind == "tool":
+            call = HeldCall.from_dict(question.call or {})
+            summary = call_summary(call.arguments)
+            text = t(self.lang, "tool_question", tool=call.title, args=f"\n{summary}" if summary else "")
+            return text, yes_no_buttons("tool", question.number, self.lang)
         if question.kind == "rule":
             rule = await self.store.rules.get(scope, question.item_id)
             return t(self.lang, "rule_question", rule=rule.text), rule_buttons(question.number, self.lang)
@@ -142,9 +193,16 @@ class OpenQuestions:
         sender = turn.incoming.sender or turn.incoming.user_id
         return not is_group_scope(turn.scope.user_id) or question.owner in (None, sender)
 
-    async def _decide(self, scope: Scope, question: OpenQuestion, verdict: str, reason: str) -> str:
-        """Apply a yes or no to the open question and close it; the sentence that says what happened."""
-        await self.store.state.pop(scope, QUESTION)
+    async def _decide(self, scope: Scope, question: OpenQuestion, verdict: str, reason: str) -> str | None:
+        """Apply a yes or no to the open question and close it; the sentence that says what happened (None: it was
+        decided meanwhile, by a press or a message handled at the same time)."""
+        taken = await self.store.state.pop(scope, QUESTION)
+        if question.kind == "tool":
+            if taken is None or OpenQuestion(**taken).key != question.key:
+                if taken is not None:  # another question came meanwhile: it stays
+                    await self.store.state.put(scope, QUESTION, taken, self.clock())
+                return None
+            return await self._run_call(scope, HeldCall.from_dict(question.call or {}), verdict)
         if question.kind == "rule":
             rule = await self.store.rules.decide(scope, question.item_id, "active" if verdict == "yes" else "rejected",
                                                  reason=reason)
@@ -154,8 +212,32 @@ class OpenQuestions:
             return t(self.lang, "rule_dropped")
         return t(self.lang, "profile_saved", fact=f"{profile_key(fact.key, self.lang)}: {fact.value}")
 
+    async def _run_call(self, scope: Scope, call: HeldCall, verdict: str) -> str:
+        """Run a held call at a yes (never at a no); the sentence that tells the person what came of it."""
+        if verdict == "no":
+            return t(self.lang, "tool_not_run", tool=call.title)
+        try:
+            if self.run_held is None:
+                raise ToolGone(f"{call.title} is no longer available")
+            result = await self.run_held(scope, call)
+        except ToolGone:
+            log.warning("held call of %s not run: the tool is no longer offered", call.tool)
+            return t(self.lang, "tool_gone", tool=call.title)
+        except ToolFailed as exc:
+            log.info("held call of %s failed: %s", call.tool, exc)
+            return t(self.lang, "tool_failed", tool=call.title, error=clip(str(exc), 300))
+        return t(self.lang, "tool_done", tool=call.title, result=clip(result.strip(), RESULT_CHARS))
+
+    async def _held_number(self, scope: Scope) -> int:
+        """A new number for a held call's question in this scope (its buttons carry it)."""
+        number = int(await self.store.state.get(scope, HELD_NUMBER) or 0) + 1
+        await self.store.state.put(scope, HELD_NUMBER, number, self.clock())
+        return number
+
     async def _still_open(self, scope: Scope, question: OpenQuestion) -> bool:
         """Whether the question's rule or profile fact still waits (a button may have decided it meanwhile)."""
+        if question.kind == "tool":
+            return True  # a held call lives only in the question
         try:
             if question.kind == "rule":
                 return (await self.store.rules.get(scope, question.item_id)).status == "pending"
@@ -165,6 +247,9 @@ class OpenQuestions:
 
     async def _drop(self, scope: Scope, question: OpenQuestion) -> None:
         """An unanswered question that expired or was replaced: nothing of it is kept."""
+        if question.kind == "tool":
+            log.info("held call of %s dropped unanswered: not run", (question.call or {}).get("tool"))
+            return
         try:
             if question.kind == "rule":
                 if (await self.store.rules.get(scope, question.item_id)).status == "pending":

@@ -57,11 +57,11 @@ class Answer(NamedTuple):
     buttons: tuple[tuple[Button, ...], ...] = ()
 
 
-_QUESTION_DATA = re.compile(r"(rule|profile):(?:yes|no):([0-9]{1,18})", re.ASCII)
+_QUESTION_DATA = re.compile(r"(rule|profile|tool):(?:yes|no):([0-9]{1,18})", re.ASCII)
 
 
 def question_of(buttons: tuple[tuple[Button, ...], ...] | list[list[Button]]) -> str:
-    """The yes/no question a set of buttons answers ('rule:12', 'profile:3'), or '' when they answer none."""
+    """The yes/no question a set of buttons answers ('rule:12', 'profile:3', 'tool:2'), or '' when they answer none."""
     for row in buttons:
         for button in row:
             found = _QUESTION_DATA.fullmatch(button.data)

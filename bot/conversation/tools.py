@@ -3,10 +3,13 @@ the tools of the toolboxes the app plugs in (the web, MCP servers, suggestions).
 
 A tool whose result is text from outside (`Tool.untrusted`) taints the turn: from then on only tools that change
 nothing (`Tool.in_crisis`) are offered or run, so a page that says "remember this rule" is just text.
+A tool that changes something outside (`Tool.confirm`, a tool server's) never runs in the turn that calls it: the
+call is held (`ToolContext.hold`), the person is asked under the reply, and it runs after their yes (`run_held`).
 A model without tool calling writes [RECALL: …] instead; `recall` answers that marker like a tool.
 """
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -16,7 +19,9 @@ from datetime import time as dtime
 from typing import Any, Protocol
 from zoneinfo import ZoneInfo
 
-from bot.conversation.prompt import quote
+import jsonschema
+
+from bot.conversation.prompt import clip, quote
 from bot.llm.port import ToolCall, ToolSpec
 from memory.models import Scope, SearchHit, Source
 from memory.people import card_line
@@ -33,6 +38,27 @@ ProposeRule = Callable[[str], Awaitable[str]]  # the port the engine fills: prop
 
 
 @dataclass(frozen=True)
+class HeldCall:
+    """A call of a tool that changes something, waiting for the person's yes."""
+
+    tool: str  # the tool's name as the model called it
+    arguments: dict[str, Any]
+    title: str  # the tool as the person reads it ('set_alarm (weather)')
+
+    def as_dict(self) -> dict[str, Any]:
+        """The call as JSON-ready data, kept with the open question."""
+        return {"tool": self.tool, "arguments": self.arguments, "title": self.title}
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> HeldCall:
+        """The call kept by `as_dict`."""
+        return cls(str(raw["tool"]), dict(raw["arguments"]), str(raw["title"]))
+
+
+HoldCall = Callable[[HeldCall], Awaitable[str]]  # the port the engine fills: hold a call, asked under the reply
+
+
+@dataclass(frozen=True)
 class ToolContext:
     """Where the tools of one turn run: the person's memory, their zone, the message being answered."""
 
@@ -45,6 +71,7 @@ class ToolContext:
     crisis: bool = False  # a crisis turn changes no rule
     sources: list[str] = field(default_factory=list)  # where the outside text the model got came from (URLs)
     tainted: bool = False  # the model had read text from outside when it asked for this call
+    hold: HoldCall | None = None  # where a call of a tool that asks first waits for the person's yes (None: refused)
 
 
 def day_window(from_date: str | None, to_date: str | None, zone: ZoneInfo) -> tuple[float, float] | None:
@@ -112,6 +139,10 @@ class ToolFailed(Exception):
     """A tool could not do its work (a server down, a limit reached); the message goes to the model as the result."""
 
 
+class ToolGone(ToolFailed):
+    """A held call's tool is no longer offered (its server left the configuration, or no longer lists it)."""
+
+
 @dataclass(frozen=True)
 class Tool:
     """One tool: what the model is told of it, and what runs when the model calls it."""
@@ -121,6 +152,8 @@ class Tool:
     in_crisis: bool = True  # False: it changes something, so it is not offered (nor run) in a crisis or tainted turn
     untrusted: bool = False  # True: its result is text from outside (the web, a tool server); it taints the turn
     marker: str = ""  # how a model without tool calling asks for it: one line of the prompt (its marker runs it)
+    confirm: bool = False  # True: it changes something outside, so a call is held until the person says yes
+    title: str = ""  # how the person is shown the tool when asked (default: its name)
 
 
 class ToolBox(Protocol):
@@ -195,6 +228,8 @@ async def run_tool(call: ToolCall, at: ToolContext, tools: Sequence[Tool] = BUIL
     if tool is None or ((at.crisis or tainted) and not tool.in_crisis):
         return f"error: unknown tool {call.name!r}"
     try:
+        if tool.confirm:
+            return await _hold(tool, args, at)
         return await tool.run(args, replace(at, tainted=True) if tainted else at)
     except (ValueError, TypeError) as exc:
         log.warning("tool %s got bad arguments %r: %s", call.name, args, exc)
@@ -202,6 +237,38 @@ async def run_tool(call: ToolCall, at: ToolContext, tools: Sequence[Tool] = BUIL
     except ToolFailed as exc:
         log.info("tool %s failed: %s", call.name, exc)
         return f"error: {exc}"
+
+
+async def _hold(tool: Tool, args: dict[str, Any], at: ToolContext) -> str:
+    """Hold a call of a tool that asks first, once its arguments fit the tool's schema; what the model is told."""
+    if at.hold is None:
+        raise ToolFailed("this tool changes something and cannot wait for the person's yes here")
+    try:
+        jsonschema.validate(args, tool.spec.parameters)
+    except jsonschema.ValidationError as exc:
+        raise ValueError(exc.message) from exc
+    except jsonschema.SchemaError as exc:  # the server's schema is broken: the server checks the arguments itself
+        log.info("tool %s has a schema that cannot check arguments: %s", tool.spec.name, exc.message)
+    return await at.hold(HeldCall(tool.spec.name, args, tool.title or tool.spec.name))
+
+
+async def run_held(call: HeldCall, at: ToolContext, tools: Sequence[Tool]) -> str:
+    """Run a held call after the person's yes; ToolGone when its tool is no longer offered, ToolFailed when it fails."""
+    tool = next((tool for tool in tools if tool.spec.name == call.tool and tool.confirm), None)
+    if tool is None:
+        raise ToolGone(f"{call.title} is no longer available")
+    try:
+        return await tool.run(dict(call.arguments), at)
+    except (ValueError, TypeError) as exc:
+        raise ToolFailed(f"bad arguments ({exc})") from exc
+
+
+def call_summary(arguments: dict[str, Any], limit: int = 800) -> str:
+    """A held call's arguments as the person reads them ('time: 07:00, label: Aufstehen'); '' for none. Long ones
+    are cut with '…': the person sees that there is more than is shown before saying yes."""
+    parts = [f"{name}: {value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)}"
+             for name, value in arguments.items()]
+    return clip(" ".join(", ".join(parts).split()), limit)
 
 
 def taints(call: ToolCall, tools: Sequence[Tool]) -> bool:

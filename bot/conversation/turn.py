@@ -6,6 +6,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 
 from bot.conversation.replies import Incoming, Reply
+from bot.conversation.tools import HeldCall
 from bot.learning.corrections import Change
 from bot.llm.port import OnText
 from memory.models import LearnedRule, Scope
@@ -46,6 +47,7 @@ class Turn:
     previous_at: float | None = None  # when the person wrote before this message
     closes: list[str] = field(default_factory=list)  # questions dropped in this turn (expired, replaced)
     proposed: LearnedRule | None = None  # a rule proposed in this turn (by the model or from an objection)
+    held: HeldCall | None = None  # a call of a tool that changes something, held in this turn for the person's yes
     objection: bool = False  # the message may object to something remembered or said
     changes: list[Change] = field(default_factory=list)  # the corrections this message made to the memory
     reply: Reply | None = None  # the model's answer, once written
