@@ -1,13 +1,42 @@
-"""What flows between channels and the engine: incoming messages and replies with buttons."""
+"""What flows between channels and the engine: incoming messages (with a voice note or a picture, a quoted
+message) and replies (with buttons, a voice note, a reaction); reactions on the companion's messages."""
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 MAX_DATA = 64  # Telegram's limit for a button's data, in bytes
 _ID = re.compile(r"#?([0-9]{1,18})", re.ASCII)  # SQLite integers have at most 19 digits
 _FIELD = re.compile(r"-?[0-9]{1,18}|[0-9]*[a-z][a-z0-9]*", re.ASCII)
+
+
+MediaKind = Literal["voice", "image"]
+
+
+@dataclass(frozen=True)
+class Attachment:
+    """A voice note or a picture, as the channel downloaded it.
+
+    voice: a voice note, an audio file or a video note; image: a photo, an image file or a sticker. A channel
+    downloads nothing larger than the engine's limit (`EngineConfig`): it passes the size it was told with no
+    data, and the engine answers that it is too large.
+    """
+
+    kind: MediaKind
+    data: bytes
+    mime: str  # as the messenger names it: audio/ogg, video/mp4, image/jpeg, image/webp, …
+    size: int  # bytes, as the messenger says (the length of `data` when it was downloaded)
+    name: str = ""  # the file's name, when it has one
+    seconds: float | None = None  # a voice note's length, when the messenger says
+
+
+@dataclass(frozen=True)
+class Quoted:
+    """The message a user's message replies to, as the channel found it."""
+
+    text: str
+    by_companion: bool  # the companion wrote it (else the user, or in a group a member)
 
 
 @dataclass(frozen=True)
@@ -20,6 +49,9 @@ class Incoming:
     channel_message_id: str | None = None
     sender: str = ""  # who wrote it (in a group: the member); empty: the scope's user
     may_decide: bool = True  # whether the sender may answer the scope's open question (groups: admins only)
+    attachment: Attachment | None = None  # a voice note or a picture; `text` is then its caption, maybe empty
+    quoted: Quoted | None = None  # the older message this one replies to
+    addressed: bool = True  # in a group: the companion was named or replied to (a reaction of its own is allowed)
 
 
 @dataclass(frozen=True)
@@ -47,6 +79,29 @@ class Reply:
     failed: bool = False
     document: Document | None = None
     closes: tuple[str, ...] = ()  # questions decided or dropped in this turn ('rule:12'): their old buttons go
+    voice: Voice | None = None  # the reply spoken: sent as a voice note, the bubbles still go along as text
+    reaction: str = ""  # one emoji the companion puts on the user's message, or ''
+
+
+@dataclass(frozen=True)
+class Voice:
+    """A reply spoken by the Speaker: an OGG/Opus voice note."""
+
+    data: bytes
+    mime: str = "audio/ogg"
+    seconds: float | None = None
+
+
+@dataclass(frozen=True)
+class Reaction:
+    """A user's reaction on one of the companion's messages (an emoji added; `removed` when taken back)."""
+
+    user_id: str  # the scope's user, as in Incoming
+    channel: str
+    message_ref: str  # the channel's id of the companion's message it is on
+    emoji: str
+    sender: str = ""  # who reacted (in a group: the member)
+    removed: bool = False
 
 
 class Answer(NamedTuple):
