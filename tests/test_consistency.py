@@ -162,3 +162,10 @@ async def test_an_export_names_its_format_first(store: MemoryStore) -> None:
     data = await store.export(await store.scope("mnemo", "tg:1"))
     assert list(data)[:3] == ["format", "companion_id", "user_id"] and data["format"] == "mnemo-export-1"
     assert json.loads(json.dumps(data)) == data
+
+
+def test_the_env_example_names_every_setting() -> None:
+    from bot.settings import Settings
+
+    listed = set(re.findall(r"\bMNEMO_[A-Z0-9_]+", (Path(__file__).parents[1] / ".env.example").read_text("utf-8")))
+    assert {f"MNEMO_{name.upper()}" for name in Settings.model_fields} <= listed
