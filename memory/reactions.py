@@ -150,6 +150,22 @@ class Reactions:
                                     " AND at >= ? AND at < ?", (scope.id, since, until))
         return int(row[0])
 
+    async def restore(self, scope: Scope, rows: Sequence[dict[str, Any]], message_ids: dict[int, int]) -> int:
+        """Bring in the reactions of an export (`message_ids`: the exported messages' ids to the new ones); a
+        reaction whose message did not come along keeps no message. Returns how many are new."""
+        added = 0
+        async with self.db.transaction() as tx:
+            for r in rows:
+                old = r.get("message_id")
+                await tx.execute(
+                    "INSERT OR IGNORE INTO reactions(scope_id, channel, message_ref, message_id, emoji, sender,"
+                    " by_companion, ref, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (scope.id, str(r["channel"]), str(r["message_ref"]), message_ids.get(old) if old else None,
+                     str(r["emoji"])[:EMOJI_CHARS], str(r.get("sender") or ""), int(bool(r.get("by_companion"))),
+                     str(r.get("ref") or ""), float(r["at"])))
+                added += await tx.changes()
+        return added
+
 
 async def _pushed(tx: Tx, scope: Scope, sent: Sequence[Any]) -> int | None:
     """The logged message of a push, found by its text among the companion's messages logged about when it was sent."""

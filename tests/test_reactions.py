@@ -3,16 +3,20 @@ day, never in a crisis or an unaddressed group message, off by a setting, nothin
 person's reactions kept as feedback that reaches the reflection, and the quoted older message in the prompt."""
 from __future__ import annotations
 
+import io
 import json
 from collections.abc import AsyncIterator, Sequence
 from datetime import datetime
+from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
 from telegram.constants import ReactionEmoji
 
+from bot.admin.ops import import_user
 from bot.app import engine_config
+from bot.channels.console import ConsoleChannel
 from bot.commands.runner import Commands
 from bot.conversation.engine import Engine, EngineConfig, Incoming, Reply
 from bot.conversation.reacting import OFFER, REACTIONS, chosen_reaction, day_of, may_react
@@ -21,9 +25,11 @@ from bot.conversation.safety import crisis_help
 from bot.conversation.tools import Tool, ToolContext
 from bot.llm.port import ToolCall, ToolSpec
 from bot.settings import Settings
+from bot.texts import t
 from memory.erasure import scoped_tables
 from memory.store import MemoryStore
 from scheduler.reflection import FEEDBACK_HEADING, reflect
+from tests.fakes.embedder import FakeEmbedder
 from tests.fakes.llm import ScriptedLLM
 
 BERLIN = ZoneInfo("Europe/Berlin")  # the default zone
@@ -312,8 +318,9 @@ async def test_a_matrix_reaction_taken_back_by_its_redaction_is_dropped(engine: 
     assert await store.reactions.feedback(chat_scope, 0) == []
 
 
-async def test_export_carries_the_reactions_and_deleteme_erases_them(engine: Engine, chat: ScriptedLLM,
-                                                                     store: MemoryStore) -> None:
+async def test_export_carries_the_reactions_import_reads_them_and_deleteme_erases_them(
+    engine: Engine, chat: ScriptedLLM, store: MemoryStore, tmp_path: Path,
+) -> None:
     chat.enqueue("Schön! [REACT: 🥰]")
     await answer(engine, "Ich habe einen Hund adoptiert.", channel_message_id="1:1")
     await engine.delivered("tg:1", "telegram", ["1:2"], answering="1:1")
@@ -327,6 +334,13 @@ async def test_export_carries_the_reactions_and_deleteme_erases_them(engine: Eng
     data = json.loads(exported.document.content)
     assert sorted((r["emoji"], r["by_companion"]) for r in data["reactions"]) == [("❤", 0), ("🥰", 1)]
     assert [s["message_ref"] for s in data["sent_messages"]] == ["1:2"]
+    elsewhere = Settings(_env_file=None, data_dir=tmp_path / "b",  # type: ignore[call-arg]
+                         embedding_model="tests.fakes.embedder:FakeEmbedder")
+    assert (await import_user(elsewhere, data, "tg:99"))["reactions"] == 2
+    async with await MemoryStore.open(tmp_path / "b", FakeEmbedder()) as other:
+        moved = await other.scope("mnemo", "tg:99")
+        assert [(f.emoji, f.text) for f in await other.reactions.feedback(moved, 0)] == [
+            ("❤", "Schön!")], "the feedback comes along with the message it is on"
     async with store.db.reading() as tx:
         assert {"reactions", "sent_messages"} <= set(await scoped_tables(tx))
     await commands.run("tg:1", "/deleteme")
@@ -335,3 +349,10 @@ async def test_export_carries_the_reactions_and_deleteme_erases_them(engine: Eng
     assert await store.reactions.feedback(anna, 0) == [] and await store.reactions.given(anna, 0, NOON * 2) == 0
     assert await store.reactions.find_sent("telegram", "1:2") is None
     assert [f.emoji for f in await store.reactions.feedback(ben, 0)] == ["👍"]
+
+
+async def test_the_terminal_shows_the_companions_reaction(engine: Engine, chat: ScriptedLLM) -> None:
+    chat.enqueue("Glückwunsch! [REACT: 🎉]")
+    out = io.StringIO()
+    await ConsoleChannel(engine, stdin=io.StringIO("Ich habe bestanden!\n"), stdout=out).run()
+    assert t("de", "console_reaction", name="Mnemo", emoji="🎉") + "\nMnemo: Glückwunsch!" in out.getvalue()
