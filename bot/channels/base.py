@@ -2,8 +2,10 @@
 
 A channel (Telegram, Matrix) reads its wire, fills in a `Turn`, and lets `Channel.take_text` run the sequence:
 an admin's /pair, a command or the engine's answer (typing meanwhile, the reply streamed into a preview), after a
-crash the reply recorded before, then the delivery. The subclass fills in how it shows things on its wire (the
-hooks at the end of `Channel`); the terminal uses `answer` and `after_press` on their own.
+crash the reply recorded before, then the delivery: the messages that show the reply are told to the engine (a
+reaction on them is one on the companion's message), and the companion's emoji goes on the person's message. The
+subclass fills in how it shows things on its wire (the hooks at the end of `Channel`); the terminal uses `answer`
+and `after_press` on their own.
 """
 from __future__ import annotations
 

@@ -3,6 +3,7 @@ offers it; and which of the person's reactions are kept as feedback. All pure.""
 from __future__ import annotations
 
 import re
+import unicodedata
 from datetime import datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
@@ -11,6 +12,8 @@ from zoneinfo import ZoneInfo
 REACTIONS = ("👍", "❤", "🔥", "🥰", "👏", "😁", "🤔", "🤯", "😢", "🎉", "🤩", "🙏", "👌", "😍", "💯", "🤣", "😇",
              "🤗", "🫡", "😴", "👀", "🤝")
 FEEDBACK_CHARS = 32  # a reaction key longer than this is no emoji (Matrix lets any text be one)
+# what an emoji is made of: symbols, modifiers (skin tones), marks (variation selectors, the keycap), joiners, digits
+_EMOJI_PARTS = frozenset({"So", "Sk", "Sm", "Mn", "Me", "Cf", "Nd"})
 _VARIANTS = re.compile("[\ufe0f\U0001f3fb-\U0001f3ff]")  # variation selector and skin tones: '❤️' is '❤'
 
 OFFER = ("You may put one emoji reaction on the person's message, as a friend does in a messenger, when it shows how "
@@ -37,6 +40,9 @@ def day_of(now: float, zone: ZoneInfo) -> tuple[float, float]:
 
 
 def feedback_emoji(key: str) -> str:
-    """A person's reaction key as kept for the reflection; '' when it is empty or too long to be an emoji."""
+    """A person's reaction key as kept for the reflection: emoji only ('' for words, which a Matrix reaction may carry,
+    and for anything too long to be one emoji), so no one writes sentences into the reflection through it."""
     key = key.strip()
-    return key if 0 < len(key) <= FEEDBACK_CHARS and "\n" not in key else ""
+    if not 0 < len(key) <= FEEDBACK_CHARS:
+        return ""
+    return key if all(unicodedata.category(c) in _EMOJI_PARTS for c in key) else ""
