@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from telegram import CallbackQuery, Message, Update, User
+from telegram import CallbackQuery, Chat, Message, Update, User
 from telegram.constants import ChatType
 from telegram.error import BadRequest, Forbidden, InvalidToken, NetworkError, RetryAfter, TelegramError
 from telegram.ext import (
@@ -339,12 +339,14 @@ class TelegramChannel(Channel[int, int]):
         for emoji in removed:
             await self.engine.feedback(Reaction(scope, self.name, ref, emoji, sender=sender, removed=True))
 
-    async def _decide_by_reaction(self, chat: Any, presser: str, scope: str, choice: Choice, data: str,
+    async def _decide_by_reaction(self, chat: Chat, presser: str, scope: str, choice: Choice, data: str,
                                   press_id: str) -> None:
         """Answer a yes/no question by a reaction, once, as the press of its button would; a reaction by someone who
-        may not press it (somebody else's question, a member who is no admin) does nothing."""
+        may not press it (somebody else's question, a member who is no admin) does nothing, and says nothing."""
         admin = chat.type not in GROUPS or self.access.is_admin(presser)
-        refused = refusal(choice, presser, data) or (None if admin else "group_admins_only")
+        refused = refusal(choice, presser, data)
+        if refused is None and not admin:  # a yes or no changes memory: in a group, only an admin's
+            refused = "group_admins_only"
         if refused is not None:
             log.info("reaction %r by %s on message %s decides nothing: %s", data, presser, choice.message_ref, refused)
             return
