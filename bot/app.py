@@ -46,6 +46,7 @@ def engine_config(settings: Settings) -> EngineConfig:
         extraction_quiet_seconds=settings.extraction_quiet_seconds, profile_consent=settings.profile_consent,
         admission=Thresholds(settings.admission_min_score, settings.admission_contradiction),
         rate_limit_per_minute=settings.rate_limit_per_minute,
+        reactions_per_day=settings.reactions_per_day if settings.reactions else 0,
     )
 
 

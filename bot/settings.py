@@ -107,6 +107,9 @@ class Settings(BaseSettings):
     suggestions: bool = True  # the model may leave the operator suggestions (`mnemo suggestions`); on|off
     suggestions_per_user_per_day: int = Field(default=3, ge=0)  # new suggestions from one chat in 24 hours
     suggestions_per_day: int = Field(default=10, ge=0)  # new suggestions from all chats together in 24 hours
+    # Reactions (bot/conversation/reacting.py): the companion's emoji on a person's messages, a few a day.
+    reactions: bool = True  # on|off; off: it never reacts (the person's reactions still decide and are kept)
+    reactions_per_day: int = Field(default=3, ge=0)  # per person and local day
     mcp_servers: str = ""  # MCP servers for the chat model: inline JSON or a .json/.toml file (bot/mcp/config.py)
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "WARNING"  # `--log-level` wins
 

@@ -281,6 +281,10 @@ TEXTS: dict[str, dict[str, str]] = {
         "de": "{name} hört zu. Schreib etwas (Strg-D beendet, /help zeigt Befehle).",
         "en": "{name} is listening. Type something (Ctrl-D quits, /help shows commands).",
     },
+    "console_reaction": {
+        "de": "({name} reagiert auf deine Nachricht mit {emoji})",
+        "en": "({name} reacts to your message with {emoji})",
+    },
     "crisis_help": {
         "de": "Wenn es dir gerade sehr schlecht geht: Du bist nicht allein. Die Telefonseelsorge ist rund um die Uhr "
               "kostenlos erreichbar unter 0800 111 0 111 oder 0800 111 0 222. In akuter Gefahr ruf bitte 112 an.",

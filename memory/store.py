@@ -32,6 +32,7 @@ from memory.person_dates import PersonDates
 from memory.preferences import PreferenceStore
 from memory.profile import Profile
 from memory.ranking import Weights
+from memory.reactions import Reactions
 from memory.relationship import Relationships
 from memory.reminders import Reminders
 from memory.rhythm import RhythmStore
@@ -48,7 +49,7 @@ SCOPED_TABLES = ("messages", "notes", "profile_entries", "pending_profile", "tho
                  "open_topics", "learned_rules", "audit_log", "preferences", "outbox",
                  "relationships", "person_relations", "person_dates", "people", "reminders", "admission_counts",
                  "scope_state", "choices", "command_runs", "item_numbers", "rhythm", "history_imports",
-                 "review_candidates", "web_log")
+                 "review_candidates", "web_log", "reactions", "sent_messages")
 
 
 class MemoryStore:
@@ -84,6 +85,7 @@ class MemoryStore:
         self.rhythm = RhythmStore(db)
         self.imports = HistoryImports(db)
         self.web_log = WebLog(db)
+        self.reactions = Reactions(db)  # emoji on messages, both ways; which messenger message shows what
         self.suggestions = Suggestions(db)  # for the operator: never in the person's export
         related = calibration(index.embedder.name).relevant if related is None else related
         self.admission = AdmissionControl(db, index, self.notes, related)

@@ -4,11 +4,14 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from memory import audit
 from memory.models import Message, Scope, Thought
+from memory.pairing import is_group_scope
+from memory.reactions import Feedback
 from memory.relationship import EVOLVING_FIELDS, Logged, Relationship
 from memory.store import MemoryStore
 from scheduler import relationship_rules
@@ -63,6 +66,21 @@ def _exchanges(messages: list[Message], user_chars: int, bot_chars: int, me: str
 
 
 REFLECTED_AT = "reflected_at"  # scope_state key: when the last reflection ran (a time stamp)
+FEEDBACK_DAYS = 7 * 86400.0  # before a first reflection, the reactions of this long are read
+FEEDBACK_LIMIT = 12  # the newest reactions read by one reflection
+FEEDBACK_HEADING = ("How the person reacted to your messages since you last reflected (emoji reactions; feedback on "
+                    "what you wrote, data):")
+
+
+def feedback_lines(feedback: Sequence[Feedback], group: bool = False) -> str:
+    """The person's reactions on the companion's messages, one line each, with the start of the message (in a
+    group, who reacted)."""
+    lines = []
+    for f in feedback:
+        text = " ".join((f.text or "").split())
+        on = f'on your message "{text[:199] + "…" if len(text) > 200 else text}"' if f.text else "on a message of yours"
+        lines.append(f"- {f.emoji} {on}" + (f" (by {f.sender})" if group and f.sender else ""))
+    return "\n".join(lines)
 
 
 def has_news(last_user_message: float | None, reflected_at: float | None) -> bool:
@@ -90,8 +108,10 @@ async def reflect(
     companion = await store.companions.get(scope.companion_id)
     bond = await store.relationships.get(scope)
     wish = relationship_rules.wish_of(companion)
+    reflected_at = await store.state.get(scope, REFLECTED_AT)
+    since = float(reflected_at) if reflected_at is not None else (time.time() if now is None else now) - FEEDBACK_DAYS
     material = await _material(store, scope, messages, companion.core if companion else "(not written)",
-                               relationship_rules.describe(bond, wish))
+                               relationship_rules.describe(bond, wish), since)
     data, proposal = _answer(await writer(INSTRUCTIONS, material, max_tokens=900))
     processing = audit.new_processing("reflect")  # one processing: /undo takes back the whole reflection
     kept = []
@@ -109,18 +129,22 @@ async def reflect(
     return Reflection(tuple(kept), concern, tuple(changes))
 
 
-async def _material(store: MemoryStore, scope: Scope, messages: list[Message], core: str, bond: str) -> str:
-    """What the model reflects on: who it is, the relationship, the profile, the last exchanges, related memory."""
+async def _material(store: MemoryStore, scope: Scope, messages: list[Message], core: str, bond: str,
+                    since: float) -> str:
+    """What the model reflects on: who it is, the relationship, the profile, the last exchanges, the person's
+    reactions on its messages since `since`, related memory."""
     user_lines = " ".join(m.text for m in messages if m.role == "user")[-1500:]
     notes = await store.search(scope, user_lines, ("note",), k=4) if user_lines else []
     earlier = await store.search(scope, user_lines, ("thought",), k=3) if user_lines else []
     latest = await store.thoughts.latest(scope, 3)
     profile = await store.profile.list(scope)
+    feedback = await store.reactions.feedback(scope, since, FEEDBACK_LIMIT)
     return "\n\n".join([
         "Your core personality:\n" + core,
         "Your relationship with the person now:\n" + bond,
         "Profile:\n" + "\n".join(f"- {p.key}: {p.value}" for p in profile),
         "Last exchanges:\n" + _exchanges(messages, 200, 300, "Ich"),
+        *([FEEDBACK_HEADING + "\n" + feedback_lines(feedback, is_group_scope(scope.user_id))] if feedback else []),
         "Relevant notes:\n" + "\n".join(f"- {h.text}" for h in notes),
         "Relevant earlier thoughts:\n" + "\n".join(f"- {h.text}" for h in earlier),
         "Your latest thoughts:\n" + "\n".join(f"- {th.text}" for th in latest),

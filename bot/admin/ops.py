@@ -178,6 +178,7 @@ async def _load(store: MemoryStore, scope: Scope, data: dict[str, Any]) -> dict[
             await store.rules.decide(scope, rule.id, r["status"], reason="import")
             counts["rules"] += 1
     counts["rhythm"] = await store.rhythm.restore(scope, data.get("rhythm", []))
+    counts["reactions"] = await store.reactions.restore(scope, data.get("reactions", []), ids)
     return counts
 
 

@@ -2,8 +2,10 @@
 
 A channel (Telegram, Matrix) reads its wire, fills in a `Turn`, and lets `Channel.take_text` run the sequence:
 an admin's /pair, a command or the engine's answer (typing meanwhile, the reply streamed into a preview), after a
-crash the reply recorded before, then the delivery. The subclass fills in how it shows things on its wire (the
-hooks at the end of `Channel`); the terminal uses `answer` and `after_press` on their own.
+crash the reply recorded before, then the delivery: the messages that show the reply are told to the engine (a
+reaction on them is one on the companion's message), and the companion's emoji goes on the person's message. The
+subclass fills in how it shows things on its wire (the hooks at the end of `Channel`); the terminal uses `answer`
+and `after_press` on their own.
 """
 from __future__ import annotations
 
@@ -24,7 +26,7 @@ from bot.commands.call import Pressed
 from bot.commands.catalog import owner_of
 from bot.commands.runner import Commands
 from bot.conversation.engine import Engine
-from bot.conversation.replies import Incoming, Reply
+from bot.conversation.replies import Incoming, Quoted, Reply
 from bot.llm.port import OnText
 from bot.texts import t
 from memory.pairing import is_group_scope
@@ -49,6 +51,9 @@ class Turn(Generic[W, H]):
     command: bool = False
     replayed: bool = False  # an earlier run recorded it and did not finish it
     reply_to: H | None = None  # the message the answer replies to (in a group: the one it answers)
+    origin: H | None = None  # the message itself, where the companion's reaction goes
+    quoted: Quoted | None = None  # the older message it replies to
+    addressed: bool = True  # in a group: it named the companion or replied to it
 
 
 async def answer(engine: Engine, commands: Commands | None, incoming: Incoming, *, command: bool,
@@ -108,7 +113,8 @@ class Channel(ABC, Generic[W, H]):
             log.info("command from %s, who is no admin, ignored in %s", turn.sender, turn.where)
             return
         incoming = Incoming(turn.scope, turn.text, channel=self.name, channel_message_id=turn.ref, sender=turn.sender,
-                            may_decide=not turn.group or self.access.is_admin(turn.sender))
+                            may_decide=not turn.group or self.access.is_admin(turn.sender), quoted=turn.quoted,
+                            addressed=turn.addressed)
         shown = await self._shown(turn)
         preview = self._preview(turn, shown)
         try:
@@ -124,7 +130,19 @@ class Channel(ABC, Generic[W, H]):
             log.info("message %s was answered before; skipped", turn.ref)
             return
         async with self._once(turn.scope, turn.ref) if ran_command else contextlib.nullcontext():
-            await self._show_reply(turn, reply, shown, owner_of(reply.buttons, turn.sender, incoming.may_decide))
+            ids = await self._show_reply(turn, reply, shown, owner_of(reply.buttons, turn.sender, incoming.may_decide))
+        if not ran_command:  # a reaction on these messages is one on the companion's reply
+            refs = [self._message_ref(turn.where, i) for i in ids]
+            await self.engine.delivered(turn.scope, self.name, refs, answering=turn.ref)
+        if reply.reaction and turn.origin is not None:
+            await self._reacting(turn.where, turn.origin, reply.reaction)
+
+    async def _reacting(self, where: W, message: H, emoji: str) -> None:
+        """Put the companion's emoji on a person's message; a messenger that refuses it is only logged."""
+        try:
+            await self._react(where, message, emoji)
+        except self.wire_errors as exc:
+            log.warning("could not react with %s to message %s in %s: %s", emoji, message, where, exc)
 
     async def _shown(self, turn: Turn[W, H]) -> Shown[H]:
         """What the reply to this message showed before the last run stopped (only a replayed one can have)."""
@@ -200,6 +218,10 @@ class Channel(ABC, Generic[W, H]):
         """A message id as the inbox recorded it, read back."""
         ...
 
+    def _message_ref(self, where: W, message: H) -> str:
+        """How a message the channel showed is named to the engine (a reaction on it names it so)."""
+        return str(message)
+
     def _text_of(self, looks: str) -> str:
         """The words in what the ledger records a message displays."""
         return as_written(looks)
@@ -232,6 +254,10 @@ class Channel(ABC, Generic[W, H]):
         ...
 
     @abstractmethod
-    async def _show_reply(self, turn: Turn[W, H], reply: Reply, shown: Shown[H], owner: str | None) -> None:
-        """Deliver the reply to a text: edit what `shown` holds into place, send the rest, offer its choices."""
+    async def _show_reply(self, turn: Turn[W, H], reply: Reply, shown: Shown[H], owner: str | None) -> list[H]:
+        """Deliver the reply to a text: edit what `shown` holds into place, send the rest, offer its choices; the
+        messages that show its text."""
         ...
+
+    async def _react(self, where: W, message: H, emoji: str) -> None:
+        """Put the companion's emoji on a message (a messenger without reactions leaves it)."""

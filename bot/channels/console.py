@@ -96,6 +96,9 @@ class ConsoleChannel:
         reply, _ = await answer(self.engine, self.commands, Incoming(self.user_id, text, channel=self.name),
                                 command=text.startswith("/"))
         if reply is not None:
+            if reply.reaction:
+                config = self.engine.config
+                self._print(t(config.language, "console_reaction", name=config.companion_name, emoji=reply.reaction))
             await self._show(reply)
 
     async def _choose(self, choice: Choice, number: int) -> None:

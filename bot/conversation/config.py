@@ -26,3 +26,4 @@ class EngineConfig:
     profile_consent: bool = False
     admission: Thresholds | None = field(default_factory=Thresholds)  # None: every extracted note is stored
     rate_limit_per_minute: float = 0.0  # messages a user may send per minute (and at once); 0: no limit
+    reactions_per_day: int = 3  # emoji the companion puts on a person's messages in their day; 0: none

@@ -22,12 +22,13 @@ from bot.conversation.learning_runs import LearningRuns
 from bot.conversation.model_answer import ModelAnswers, Prompt, asks_about_diary
 from bot.conversation.questions import OpenQuestion, OpenQuestions, question_expired, rule_buttons
 from bot.conversation.ratelimit import RateLimiter
+from bot.conversation.reacting import OFFER, chosen_reaction, day_of, feedback_emoji, may_react
 from bot.conversation.reminder_requests import ReminderRequests, user_zone
-from bot.conversation.replies import Button, Document, Incoming, Reply
-from bot.conversation.safety import crisis_help, signals_crisis
+from bot.conversation.replies import Button, Document, Incoming, Reaction, Reply
+from bot.conversation.safety import crisis_help
 from bot.conversation.sources import with_sources
 from bot.conversation.tools import HeldCall, ToolBox, ToolContext, available, run_held
-from bot.conversation.turn import ANSWERED_BEFORE, CRISIS_SCAN_CHARS, Step, Turn, check_input, own_words
+from bot.conversation.turn import ANSWERED_BEFORE, Step, Turn, check_input, own_words, shows_crisis
 from bot.errors import LLMError
 from bot.learning.corrections import Change, correct, describe, looks_like_correction, propose_rule
 from bot.learning.why import asks_why, explain
@@ -35,6 +36,7 @@ from bot.llm.port import LLM, OnText
 from bot.texts import t
 from memory.embedder import calibration
 from memory.models import Message, Scope
+from memory.pairing import is_group_scope
 from memory.store import MemoryStore
 from scheduler.budget import TokenBudget
 from scheduler.topics import topic_raised
@@ -84,9 +86,11 @@ class Engine:
             self._logged(self._why),  # "why do you think that?": the notes behind the last answer
             self._absence,  # passes on: an absence announced ("zwei Wochen im Urlaub") or ended is noted
             self._correction,  # passes on: an objection corrects the memory first
+            self._offer_reaction,  # passes on: whether the companion may put an emoji on the message (a few a day)
             self._model_answer,  # the model writes the answer (with tools); a failing model: refused
             self._rule_from_objection,  # passes on: an objection that changed nothing may become a rule
             self.questions.ask,  # passes on: a proposed rule or a waiting profile fact is asked under the reply
+            self._react,  # passes on: the emoji the model chose goes on the person's message, when it may
             self._after_reply,  # the reply is logged and learning scheduled
         )
 
@@ -106,7 +110,7 @@ class Engine:
         without logging it twice. With on_progress, the reply's visible text so far is handed over
         while the model writes its final answer (never in a crisis: that answer arrives whole).
         """
-        turn = Turn(incoming, signals_crisis(incoming.text[:CRISIS_SCAN_CHARS]), on_progress)
+        turn = Turn(incoming, shows_crisis(incoming), on_progress)
         for step in self.steps:
             reply = await step(turn)
             if reply is ANSWERED_BEFORE:
@@ -149,6 +153,36 @@ class Engine:
             if recorded.text.endswith(text):
                 reply = replace(reply, buttons=(buttons,))
         return reply
+
+    async def feedback(self, reaction: Reaction) -> bool:
+        """Keep a person's reaction on one of the companion's messages for the reflection; one taken back is dropped.
+
+        False when nothing was kept or dropped: the message is no message of the companion's that mnemo recorded
+        (the person's own, a notice, one older than mnemo keeps track of), or the key is no emoji.
+        """
+        scope, reactions = await self.scope_for(reaction.user_id), self.store.reactions
+        if reaction.removed:
+            return await reactions.remove(scope, reaction.channel, message_ref=reaction.message_ref,
+                                          emoji=reaction.emoji, sender=reaction.sender, ref=reaction.ref) > 0
+        emoji = feedback_emoji(reaction.emoji)
+        if not emoji:
+            return False
+        return await reactions.add_feedback(scope, reaction.channel, reaction.message_ref, emoji, reaction.sender,
+                                            self.clock(), ref=reaction.ref)
+
+    async def delivered(self, user_id: str, channel: str, refs: Sequence[str], *, answering: str | None = None,
+                        text: str | None = None) -> None:
+        """Record the messenger messages that show a reply to the message `answering`, or a pushed `text`, so a
+        reaction on them is known as one on the companion's message (a command's answer is no such message)."""
+        if not refs:
+            return
+        scope = await self.scope_for(user_id)
+        if answering is not None:
+            reply = await self.store.messages.reply_to(scope, channel, answering)
+            if reply is not None:
+                await self.store.reactions.sent(scope, channel, refs, self.clock(), message_id=reply.id)
+        elif text is not None:
+            await self.store.reactions.sent(scope, channel, refs, self.clock(), text=text)
 
     async def compose_proactive(self, scope: Scope, reason: str, detail: str) -> str:
         """Write a message the companion sends on its own, with the normal prompt plus the reason."""
@@ -263,6 +297,19 @@ class Engine:
         if turn.objection and turn.incoming.may_decide:
             turn.changes = await self._correct(turn)
 
+    async def _offer_reaction(self, turn: Turn) -> None:
+        """Offer the model one emoji on the message, unless reactions are off, the day's are given, it is a crisis,
+        or it is a group's message that did not address the companion."""
+        incoming, per_day = turn.incoming, self.config.reactions_per_day
+        group = is_group_scope(incoming.user_id)
+        if not may_react(per_day, 0, group=group, addressed=incoming.addressed, crisis=turn.crisis):
+            return
+        since, until = day_of(self.clock(), await self.zone_for(turn.scope))
+        given = await self.store.reactions.given(turn.scope, since, until)
+        if may_react(per_day, given, group=group, addressed=incoming.addressed, crisis=turn.crisis):
+            turn.may_react = True
+            turn.hints.append(OFFER)
+
     async def _model_answer(self, turn: Turn) -> Reply | None:
         """The model's answer, saying what the correction changed; a failing model is refused (nothing logged)."""
         lang, scope, text_in = self.config.language, turn.scope, turn.incoming.text
@@ -298,6 +345,18 @@ class Engine:
         if rule:
             await self.questions.propose(turn, rule)
 
+    async def _react(self, turn: Turn) -> None:
+        """The first emoji the model chose that is one of the allowed goes on the message, counted in the day."""
+        emoji = next((e for e in map(chosen_reaction, turn.reactions) if e), "") if turn.may_react else ""
+        if not emoji or turn.reply is None:
+            if turn.reactions:
+                log.info("reaction %r of the model not given (offered: %s)", turn.reactions[:3], turn.may_react)
+            return
+        incoming = turn.incoming
+        where = incoming.channel_message_id or f"#{turn.message_id}"  # the terminal's messages have no channel id
+        await self.store.reactions.give(turn.scope, incoming.channel, where, turn.message_id, emoji, self.clock())
+        turn.reply = replace(turn.reply, reaction=emoji)
+
     async def _after_reply(self, turn: Turn) -> Reply:
         """Log the reply (with its question, for a replay after a crash), then schedule learning."""
         assert turn.reply is not None  # the steps before wrote it
@@ -323,7 +382,9 @@ class Engine:
         zone, propose = await self.zone_for(turn.scope), partial(self.questions.propose, turn)
         tools = ToolContext(self.store, turn.scope, zone, propose, turn.message_id, self.clock, turn.crisis,
                             hold=partial(self.questions.hold, turn))
-        text = await self.answers.write(tools, turn.incoming.text, turn.previous_at, extra, on_progress)
+        text = await self.answers.write(tools, turn.incoming.text, turn.previous_at, extra, on_progress,
+                                        turn.incoming.quoted)
+        turn.reactions.extend(tools.reactions)
         return with_sources(text, tools.sources, self.config.language)  # the sites of the outside text it got
 
     async def _run_held(self, scope: Scope, call: HeldCall) -> str:

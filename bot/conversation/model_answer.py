@@ -9,7 +9,8 @@ from zoneinfo import ZoneInfo
 
 from bot.conversation.config import EngineConfig
 from bot.conversation.markers import Marker, preview_text, split_markers
-from bot.conversation.prompt import PromptContext, build_prompt, own_questions, quote
+from bot.conversation.prompt import QUOTED_CHARS, PromptContext, build_prompt, own_questions, quote
+from bot.conversation.replies import Quoted
 from bot.conversation.safety import crisis_help, signals_crisis
 from bot.conversation.suggestions import SUGGEST
 from bot.conversation.tools import (
@@ -25,6 +26,7 @@ from bot.conversation.tools import (
 )
 from bot.llm.port import LLM, ChatMessage, OnText, SystemBlock, ToolCall
 from memory.models import Scope
+from memory.pairing import is_group_scope
 from memory.store import MemoryStore
 from scheduler.relationship_rules import absence_for
 
@@ -46,6 +48,7 @@ def asks_about_diary(text: str) -> bool:
 def heard_text(ctx: PromptContext, system: Sequence[SystemBlock], messages: Sequence[ChatMessage]) -> str:
     """Everything the model is given for this turn, raw and as sent: the user's words, earlier messages, memory."""
     raw = [ctx.user_text] + [m.text for m in ctx.window] + [m.text for m in ctx.pinned]
+    raw += [ctx.quoted.text] if ctx.quoted is not None else []
     return "\n".join(raw + [b.text for b in system] + [m.content for m in messages])
 
 
@@ -75,14 +78,15 @@ class ModelAnswers:
         self.last_prompt: Prompt | None = None  # what the model was given last (for tests and benchmarks)
 
     async def write(self, tools: ToolContext, user_text: str, previous_at: float | None, extra: tuple[str, ...] = (),
-                    on_progress: OnText | None = None) -> str:
+                    on_progress: OnText | None = None, quoted: Quoted | None = None) -> str:
         """The model's answer to a message: up to MAX_TOOL_ROUNDS rounds of tool calls or lookups, then the text.
 
-        Markers the model merely repeated from what it was given are never carried out, nor any it wrote after
-        text from outside (the web, a tool server) came into the turn.
+        Markers the model merely repeated from what it was given (the quoted older message too) are never carried
+        out, nor any it wrote after text from outside (the web, a tool server) came into the turn.
         """
         scope, crisis = tools.scope, tools.crisis
-        ctx = await self.context(scope, user_text, tools.current_id, previous_at, crisis, zone=tools.zone)
+        ctx = await self.context(scope, user_text, tools.current_id, previous_at, crisis, zone=tools.zone,
+                                 quoted=quoted)
         own = await available(tools, self.toolboxes)  # a tool with a marker runs from it too, without tool calling
         usable = own if self.config.use_tools else ()
         ctx = replace(ctx, extra=extra, markers=() if self.config.use_tools else marker_lines(own, crisis))
@@ -139,9 +143,12 @@ class ModelAnswers:
         return fact
 
     async def context(self, scope: Scope, user_text: str, message_id: int, previous_at: float | None,
-                      crisis: bool = False, zone: ZoneInfo | None = None) -> PromptContext:
-        """Everything the prompt for a message is built from, read from the memory (in the person's zone)."""
+                      crisis: bool = False, zone: ZoneInfo | None = None,
+                      quoted: Quoted | None = None) -> PromptContext:
+        """Everything the prompt for a message is built from, read from the memory (in the person's zone); the
+        message it replies to, when it does, helps find the notes."""
         store, now, zone = self.store, self.clock(), zone or await self.zone_for(scope)
+        about = f"{user_text}\n{quoted.text[:QUOTED_CHARS]}" if quoted is not None else user_text
         window = await store.messages.recent(scope, self.config.recent_messages, before_id=message_id)
         due = [] if crisis else await store.topics.due(scope, now, limit=1)
         relationship = await store.relationships.get(scope)
@@ -150,8 +157,8 @@ class ModelAnswers:
             companion_name=self.config.companion_name, language=self.config.language, user_text=user_text,
             now_local=datetime.fromtimestamp(now, zone), persona=self.config.persona,
             profile=await store.profile.list(scope), rules=await store.rules.list(scope, "active"),
-            notes=await store.search(scope, user_text, ("note",), k=5, now=now, min_cosine=self.floor, use=True),
-            thoughts=await store.search(scope, user_text, ("thought",), k=3, now=now, min_cosine=self.floor),
+            notes=await store.search(scope, about, ("note",), k=5, now=now, min_cosine=self.floor, use=True),
+            thoughts=await store.search(scope, about, ("thought",), k=3, now=now, min_cosine=self.floor),
             pinned=[m for m in await store.messages.first(scope, 2) if m.id < message_id],
             summary=(await store.conversations.get(scope)).summary,
             window=window,
@@ -167,11 +174,14 @@ class ModelAnswers:
             own_questions=own_questions(window),
             people=await store.people.cards(scope),
             zone=zone,
+            quoted=quoted,
+            group=is_group_scope(scope.user_id),
         )
 
     async def _keep(self, tools: ToolContext, markers: Sequence[Marker], own: Sequence[Tool] = ()) -> None:
         """Carry out the markers the model left (before any text from outside came into the turn): a rule is
-        proposed (never in a crisis), a thought or topic kept, a suggestion noted by its tool (never in a crisis)."""
+        proposed (never in a crisis), a thought or topic kept, a suggestion noted by its tool (never in a crisis), a
+        reaction handed to the engine."""
         for marker in markers:
             if marker.kind == "rule" and not tools.crisis:
                 await tools.propose(marker.content)
@@ -181,6 +191,8 @@ class ModelAnswers:
                 await self.store.topics.add(tools.scope, marker.content, origin="conversation")
             elif marker.kind == "suggestion":
                 await run_tool(ToolCall("marker", SUGGEST, {"text": marker.content}), tools, own)
+            elif marker.kind == "react":
+                tools.reactions.append(marker.content)  # the engine decides whether it goes on the message
 
     async def _crisis_lately(self, scope: Scope) -> bool:
         """Whether the person showed signs of crisis in the last days (a check-in then speaks with the safety rules)."""

@@ -102,6 +102,7 @@ class Reaction:
     emoji: str
     sender: str = ""  # who reacted (in a group: the member)
     removed: bool = False
+    ref: str = ""  # the reaction's own id where it has one (a Matrix event): its redaction names only that
 
 
 class Answer(NamedTuple):

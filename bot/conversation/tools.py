@@ -70,6 +70,7 @@ class ToolContext:
     clock: Callable[[], float] = time.time
     crisis: bool = False  # a crisis turn changes no rule
     sources: list[str] = field(default_factory=list)  # where the outside text the model got came from (URLs)
+    reactions: list[str] = field(default_factory=list)  # what the model's [REACT: …] markers named (checked later)
     tainted: bool = False  # the model had read text from outside when it asked for this call
     hold: HoldCall | None = None  # where a call of a tool that asks first waits for the person's yes (None: refused)
 

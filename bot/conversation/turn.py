@@ -6,10 +6,12 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 
 from bot.conversation.replies import Incoming, Reply
+from bot.conversation.safety import signals_crisis
 from bot.conversation.tools import HeldCall
 from bot.learning.corrections import Change
 from bot.llm.port import OnText
 from memory.models import LearnedRule, Scope
+from memory.pairing import is_group_scope
 
 CRISIS_SCAN_CHARS = 20_000  # how much of a (maybe oversized) message is searched for signs of crisis
 ANSWERED_BEFORE = Reply(())  # a step's answer for a message answered before: the engine returns None
@@ -28,6 +30,16 @@ def check_input(text: str, limit: int) -> str | None:
     if not text.strip():
         return "empty"
     return None
+
+
+def shows_crisis(incoming: Incoming) -> bool:
+    """Signs of crisis in the person's own words: the message, and in a private chat an older message of theirs it
+    replies to ("das meine ich immer noch"). Never the companion's words, nor a group member's it quotes."""
+    if signals_crisis(incoming.text[:CRISIS_SCAN_CHARS]):
+        return True
+    quoted = incoming.quoted
+    return (quoted is not None and not quoted.by_companion and not is_group_scope(incoming.user_id)
+            and signals_crisis(quoted.text[:CRISIS_SCAN_CHARS]))
 
 
 def own_words(text: str, group: bool) -> str:
@@ -52,6 +64,8 @@ class Turn:
     changes: list[Change] = field(default_factory=list)  # the corrections this message made to the memory
     reply: Reply | None = None  # the model's answer, once written
     hints: list[str] = field(default_factory=list)  # lines for the model's context that the steps computed
+    may_react: bool = False  # the companion may put an emoji on this message (offered to the model)
+    reactions: list[str] = field(default_factory=list)  # what the model's [REACT: …] markers named
 
     @property
     def scope(self) -> Scope:

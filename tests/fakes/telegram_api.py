@@ -15,6 +15,7 @@ from typing import Any
 
 import aiohttp
 from aiohttp import web
+from telegram.constants import ReactionEmoji
 
 JSON = dict[str, Any]
 
@@ -27,6 +28,7 @@ _NOT_MODIFIED = (
     "Bad Request: message is not modified: specified new message content and reply markup are "
     "exactly the same as a current content and reply markup of the message"
 )
+_BOT_REACTIONS = frozenset(e.value for e in ReactionEmoji)  # what Telegram lets a bot react with
 _WEBHOOK_CONFLICT = (
     "Conflict: can't use getUpdates method while webhook is active; "
     "use deleteWebhook to delete the webhook first"
@@ -75,6 +77,7 @@ class FakeTelegram:
         self._next_update_id = 1
         self._message_ids, self._callback_ids = itertools.count(1), itertools.count(1)
         self.documents: list[JSON] = []
+        self.reactions: list[JSON] = []  # accepted setMessageReaction params (chat_id, message_id, reaction)
         self._update_event = asyncio.Event()
         self._released = asyncio.Event()  # set on close: lets hanging getUpdates calls end
         self.hang_updates = 0  # the next n getUpdates calls hang until the client gives up (or close)
@@ -88,6 +91,7 @@ class FakeTelegram:
             "editmessagetext": partial(self._edit, kind="text"),
             "editmessagereplymarkup": partial(self._edit, kind="reply_markup"),
             "answercallbackquery": partial(self._record, self.callback_answers),
+            "setmessagereaction": self._set_reaction,
             "sendchataction": partial(self._record, self.chat_actions),
             "setmycommands": partial(self._my_commands, op="set"),
             "getmycommands": partial(self._my_commands, op="get"),
@@ -163,6 +167,19 @@ class FakeTelegram:
         query = {"id": str(next(self._callback_ids)), "from": user, "message": dict(msg),
                  "chat_instance": str(msg["chat"]["id"]), "data": data}
         return self.send_update({"callback_query": query})
+
+    def send_reaction(self, user_id: int, message_id: int, new: tuple[str, ...] = (), old: tuple[str, ...] = (),
+                      first_name: str = "Anna") -> int:
+        """Queue a message_reaction update: a user's emoji on a message (the bot's or a user's) changed from `old`
+        to `new`, in the message's chat, as Telegram sends it (to bots that asked for it, in groups only as admin)."""
+        if message_id not in self.messages:
+            raise KeyError(f"no message {message_id}; known ids: {sorted(self.messages)}")
+        chat = self.messages[message_id]["chat"]
+        user = self._users.get(user_id, {"id": user_id, "is_bot": False, "first_name": first_name})
+        return self.send_update({"message_reaction": {
+            "chat": chat, "message_id": message_id, "user": user, "date": int(time.time()),
+            "old_reaction": [{"type": "emoji", "emoji": e} for e in old],
+            "new_reaction": [{"type": "emoji", "emoji": e} for e in new]}})
 
     def send_update(self, update: JSON) -> int:
         """Queue an arbitrary update; an explicit update_id is kept (to fake duplicates)."""
@@ -351,6 +368,19 @@ class FakeTelegram:
         self.edits.append(p | {"kind": kind})
         self.edit_times.append(time.monotonic())
         return msg
+
+    def _set_reaction(self, p: JSON) -> bool:
+        """setMessageReaction: only on a message of the chat, only with emojis of Telegram's list for bots."""
+        msg = self.messages.get(int(p.get("message_id") or 0))
+        if msg is None or msg["chat"]["id"] != p.get("chat_id"):
+            raise ApiError(400, "Bad Request: message to react not found")
+        reaction = p.get("reaction") or []
+        if isinstance(reaction, str):
+            reaction = json.loads(reaction)
+        if any(r.get("type") != "emoji" or r.get("emoji") not in _BOT_REACTIONS for r in reaction):
+            raise ApiError(400, "Bad Request: REACTION_INVALID")
+        self.reactions.append(p | {"reaction": reaction})
+        return True
 
     @staticmethod
     def _record(log: list[JSON], p: JSON) -> bool:

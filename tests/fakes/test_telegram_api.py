@@ -13,7 +13,7 @@ import pytest
 import pytest_asyncio
 from telegram import Bot, InlineKeyboardButton, InlineKeyboardMarkup, Update
 from telegram.constants import ChatAction
-from telegram.error import Conflict, EndPointNotFound, InvalidToken, NetworkError, RetryAfter
+from telegram.error import BadRequest, Conflict, EndPointNotFound, InvalidToken, NetworkError, RetryAfter
 from telegram.ext import (
     Application,
     CallbackQueryHandler,
@@ -221,3 +221,23 @@ async def test_wait_for_sent_timeout_and_json_bodies(tg: FakeTelegram) -> None:
         body = await resp.json()  # JSON bodies (not just PTB's form bodies) are accepted
     assert body["ok"] and body["result"]["chat"] == {"id": 7, "type": "private"}
     assert tg.sent[0]["chat_id"] == 7
+
+
+async def test_reactions_both_ways(tg: FakeTelegram) -> None:
+    async with Bot(tg.token, base_url=tg.base_url) as bot:
+        msg = await bot.send_message(USER, "Hallo")
+        assert await bot.set_message_reaction(USER, msg.message_id, reaction="👍")
+        assert tg.reactions[-1]["reaction"] == [{"type": "emoji", "emoji": "👍"}]
+        with pytest.raises(BadRequest, match="(?i)reaction_invalid"):  # not on Telegram's list for bots
+            await bot.set_message_reaction(USER, msg.message_id, reaction="😊")
+        with pytest.raises(BadRequest, match="(?i)not found"):
+            await bot.set_message_reaction(USER, 999, reaction="👍")
+        assert len(tg.reactions) == 1
+
+        tg.send_reaction(USER, msg.message_id, new=("❤", "🔥"), old=("👍",))
+        [update] = await bot.get_updates(allowed_updates=["message_reaction"])
+        change = update.message_reaction
+        assert change is not None and change.message_id == msg.message_id and change.user is not None
+        assert change.user.id == USER and update.effective_chat is not None and update.effective_chat.id == USER
+        assert [r.emoji for r in change.new_reaction] == ["❤", "🔥"]  # type: ignore[attr-defined]
+        assert [r.emoji for r in change.old_reaction] == ["👍"]  # type: ignore[attr-defined]

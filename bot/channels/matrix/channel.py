@@ -9,7 +9,10 @@ that event, so a send repeated after a crash shows nothing twice. The turn of a 
 
 An encrypted event whose key has not arrived stays in the inbox and is answered once it can be read
 (keys.py); a person whose message is given up is told so in their direct room. Buttons become
-reactions (choices.py): kept in the database, owned by the person who asked, redacted once decided.
+reactions (choices.py): kept in the database, owned by the person who asked, redacted once decided. Any other
+reaction on one of the companion's messages is kept as feedback (its redaction takes it back), and the companion
+may put an emoji of its own on a person's message. A reply to an older message brings that message along (fetched
+from the homeserver, the fallback quote lines taken off the reply's own text).
 """
 from __future__ import annotations
 
@@ -19,7 +22,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import aiohttp
 from nio import (
@@ -28,9 +31,11 @@ from nio import (
     MatrixRoom,
     MegolmEvent,
     ReactionEvent,
+    RedactionEvent,
     RoomEncryptedMedia,
     RoomMessageEmote,
     RoomMessageMedia,
+    RoomMessageNotice,
     RoomMessageText,
 )
 from nio.crypto import ENCRYPTION_ENABLED
@@ -40,10 +45,13 @@ from bot.channels.base import Channel, Turn, after_press
 from bot.channels.matrix.choices import Reactions
 from bot.channels.matrix.keys import WaitingForKeys
 from bot.channels.matrix.messages import (
+    emoji_key,
     fit_messages,
     is_edit,
     normalize_key,
+    quoted_fallback,
     reaction_choices,
+    reaction_content,
     replied_to,
     split_message,
     strip_reply_fallback,
@@ -61,7 +69,7 @@ from bot.commands.call import Pressed
 from bot.commands.catalog import COMMANDS, changes_memory, owner_of
 from bot.commands.runner import Commands
 from bot.conversation.engine import Engine
-from bot.conversation.replies import Button, Reply, question_of
+from bot.conversation.replies import Button, Quoted, Reaction, Reply, question_of
 from bot.errors import ConfigError, MatrixError
 from bot.llm.port import OnText
 from bot.texts import t
@@ -173,7 +181,7 @@ class MatrixChannel(Channel[str, str]):
         self.client = AsyncClient(self.config.homeserver, self.me, store_path=str(self.data_dir), config=config)
         self._out = Outgoing(self.client)
         self._keys = WaitingForKeys(self.client, self.clock)
-        self._reactions = Reactions(self._out, self.engine.store.choices, self.clock)
+        self._reactions = Reactions(self._out, self.engine.store.choices, self.clock, self.engine.store.reactions)
         self._room_guide = Rooms(self.client, self.me, self._out, self.access, self.config.allowed_rooms, self.clock)
         self._syncing = Syncing(self.client, self.session, self.inbox, self.rooms, self.reactions, self._keys,
                                 self._out, self._handle, self.clock, self.config.timeline_limit)
@@ -186,6 +194,7 @@ class MatrixChannel(Channel[str, str]):
             self.rooms.companion_names = await self._companion_names()
             await self.inbox.prune(self.clock())
             await self.engine.store.choices.prune(self.clock())
+            await self.engine.store.reactions.prune(self.clock())
             await self.syncing.first()
         except (TimeoutError, aiohttp.ClientError) as exc:
             await self.client.close()
@@ -235,6 +244,8 @@ class MatrixChannel(Channel[str, str]):
                 await self._on_text(room, event, item.route, item.replayed)
             elif isinstance(event, ReactionEvent):
                 await self._on_reaction(room, event, item.route)
+            elif isinstance(event, RedactionEvent):
+                await self._on_redaction(event, item.route)
             elif isinstance(event, (RoomMessageMedia, RoomEncryptedMedia)) and item.route.kind == "private":
                 await self._tell(room.room_id, t(self.lang, "not_text_kind"), event.event_id, "kind")
         except Exception:
@@ -263,7 +274,7 @@ class MatrixChannel(Channel[str, str]):
                 await self._say(room.room_id, t(self.lang, "matrix_undecryptable"), reply_to=event.event_id,
                                 txn=transaction_id(event.event_id, "unreadable"))
             return True
-        route = await self.rooms.route(room, readable, self.reactions.open_under)
+        route = await self.rooms.route(room, readable, self.reactions.concerns)
         return dataclasses.replace(item, event=readable, route=route) if route is not None else True
 
     # --- texts --------------------------------------------------------------------------------------
@@ -288,9 +299,22 @@ class MatrixChannel(Channel[str, str]):
             text = f"{self.rooms.sender_name(room, event.sender)}: {text}"
         if not group:
             self.rooms.wrote_in(event.sender, room.room_id)
+        quoted = await self._quoted(room.room_id, content) if replied_to(content) and not command else None
+        # a group's message comes this far only when it mentions or replies to mnemo (Rooms.route): addressed
         await self.take_text(Turn(room.room_id, route.scope, event.sender, text, event.event_id, event.event_id,
                                   group=group, command=command, replayed=replayed,
-                                  reply_to=event.event_id if group else None))
+                                  reply_to=event.event_id if group else None, origin=event.event_id,
+                                  quoted=quoted, addressed=True))
+
+    async def _quoted(self, room_id: str, content: dict[str, Any]) -> Quoted | None:
+        """The older message a reply replies to: asked of the homeserver, else read from the reply's fallback lines."""
+        target = replied_to(content)
+        assert target is not None  # only a reply is asked for its quote
+        event = await self.rooms.event(room_id, target)
+        if isinstance(event, (RoomMessageText, RoomMessageEmote, RoomMessageNotice)):
+            body = strip_reply_fallback(event.body) if replied_to(event.source.get("content", {})) else event.body
+            return Quoted(body, event.sender == self.me) if body.strip() else None
+        return quoted_fallback(str(content.get("body") or ""), self.me)
 
     # --- reactions as buttons -------------------------------------------------------------------------
 
@@ -304,7 +328,11 @@ class MatrixChannel(Channel[str, str]):
         scope = await self.engine.scope_for(route.scope)
         data = choice.options.get(normalize_key(event.key)) if choice is not None else None
         if choice is None or data is None or choice.scope_id != scope.id:
-            log.info("reaction %r on %s answers no open question", event.key, event.reacts_to)
+            feedback = Reaction(route.scope, self.name, event.reacts_to, event.key, sender=event.sender,
+                                ref=event.event_id)
+            if not await self.engine.feedback(feedback):
+                log.info("reaction %r on %s answers no open question and is on no message of the companion's",
+                         event.key, event.reacts_to)
             return
         if choice.owner not in (None, event.sender):
             log.info("reaction of %s on %s, which %s was asked: refused", event.sender, event.reacts_to, choice.owner)
@@ -316,6 +344,12 @@ class MatrixChannel(Channel[str, str]):
                 await self.reactions.take_away(scope, (*pressed.closes, choice.question), also=choice)
             await self._show_pressed(room.room_id, route.scope, pressed, event.event_id,
                                      owner_of(pressed.buttons, event.sender, admin))
+
+    async def _on_redaction(self, event: RedactionEvent, route: Route) -> None:
+        """A reaction taken back (its event redacted) is no feedback any more."""
+        if event.redacts:
+            await self.engine.feedback(Reaction(route.scope, self.name, "", "", sender=event.sender, removed=True,
+                                                ref=event.redacts))
 
     async def _show_pressed(self, room_id: str, scope: str, pressed: Pressed, answering: str,
                             owner: str | None) -> None:
@@ -334,7 +368,9 @@ class MatrixChannel(Channel[str, str]):
             return
         room_id = await self.rooms.direct_room(user_id, self.syncing.next_sync)
         rows = tuple(tuple(row) for row in buttons or ())
-        await self._deliver(room_id, user_id, Reply((text,), buttons=rows), split=False, owner=owner_of(rows, user_id))
+        sent = await self._deliver(room_id, user_id, Reply((text,), buttons=rows), split=False,
+                                   owner=owner_of(rows, user_id))
+        await self.engine.delivered(user_id, self.name, sent, text=text)
 
     async def _say(self, room_id: str, text: str, reply_to: str | None = None, txn: str | None = None) -> str:
         """Send one of the bot's own texts (its commands written with '!'); its event id."""
@@ -342,8 +378,9 @@ class MatrixChannel(Channel[str, str]):
 
     async def _deliver(self, room_id: str, scope: str, reply: Reply, *, split: bool = True,
                        shown: Shown[str] | None = None, reply_to: str | None = None, owner: str | None = None,
-                       answering: str | None = None) -> None:
-        """Show a reply: up to three bubbles (each split at 16,000 characters), reactions for its buttons, its document.
+                       answering: str | None = None) -> list[str]:
+        """Show a reply: up to three bubbles (each split at 16,000 characters), reactions for its buttons, its document;
+        the messages that show its text.
 
         A part already shown (the preview, or a message sent before a crash) is edited into place instead of
         sent again, and each new message is recorded in `shown` as soon as it is sent. A reply to an event
@@ -364,6 +401,7 @@ class MatrixChannel(Channel[str, str]):
             document, heading = reply.document, t(self.lang, "export_as_text")
             txn = transaction_id(answering, "document", document.filename) if answering else None
             await show_once(shown, len(chunks), lambda: self.out.file(room_id, document, heading, txn))
+        return shown_as
 
     # --- the wire of the shared turn --------------------------------------------------------------------
 
@@ -387,7 +425,11 @@ class MatrixChannel(Channel[str, str]):
     async def _greet(self, user_id: str, text: str) -> None:
         await self.send(user_id, text)
 
-    async def _show_reply(self, turn: Turn[str, str], reply: Reply, shown: Shown[str], owner: str | None) -> None:
+    async def _show_reply(self, turn: Turn[str, str], reply: Reply, shown: Shown[str], owner: str | None) -> list[str]:
         if reply.closes:
             await self.reactions.take_away(await self.engine.scope_for(turn.scope), reply.closes)
-        await self._deliver(turn.where, turn.scope, reply, shown=shown, reply_to=turn.reply_to, owner=owner)
+        return await self._deliver(turn.where, turn.scope, reply, shown=shown, reply_to=turn.reply_to, owner=owner)
+
+    async def _react(self, where: str, message: str, emoji: str) -> None:
+        key = emoji_key(emoji)
+        await self.out.event(where, "m.reaction", reaction_content(message, key), transaction_id(message, "react", key))

@@ -1,5 +1,5 @@
 """Buttons on Matrix: the bot reacts to its own message with one emoji per option, and a person answers
-by reacting with the same emoji.
+by reacting with the same emoji. (Any other reaction on the companion's messages is feedback: `concerns`.)
 
 The options under each message are kept in the database (`store.choices`), so a reaction still counts
 after a restart; each choice belongs to the person who asked. Once its question is decided or dropped,
@@ -16,6 +16,7 @@ from bot.channels.matrix.rooms import CHANNEL
 from bot.errors import MatrixError
 from memory.choices import Choice, Choices
 from memory.models import Scope
+from memory.reactions import Reactions as Kept
 
 log = logging.getLogger(__name__)
 
@@ -23,10 +24,11 @@ log = logging.getLogger(__name__)
 class Reactions:
     """Offer options as reactions, find the choice under a message, take decided ones away."""
 
-    def __init__(self, out: Outgoing, choices: Choices, clock: Callable[[], float]) -> None:
+    def __init__(self, out: Outgoing, choices: Choices, clock: Callable[[], float], kept: Kept) -> None:
         self.out = out
         self.choices = choices
         self.clock = clock
+        self.kept = kept  # what the companion sent, and the reactions kept as feedback
 
     async def offer(self, room_id: str, scope: Scope, event_id: str, options: list[tuple[str, str]],
                     owner: str | None, question: str) -> None:
@@ -50,6 +52,12 @@ class Reactions:
         """Whether options are open under this event of this room."""
         choice = await self.find(event_id)
         return choice is not None and choice.extra.get("room") == room_id
+
+    async def concerns(self, event_id: str, room_id: str) -> bool:
+        """Whether a reaction on this event of this room, or its redaction, is mnemo's business: options are open
+        under it, the companion sent it, or it is a reaction kept as feedback."""
+        return (self.out.is_mine(event_id) or await self.open_under(event_id, room_id)
+                or await self.kept.knows(CHANNEL, event_id))
 
     async def take_away(self, scope: Scope, questions: Iterable[str], also: Choice | None = None) -> None:
         """Close the choices of decided or dropped questions (and `also`) and redact the bot's reactions under them."""

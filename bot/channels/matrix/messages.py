@@ -15,7 +15,7 @@ from nio import ErrorResponse, Event, MatrixRoom, RoomMemberEvent
 
 from bot.channels.sending import FLOOD_TRIES, MAX_FLOOD_WAIT, retry_wait
 from bot.channels.splitting import Limit, split_text
-from bot.conversation.replies import Button, question_of
+from bot.conversation.replies import Button, Quoted, question_of
 from bot.texts import t
 
 MAX_MESSAGES = 3
@@ -156,6 +156,32 @@ def strip_reply_fallback(body: str) -> str:
     while lines and lines[0].startswith(">"):
         lines.pop(0)
     return "\n".join(lines).strip() or body
+
+
+_FALLBACK_HEAD = re.compile(r"^> ?(?:\* )?<(@[^>\s]+)> ?(.*)$")
+
+
+def quoted_fallback(body: str, me: str) -> Quoted | None:
+    """The older message as the '> <@sender> …' lines older clients put in front of a reply quote it; None without.
+
+    Only where the homeserver cannot give the event itself (it is gone, or mnemo may not see it).
+    """
+    lines = body.split("\n")
+    head = _FALLBACK_HEAD.match(lines[0]) if lines else None
+    if head is None:
+        return None
+    quoted = [head.group(2)]
+    for line in lines[1:]:
+        if not line.startswith(">"):
+            break
+        quoted.append(line[1:].removeprefix(" "))
+    text = "\n".join(quoted).strip()
+    return Quoted(text, head.group(1) == me) if text else None
+
+
+def emoji_key(emoji: str) -> str:
+    """A reaction key as Matrix clients write it: a heart or a hand alone gets its emoji form ('❤' as '❤️')."""
+    return emoji + "\ufe0f" if len(emoji) == 1 and ord(emoji) < 0x1F000 else emoji
 
 
 def replied_to(content: dict[str, Any]) -> str | None:

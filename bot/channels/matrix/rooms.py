@@ -2,7 +2,8 @@
 
 Direct rooms (the bot and one person) belong to that person: an allowed user's are answered, an
 unknown user's get a pairing code. A room of several people is answered only when it is on
-MNEMO_MATRIX_ALLOWED_ROOMS, and there only what mentions or replies to mnemo, in the room's own memory.
+MNEMO_MATRIX_ALLOWED_ROOMS, and there only what mentions or replies to mnemo (and reactions on its messages, or their
+redactions), in the room's own memory.
 When mnemo speaks first, it writes in the direct room the person last wrote in (or any other; or a new one).
 
 Invites: mnemo joins when an allowed user or an allowed room invites it. When an unknown user invites
@@ -23,8 +24,10 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import aiohttp
 from nio import (
     AsyncClient,
+    EncryptionError,
     ErrorResponse,
     Event,
     InviteMemberEvent,
@@ -32,6 +35,7 @@ from nio import (
     MegolmEvent,
     ProfileGetDisplayNameResponse,
     ReactionEvent,
+    RedactionEvent,
     RoomCreateResponse,
     RoomEncryptedMedia,
     RoomGetEventResponse,
@@ -54,10 +58,12 @@ log = logging.getLogger(__name__)
 
 CHANNEL = "matrix"
 GAP_LIMIT = 500  # events fetched per room to fill a gap after a long downtime
-ANSWERED = (RoomMessageText, RoomMessageEmote, ReactionEvent, RoomMessageMedia, RoomEncryptedMedia)
+ANSWERED = (RoomMessageText, RoomMessageEmote, ReactionEvent, RedactionEvent, RoomMessageMedia, RoomEncryptedMedia)
 ENCRYPTED = "m.room.encrypted"
 ENCRYPTION_STATE = {"type": "m.room.encryption", "state_key": "", "content": {"algorithm": "m.megolm.v1.aes-sha2"}}
-OpenChoice = Callable[[str, str], Awaitable[bool]]  # (event id, room id) -> whether a choice is open under it
+# (event id, room id) -> whether a reaction on that event, or a redaction of it, is mnemo's business: options are
+# open under it, it is a message of the companion's, or a reaction kept as feedback
+Concerns = Callable[[str, str], Awaitable[bool]]
 
 
 @dataclass(frozen=True)
@@ -176,7 +182,7 @@ class Rooms:
         log.info("fetched %d events in %s that the sync left out (more than %d)", len(older), room_id, limit)
         return list(reversed(older)) + events
 
-    async def received(self, room_id: str, events: Sequence[Event], open_choice: OpenChoice) -> list[Received]:
+    async def received(self, room_id: str, events: Sequence[Event], concerns: Concerns) -> list[Received]:
         """The events of a room that mnemo answers, each with whose it is (history before the bot joined is not)."""
         room = self.client.rooms.get(room_id)
         if room is None:
@@ -185,18 +191,18 @@ class Rooms:
         for event in fresh_events(events, self.me):
             if event.sender == self.me or not isinstance(event, (*ANSWERED, MegolmEvent)):
                 continue
-            route = await self.route(room, event, open_choice)
+            route = await self.route(room, event, concerns)
             if route is not None:
                 found.append(Received(room_id, event, route))
         return found
 
-    async def route(self, room: MatrixRoom, event: Event, open_choice: OpenChoice) -> Route | None:
+    async def route(self, room: MatrixRoom, event: Event, concerns: Concerns) -> Route | None:
         """Whose an event is, or None when mnemo leaves it alone.
 
-        `open_choice` tells whether options are open under an event of a room, for reactions in rooms.
+        `concerns` tells whether a reaction on an event of a room, or its redaction, is mnemo's business (in rooms).
         """
         if room.room_id in self.allowed:
-            return await self._group_route(room, event, open_choice)
+            return await self._group_route(room, event, concerns)
         if dm_partner(room, self.me) != event.sender:
             if room.room_id not in self._warned:
                 self._warned.add(room.room_id)
@@ -208,14 +214,17 @@ class Rooms:
         text = isinstance(event, (RoomMessageText, RoomMessageEmote)) and not is_edit(event.source.get("content", {}))
         return Route("stranger", event.sender) if text else None
 
-    async def _group_route(self, room: MatrixRoom, event: Event, open_choice: OpenChoice) -> Route | None:
-        """In an allowed room: a message that mentions or replies to mnemo, or a reaction to its open question.
+    async def _group_route(self, room: MatrixRoom, event: Event, concerns: Concerns) -> Route | None:
+        """In an allowed room: a message that mentions or replies to mnemo, a reaction on its open question or on
+        one of its messages, the redaction of a reaction kept.
 
         An event not decrypted yet is taken in too: whether it mentions mnemo is seen once it can be read.
         """
         scope = group_scope("mx", room.room_id)
         if isinstance(event, ReactionEvent):
-            return Route("group", scope) if await open_choice(event.reacts_to, room.room_id) else None
+            return Route("group", scope) if await concerns(event.reacts_to, room.room_id) else None
+        if isinstance(event, RedactionEvent):
+            return Route("group", scope) if event.redacts and await concerns(event.redacts, room.room_id) else None
         if isinstance(event, MegolmEvent):
             return Route("group", scope)
         if not isinstance(event, (RoomMessageText, RoomMessageEmote)):
@@ -234,8 +243,28 @@ class Rooms:
             return False
         if self.out.is_mine(target):
             return True
-        response = await self.client.room_get_event(room_id, target)
-        return isinstance(response, RoomGetEventResponse) and response.event.sender == self.me
+        found = await self.event(room_id, target)
+        return found is not None and found.sender == self.me
+
+    async def event(self, room_id: str, event_id: str) -> Event | None:
+        """An earlier event of a room, asked of the homeserver (decrypted where it can be, else still encrypted);
+        None when it is not to be had (gone, not visible to mnemo, the homeserver unreachable)."""
+        try:
+            response = await self.client.room_get_event(room_id, event_id)
+        except (TimeoutError, aiohttp.ClientError) as exc:
+            log.info("could not fetch event %s in %s: %s", event_id, room_id, exc or type(exc).__name__)
+            return None
+        if not isinstance(response, RoomGetEventResponse):
+            log.info("could not fetch event %s in %s: %s", event_id, room_id, failure(response))
+            return None
+        event = response.event
+        if isinstance(event, MegolmEvent) and self.client.olm is not None:
+            event.room_id = event.room_id or room_id  # decryption needs the room
+            try:
+                return self.client.decrypt_event(event)
+            except EncryptionError:
+                return event  # its sender is still known
+        return event
 
     def names(self, room: MatrixRoom) -> list[str]:
         """The bot's names in a room, as people would mention it: display name, localpart, the companion's name."""

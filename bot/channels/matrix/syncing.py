@@ -123,7 +123,7 @@ class Syncing:
             if answer:
                 for room_id, info in response.rooms.join.items():
                     events = await self.rooms.missed(room_id, info.timeline, since, self.timeline_limit)
-                    received += await self.rooms.received(room_id, events, self.reactions.open_under)
+                    received += await self.rooms.received(room_id, events, self.reactions.concerns)
             elif response.rooms.join:
                 log.info("first start: the history of %d rooms is not answered", len(response.rooms.join))
             now = self.clock()

@@ -3,10 +3,13 @@
 Updates come in through the inbox (intake.py): stored before they are confirmed, handled once, marked handled
 after the reply was recorded and sent. Private chats are for allowed users (unknown users get a pairing code);
 in allowed groups mnemo answers only when mentioned or replied to, with the group's own memory. The turn of a
-text is the shared one (bot/channels/base.py); this module reads Telegram's updates and answers presses.
+text is the shared one (bot/channels/base.py); this module reads Telegram's updates and answers presses and
+reactions: 👍 or 👎 on a yes/no question's buttons answers it like pressing Ja or Nein, any other reaction on one of
+the companion's messages is kept as feedback. (Telegram tells a bot of reactions in a group only where it is admin.)
 """
 from __future__ import annotations
 
+import functools
 import logging
 import secrets
 import time
@@ -14,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from telegram import CallbackQuery, Message, Update, User
+from telegram import CallbackQuery, Chat, Message, Update, User
 from telegram.constants import ChatType
 from telegram.error import BadRequest, Forbidden, InvalidToken, NetworkError, RetryAfter, TelegramError
 from telegram.ext import (
@@ -24,6 +27,7 @@ from telegram.ext import (
     CallbackQueryHandler,
     ContextTypes,
     MessageHandler,
+    MessageReactionHandler,
     TypeHandler,
     filters,
 )
@@ -32,27 +36,31 @@ from bot.channels.access import AccessConfig, RecentIds, UnknownUsers
 from bot.channels.base import Channel, Turn
 from bot.channels.shown import Shown, show_once
 from bot.channels.streaming import LivePreview
-from bot.channels.telegram.choices import TelegramChoices, message_ref, refusal
+from bot.channels.telegram.choices import VOTES, TelegramChoices, answer_of, message_ref, refusal
 from bot.channels.telegram.intake import Intake, PerChatOrder
 from bot.channels.telegram.messages import (
     GROUPS,
     addressed_to_bot,
+    bot_reaction,
     chat_scope,
     face_text,
     group_text,
     keyboard,
+    quoted_of,
+    reaction_change,
     scope_user,
     telegram_id,
 )
-from bot.channels.telegram.outgoing import Outgoing, not_modified
+from bot.channels.telegram.outgoing import Outgoing, not_modified, patiently
 from bot.channels.telegram.polling import WATCHDOG, Poller, retry_seconds
 from bot.commands.call import Pressed
 from bot.commands.catalog import menu, owner_of
 from bot.commands.runner import Commands
 from bot.conversation.engine import Engine
-from bot.conversation.replies import Button, Reply
+from bot.conversation.replies import Button, Reaction, Reply
 from bot.errors import ConfigError
 from bot.texts import t
+from memory.choices import Choice
 from scheduler.errors import RetryLater
 
 log = logging.getLogger(__name__)
@@ -127,6 +135,7 @@ class TelegramChannel(Channel[int, int]):
         app.add_handler(TypeHandler(Update, self._gate), group=-1)
         app.add_handler(MessageHandler(filters.UpdateType.EDITED, self._on_edited))
         app.add_handler(CallbackQueryHandler(self._on_press))
+        app.add_handler(MessageReactionHandler(self._on_reaction))
         app.add_handler(MessageHandler(filters.UpdateType.MESSAGE & filters.TEXT, self._on_text))
         app.add_handler(MessageHandler(
             filters.UpdateType.MESSAGE & ~filters.TEXT & ~filters.StatusUpdate.ALL, self._on_other))
@@ -144,6 +153,7 @@ class TelegramChannel(Channel[int, int]):
             await self.inbox.prune(self.clock())
             await self.runs.prune(self.clock())
             await self.engine.store.choices.prune(self.clock())
+            await self.engine.store.reactions.prune(self.clock())
             await self.intake.replay()
             config = self.config
             await self.intake.receive(config.webhook_url, listen=config.webhook_listen, port=config.webhook_port,
@@ -191,7 +201,7 @@ class TelegramChannel(Channel[int, int]):
         if chat.type not in GROUPS or str(chat.id) not in self.config.allowed_groups:
             return False
         message = update.message
-        return update.callback_query is not None or (
+        return update.callback_query is not None or update.message_reaction is not None or (
             message is not None and message.text is not None and self._addressed(message))
 
     async def _handled(self, update: Update) -> None:
@@ -221,7 +231,8 @@ class TelegramChannel(Channel[int, int]):
                 log.warning("ignoring group %s (%s): not on MNEMO_TELEGRAM_ALLOWED_GROUPS", chat.id, chat.title)
             raise ApplicationHandlerStop
         message = update.message
-        if update.callback_query is None and (message is None or message.text is None or not self._addressed(message)):
+        if update.callback_query is None and update.message_reaction is None and (
+                message is None or message.text is None or not self._addressed(message)):
             raise ApplicationHandlerStop
 
     async def _turn_away(self, update: Update, user: User) -> None:
@@ -242,7 +253,8 @@ class TelegramChannel(Channel[int, int]):
         await self.take_text(Turn(
             chat.id, chat_scope(chat, user), scope_user(user.id), text, message_ref(chat.id, message.message_id),
             str(update.update_id), group=group, command=command, replayed=self.intake.replayed(update),
-            reply_to=message.message_id if group else None))
+            reply_to=message.message_id if group else None, origin=message.message_id,
+            quoted=quoted_of(message, self.app.bot.id), addressed=not group or self._addressed(message)))
 
     async def _on_other(self, update: Update, context: Context) -> None:
         """A photo, sticker, voice message or the like: say that only text is read."""
@@ -301,6 +313,65 @@ class TelegramChannel(Channel[int, int]):
                 await self._edit(query, pressed)
                 await self.choices.replace(scope, choice, pressed.buttons, owner_of(pressed.buttons, presser, admin))
 
+    # --- reactions --------------------------------------------------------------------------------------
+
+    async def _on_reaction(self, update: Update, context: Context) -> None:
+        """A person's reactions on a message changed: 👍 or 👎 on a yes/no question's buttons answers it (as a press
+        of Ja or Nein would, by whoever may press them); any other emoji on one of the companion's messages is kept
+        as feedback, and dropped when taken back. Reactions on other messages are not the companion's business."""
+        change = update.message_reaction
+        assert change is not None  # ensured by MessageReactionHandler
+        chat, user = change.chat, change.user
+        if user is None:  # an anonymous admin or a channel: nobody whose reaction counts
+            return
+        if chat.type == ChatType.PRIVATE and chat.id != user.id:
+            log.warning("reaction by %s on a message in private chat %s ignored", user.id, chat.id)
+            return  # Telegram never sends this; a forged update must not act in another person's chat
+        added, removed = reaction_change(change.old_reaction, change.new_reaction)
+        scope, sender, ref = chat_scope(chat, user), scope_user(user.id), message_ref(chat.id, change.message_id)
+        choice = await self.choices.find(chat.id, change.message_id)
+        answers = [data for emoji in added if (data := answer_of(choice, emoji)) is not None]
+        if choice is not None and answers:
+            await self._decide_by_reaction(chat, sender, scope, choice, answers[0], f"reaction:{update.update_id}")
+        for emoji in added:
+            if choice is None or emoji not in VOTES:  # on a message with buttons, 👍 and 👎 answer (late: nothing)
+                await self.engine.feedback(Reaction(scope, self.name, ref, emoji, sender=sender))
+        for emoji in removed:
+            await self.engine.feedback(Reaction(scope, self.name, ref, emoji, sender=sender, removed=True))
+
+    async def _decide_by_reaction(self, chat: Chat, presser: str, scope: str, choice: Choice, data: str,
+                                  press_id: str) -> None:
+        """Answer a yes/no question by a reaction, once, as the press of its button would; a reaction by someone who
+        may not press it (somebody else's question, a member who is no admin) does nothing, and says nothing."""
+        admin = chat.type not in GROUPS or self.access.is_admin(presser)
+        refused = refusal(choice, presser, data)
+        if refused is None and not admin:  # a yes or no changes memory: in a group, only an admin's
+            refused = "group_admins_only"
+        if refused is not None:
+            log.info("reaction %r by %s on message %s decides nothing: %s", data, presser, choice.message_ref, refused)
+            return
+        message_id = int(choice.extra["message"])
+        async with self._pressing(scope, data, admin, press_id) as pressed:
+            await self.choices.close(scope, pressed.closes, keep=choice.message_ref)
+            if pressed.stale:
+                await self.choices.drop(scope, choice, lambda row: data in {b.data for b in row})
+            elif pressed.text is not None:
+                await self._edit_message(chat.id, message_id, pressed.text, pressed.buttons)
+                await self.choices.replace(scope, choice, pressed.buttons, owner_of(pressed.buttons, presser, admin))
+            elif pressed.notice:
+                await self._tell(chat.id, pressed.notice)
+
+    async def _edit_message(self, chat_id: int, message_id: int, text: str,
+                            rows: tuple[tuple[Button, ...], ...]) -> None:
+        """Show a decision in the message that asked, unless it shows exactly that already."""
+        try:
+            await patiently(functools.partial(self.app.bot.edit_message_text, text, chat_id=chat_id,
+                                              message_id=message_id, reply_markup=keyboard(rows)))
+        except BadRequest as exc:
+            if not not_modified(exc):
+                raise
+            log.debug("message %s already shows %r", message_id, text)
+
     async def _take_all(self, scope: str, chat_id: int, message: Any) -> None:
         """Take every button away from a message whose buttons are no longer valid."""
         if getattr(message, "reply_markup", None) is None:
@@ -347,10 +418,12 @@ class TelegramChannel(Channel[int, int]):
             raise RetryLater(retry_seconds(exc), f"Telegram flood control: {exc}") from exc
         if sent and keyboard(rows) is not None:
             await self.choices.offer(scope_user(chat_id), chat_id, sent[-1], rows, scope_user(chat_id))
+        await self.engine.delivered(scope_user(chat_id), self.name, [message_ref(chat_id, i) for i in sent], text=text)
 
     async def _deliver(self, chat_id: int, reply: Reply, scope: str, owner: str | None, *,
-                       shown: Shown[int] | None = None, reply_to: int | None = None) -> None:
-        """Show a reply: its bubbles (replacing the preview), its buttons, and its document if it has one.
+                       shown: Shown[int] | None = None, reply_to: int | None = None) -> list[int]:
+        """Show a reply: its bubbles (replacing the preview), its buttons, and its document if it has one; the
+        messages that show its bubbles.
 
         The buttons of the questions the reply closes are taken away first; the reply's own are recorded as
         the choice of `owner` (None: anyone let into the chat).
@@ -362,11 +435,15 @@ class TelegramChannel(Channel[int, int]):
         if reply.document is not None:
             document = reply.document
             await show_once(shown, len(ids), lambda: self.out.document(chat_id, document))
+        return ids
 
     # --- the wire of the shared turn --------------------------------------------------------------------
 
     def _message_id(self, recorded: str) -> int:
         return int(recorded)
+
+    def _message_ref(self, where: int, message: int) -> str:
+        return message_ref(where, message)
 
     def _text_of(self, looks: str) -> str:
         return face_text(looks)
@@ -386,5 +463,12 @@ class TelegramChannel(Channel[int, int]):
     async def _greet(self, user_id: str, text: str) -> None:
         await self._tell(telegram_id(user_id), text)
 
-    async def _show_reply(self, turn: Turn[int, int], reply: Reply, shown: Shown[int], owner: str | None) -> None:
-        await self._deliver(turn.where, reply, turn.scope, owner, shown=shown, reply_to=turn.reply_to)
+    async def _show_reply(self, turn: Turn[int, int], reply: Reply, shown: Shown[int], owner: str | None) -> list[int]:
+        return await self._deliver(turn.where, reply, turn.scope, owner, shown=shown, reply_to=turn.reply_to)
+
+    async def _react(self, where: int, message: int, emoji: str) -> None:
+        allowed = bot_reaction(emoji)
+        if allowed is None:
+            log.info("no reaction %r: Telegram lets bots react only with its own list", emoji)
+            return
+        await patiently(functools.partial(self.app.bot.set_message_reaction, where, message, reaction=allowed))

@@ -48,6 +48,19 @@ def refusal(choice: Choice | None, presser: str, data: str) -> str | None:
     return None
 
 
+VOTES = {"👍": "yes", "👎": "no"}  # a reaction on a yes/no question's buttons, as the button it stands for
+
+
+def answer_of(choice: Choice | None, emoji: str) -> str | None:
+    """The button a 👍 or 👎 on a message stands for: Ja or Nein of the yes/no question it asks; else None."""
+    verdict = VOTES.get(emoji)
+    if choice is None or verdict is None or not choice.question:
+        return None
+    kind, _, number = choice.question.partition(":")
+    data = f"{kind}:{verdict}:{number}"
+    return data if data in choice.options else None
+
+
 def rows_of(choice: Choice) -> Rows:
     """The rows of buttons a recorded message shows."""
     return tuple(tuple(Button(label, data) for label, data in row) for row in choice.extra.get("rows", []))

@@ -22,7 +22,7 @@ from memory.inbox import Inbox
 
 log = logging.getLogger(__name__)
 
-ALLOWED_UPDATES = ("message", "edited_message", "callback_query")
+ALLOWED_UPDATES = ("message", "edited_message", "callback_query", "message_reaction")
 
 
 class PerChatOrder(BaseUpdateProcessor):

@@ -1,19 +1,30 @@
-"""What a Telegram message looks like to mnemo: whose memory it is, whether it is meant for mnemo, how to split it."""
+"""What a Telegram message looks like to mnemo: whose memory it is, whether it is meant for mnemo, what it replies to,
+how to split it, which reactions it carries."""
 from __future__ import annotations
 
 import json
 import re
 from collections.abc import Sequence
 
-from telegram import Chat, InlineKeyboardButton, InlineKeyboardMarkup, Message, MessageEntity, User
-from telegram.constants import ChatType
+from telegram import (
+    Chat,
+    InlineKeyboardButton,
+    InlineKeyboardMarkup,
+    Message,
+    MessageEntity,
+    ReactionType,
+    ReactionTypeEmoji,
+    User,
+)
+from telegram.constants import ChatType, ReactionEmoji
 
 from bot.channels.splitting import Limit, split_text
-from bot.conversation.replies import Button
+from bot.conversation.replies import Button, Quoted
 from memory.pairing import group_scope
 
 MESSAGE_LIMIT = 4096  # Telegram's limit for one message, counted here in UTF-16 code units to be safe
 GROUPS = (ChatType.GROUP, ChatType.SUPERGROUP)
+BOT_REACTIONS = frozenset(e.value for e in ReactionEmoji)  # the only emojis Telegram lets a bot react with
 
 
 def scope_user(telegram_user_id: int) -> str:
@@ -86,3 +97,34 @@ def group_text(text: str, username: str, sender: str) -> str:
     cleaned = re.sub(rf"[ \t]*,?[ \t]*@{re.escape(username)}\b[,:]?", " ", text, flags=re.IGNORECASE)
     cleaned = re.sub(r"[ \t]+([.,!?;:])", r"\1", re.sub(r"[ \t]{2,}", " ", cleaned)).strip()
     return f"{sender}: {cleaned}"
+
+
+def quoted_of(message: Message, bot_id: int) -> Quoted | None:
+    """The older message a message replies to: the part the person quoted, else its text or caption; None without."""
+    replied = message.reply_to_message
+    if replied is None:
+        return None
+    part = message.quote.text if message.quote is not None else ""
+    text = part or replied.text or replied.caption or ""
+    if not text.strip():  # a sticker, a photo without caption, a forum topic's opening
+        return None
+    return Quoted(text, replied.from_user is not None and replied.from_user.id == bot_id)
+
+
+def emojis(reactions: Sequence[ReactionType]) -> list[str]:
+    """The plain emojis among a message's reactions (custom and paid ones are left out)."""
+    return [r.emoji for r in reactions if isinstance(r, ReactionTypeEmoji)]
+
+
+def reaction_change(old: Sequence[ReactionType], new: Sequence[ReactionType]) -> tuple[list[str], list[str]]:
+    """What a person's reactions on a message changed to: the emojis added, the emojis taken back."""
+    before, after = emojis(old), emojis(new)
+    return [e for e in after if e not in before], [e for e in before if e not in after]
+
+
+def bot_reaction(emoji: str) -> str | None:
+    """The emoji as Telegram lets a bot react with it ('❤️' is its '❤'), or None when it is not on the list."""
+    for candidate in (emoji, emoji.replace("\ufe0f", ""), emoji + "\ufe0f"):
+        if candidate in BOT_REACTIONS:
+            return candidate
+    return None
