@@ -8,7 +8,7 @@ from datetime import datetime
 from zoneinfo import ZoneInfo
 
 from bot.conversation.markers import defuse
-from bot.llm.port import ChatMessage, SystemBlock
+from bot.llm.port import ChatMessage, Image, SystemBlock
 from memory.companions import Companion
 from memory.models import LearnedRule, Message, OpenTopic, PersonCard, ProfileEntry, SearchHit
 from memory.people import card_line
@@ -84,6 +84,7 @@ class PromptContext:
     own_questions: Sequence[str] = ()  # the companion's latest questions, so it does not ask them again
     people: Sequence[PersonCard] = ()  # the closest people in the person's life, closest first
     zone: ZoneInfo | None = None  # the person's time zone: every date the model sees is in it
+    images: Sequence[Image] = ()  # the pictures of the new message (only this turn's; earlier ones are not sent again)
 
 
 def clip(text: str, limit: int) -> str:
@@ -251,7 +252,7 @@ def build_prompt(ctx: PromptContext) -> tuple[list[SystemBlock], list[ChatMessag
                    "the reason above. If writing now would be intrusive, answer with nothing at all.)")
     else:
         current = f"<context>\n{volatile_hint(ctx)}\n</context>\n\n{defuse(clip(ctx.user_text, MESSAGE_CHARS * 3))}"
-    messages.append(ChatMessage("user", current))
+    messages.append(ChatMessage("user", current, images=tuple(ctx.images)))
     return system, _merge_roles(messages)
 
 
@@ -260,7 +261,8 @@ def _merge_roles(messages: list[ChatMessage]) -> list[ChatMessage]:
     merged: list[ChatMessage] = []
     for m in messages:
         if merged and merged[-1].role == m.role and not m.tool_calls and not merged[-1].tool_calls:
-            merged[-1] = ChatMessage(m.role, merged[-1].content + "\n\n" + m.content)
+            merged[-1] = ChatMessage(m.role, merged[-1].content + "\n\n" + m.content,
+                                     images=merged[-1].images + m.images)
         else:
             merged.append(m)
     if merged and merged[0].role == "assistant":

@@ -8,8 +8,9 @@ from dataclasses import dataclass, field, replace
 from bot.conversation.replies import Incoming, Reply
 from bot.conversation.tools import HeldCall
 from bot.learning.corrections import Change
-from bot.llm.port import OnText
+from bot.llm.port import Image, OnText
 from memory.models import LearnedRule, Scope
+from memory.pairing import is_group_scope
 
 CRISIS_SCAN_CHARS = 20_000  # how much of a (maybe oversized) message is searched for signs of crisis
 ANSWERED_BEFORE = Reply(())  # a step's answer for a message answered before: the engine returns None
@@ -52,6 +53,18 @@ class Turn:
     changes: list[Change] = field(default_factory=list)  # the corrections this message made to the memory
     reply: Reply | None = None  # the model's answer, once written
     hints: list[str] = field(default_factory=list)  # lines for the model's context that the steps computed
+    picture: Image | None = None  # the message's picture as the model gets it (only when the model sees pictures)
+    described: str = ""  # what the model said the picture shows, before it is cleaned and kept
+
+    @property
+    def photo(self) -> bool:
+        """Whether the message brings a picture (its text is then the caption, maybe empty)."""
+        return self.incoming.attachment is not None and self.incoming.attachment.kind == "image"
+
+    @property
+    def group(self) -> bool:
+        """Whether the message was written in a group (its text then begins with the sender's name)."""
+        return is_group_scope(self.incoming.user_id)
 
     @property
     def scope(self) -> Scope:
