@@ -24,7 +24,7 @@ from bot.commands.call import Pressed
 from bot.commands.catalog import owner_of
 from bot.commands.runner import Commands
 from bot.conversation.engine import Engine
-from bot.conversation.replies import Incoming, Reply
+from bot.conversation.replies import Attachment, Incoming, Reply
 from bot.llm.port import OnText
 from bot.texts import t
 from memory.pairing import is_group_scope
@@ -37,7 +37,7 @@ H = TypeVar("H")  # how a channel names a message it showed: a message id, an ev
 
 @dataclass(frozen=True)
 class Turn(Generic[W, H]):
-    """A text to answer, as a channel read it off its wire."""
+    """A text (maybe a picture's caption) to answer, as a channel read it off its wire."""
 
     where: W  # the chat or room to answer in
     scope: str  # whose memory: the person's, or the group's
@@ -49,6 +49,7 @@ class Turn(Generic[W, H]):
     command: bool = False
     replayed: bool = False  # an earlier run recorded it and did not finish it
     reply_to: H | None = None  # the message the answer replies to (in a group: the one it answers)
+    attachment: Attachment | None = None  # a picture (or a voice note) it brings; `text` is then its caption
 
 
 async def answer(engine: Engine, commands: Commands | None, incoming: Incoming, *, command: bool,
@@ -108,7 +109,7 @@ class Channel(ABC, Generic[W, H]):
             log.info("command from %s, who is no admin, ignored in %s", turn.sender, turn.where)
             return
         incoming = Incoming(turn.scope, turn.text, channel=self.name, channel_message_id=turn.ref, sender=turn.sender,
-                            may_decide=not turn.group or self.access.is_admin(turn.sender))
+                            may_decide=not turn.group or self.access.is_admin(turn.sender), attachment=turn.attachment)
         shown = await self._shown(turn)
         preview = self._preview(turn, shown)
         try:
