@@ -33,9 +33,11 @@ from nio import (
     ProfileGetDisplayNameResponse,
     ReactionEvent,
     RoomCreateResponse,
+    RoomEncryptedImage,
     RoomEncryptedMedia,
     RoomGetEventResponse,
     RoomMessageEmote,
+    RoomMessageImage,
     RoomMessageMedia,
     RoomMessagesResponse,
     RoomMessageText,
@@ -209,7 +211,8 @@ class Rooms:
         return Route("stranger", event.sender) if text else None
 
     async def _group_route(self, room: MatrixRoom, event: Event, open_choice: OpenChoice) -> Route | None:
-        """In an allowed room: a message that mentions or replies to mnemo, or a reaction to its open question.
+        """In an allowed room: a message (or a picture) that mentions or replies to mnemo, or a reaction to its open
+        question.
 
         An event not decrypted yet is taken in too: whether it mentions mnemo is seen once it can be read.
         """
@@ -218,8 +221,8 @@ class Rooms:
             return Route("group", scope) if await open_choice(event.reacts_to, room.room_id) else None
         if isinstance(event, MegolmEvent):
             return Route("group", scope)
-        if not isinstance(event, (RoomMessageText, RoomMessageEmote)):
-            return None
+        if not isinstance(event, (RoomMessageText, RoomMessageEmote, RoomMessageImage, RoomEncryptedImage)):
+            return None  # a picture counts when its caption names mnemo or it replies to mnemo
         content = event.source.get("content", {})
         if is_edit(content):
             return None
