@@ -68,7 +68,7 @@ def prepare(data: bytes, max_pixels: int, decode: bool = True) -> Image | None:
                 _check(picture, max_pixels)
                 if not decode:
                     return None
-                picture.draft("RGB", (LONG_EDGE, LONG_EDGE))  # a JPEG is decoded at a smaller scale: fast and small
+                picture.draft("RGB", _target(picture.size))  # a JPEG is decoded at a smaller scale: fast and small
                 picture.load()
                 frame = _flat(ImageOps.exif_transpose(picture) or picture)
     except PictureError:
@@ -101,6 +101,13 @@ def _check(picture: Pillow.Image, max_pixels: int) -> None:
     width, height = picture.size
     if width * height > max_pixels:
         raise PictureError("image_too_many_pixels", f"{width}x{height}", megapixels=_millions(width * height))
+
+
+def _target(size: tuple[int, int]) -> tuple[int, int]:
+    """The size the model's copy gets: the longer side at most LONG_EDGE, the shape kept."""
+    width, height = size
+    scale = min(1.0, LONG_EDGE / max(width, height, 1))
+    return max(1, round(width * scale)), max(1, round(height * scale))
 
 
 def _flat(picture: Pillow.Image) -> Pillow.Image:
