@@ -164,6 +164,10 @@ TEXTS: dict[str, dict[str, str]] = {
         "de": "Das Bild ist mir zu groß ({size}, ich nehme höchstens {limit}). Schick es mir bitte kleiner.",
         "en": "That picture is too large for me ({size}, I take at most {limit}). Please send a smaller one.",
     },
+    "image_not_fetched": {
+        "de": "Dieses Bild ({size}) konnte ich nicht herunterladen. Schick es mir bitte kleiner.",
+        "en": "I couldn't download this picture ({size}). Please send a smaller one.",
+    },
     "image_too_many_pixels": {
         "de": "Das Bild hat zu viele Pixel ({megapixels} Megapixel, ich nehme höchstens {max_megapixels}). "
               "Schick es mir bitte kleiner.",

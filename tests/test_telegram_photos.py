@@ -207,3 +207,13 @@ async def test_a_photo_stored_but_not_answered_when_the_process_died_is_fetched_
         assert await user_texts(engine) == ["(Foto: ein Garten mit Tomaten) Unser Garten"]
     async with store.db.reading() as tx:
         assert (await tx.fetchone("SELECT count(*) FROM inbox WHERE handled_at IS NULL"))[0] == 0
+
+
+async def test_a_picture_over_the_bot_apis_20_mb_is_not_fetched_even_when_mnemo_would_take_it(
+    tg: FakeTelegram, store: MemoryStore, llm: FakeLLM,
+) -> None:
+    async with running(tg, store, llm, image_max_bytes=50_000_000) as engine:
+        reply = await answer(tg, tg.send_image_file(USER, b"\xff\xd8 small", "image/jpeg", caption="Groß",
+                                                    size=25_000_000))
+        assert reply == "Dieses Bild (25 MB) konnte ich nicht herunterladen. Schick es mir bitte kleiner."
+        assert "getFile" not in tg.calls and llm.requests == [] and await user_texts(engine) == []

@@ -64,6 +64,7 @@ def test_refused_before_opening_too_large_undownloaded_moving_or_no_picture() ->
     assert refusal(attachment(b"", size=60_000_000), 10_000_000) == "image_too_large"  # the channel left it out
     assert refusal(attachment(jpeg(), size=20_000_000), 10_000_000) == "image_too_large"
     assert refusal(attachment(b"x" * 2000), 1000) == "image_too_large"  # the messenger said less than came
+    assert refusal(attachment(b"", size=25_000_000), 50_000_000) == "image_not_fetched"  # Telegram's 20 MB
     assert refusal(attachment(b"tgs", "application/x-tgsticker"), 10_000_000) == "image_moving"
     assert refusal(attachment(b"webm", "video/webm"), 10_000_000) == "image_moving"
     assert refusal(attachment(b"%PDF-1.7", "application/pdf"), 10_000_000) == "image_type"

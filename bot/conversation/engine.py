@@ -87,9 +87,9 @@ class Engine:
         # A message's turn, in order: each step answers here (a reply) or passes on (None) to the next.
         self.steps: tuple[Step, ...] = (
             self._input_check,  # no text (too long, binary, empty): refused, with the help lines in a crisis
-            self._picture,  # a picture too large, of another kind or damaged: refused (a crisis goes on without it)
             self._duplicate,  # answered before (by its channel id): no second answer
             self._rate_limit,  # too many messages: refused, neither read nor stored
+            self._picture,  # a picture too large, of another kind or damaged: refused (a crisis goes on without it)
             self._log,  # passes on: the message is logged before anything is decided
             self._crisis,  # signs of crisis: the model with the safety rules and the help lines, nothing else
             self._logged(self._unseen_photo),  # a photo without words, and a model that cannot see: one sentence
@@ -195,25 +195,6 @@ class Engine:
         help_lines = (crisis_help(self.config.crisis_country, lang),) if turn.crisis else ()
         return Reply(help_lines + (t(lang, problem, size=len(text), limit=limit),), failed=True)
 
-    async def _picture(self, turn: Turn) -> Reply | None:
-        """Check a picture (its size and kind; decoded only for a model that sees it) and make the model's copy."""
-        attachment, config = turn.incoming.attachment, self.config
-        if attachment is None or attachment.kind != "image":
-            return None
-        try:
-            reason = refusal(attachment, config.image_max_bytes)
-            if reason is not None:
-                raise PictureError(reason, f"{attachment.mime}, {attachment.size} bytes")
-            turn.picture = await asyncio.to_thread(prepare, attachment.data, config.image_max_pixels, config.vision)
-        except PictureError as exc:
-            log.info("picture in message %s refused: %s", turn.incoming.channel_message_id, exc)
-            if turn.crisis:
-                return None  # the words are answered, without the picture
-            size = max(attachment.size, len(attachment.data))
-            return Reply((refused(exc, size, config.image_max_bytes, config.image_max_pixels, config.language),),
-                         failed=True)
-        return None
-
     async def _duplicate(self, turn: Turn) -> Reply | None:
         """Find the scope and the message if it was logged before; one that was answered too gets no answer."""
         turn.found_scope = await self.scope_for(turn.incoming.user_id)
@@ -232,6 +213,25 @@ class Engine:
             return None
         log.info("rate limit: message from %s neither read nor stored", turn.incoming.user_id)
         return Reply((t(self.config.language, "rate_limited"),) if verdict == "tell" else (), failed=True)
+
+    async def _picture(self, turn: Turn) -> Reply | None:
+        """Check a picture (its size and kind; decoded only for a model that sees it) and make the model's copy."""
+        attachment, config = turn.incoming.attachment, self.config
+        if attachment is None or attachment.kind != "image":
+            return None
+        try:
+            reason = refusal(attachment, config.image_max_bytes)
+            if reason is not None:
+                raise PictureError(reason, f"{attachment.mime}, {attachment.size} bytes")
+            turn.picture = await asyncio.to_thread(prepare, attachment.data, config.image_max_pixels, config.vision)
+        except PictureError as exc:
+            log.info("picture in message %s refused: %s", turn.incoming.channel_message_id, exc)
+            if turn.crisis:
+                return None  # the words are answered, without the picture
+            size = max(attachment.size, len(attachment.data))
+            return Reply((refused(exc, size, config.image_max_bytes, config.image_max_pixels, config.language),),
+                         failed=True)
+        return None
 
     async def _log(self, turn: Turn) -> None:
         """Log the message (unless a crash left it logged), count it in the rhythm, note when they wrote before."""

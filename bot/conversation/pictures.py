@@ -44,12 +44,15 @@ _LEADING_LABEL = re.compile(r"^\s*\[*\s*(?:photo|foto|picture|bild)\s*:\s*", re.
 
 
 def refusal(attachment: Attachment, max_bytes: int) -> str | None:
-    """Why a picture is refused before it is opened ('image_moving', 'image_too_large', 'image_type'), or None."""
+    """Why a picture is refused before it is opened ('image_moving', 'image_too_large', 'image_not_fetched',
+    'image_type'), or None."""
     mime = attachment.mime.lower()
     if mime.startswith(MOVING):
         return "image_moving"
-    if not attachment.data or max(attachment.size, len(attachment.data)) > max_bytes:
+    if max(attachment.size, len(attachment.data)) > max_bytes:
         return "image_too_large"  # a channel leaves out the data of a picture over the limit
+    if not attachment.data:
+        return "image_not_fetched"  # over the messenger's own limit for bots (Telegram: 20 MB)
     if mime and not mime.startswith("image/") and mime != "application/octet-stream":
         return "image_type"
     return None
