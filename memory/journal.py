@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memory.db import Database
-from memory.errors import MemoryStoreError
+from memory.errors import MemoryStoreError, NotFound
 from memory.index import SearchIndex
 from memory.models import Message, Scope, ts
 
@@ -65,6 +65,29 @@ class Journal:
                 doc = await self.index.add(tx, scope.id, "message", msg_id, text, vector, now)
                 await tx.execute("UPDATE messages SET doc_id = ? WHERE id = ?", (doc, msg_id))
         return Message(msg_id, role, text, ts(now), channel, channel_message_id, proactive)  # type: ignore[arg-type]
+
+    async def rewrite(self, scope: Scope, message_id: int, text: str) -> bool:
+        """Replace a logged message's text and its search entry in one transaction (a photo's description added).
+
+        False when the new text cannot be embedded (logged): the message keeps its text, so it and its entry agree.
+        """
+        try:
+            vector = (await self.index.embed([text]))[0]
+        except MemoryStoreError:
+            log.exception("embedding the new text of message %s failed; it keeps its old text", message_id)
+            return False
+        async with self.db.transaction() as tx:
+            row = await tx.fetchone("SELECT doc_id, created_at FROM messages WHERE id = ? AND scope_id = ?",
+                                    (message_id, scope.id))
+            if row is None:
+                raise NotFound(f"no message {message_id} in this scope")
+            await tx.execute("UPDATE messages SET text = ? WHERE id = ?", (text, message_id))
+            if row[0] is not None:
+                await self.index.update(tx, row[0], text, vector)
+            else:
+                doc = await self.index.add(tx, scope.id, "message", message_id, text, vector, row[1])
+                await tx.execute("UPDATE messages SET doc_id = ? WHERE id = ?", (doc, message_id))
+        return True
 
     async def add_many(self, scope: Scope, items: Sequence[NewMessage]) -> list[Message]:
         """Log and index many messages with one batched embedding and one transaction."""

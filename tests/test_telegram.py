@@ -27,6 +27,7 @@ from bot.texts import t
 from memory.store import MemoryStore
 from tests.fakes.llm import ScriptedLLM
 from tests.fakes.telegram_api import FakeTelegram
+from tests.images import jpeg
 
 JSON = dict[str, Any]
 USER, OTHER, STRANGER = 42, 43, 666
@@ -383,22 +384,22 @@ async def test_photos_stickers_edits_and_group_chats_never_crash(
 ) -> None:
     sender = {"id": USER, "is_bot": False, "first_name": "Anna"}
     private = {"id": USER, "type": "private"}
-    photo = [{"file_id": "P1", "file_unique_id": "p1", "width": 90, "height": 90}]
-    tg.send_update({"message": {"message_id": 901, "date": int(time.time()), "chat": private, "from": sender,
-                                "photo": photo, "caption": "Schau mal"}})
-    (answer,) = await tg.wait_for_sent(1)
-    assert answer["text"] == t("de", "not_text_kind") and answer["chat_id"] == USER
+    chat.enqueue("Sieht gut aus.")  # a photo is answered (tests/test_telegram_photos.py): here without vision
+    tg.send_photo(USER, jpeg(90, 90), "Schau mal")
+    answer, unseen = await tg.wait_for_sent(2)
+    assert (answer["text"], unseen["text"]) == ("Sieht gut aus.", t("de", "photo_not_seen"))
+    assert answer["chat_id"] == USER
 
     tg.send_update({"message": {"message_id": 902, "date": int(time.time()), "chat": private, "from": sender,
                                 "voice": {"file_id": "V1", "file_unique_id": "v1", "duration": 3}}})
-    await tg.wait_for_sent(2)
+    await tg.wait_for_sent(3)
     tg.send_update({"edited_message": {"message_id": 903, "date": int(time.time()), "edit_date": int(time.time()),
                                        "chat": private, "from": sender, "text": "korrigiert"}})
     tg.send_text(USER, "Hallo Gruppe", chat_id=-100, chat_type="group")
     chat.enqueue("Da bin ich.")
     (reply,) = await exchange(tg, "Bist du da?")
-    assert reply["text"] == "Da bin ich." and len(tg.sent) == 3  # nothing for the edit or the group
-    assert await stored_messages(store) == 2
+    assert reply["text"] == "Da bin ich." and len(tg.sent) == 4  # nothing for the edit or the group
+    assert await stored_messages(store) == 4
 
 
 async def test_a_duplicated_update_gets_one_reply(

@@ -26,7 +26,7 @@ from bot.commands.call import Pressed
 from bot.commands.catalog import owner_of
 from bot.commands.runner import Commands
 from bot.conversation.engine import Engine
-from bot.conversation.replies import Incoming, Quoted, Reply
+from bot.conversation.replies import Attachment, Incoming, Quoted, Reply
 from bot.llm.port import OnText
 from bot.texts import t
 from memory.pairing import is_group_scope
@@ -39,7 +39,7 @@ H = TypeVar("H")  # how a channel names a message it showed: a message id, an ev
 
 @dataclass(frozen=True)
 class Turn(Generic[W, H]):
-    """A text to answer, as a channel read it off its wire."""
+    """A text (maybe a picture's caption) to answer, as a channel read it off its wire."""
 
     where: W  # the chat or room to answer in
     scope: str  # whose memory: the person's, or the group's
@@ -54,6 +54,7 @@ class Turn(Generic[W, H]):
     origin: H | None = None  # the message itself, where the companion's reaction goes
     quoted: Quoted | None = None  # the older message it replies to
     addressed: bool = True  # in a group: it named the companion or replied to it
+    attachment: Attachment | None = None  # a picture (or a voice note) it brings; `text` is then its caption
 
 
 async def answer(engine: Engine, commands: Commands | None, incoming: Incoming, *, command: bool,
@@ -114,7 +115,7 @@ class Channel(ABC, Generic[W, H]):
             return
         incoming = Incoming(turn.scope, turn.text, channel=self.name, channel_message_id=turn.ref, sender=turn.sender,
                             may_decide=not turn.group or self.access.is_admin(turn.sender), quoted=turn.quoted,
-                            addressed=turn.addressed)
+                            addressed=turn.addressed, attachment=turn.attachment)
         shown = await self._shown(turn)
         preview = self._preview(turn, shown)
         try:

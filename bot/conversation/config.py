@@ -27,3 +27,6 @@ class EngineConfig:
     admission: Thresholds | None = field(default_factory=Thresholds)  # None: every extracted note is stored
     rate_limit_per_minute: float = 0.0  # messages a user may send per minute (and at once); 0: no limit
     reactions_per_day: int = 3  # emoji the companion puts on a person's messages in their day; 0: none
+    vision: bool = False  # the chat model sees pictures: a photo goes to it with its caption
+    image_max_bytes: int = 10_000_000  # a larger picture is refused (channels do not download it)
+    image_max_pixels: int = 25_000_000  # a picture with more pixels (width x height) is refused

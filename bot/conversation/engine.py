@@ -6,6 +6,7 @@ model's answer with tools and markers (model_answer.py, tools.py), learning afte
 """
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import time
@@ -20,6 +21,17 @@ from bot.conversation.bubbles import split_bubbles
 from bot.conversation.config import EngineConfig
 from bot.conversation.learning_runs import LearningRuns
 from bot.conversation.model_answer import ModelAnswers, Prompt, asks_about_diary
+from bot.conversation.pictures import (
+    SEEN,
+    UNSEEN,
+    ask_description,
+    clean_description,
+    photo_text,
+    prepare,
+    refusal,
+    refused,
+)
+from bot.conversation.prompt import LANGUAGE_NAMES
 from bot.conversation.questions import OpenQuestion, OpenQuestions, question_expired, rule_buttons
 from bot.conversation.ratelimit import RateLimiter
 from bot.conversation.reacting import OFFER, chosen_reaction, day_of, feedback_emoji, may_react
@@ -29,10 +41,10 @@ from bot.conversation.safety import crisis_help
 from bot.conversation.sources import with_sources
 from bot.conversation.tools import HeldCall, ToolBox, ToolContext, available, run_held
 from bot.conversation.turn import ANSWERED_BEFORE, Step, Turn, check_input, own_words, shows_crisis
-from bot.errors import LLMError
+from bot.errors import LLMError, LLMRejected, PictureError
 from bot.learning.corrections import Change, correct, describe, looks_like_correction, propose_rule
 from bot.learning.why import asks_why, explain
-from bot.llm.port import LLM, OnText
+from bot.llm.port import LLM, Image, OnText
 from bot.texts import t
 from memory.embedder import calibration
 from memory.models import Message, Scope
@@ -79,9 +91,11 @@ class Engine:
             self._input_check,  # no text (too long, binary, empty): refused, with the help lines in a crisis
             self._duplicate,  # answered before (by its channel id): no second answer
             self._rate_limit,  # too many messages: refused, neither read nor stored
+            self._picture,  # a picture too large, of another kind or damaged: refused (a crisis goes on without it)
             self._log,  # passes on: the message is logged before anything is decided
             self._crisis,  # signs of crisis: the model with the safety rules and the help lines, nothing else
-            self._logged(self.questions.answer),  # a yes or no decides the open question
+            self._logged(self._unseen_photo),  # a photo without words, and a model that cannot see: one sentence
+            self._logged(self._open_question),  # a yes or no decides the open question (never one under a picture)
             self._logged(self._reminder_request),  # a reminder request: set by the program, or asked back
             self._logged(self._why),  # "why do you think that?": the notes behind the last answer
             self._absence,  # passes on: an absence announced ("zwei Wochen im Urlaub") or ended is noted
@@ -210,7 +224,7 @@ class Engine:
         """A message that is no text is refused; in a crisis never without the help lines."""
         text, limit, lang = turn.incoming.text, self.config.max_message_chars, self.config.language
         problem = check_input(text, limit)
-        if problem is None:
+        if problem is None or problem == "empty" and turn.photo:  # a photo needs no caption
             return None
         help_lines = (crisis_help(self.config.crisis_country, lang),) if turn.crisis else ()
         return Reply(help_lines + (t(lang, problem, size=len(text), limit=limit),), failed=True)
@@ -234,6 +248,25 @@ class Engine:
         log.info("rate limit: message from %s neither read nor stored", turn.incoming.user_id)
         return Reply((t(self.config.language, "rate_limited"),) if verdict == "tell" else (), failed=True)
 
+    async def _picture(self, turn: Turn) -> Reply | None:
+        """Check a picture (its size and kind; decoded only for a model that sees it) and make the model's copy."""
+        attachment, config = turn.incoming.attachment, self.config
+        if attachment is None or attachment.kind != "image":
+            return None
+        try:
+            reason = refusal(attachment, config.image_max_bytes)
+            if reason is not None:
+                raise PictureError(reason, f"{attachment.mime}, {attachment.size} bytes")
+            turn.picture = await asyncio.to_thread(prepare, attachment.data, config.image_max_pixels, config.vision)
+        except PictureError as exc:
+            log.info("picture in message %s refused: %s", turn.incoming.channel_message_id, exc)
+            if turn.crisis:
+                return None  # the words are answered, without the picture
+            size = max(attachment.size, len(attachment.data))
+            return Reply((refused(exc, size, config.image_max_bytes, config.image_max_pixels, config.language),),
+                         failed=True)
+        return None
+
     async def _log(self, turn: Turn) -> None:
         """Log the message (unless a crash left it logged), count it in the rhythm, note when they wrote before."""
         incoming = turn.incoming
@@ -241,8 +274,11 @@ class Engine:
         turn.previous_at = previous.created_at.timestamp() if previous else None
         if turn.logged_id is None:
             checkin = await self.store.messages.last_proactive(turn.scope)
+            text = incoming.text
+            if turn.photo:  # '(Foto) caption'; the model's description goes in once it answered
+                text = photo_text(t(self.config.language, "photo_label"), "", text, turn.group)
             message = await self.store.messages.add(
-                turn.scope, "user", incoming.text, channel=incoming.channel,
+                turn.scope, "user", text, channel=incoming.channel,
                 channel_message_id=incoming.channel_message_id, created_at=self.clock(),
             )
             turn.logged_id = message.id
@@ -270,6 +306,16 @@ class Engine:
             text = f"{text}\n\n{help_text}" if text else help_text
         turn.reply = Reply(split_bubbles(text) or (help_text,))
         return await self._after_reply(turn)
+
+    async def _unseen_photo(self, turn: Turn) -> Reply | None:
+        """A photo without a caption that the model cannot see: one honest sentence, without the model."""
+        if turn.photo and turn.picture is None and not own_words(turn.incoming.text, turn.group).strip():
+            return Reply((t(self.config.language, "photo_unseen"),))
+        return None
+
+    async def _open_question(self, turn: Turn) -> Reply | None:
+        """A typed yes or no decides the open question; a 'ja' under a picture is about the picture."""
+        return None if turn.photo else await self.questions.answer(turn)
 
     async def _reminder_request(self, turn: Turn) -> Reply | None:
         """A reminder request is answered without the model (its time computed by the program)."""
@@ -320,7 +366,7 @@ class Engine:
         if asks_about_diary(text_in):
             extra += (await self.answers.diary_facts(scope),)
         try:
-            text = await self._write(turn, extra, turn.on_progress)
+            text = await self._answer(turn, extra)
         except LLMError as exc:
             log.warning("chat model failed for message %s: %s", turn.message_id, exc)
             return Reply((t(lang, "model_down"),), failed=True)
@@ -376,15 +422,49 @@ class Engine:
 
         return logged
 
-    async def _write(self, turn: Turn, extra: tuple[str, ...] = (), on_progress: OnText | None = None) -> str:
+    async def _answer(self, turn: Turn, extra: tuple[str, ...]) -> str:
+        """The model's answer; a picture goes with it when the model sees pictures (its description is then kept with
+        the message), else the program says under the answer that the picture was not seen."""
+        lang = self.config.language
+        if not turn.photo:
+            return await self._write(turn, extra, turn.on_progress)
+        if turn.picture is not None:
+            seen = SEEN.format(language=LANGUAGE_NAMES.get(lang, "German"))
+            try:
+                text = await self._write(turn, (*extra, seen), turn.on_progress, (turn.picture,))
+            except LLMRejected as exc:  # a model that takes no pictures after all: the words alone are answered
+                log.warning("the chat model refused the picture of message %s: %s", turn.message_id, exc)
+            else:
+                await self._keep_description(turn, turn.picture)
+                return text
+            if not own_words(turn.incoming.text, turn.group).strip():
+                return t(lang, "photo_unseen")
+        text = await self._write(turn, (*extra, UNSEEN), turn.on_progress)
+        return f"{text}\n\n{t(lang, 'photo_not_seen')}"
+
+    async def _keep_description(self, turn: Turn, picture: Image) -> None:
+        """Keep what the picture shows with its message ('(Foto: …) caption'), found later by search and time words.
+
+        The description comes from the answer's [PHOTO: …]; a model that gave none (or garbage) is asked once more.
+        """
+        lang = self.config.language
+        description = clean_description(turn.described) or await ask_description(
+            self.chat, picture, LANGUAGE_NAMES.get(lang, "German"))
+        if description:
+            text = photo_text(t(lang, "photo_label"), description, turn.incoming.text, turn.group)
+            await self.store.messages.rewrite(turn.scope, turn.message_id, text)
+
+    async def _write(self, turn: Turn, extra: tuple[str, ...] = (), on_progress: OnText | None = None,
+                     images: tuple[Image, ...] = ()) -> str:
         """The model's answer to the turn's message, with the tools of this turn; when they brought text from the
         web, a line naming its sites goes under it (written by the program, not the model)."""
         zone, propose = await self.zone_for(turn.scope), partial(self.questions.propose, turn)
         tools = ToolContext(self.store, turn.scope, zone, propose, turn.message_id, self.clock, turn.crisis,
                             hold=partial(self.questions.hold, turn))
         text = await self.answers.write(tools, turn.incoming.text, turn.previous_at, extra, on_progress,
-                                        turn.incoming.quoted)
+                                        turn.incoming.quoted, images)
         turn.reactions.extend(tools.reactions)
+        turn.described = next(iter(tools.described), turn.described)
         return with_sources(text, tools.sources, self.config.language)  # the sites of the outside text it got
 
     async def _run_held(self, scope: Scope, call: HeldCall) -> str:

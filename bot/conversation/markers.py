@@ -1,7 +1,7 @@
 """Markers for models without tool calling: [RECALL: …], [THOUGHT: …], [FOLLOWUP: …], [RULE: …] and
 [SUGGESTION: …] (also the older [[VORSCHLAG: …]]); and with or without tools, [REACT: emoji], the companion's reaction
-on the person's message. Doubled brackets and one level of brackets inside are part of the marker; one that does not
-close is cut off with everything after it: never shown, never carried out."""
+on the person's message, and [PHOTO: …], a picture's description. Doubled brackets and one level of brackets inside
+are part of the marker; one that does not close is cut off with everything after it: never shown, never carried out."""
 from __future__ import annotations
 
 import re
@@ -9,7 +9,7 @@ import unicodedata
 from dataclasses import dataclass
 
 _KINDS = {"recall": "recall", "thought": "thought", "followup": "followup", "rule": "rule",
-          "suggestion": "suggestion", "vorschlag": "suggestion", "react": "react"}
+          "suggestion": "suggestion", "vorschlag": "suggestion", "react": "react", "photo": "photo", "foto": "photo"}
 _NAMES = "|".join(_KINDS)
 # greedy and without spaces around the content (stripped in code): a long unclosed marker costs linear time
 _MARKER = re.compile(rf"\[?\[\s*({_NAMES})\s*:((?:[^\[\]]|\[[^\[\]]*\])*)\]\]?", re.IGNORECASE)
@@ -22,7 +22,7 @@ _BROKEN = re.compile(rf"\[?\[\s*(?:{_NAMES})\s*:.*", re.IGNORECASE | re.DOTALL) 
 class Marker:
     """One marker the model wrote."""
 
-    kind: str  # "recall" | "thought" | "followup" | "rule" | "suggestion" | "react"
+    kind: str  # "recall" | "thought" | "followup" | "rule" | "suggestion" | "react" | "photo"
     content: str
 
 

@@ -24,7 +24,7 @@ from bot.conversation.tools import (
     run_tool,
     taints,
 )
-from bot.llm.port import LLM, ChatMessage, OnText, SystemBlock, ToolCall
+from bot.llm.port import LLM, ChatMessage, Image, OnText, SystemBlock, ToolCall
 from memory.models import Scope
 from memory.pairing import is_group_scope
 from memory.store import MemoryStore
@@ -78,18 +78,21 @@ class ModelAnswers:
         self.last_prompt: Prompt | None = None  # what the model was given last (for tests and benchmarks)
 
     async def write(self, tools: ToolContext, user_text: str, previous_at: float | None, extra: tuple[str, ...] = (),
-                    on_progress: OnText | None = None, quoted: Quoted | None = None) -> str:
+                    on_progress: OnText | None = None, quoted: Quoted | None = None,
+                    images: Sequence[Image] = ()) -> str:
         """The model's answer to a message: up to MAX_TOOL_ROUNDS rounds of tool calls or lookups, then the text.
 
         Markers the model merely repeated from what it was given (the quoted older message too) are never carried
-        out, nor any it wrote after text from outside (the web, a tool server) came into the turn.
+        out, nor any it wrote after text from outside (the web, a tool server) came into the turn. `images` go with
+        the message (this turn only).
         """
         scope, crisis = tools.scope, tools.crisis
         ctx = await self.context(scope, user_text, tools.current_id, previous_at, crisis, zone=tools.zone,
                                  quoted=quoted)
         own = await available(tools, self.toolboxes)  # a tool with a marker runs from it too, without tool calling
         usable = own if self.config.use_tools else ()
-        ctx = replace(ctx, extra=extra, markers=() if self.config.use_tools else marker_lines(own, crisis))
+        ctx = replace(ctx, extra=extra, markers=() if self.config.use_tools else marker_lines(own, crisis),
+                      images=tuple(images))
         await self.store.state.put(scope, "why", [h.item_id for h in ctx.notes], self.clock())
         if ctx.due_topic is not None:
             await self.store.state.put(scope, "due_topic", {"id": ctx.due_topic.id, "text": ctx.due_topic.text})
@@ -181,7 +184,7 @@ class ModelAnswers:
     async def _keep(self, tools: ToolContext, markers: Sequence[Marker], own: Sequence[Tool] = ()) -> None:
         """Carry out the markers the model left (before any text from outside came into the turn): a rule is
         proposed (never in a crisis), a thought or topic kept, a suggestion noted by its tool (never in a crisis), a
-        reaction handed to the engine."""
+        reaction and a picture's description handed to the engine."""
         for marker in markers:
             if marker.kind == "rule" and not tools.crisis:
                 await tools.propose(marker.content)
@@ -193,6 +196,8 @@ class ModelAnswers:
                 await run_tool(ToolCall("marker", SUGGEST, {"text": marker.content}), tools, own)
             elif marker.kind == "react":
                 tools.reactions.append(marker.content)  # the engine decides whether it goes on the message
+            elif marker.kind == "photo":
+                tools.described.append(marker.content)  # the engine keeps it with a picture's message
 
     async def _crisis_lately(self, scope: Scope) -> bool:
         """Whether the person showed signs of crisis in the last days (a check-in then speaks with the safety rules)."""

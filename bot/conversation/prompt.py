@@ -9,7 +9,7 @@ from zoneinfo import ZoneInfo
 
 from bot.conversation.markers import defuse
 from bot.conversation.replies import Quoted
-from bot.llm.port import ChatMessage, SystemBlock
+from bot.llm.port import ChatMessage, Image, SystemBlock
 from memory.companions import Companion
 from memory.models import LearnedRule, Message, OpenTopic, PersonCard, ProfileEntry, SearchHit
 from memory.people import card_line
@@ -88,6 +88,7 @@ class PromptContext:
     zone: ZoneInfo | None = None  # the person's time zone: every date the model sees is in it
     quoted: Quoted | None = None  # the older message the person's message replies to
     group: bool = False  # a group's chat (a quoted message not by the companion may be any member's)
+    images: Sequence[Image] = ()  # the pictures of the new message (only this turn's; earlier ones are not sent again)
 
 
 def clip(text: str, limit: int) -> str:
@@ -267,7 +268,7 @@ def build_prompt(ctx: PromptContext) -> tuple[list[SystemBlock], list[ChatMessag
                    "the reason above. If writing now would be intrusive, answer with nothing at all.)")
     else:
         current = f"<context>\n{volatile_hint(ctx)}\n</context>\n\n{defuse(clip(ctx.user_text, MESSAGE_CHARS * 3))}"
-    messages.append(ChatMessage("user", current))
+    messages.append(ChatMessage("user", current, images=tuple(ctx.images)))
     return system, _merge_roles(messages)
 
 
@@ -276,7 +277,8 @@ def _merge_roles(messages: list[ChatMessage]) -> list[ChatMessage]:
     merged: list[ChatMessage] = []
     for m in messages:
         if merged and merged[-1].role == m.role and not m.tool_calls and not merged[-1].tool_calls:
-            merged[-1] = ChatMessage(m.role, merged[-1].content + "\n\n" + m.content)
+            merged[-1] = ChatMessage(m.role, merged[-1].content + "\n\n" + m.content,
+                                     images=merged[-1].images + m.images)
         else:
             merged.append(m)
     if merged and merged[0].role == "assistant":

@@ -9,7 +9,7 @@ from bot.conversation.replies import Incoming, Reply
 from bot.conversation.safety import signals_crisis
 from bot.conversation.tools import HeldCall
 from bot.learning.corrections import Change
-from bot.llm.port import OnText
+from bot.llm.port import Image, OnText
 from memory.models import LearnedRule, Scope
 from memory.pairing import is_group_scope
 
@@ -66,6 +66,18 @@ class Turn:
     hints: list[str] = field(default_factory=list)  # lines for the model's context that the steps computed
     may_react: bool = False  # the companion may put an emoji on this message (offered to the model)
     reactions: list[str] = field(default_factory=list)  # what the model's [REACT: …] markers named
+    picture: Image | None = None  # the message's picture as the model gets it (only when the model sees pictures)
+    described: str = ""  # what the model said the picture shows, before it is cleaned and kept
+
+    @property
+    def photo(self) -> bool:
+        """Whether the message brings a picture (its text is then the caption, maybe empty)."""
+        return self.incoming.attachment is not None and self.incoming.attachment.kind == "image"
+
+    @property
+    def group(self) -> bool:
+        """Whether the message was written in a group (its text then begins with the sender's name)."""
+        return is_group_scope(self.incoming.user_id)
 
     @property
     def scope(self) -> Scope:

@@ -10,7 +10,7 @@ import anthropic
 from anthropic.types import Message
 
 from bot.errors import ConfigError, LLMBadOutput
-from bot.llm.port import ChatMessage, Completion, OnText, SystemBlock, ToolCall, ToolSpec, Usage
+from bot.llm.port import ChatMessage, Completion, Image, OnText, SystemBlock, ToolCall, ToolSpec, Usage
 from bot.llm.retries import SDKChat, Sleep, schema_instruction
 
 log = logging.getLogger(__name__)
@@ -105,9 +105,18 @@ def messages_to_wire(messages: Sequence[ChatMessage]) -> list[dict[str, Any]]:
             text = [{"type": "text", "text": message.content}] if message.content else []
             uses = [{"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments} for c in message.tool_calls]
             wire.append({"role": "assistant", "content": text + uses})
+        elif message.images:  # image blocks first, then the words (as Anthropic advises)
+            blocks = [image_block(image) for image in message.images]
+            text = [{"type": "text", "text": message.content}] if message.content else []
+            wire.append({"role": message.role, "content": blocks + text})
         else:
             wire.append({"role": message.role, "content": message.content})
     return wire
+
+
+def image_block(image: Image) -> dict[str, Any]:
+    """A picture as an Anthropic base64 image block."""
+    return {"type": "image", "source": {"type": "base64", "media_type": image.mime, "data": image.base64()}}
 
 
 def _holds_tool_results(message: dict[str, Any]) -> bool:

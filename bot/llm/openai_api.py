@@ -188,6 +188,10 @@ def message_to_wire(message: ChatMessage) -> dict[str, Any]:
             for c in message.tool_calls
         ]
         return {"role": "assistant", "content": message.content or None, "tool_calls": calls}
+    if message.images:  # chat image parts, which Ollama's OpenAI-compatible API takes too
+        text = [{"type": "text", "text": message.content}] if message.content else []
+        parts = [{"type": "image_url", "image_url": {"url": image.data_url()}} for image in message.images]
+        return {"role": message.role, "content": text + parts}
     return {"role": message.role, "content": message.content}
 
 

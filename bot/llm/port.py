@@ -1,6 +1,7 @@
 """The LLM port: one `complete` call with messages, optional tools and an optional JSON schema."""
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
@@ -31,6 +32,22 @@ class ToolCall:
 
 
 @dataclass(frozen=True)
+class Image:
+    """A picture that goes to the model with a user message: its bytes and their type."""
+
+    data: bytes = field(repr=False)
+    mime: str = "image/jpeg"  # image/jpeg, image/png, image/webp or image/gif (what every provider takes)
+
+    def base64(self) -> str:
+        """The bytes in base64, as both providers want them."""
+        return base64.b64encode(self.data).decode("ascii")
+
+    def data_url(self) -> str:
+        """The picture as a data: URL (OpenAI's image parts)."""
+        return f"data:{self.mime};base64,{self.base64()}"
+
+
+@dataclass(frozen=True)
 class ChatMessage:
     """One message of the conversation sent to the model."""
 
@@ -38,6 +55,7 @@ class ChatMessage:
     content: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
     tool_call_id: str | None = None  # for role "tool": which call this answers
+    images: tuple[Image, ...] = ()  # pictures sent with a user message (only in the turn they came in)
 
 
 @dataclass(frozen=True)

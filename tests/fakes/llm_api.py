@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import base64
 import inspect
 import itertools
 import json
@@ -83,6 +84,26 @@ def prompt_text(body: dict[str, Any]) -> str:
         for call in msg.get("tool_calls") or []:
             parts.append(call.get("function", {}).get("arguments", ""))
     return "\n".join(parts)
+
+
+def images_in(body: dict[str, Any]) -> list[tuple[str, bytes]]:
+    """The pictures of a request as (mime, bytes): OpenAI image parts (data: URLs) and Anthropic base64 image blocks.
+
+    A block of the other provider's shape, or a picture that is no base64, fails the test here.
+    """
+    found: list[tuple[str, bytes]] = []
+    for message in body.get("messages", []):
+        content = message.get("content")
+        for block in content if isinstance(content, list) else []:
+            if block.get("type") == "image_url":
+                head, _, data = block["image_url"]["url"].partition(",")
+                assert head.startswith("data:") and head.endswith(";base64"), head
+                found.append((head[5:].removesuffix(";base64"), base64.b64decode(data, validate=True)))
+            elif block.get("type") == "image":
+                source = block["source"]
+                assert source["type"] == "base64", source
+                found.append((source["media_type"], base64.b64decode(source["data"], validate=True)))
+    return found
 
 
 def count_tokens(text: str) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import io
 import itertools
 import json
 import re
@@ -78,6 +79,9 @@ class FakeTelegram:
         self._message_ids, self._callback_ids = itertools.count(1), itertools.count(1)
         self.documents: list[JSON] = []
         self.reactions: list[JSON] = []  # accepted setMessageReaction params (chat_id, message_id, reaction)
+        self.files: dict[str, bytes] = {}  # file_id -> the bytes a user sent (pictures)
+        self.file_sizes: dict[str, int] = {}  # file_id -> the size Telegram says it has (may be more than stored)
+        self.downloads: list[str] = []  # file_ids whose bytes were downloaded, in order
         self._update_event = asyncio.Event()
         self._released = asyncio.Event()  # set on close: lets hanging getUpdates calls end
         self.hang_updates = 0  # the next n getUpdates calls hang until the client gives up (or close)
@@ -98,12 +102,14 @@ class FakeTelegram:
             "deletemycommands": partial(self._my_commands, op="delete"),
             "getwebhookinfo": self._webhook_info,
             "setwebhook": self._set_webhook, "deletewebhook": self._set_webhook,
+            "getfile": self._get_file,
         }
 
     async def __aenter__(self) -> FakeTelegram:  # noqa: PYI034
         """Start the HTTP server on a free port."""
         app = web.Application()
         app.router.add_route("*", "/bot{token}/{method}", self._dispatch)
+        app.router.add_get("/file/bot{token}/{path:.+}", self._download)
         self._runner = web.AppRunner(app, handler_cancellation=True, shutdown_timeout=1.0,
                                      access_log=None)
         await self._runner.setup()
@@ -126,7 +132,7 @@ class FakeTelegram:
 
     @property
     def base_file_url(self) -> str:
-        """Value for PTB's `base_file_url` (no files are actually served)."""
+        """Value for PTB's `base_file_url` (files a user sent are served there after getFile)."""
         return f"http://127.0.0.1:{self.port}/file/bot"
 
     def send_text(self, user_id: int, text: str, chat_id: int | None = None,
@@ -410,3 +416,93 @@ class FakeTelegram:
                       "pending_update_count": len(self.pending)}
         keys = ("max_connections", "allowed_updates", "ip_address")
         return info | {k: self.webhook[k] for k in keys if self.webhook.get(k) is not None}
+
+
+    # --- pictures a user sends: files kept here, getFile, and their download -----------------------------------
+
+    def keep_file(self, data: bytes, size: int | None = None, prefix: str = "file") -> JSON:
+        """Keep a file as Telegram does; its file fields (file_id, file_unique_id, file_size) for a message.
+
+        `size` is what Telegram says the file has (a file said to be 60 MB need not be stored as one).
+        """
+        number = len(self.files) + 1
+        file_id = f"{prefix}_{number}"
+        self.files[file_id] = data
+        self.file_sizes[file_id] = len(data) if size is None else size
+        return {"file_id": file_id, "file_unique_id": f"u{number}", "file_size": self.file_sizes[file_id]}
+
+    def send_photo(self, user_id: int, data: bytes, caption: str | None = None, *, sizes: JSON | None = None,
+                   **where: Any) -> int:
+        """Queue a photo as Telegram sends it: the picture in several sizes (its own and smaller ones, made with
+        Pillow), largest last. `sizes` maps a long edge to the file size Telegram should say it has."""
+        from PIL import Image
+
+        with Image.open(io.BytesIO(data)) as original:
+            width, height = original.size
+            versions: list[JSON] = []
+            for edge in (90, 320, 800, 1280):
+                if edge < max(width, height):
+                    smaller = original.convert("RGB")
+                    smaller.thumbnail((edge, edge))
+                    out = io.BytesIO()
+                    smaller.save(out, "JPEG", quality=80)
+                    versions.append({"bytes": out.getvalue(), "width": smaller.width, "height": smaller.height})
+        versions.append({"bytes": data, "width": width, "height": height})
+        photo = [self.keep_file(v["bytes"], (sizes or {}).get(max(v["width"], v["height"])), "photo")
+                 | {"width": v["width"], "height": v["height"]} for v in versions]
+        return self._send_media(user_id, {"photo": photo}, caption, **where)
+
+    def send_image_file(self, user_id: int, data: bytes, mime: str, file_name: str = "bild",
+                        caption: str | None = None, size: int | None = None, **where: Any) -> int:
+        """Queue a picture sent as a file (a document with its mime type)."""
+        document = self.keep_file(data, size, "document") | {"mime_type": mime, "file_name": file_name}
+        return self._send_media(user_id, {"document": document}, caption, **where)
+
+    def send_sticker(self, user_id: int, data: bytes, emoji: str = "😂", animated: bool = False,
+                     video: bool = False, **where: Any) -> int:
+        """Queue a sticker: static (a WebP), animated (TGS) or a video sticker (WebM)."""
+        sticker = self.keep_file(data, None, "sticker") | {
+            "width": 512, "height": 512, "is_animated": animated, "is_video": video, "type": "regular", "emoji": emoji}
+        return self._send_media(user_id, {"sticker": sticker}, None, **where)
+
+    def _send_media(self, user_id: int, media: JSON, caption: str | None, chat_id: int | None = None,
+                    first_name: str = "Anna", chat_type: str = "private", reply_to: int | None = None) -> int:
+        """Queue a message with a picture and maybe a caption (an '@name' in it marked as a mention)."""
+        user = self._users[user_id] = {"id": user_id, "is_bot": False, "first_name": first_name,
+                                       "language_code": "de"}
+        cid = user_id if chat_id is None else chat_id
+        chat: JSON = {"id": cid, "type": chat_type}
+        chat.update({"first_name": first_name} if chat_type == "private" else {"title": "Chat"})
+        self._chats[cid] = chat
+        msg: JSON = {"message_id": next(self._message_ids), "from": user, "chat": chat, "date": int(time.time()),
+                     **media}
+        if caption is not None:
+            msg["caption"] = caption
+            mentions = [{"type": "mention", "offset": len(caption[: m.start()].encode("utf-16-le")) // 2,
+                         "length": len(m.group(0))} for m in re.finditer(r"(?<!\S)@[A-Za-z0-9_]{5,32}", caption)]
+            if mentions:
+                msg["caption_entities"] = mentions
+        if reply_to is not None:
+            msg["reply_to_message"] = {k: v for k, v in self.messages[reply_to].items() if k != "reply_to_message"}
+        self.messages[msg["message_id"]] = msg
+        return self.send_update({"message": msg})
+
+    def _get_file(self, p: JSON) -> JSON:
+        """getFile: a file's path for its download; over 20 MB, Telegram's 'file is too big'."""
+        file_id = str(p.get("file_id"))
+        if file_id not in self.files:
+            raise ApiError(400, "Bad Request: invalid file_id")
+        if self.file_sizes[file_id] > 20 * 1024 * 1024:
+            raise ApiError(400, "Bad Request: file is too big")
+        return {"file_id": file_id, "file_unique_id": f"u-{file_id}", "file_size": self.file_sizes[file_id],
+                "file_path": f"pictures/{file_id}"}
+
+    async def _download(self, request: web.Request) -> web.Response:
+        """GET /file/bot<token>/<file_path>: the file's bytes."""
+        if request.match_info["token"] != self.token:
+            return web.Response(status=HTTPStatus.UNAUTHORIZED)
+        file_id = request.match_info["path"].removeprefix("pictures/")
+        if file_id not in self.files:
+            return web.Response(status=HTTPStatus.NOT_FOUND)
+        self.downloads.append(file_id)
+        return web.Response(body=self.files[file_id], content_type="application/octet-stream")

@@ -32,8 +32,10 @@ from nio import (
     MegolmEvent,
     ReactionEvent,
     RedactionEvent,
+    RoomEncryptedImage,
     RoomEncryptedMedia,
     RoomMessageEmote,
+    RoomMessageImage,
     RoomMessageMedia,
     RoomMessageNotice,
     RoomMessageText,
@@ -43,6 +45,7 @@ from nio.crypto import ENCRYPTION_ENABLED
 from bot.channels.access import AccessConfig, UnknownUsers
 from bot.channels.base import Channel, Turn, after_press
 from bot.channels.matrix.choices import Reactions
+from bot.channels.matrix.images import ImageEvent, caption_of, picture_of
 from bot.channels.matrix.keys import WaitingForKeys
 from bot.channels.matrix.messages import (
     emoji_key,
@@ -246,6 +249,8 @@ class MatrixChannel(Channel[str, str]):
                 await self._on_reaction(room, event, item.route)
             elif isinstance(event, RedactionEvent):
                 await self._on_redaction(event, item.route)
+            elif isinstance(event, (RoomMessageImage, RoomEncryptedImage)):
+                await self._on_image(room, event, item.route, item.replayed)
             elif isinstance(event, (RoomMessageMedia, RoomEncryptedMedia)) and item.route.kind == "private":
                 await self._tell(room.room_id, t(self.lang, "not_text_kind"), event.event_id, "kind")
         except Exception:
@@ -315,6 +320,24 @@ class MatrixChannel(Channel[str, str]):
             body = strip_reply_fallback(event.body) if replied_to(event.source.get("content", {})) else event.body
             return Quoted(body, event.sender == self.me) if body.strip() else None
         return quoted_fallback(str(content.get("body") or ""), self.me)
+
+    async def _on_image(self, room: MatrixRoom, event: ImageEvent, route: Route, replayed: bool) -> None:
+        """A picture (m.image, encrypted too): downloaded unless too large, and answered with its caption."""
+        content = event.source.get("content", {})
+        if is_edit(content):
+            log.info("edit %s ignored; the original was already answered", event.event_id)
+            return
+        group = route.kind == "group"
+        text = caption_of(content)
+        if group:
+            said = without_mention(text, self.me, self.rooms.names(room))
+            text = f"{self.rooms.sender_name(room, event.sender)}: {said}"
+        else:
+            self.rooms.wrote_in(event.sender, room.room_id)
+        attachment = await picture_of(started(self.client), event, self.engine.config.image_max_bytes)
+        await self.take_text(Turn(room.room_id, route.scope, event.sender, text, event.event_id, event.event_id,
+                                  group=group, replayed=replayed, reply_to=event.event_id if group else None,
+                                  attachment=attachment))
 
     # --- reactions as buttons -------------------------------------------------------------------------
 

@@ -37,9 +37,11 @@ from nio import (
     ReactionEvent,
     RedactionEvent,
     RoomCreateResponse,
+    RoomEncryptedImage,
     RoomEncryptedMedia,
     RoomGetEventResponse,
     RoomMessageEmote,
+    RoomMessageImage,
     RoomMessageMedia,
     RoomMessagesResponse,
     RoomMessageText,
@@ -215,8 +217,8 @@ class Rooms:
         return Route("stranger", event.sender) if text else None
 
     async def _group_route(self, room: MatrixRoom, event: Event, concerns: Concerns) -> Route | None:
-        """In an allowed room: a message that mentions or replies to mnemo, a reaction on its open question or on
-        one of its messages, the redaction of a reaction kept.
+        """In an allowed room: a message (or a picture) that mentions or replies to mnemo, a reaction on its open
+        question or on one of its messages, the redaction of a reaction kept.
 
         An event not decrypted yet is taken in too: whether it mentions mnemo is seen once it can be read.
         """
@@ -227,8 +229,8 @@ class Rooms:
             return Route("group", scope) if event.redacts and await concerns(event.redacts, room.room_id) else None
         if isinstance(event, MegolmEvent):
             return Route("group", scope)
-        if not isinstance(event, (RoomMessageText, RoomMessageEmote)):
-            return None
+        if not isinstance(event, (RoomMessageText, RoomMessageEmote, RoomMessageImage, RoomEncryptedImage)):
+            return None  # a picture counts when its caption names mnemo or it replies to mnemo
         content = event.source.get("content", {})
         if is_edit(content):
             return None

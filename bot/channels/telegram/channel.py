@@ -37,6 +37,7 @@ from bot.channels.base import Channel, Turn
 from bot.channels.shown import Shown, show_once
 from bot.channels.streaming import LivePreview
 from bot.channels.telegram.choices import VOTES, TelegramChoices, answer_of, message_ref, refusal
+from bot.channels.telegram.images import brings_picture, picture_of
 from bot.channels.telegram.intake import Intake, PerChatOrder
 from bot.channels.telegram.messages import (
     GROUPS,
@@ -137,6 +138,8 @@ class TelegramChannel(Channel[int, int]):
         app.add_handler(CallbackQueryHandler(self._on_press))
         app.add_handler(MessageReactionHandler(self._on_reaction))
         app.add_handler(MessageHandler(filters.UpdateType.MESSAGE & filters.TEXT, self._on_text))
+        pictures = filters.PHOTO | filters.Document.IMAGE | filters.Sticker.ALL
+        app.add_handler(MessageHandler(filters.UpdateType.MESSAGE & pictures, self._on_image))
         app.add_handler(MessageHandler(
             filters.UpdateType.MESSAGE & ~filters.TEXT & ~filters.StatusUpdate.ALL, self._on_other))
         app.add_error_handler(self._on_error)
@@ -202,7 +205,7 @@ class TelegramChannel(Channel[int, int]):
             return False
         message = update.message
         return update.callback_query is not None or update.message_reaction is not None or (
-            message is not None and message.text is not None and self._addressed(message))
+            message is not None and self._for_mnemo(message))
 
     async def _handled(self, update: Update) -> None:
         """Mark an update handled (its reply was recorded and sent, or its failure told)."""
@@ -212,6 +215,10 @@ class TelegramChannel(Channel[int, int]):
 
     def _addressed(self, message: Message) -> bool:
         return addressed_to_bot(message, self.app.bot.id, self.app.bot.username)
+
+    def _for_mnemo(self, message: Message) -> bool:
+        """Whether a group message is one mnemo answers: a text or a picture that is addressed to it."""
+        return (message.text is not None or brings_picture(message)) and self._addressed(message)
 
     async def _gate(self, update: Update, context: Context) -> None:
         """Let through private chats with allowed users and what is meant for mnemo in allowed groups."""
@@ -232,7 +239,7 @@ class TelegramChannel(Channel[int, int]):
             raise ApplicationHandlerStop
         message = update.message
         if update.callback_query is None and update.message_reaction is None and (
-                message is None or message.text is None or not self._addressed(message)):
+                message is None or not self._for_mnemo(message)):
             raise ApplicationHandlerStop
 
     async def _turn_away(self, update: Update, user: User) -> None:
@@ -256,8 +263,21 @@ class TelegramChannel(Channel[int, int]):
             reply_to=message.message_id if group else None, origin=message.message_id,
             quoted=quoted_of(message, self.app.bot.id), addressed=not group or self._addressed(message)))
 
+    async def _on_image(self, update: Update, context: Context) -> None:
+        """A photo, an image file or a sticker: downloaded (not when too large) and answered with its caption."""
+        message, user, chat = update.message, update.effective_user, update.effective_chat
+        assert message is not None and user is not None and chat is not None
+        group = chat.type in GROUPS
+        caption = message.caption or (message.sticker.emoji or "" if message.sticker is not None else "")
+        text = group_text(caption, self.app.bot.username, user.first_name) if group else caption
+        attachment = await picture_of(message, self.engine.config.image_max_bytes)
+        await self.take_text(Turn(
+            chat.id, chat_scope(chat, user), scope_user(user.id), text, message_ref(chat.id, message.message_id),
+            str(update.update_id), group=group, replayed=self.intake.replayed(update),
+            reply_to=message.message_id if group else None, attachment=attachment))
+
     async def _on_other(self, update: Update, context: Context) -> None:
-        """A photo, sticker, voice message or the like: say that only text is read."""
+        """A voice message, a video or the like: say that it cannot be read."""
         assert update.effective_chat is not None
         await self._tell(update.effective_chat.id, t(self.lang, "not_text_kind"))
 

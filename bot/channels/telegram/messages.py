@@ -77,12 +77,13 @@ def face_text(shown: str) -> str:
 
 
 def addressed_to_bot(message: Message, bot_id: int, username: str) -> bool:
-    """Whether a group message is meant for the bot: it @mentions it, replies to it, or is a /command@bot."""
+    """Whether a group message is meant for the bot: it (or a picture's caption) @mentions it, replies to it, or is a
+    /command@bot."""
     replied = message.reply_to_message
     if replied is not None and replied.from_user is not None and replied.from_user.id == bot_id:
         return True
     handle = f"@{username}".lower()
-    for entity, text in message.parse_entities().items():
+    for entity, text in (message.parse_entities() | message.parse_caption_entities()).items():
         if entity.type == MessageEntity.MENTION and text.lower() == handle:
             return True
         if entity.type == MessageEntity.TEXT_MENTION and entity.user is not None and entity.user.id == bot_id:

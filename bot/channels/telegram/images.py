@@ -1,0 +1,72 @@
+"""The picture a Telegram message brings (a photo, an image file, a sticker), downloaded through getFile.
+
+Nothing larger than the engine's limit is downloaded: the size Telegram names (in the message, else in getFile's
+answer) is checked first, and a picture over it is handed on without its bytes, so the engine says it is too large.
+A photo comes in several sizes; the largest that fits is taken. Bots can download at most 20 MB from Telegram.
+"""
+from __future__ import annotations
+
+import logging
+
+from telegram import Document, Message, PhotoSize, Sticker
+from telegram.error import BadRequest
+
+from bot.conversation.replies import Attachment
+
+log = logging.getLogger(__name__)
+
+BOT_DOWNLOADS = 20 * 1024 * 1024  # the Bot API's getFile limit
+ANIMATED, VIDEO = "application/x-tgsticker", "video/webm"  # what an animated or a video sticker is
+
+
+def brings_picture(message: Message) -> bool:
+    """Whether a message brings a photo, an image file or a sticker."""
+    document = message.document
+    return bool(message.photo) or message.sticker is not None or (
+        document is not None and (document.mime_type or "").startswith("image/"))
+
+
+def largest_fitting(sizes: tuple[PhotoSize, ...], limit: int) -> PhotoSize:
+    """The largest size of a photo whose file fits the limit (one without a stated size counts as fitting); the
+    smallest when none fits."""
+    ordered = sorted(sizes, key=lambda size: (size.width * size.height, size.file_size or 0))
+    fitting = [size for size in ordered if (size.file_size or 0) <= limit]
+    return fitting[-1] if fitting else ordered[0]
+
+
+async def picture_of(message: Message, limit: int) -> Attachment | None:
+    """The message's picture, downloaded; without its bytes when it is over `limit` (or moving); None without one."""
+    limit = min(limit, BOT_DOWNLOADS)
+    if message.photo:
+        return await _download(largest_fitting(message.photo, limit), "image/jpeg", "", limit)
+    if message.sticker is not None:
+        return await _sticker(message.sticker, limit)
+    document = message.document
+    if document is not None and (document.mime_type or "").startswith("image/"):
+        return await _download(document, document.mime_type or "", document.file_name or "", limit)
+    return None
+
+
+async def _sticker(sticker: Sticker, limit: int) -> Attachment:
+    """A static sticker is a WebP picture; an animated or a video one is not looked at (nothing is downloaded)."""
+    if sticker.is_animated or sticker.is_video:
+        return Attachment("image", b"", ANIMATED if sticker.is_animated else VIDEO, sticker.file_size or 0)
+    return await _download(sticker, "image/webp", "", limit)
+
+
+async def _download(media: PhotoSize | Document | Sticker, mime: str, name: str, limit: int) -> Attachment:
+    """Fetch a file unless its stated size is over the limit (then: the attachment without bytes)."""
+    size = media.file_size or 0
+    if size > limit:
+        return Attachment("image", b"", mime, size, name)
+    try:
+        file = await media.get_file()
+    except BadRequest as exc:  # 'file is too big': over the Bot API's own limit, which the message did not say
+        if "too big" not in str(exc).lower():
+            raise
+        log.info("telegram refused to hand out a picture: %s", exc)
+        return Attachment("image", b"", mime, max(size, BOT_DOWNLOADS + 1), name)
+    if (file.file_size or 0) > limit:
+        return Attachment("image", b"", mime, file.file_size or 0, name)
+    data = bytes(await file.download_as_bytearray())
+    return Attachment("image", data, mime, len(data), name)
