@@ -24,7 +24,7 @@ from bot.commands.call import Pressed
 from bot.commands.catalog import owner_of
 from bot.commands.runner import Commands
 from bot.conversation.engine import Engine
-from bot.conversation.replies import Incoming, Reply
+from bot.conversation.replies import Attachment, Incoming, Reply
 from bot.llm.port import OnText
 from bot.texts import t
 from memory.pairing import is_group_scope
@@ -49,6 +49,7 @@ class Turn(Generic[W, H]):
     command: bool = False
     replayed: bool = False  # an earlier run recorded it and did not finish it
     reply_to: H | None = None  # the message the answer replies to (in a group: the one it answers)
+    attachment: Attachment | None = None  # a voice note as downloaded (then `text` is its caption, maybe empty)
 
 
 async def answer(engine: Engine, commands: Commands | None, incoming: Incoming, *, command: bool,
@@ -108,7 +109,7 @@ class Channel(ABC, Generic[W, H]):
             log.info("command from %s, who is no admin, ignored in %s", turn.sender, turn.where)
             return
         incoming = Incoming(turn.scope, turn.text, channel=self.name, channel_message_id=turn.ref, sender=turn.sender,
-                            may_decide=not turn.group or self.access.is_admin(turn.sender))
+                            may_decide=not turn.group or self.access.is_admin(turn.sender), attachment=turn.attachment)
         shown = await self._shown(turn)
         preview = self._preview(turn, shown)
         try:
@@ -154,6 +155,12 @@ class Channel(ABC, Generic[W, H]):
         pressed = await self.commands.press(scope, data, admin=admin, channel=self.name, ref=ref)
         async with self._once(scope, ref):
             yield pressed
+
+    def hears(self, size: int | None) -> bool:
+        """Whether a voice note of this size (None: not told) is worth downloading: the engine can hear it and it is
+        not too large (else the engine answers from its size alone)."""
+        limit = self.engine.config.voice_max_bytes
+        return self.engine.voice.transcriber is not None and (size is None or size <= limit)
 
     # --- pairing ----------------------------------------------------------------------------------
 

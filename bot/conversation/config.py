@@ -26,3 +26,6 @@ class EngineConfig:
     profile_consent: bool = False
     admission: Thresholds | None = field(default_factory=Thresholds)  # None: every extracted note is stored
     rate_limit_per_minute: float = 0.0  # messages a user may send per minute (and at once); 0: no limit
+    voice_max_bytes: int = 20_000_000  # a larger voice note is refused (and not downloaded by the channel)
+    voice_max_seconds: float = 300.0  # a longer voice note (as the messenger tells) is refused before it is heard
+    speech_max_chars: int = 600  # a spoken reply says the whole sentences that fit in this many characters

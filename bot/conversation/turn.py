@@ -52,6 +52,7 @@ class Turn:
     changes: list[Change] = field(default_factory=list)  # the corrections this message made to the memory
     reply: Reply | None = None  # the model's answer, once written
     hints: list[str] = field(default_factory=list)  # lines for the model's context that the steps computed
+    origin: str = "text"  # how the person sent it: 'text', or 'voice' (`incoming.text` is then the transcript)
 
     @property
     def scope(self) -> Scope:

@@ -45,7 +45,16 @@ from nio import (
 )
 
 from bot.channels.access import Access
-from bot.channels.matrix.messages import dm_partner, failure, fresh_events, is_edit, localpart, mentions, replied_to
+from bot.channels.matrix.messages import (
+    dm_partner,
+    failure,
+    fresh_events,
+    is_edit,
+    is_voice,
+    localpart,
+    mentions,
+    replied_to,
+)
 from bot.channels.matrix.outgoing import Outgoing
 from bot.errors import MatrixError
 from memory.pairing import group_scope
@@ -218,7 +227,7 @@ class Rooms:
             return Route("group", scope) if await open_choice(event.reacts_to, room.room_id) else None
         if isinstance(event, MegolmEvent):
             return Route("group", scope)
-        if not isinstance(event, (RoomMessageText, RoomMessageEmote)):
+        if not isinstance(event, (RoomMessageText, RoomMessageEmote)) and not is_voice(event):
             return None
         content = event.source.get("content", {})
         if is_edit(content):

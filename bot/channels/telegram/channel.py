@@ -43,6 +43,7 @@ from bot.channels.telegram.messages import (
     keyboard,
     scope_user,
     telegram_id,
+    voice_file,
 )
 from bot.channels.telegram.outgoing import Outgoing, not_modified
 from bot.channels.telegram.polling import WATCHDOG, Poller, retry_seconds
@@ -50,7 +51,7 @@ from bot.commands.call import Pressed
 from bot.commands.catalog import menu, owner_of
 from bot.commands.runner import Commands
 from bot.conversation.engine import Engine
-from bot.conversation.replies import Button, Reply
+from bot.conversation.replies import Attachment, Button, Reply
 from bot.errors import ConfigError
 from bot.texts import t
 from scheduler.errors import RetryLater
@@ -58,6 +59,8 @@ from scheduler.errors import RetryLater
 log = logging.getLogger(__name__)
 
 Context = ContextTypes.DEFAULT_TYPE
+VOICE_NOTES = filters.VOICE | filters.AUDIO | filters.VIDEO_NOTE | filters.Document.AUDIO
+DOWNLOAD_SECONDS = 60.0  # a voice note of up to 20 MB may take a while to come down
 
 
 @dataclass(frozen=True)
@@ -128,6 +131,7 @@ class TelegramChannel(Channel[int, int]):
         app.add_handler(MessageHandler(filters.UpdateType.EDITED, self._on_edited))
         app.add_handler(CallbackQueryHandler(self._on_press))
         app.add_handler(MessageHandler(filters.UpdateType.MESSAGE & filters.TEXT, self._on_text))
+        app.add_handler(MessageHandler(filters.UpdateType.MESSAGE & VOICE_NOTES, self._on_voice))
         app.add_handler(MessageHandler(
             filters.UpdateType.MESSAGE & ~filters.TEXT & ~filters.StatusUpdate.ALL, self._on_other))
         app.add_error_handler(self._on_error)
@@ -191,8 +195,7 @@ class TelegramChannel(Channel[int, int]):
         if chat.type not in GROUPS or str(chat.id) not in self.config.allowed_groups:
             return False
         message = update.message
-        return update.callback_query is not None or (
-            message is not None and message.text is not None and self._addressed(message))
+        return update.callback_query is not None or (message is not None and self._for_mnemo(message))
 
     async def _handled(self, update: Update) -> None:
         """Mark an update handled (its reply was recorded and sent, or its failure told)."""
@@ -202,6 +205,10 @@ class TelegramChannel(Channel[int, int]):
 
     def _addressed(self, message: Message) -> bool:
         return addressed_to_bot(message, self.app.bot.id, self.app.bot.username)
+
+    def _for_mnemo(self, message: Message) -> bool:
+        """Whether a group message is for mnemo: a text or a voice note that mentions or replies to it."""
+        return (message.text is not None or voice_file(message) is not None) and self._addressed(message)
 
     async def _gate(self, update: Update, context: Context) -> None:
         """Let through private chats with allowed users and what is meant for mnemo in allowed groups."""
@@ -221,7 +228,7 @@ class TelegramChannel(Channel[int, int]):
                 log.warning("ignoring group %s (%s): not on MNEMO_TELEGRAM_ALLOWED_GROUPS", chat.id, chat.title)
             raise ApplicationHandlerStop
         message = update.message
-        if update.callback_query is None and (message is None or message.text is None or not self._addressed(message)):
+        if update.callback_query is None and (message is None or not self._for_mnemo(message)):
             raise ApplicationHandlerStop
 
     async def _turn_away(self, update: Update, user: User) -> None:
@@ -244,8 +251,28 @@ class TelegramChannel(Channel[int, int]):
             str(update.update_id), group=group, command=command, replayed=self.intake.replayed(update),
             reply_to=message.message_id if group else None))
 
+    async def _on_voice(self, update: Update, context: Context) -> None:
+        """A voice note (voice, audio, video note): downloaded unless it is too large or cannot be heard, then the
+        shared turn with it (its caption as the text; a caption never runs a command)."""
+        message, user, chat = update.message, update.effective_user, update.effective_chat
+        assert message is not None and user is not None and chat is not None
+        found = voice_file(message)
+        assert found is not None  # ensured by the handler's filter
+        data = b""
+        if self.hears(found.size):
+            file = await self.app.bot.get_file(found.file_id)
+            data = bytes(await file.download_as_bytearray(read_timeout=DOWNLOAD_SECONDS))
+        group, caption = chat.type in GROUPS, message.caption or ""
+        text = group_text(caption, self.app.bot.username, user.first_name) if group else caption
+        attachment = Attachment("voice", data, found.mime, found.size if found.size is not None else len(data),
+                                found.name, found.seconds)
+        await self.take_text(Turn(
+            chat.id, chat_scope(chat, user), scope_user(user.id), text, message_ref(chat.id, message.message_id),
+            str(update.update_id), group=group, replayed=self.intake.replayed(update),
+            reply_to=message.message_id if group else None, attachment=attachment))
+
     async def _on_other(self, update: Update, context: Context) -> None:
-        """A photo, sticker, voice message or the like: say that only text is read."""
+        """A kind of message mnemo does not take (a file, a location, …): say so in one sentence."""
         assert update.effective_chat is not None
         await self._tell(update.effective_chat.id, t(self.lang, "not_text_kind"))
 
@@ -362,6 +389,13 @@ class TelegramChannel(Channel[int, int]):
         if reply.document is not None:
             document = reply.document
             await show_once(shown, len(ids), lambda: self.out.document(chat_id, document))
+        if reply.voice is not None:  # after the text, which stays searchable (and was maybe streamed)
+            voice = reply.voice
+            try:
+                await show_once(shown, len(ids) + (reply.document is not None),
+                                lambda: self.out.voice(chat_id, voice, reply_to))
+            except BadRequest as exc:  # e.g. the person does not take voice messages: the text went anyway
+                log.warning("the voice note for chat %s was refused; the reply went as text only: %s", chat_id, exc)
 
     # --- the wire of the shared turn --------------------------------------------------------------------
 

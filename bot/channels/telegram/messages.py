@@ -4,6 +4,8 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import timedelta
 
 from telegram import Chat, InlineKeyboardButton, InlineKeyboardMarkup, Message, MessageEntity, User
 from telegram.constants import ChatType
@@ -65,13 +67,48 @@ def face_text(shown: str) -> str:
     return str(json.loads(shown)[0])
 
 
+@dataclass(frozen=True)
+class VoiceFile:
+    """The voice note a message carries, as Telegram describes it (before it is downloaded)."""
+
+    file_id: str
+    mime: str
+    size: int | None  # bytes, when Telegram says
+    seconds: float | None
+    name: str = ""
+
+
+def seconds(duration: int | timedelta) -> float:
+    """A duration as PTB gives it (seconds, or a timedelta when PTB_TIMEDELTA is set), in seconds."""
+    return duration.total_seconds() if isinstance(duration, timedelta) else float(duration)
+
+
+def voice_file(message: Message) -> VoiceFile | None:
+    """A message's voice note: a voice message, an audio file, a video note or a document of audio; else None."""
+    if message.voice is not None:
+        voice = message.voice
+        return VoiceFile(voice.file_id, voice.mime_type or "audio/ogg", voice.file_size, seconds(voice.duration))
+    if message.audio is not None:
+        audio = message.audio
+        return VoiceFile(audio.file_id, audio.mime_type or "audio/mpeg", audio.file_size, seconds(audio.duration),
+                         audio.file_name or "")
+    if message.video_note is not None:
+        note = message.video_note
+        return VoiceFile(note.file_id, "video/mp4", note.file_size, seconds(note.duration))
+    document = message.document
+    if document is not None and (document.mime_type or "").startswith("audio/"):
+        return VoiceFile(document.file_id, document.mime_type or "", document.file_size, None, document.file_name or "")
+    return None
+
+
 def addressed_to_bot(message: Message, bot_id: int, username: str) -> bool:
-    """Whether a group message is meant for the bot: it @mentions it, replies to it, or is a /command@bot."""
+    """Whether a group message is meant for the bot: it @mentions it (in its text or caption), replies to it, or is
+    a /command@bot."""
     replied = message.reply_to_message
     if replied is not None and replied.from_user is not None and replied.from_user.id == bot_id:
         return True
     handle = f"@{username}".lower()
-    for entity, text in message.parse_entities().items():
+    for entity, text in {**message.parse_entities(), **message.parse_caption_entities()}.items():
         if entity.type == MessageEntity.MENTION and text.lower() == handle:
             return True
         if entity.type == MessageEntity.TEXT_MENTION and entity.user is not None and entity.user.id == bot_id:
