@@ -5,9 +5,8 @@ import json
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import timedelta
 
-from telegram import Chat, InlineKeyboardButton, InlineKeyboardMarkup, Message, MessageEntity, User
+from telegram import Chat, InlineKeyboardButton, InlineKeyboardMarkup, Message, MessageEntity, TelegramObject, User
 from telegram.constants import ChatType
 
 from bot.channels.splitting import Limit, split_text
@@ -78,23 +77,24 @@ class VoiceFile:
     name: str = ""
 
 
-def seconds(duration: int | timedelta) -> float:
-    """A duration as PTB gives it (seconds, or a timedelta when PTB_TIMEDELTA is set), in seconds."""
-    return duration.total_seconds() if isinstance(duration, timedelta) else float(duration)
+def seconds(media: TelegramObject) -> float | None:
+    """A voice note's duration in seconds, as the Bot API sent it (PTB's attribute warns while it changes type)."""
+    duration = media.to_dict().get("duration")
+    return float(duration) if isinstance(duration, (int, float)) else None
 
 
 def voice_file(message: Message) -> VoiceFile | None:
     """A message's voice note: a voice message, an audio file, a video note or a document of audio; else None."""
     if message.voice is not None:
         voice = message.voice
-        return VoiceFile(voice.file_id, voice.mime_type or "audio/ogg", voice.file_size, seconds(voice.duration))
+        return VoiceFile(voice.file_id, voice.mime_type or "audio/ogg", voice.file_size, seconds(voice))
     if message.audio is not None:
         audio = message.audio
-        return VoiceFile(audio.file_id, audio.mime_type or "audio/mpeg", audio.file_size, seconds(audio.duration),
+        return VoiceFile(audio.file_id, audio.mime_type or "audio/mpeg", audio.file_size, seconds(audio),
                          audio.file_name or "")
     if message.video_note is not None:
         note = message.video_note
-        return VoiceFile(note.file_id, "video/mp4", note.file_size, seconds(note.duration))
+        return VoiceFile(note.file_id, "video/mp4", note.file_size, seconds(note))
     document = message.document
     if document is not None and (document.mime_type or "").startswith("audio/"):
         return VoiceFile(document.file_id, document.mime_type or "", document.file_size, None, document.file_name or "")
