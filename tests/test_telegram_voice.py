@@ -2,7 +2,12 @@
 sendVoice as a multipart upload), transcription and speech through the real openai SDK against the fake audio API."""
 from __future__ import annotations
 
+import asyncio
+import os
+import sys
+import textwrap
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -21,6 +26,7 @@ from tests.test_telegram import USER, make_channel
 
 JSON = dict[str, Any]
 GROUP = -1001
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture
@@ -185,3 +191,67 @@ async def test_without_a_backend_voice_notes_get_one_sentence_and_are_not_downlo
     finally:
         await ch.stop()
         await engine.close()
+
+
+
+CHILD = textwrap.dedent('''
+    """The Telegram channel hearing voice notes through the fake audio API, with a chat model that never answers."""
+    import asyncio, sys
+    from bot.commands.runner import Commands
+    from bot.conversation.engine import Engine, EngineConfig
+    from bot.channels.telegram.channel import TelegramChannel, TelegramConfig
+    from bot.voice.openai_audio import OpenAITranscriber
+    from memory.store import MemoryStore
+    from tests.fakes.embedder import FakeEmbedder
+
+    class Stuck:
+        model = "stuck"
+        async def complete(self, *args, **kwargs):
+            print("model called", flush=True)
+            await asyncio.Event().wait()
+
+    async def main(db, base_url, audio_url):
+        store = await MemoryStore.open(db, FakeEmbedder(), semantic_dedupe=0.97)
+        engine = Engine(store, Stuck(), Stuck(), EngineConfig(relevance_floor=0.0),
+                        transcriber=OpenAITranscriber("whisper-1", audio_url, None))
+        config = TelegramConfig(token="123:ABC", base_url=base_url, allowed_users=frozenset({"42"}), streaming=False)
+        await TelegramChannel(engine, Commands(engine), config).start()
+        print("ready", flush=True)
+        await asyncio.Event().wait()
+
+    asyncio.run(main(*sys.argv[1:4]))
+''')
+
+
+async def test_a_voice_note_cut_off_by_a_kill_is_answered_after_the_restart_without_hearing_it_again(
+    tg: FakeTelegram, engine: Engine, store: MemoryStore, chat: ScriptedLLM, audio: FakeAudioAPI, tmp_path: Path,
+) -> None:
+    script = tmp_path / "child.py"
+    script.write_text(CHILD)
+    child = await asyncio.create_subprocess_exec(
+        sys.executable, str(script), str(tmp_path / "mnemo.sqlite3"), tg.base_url, audio.base_url, cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=asyncio.subprocess.PIPE)
+    assert child.stdout is not None
+    try:
+        assert (await asyncio.wait_for(child.stdout.readline(), 30)).strip() == b"ready"
+        audio.hear("Ich habe heute einen Kuchen gebacken.")
+        tg.send_media(USER, "voice", spoken("Ich habe heute einen Kuchen gebacken"))
+        assert (await asyncio.wait_for(child.stdout.readline(), 10)).strip() == b"model called"
+    finally:
+        child.kill()  # SIGKILL: the transcript is logged, the reply never came
+        await child.wait()
+    assert tg.sent == [] and len(audio.uploads) == 1
+
+    chat.enqueue("Oh, was für einer?")
+    again = make_channel(tg, engine)
+    await again.start()
+    try:
+        assert await texts_after(tg, 0) == ["Oh, was für einer?"]
+    finally:
+        await again.stop()
+    assert len(audio.uploads) == 1  # the transcript logged before the kill is the text; the audio is not sent again
+    assert chat.calls[-1].messages[-1].content.endswith("Ich habe heute einen Kuchen gebacken.")
+    scope = await engine.scope_for(f"tg:{USER}")
+    logged = [(m.role, m.text, m.origin) for m in await store.messages.recent(scope)]
+    assert logged == [("user", "Ich habe heute einen Kuchen gebacken.", "voice"),
+                      ("assistant", "Oh, was für einer?", "text")]
