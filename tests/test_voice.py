@@ -3,11 +3,13 @@ OpenAI audio API, real OGG/Opus made by espeak-ng and opusenc, a real store in t
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
+from bot.app import engine_config, voice_backends
 from bot.channels.base import answer as channel_answer
 from bot.commands.runner import Commands
 from bot.conversation.config import EngineConfig
@@ -20,6 +22,7 @@ from bot.conversation.voice_notes import HEARD, megabytes, voice_problem, with_t
 from bot.errors import LLMUnavailable
 from bot.learning.why import explain
 from bot.llm.port import ToolCall
+from bot.settings import Settings, load_settings
 from bot.texts import t
 from bot.voice.audio import audio_format, ogg_seconds
 from bot.voice.openai_audio import OpenAISpeaker, OpenAITranscriber
@@ -401,3 +404,18 @@ async def test_deleteme_erases_the_transcripts_with_everything_else(
     scope = await engine.scope_for("anna")
     assert await store.messages.count(scope) == 0 and await engine.voice.mode(scope) == "off"
     assert await store.search(scope, "Kuchen gebacken", ("message",), k=3) == []
+
+
+def test_every_voice_setting_is_in_the_env_example_and_its_values_set_both_backends_up(tmp_path: Path) -> None:
+    example = (Path(__file__).parent.parent / ".env.example").read_text(encoding="utf-8")
+    lines = [line[1:].split("  #")[0].strip() for line in example.splitlines()
+             if re.match(r"#MNEMO_(TRANSCRIBE|SPEECH|VOICE)_", line)]
+    names = {line.split("=", 1)[0].removeprefix("MNEMO_").lower() for line in lines}
+    assert names == {n for n in Settings.model_fields if n.startswith(("transcribe_", "speech_", "voice_"))}
+    (tmp_path / ".env").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    settings = load_settings(tmp_path / ".env")
+    transcriber, speaker = voice_backends(settings)
+    assert transcriber is not None and speaker is not None and transcriber.language == "de"
+    assert engine_config(settings).voice_max_bytes == 20_000_000 and settings.speech_max_chars == 600
+    nothing = voice_backends(load_settings(None))
+    assert nothing == (None, None)  # with nothing set, mnemo starts as before
