@@ -57,12 +57,14 @@ class Journal:
                 vector = (await self.index.embed([text]))[0]
             except MemoryStoreError:
                 log.exception("embedding a %s message failed; it is logged but cannot be found by search", role)
+        names = ["scope_id", "role", "text", "created_at", "channel", "channel_message_id", "proactive"]
+        values: list[Any] = [scope.id, role, text, now, channel, channel_message_id, int(proactive)]
+        if origin != "text":  # a typed message takes the column's default
+            names.append("origin")
+            values.append(origin)
         async with self.db.transaction() as tx:
             msg_id = await tx.execute(
-                "INSERT INTO messages(scope_id, role, text, created_at, channel, channel_message_id, proactive, origin)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (scope.id, role, text, now, channel, channel_message_id, int(proactive), origin),
-            )
+                f"INSERT INTO messages({', '.join(names)}) VALUES ({', '.join('?' * len(names))})", tuple(values))
             if vector is not None:
                 doc = await self.index.add(tx, scope.id, "message", msg_id, text, vector, now)
                 await tx.execute("UPDATE messages SET doc_id = ? WHERE id = ?", (doc, msg_id))

@@ -17,6 +17,7 @@ from bot.conversation.engine import Engine, EngineConfig
 from bot.settings import Settings
 from bot.texts import t
 from bot.voice.openai_audio import OpenAISpeaker, OpenAITranscriber
+from memory.pairing import group_scope
 from memory.store import MemoryStore
 from tests.fakes.audio import spoken
 from tests.fakes.llm import ScriptedLLM
@@ -56,7 +57,8 @@ async def world(tmp_path: Path, store: MemoryStore, audio: FakeAudioAPI) -> Asyn
             await anna.client.close()
 
 
-async def send_voice(anna: Human, room: str, data: bytes, encrypted: bool, size: int | None = None) -> str:
+async def send_voice(anna: Human, room: str, data: bytes, encrypted: bool, size: int | None = None,
+                     reply_to: str | None = None) -> str:
     """Upload a voice note and post it as Element does (m.audio flagged as a voice message); its event id."""
     uploaded, keys = await anna.client.upload(io.BytesIO(data), content_type="audio/ogg", filename="voice.ogg",
                                               encrypt=encrypted, filesize=len(data))
@@ -66,6 +68,8 @@ async def send_voice(anna: Human, room: str, data: bytes, encrypted: bool, size:
         "info": {"mimetype": "audio/ogg", "size": len(data) if size is None else size, "duration": 2000},
         "org.matrix.msc1767.audio": {"duration": 2000}, "org.matrix.msc3245.voice": {},
     }
+    if reply_to is not None:
+        content["m.relates_to"] = {"m.in_reply_to": {"event_id": reply_to}}
     if encrypted:
         content["file"] = {**keys, "url": uploaded.content_uri}
     else:
@@ -144,3 +148,22 @@ async def test_voice_notes_in_an_encrypted_room(world: World, audio: FakeAudioAP
         room = await anna.open_dm(world.bot_id, encrypted=True)
         await anna.wait_for(room, world.bot_joined)
         await voice_round(world, audio, room, encrypted=True)
+
+
+async def test_in_a_room_a_voice_note_counts_when_it_replies_to_mnemo(world: World, audio: FakeAudioAPI) -> None:
+    anna = world.anna
+    group = await anna.open_group(world.bot_id)
+    async with running(world.channel(encryption=False, allowed_rooms=frozenset({group}))):
+        await anna.wait_for(group, world.bot_joined)
+        world.chat.enqueue("Hallo zusammen!")
+        await anna.say(group, "mnemo: hallo")
+        [hello] = await anna.wait_for(group, world.from_bot)
+        await send_voice(anna, group, spoken("Ich rede mit den anderen"), encrypted=False)  # not for mnemo
+        audio.hear("Was meinst du dazu?")
+        world.chat.enqueue("Ich finde es gut.")
+        await send_voice(anna, group, spoken("Was meinst du dazu"), encrypted=False, reply_to=hello.event_id)
+        assert texts(await anna.wait_for(group, world.from_bot)) == ["Ich finde es gut."]
+        assert len(audio.uploads) == 1  # the voice note meant for the others was neither fetched nor heard
+    scope = await world.store.scope("mnemo", group_scope("mx", group))
+    said = [(m.text, m.origin) for m in await world.store.messages.recent(scope) if m.role == "user"]
+    assert said == [("anna: hallo", "text"), ("anna: Was meinst du dazu?", "voice")]

@@ -152,8 +152,8 @@ async def test_a_crisis_in_a_voice_note_gets_the_help_lines_and_no_voice(
     audio.hear("Ich will mir das Leben nehmen.")
     chat.enqueue("Ich bin bei dir.")
     tg.send_media(USER, "voice", spoken("Ich will mir das Leben nehmen"))
-    sent = await tg.wait_for_sent(1)
-    assert "0800 111 0 111" in "\n".join(m["text"] for m in sent)
+    sent = await tg.wait_for_sent(2)  # the answer, then the help lines in a bubble of their own
+    assert sent[0]["text"] == "Ich bin bei dir." and "0800 111 0 111" in sent[1]["text"]
     assert tg.voices == [] and audio.speech_requests == []
 
 
