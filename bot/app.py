@@ -25,6 +25,7 @@ from bot.mcp.config import read_servers
 from bot.mcp.toolbox import open_toolbox
 from bot.settings import Settings
 from bot.texts import t
+from bot.voice.openai_audio import OpenAISpeaker, OpenAITranscriber
 from bot.weather import OpenMeteo
 from bot.web.toolbox import web_tools
 from memory.admission import Thresholds
@@ -50,6 +51,8 @@ def engine_config(settings: Settings) -> EngineConfig:
         reactions_per_day=settings.reactions_per_day if settings.reactions else 0,
         vision=vision_on(settings.vision, settings.chat_model), image_max_bytes=settings.image_max_bytes,
         image_max_pixels=settings.image_max_pixels,
+        voice_max_bytes=settings.voice_max_bytes, voice_max_seconds=settings.voice_max_seconds,
+        speech_max_chars=settings.speech_max_chars,
     )
 
 
@@ -67,6 +70,19 @@ def make_models(settings: Settings) -> tuple[LLM, LLM]:
         settings.llm_timeout,
     )
     return chat, background
+
+
+def voice_backends(settings: Settings) -> tuple[OpenAITranscriber | None, OpenAISpeaker | None]:
+    """The Transcriber and the Speaker the settings set up (a base URL or a key each); None for one that is not."""
+    transcriber = speaker = None
+    if settings.transcribe_base_url or settings.transcribe_api_key:
+        transcriber = OpenAITranscriber(settings.transcribe_model, settings.transcribe_base_url,
+                                        settings.transcribe_api_key, timeout=settings.transcribe_timeout,
+                                        language=settings.transcribe_language)
+    if settings.speech_base_url or settings.speech_api_key:
+        speaker = OpenAISpeaker(settings.speech_model, settings.speech_voice, settings.speech_base_url,
+                                settings.speech_api_key, timeout=settings.speech_timeout)
+    return transcriber, speaker
 
 
 async def open_toolboxes(settings: Settings, store: MemoryStore, stack: contextlib.AsyncExitStack) -> list[ToolBox]:
@@ -94,8 +110,12 @@ async def running_engine(settings: Settings) -> AsyncIterator[Engine]:
     engine: Engine | None = None
     try:
         toolboxes = await open_toolboxes(settings, store, stack)  # a wrong MCP configuration stops here, closed
+        transcriber, speaker = voice_backends(settings)
+        for backend in (transcriber, speaker):
+            if backend is not None:
+                stack.push_async_callback(backend.aclose)
         engine = Engine(store, chat, MeteredLLM(background, budget), engine_config(settings), budget=budget,
-                        toolboxes=toolboxes)
+                        toolboxes=toolboxes, transcriber=transcriber, speaker=speaker)
         yield engine
     finally:
         if engine is not None:

@@ -115,6 +115,20 @@ class Settings(BaseSettings):
     # Reactions (bot/conversation/reacting.py): the companion's emoji on a person's messages, a few a day.
     reactions: bool = True  # on|off; off: it never reacts (the person's reactions still decide and are kept)
     reactions_per_day: int = Field(default=3, ge=0)  # per person and local day
+    # Voice notes in (any OpenAI-compatible /v1/audio/transcriptions) and voice replies out (/v1/audio/speech).
+    transcribe_base_url: str | None = None  # e.g. https://api.openai.com/v1; with neither it nor a key: not set up
+    transcribe_model: str = "whisper-1"
+    transcribe_api_key: str | None = None
+    transcribe_language: str | None = None  # ISO-639-1 ('de'); empty: the backend finds out
+    transcribe_timeout: float = Field(default=60.0, gt=0)
+    speech_base_url: str | None = None  # e.g. https://api.openai.com/v1; with neither it nor a key: not set up
+    speech_model: str = "tts-1"
+    speech_voice: str = "alloy"
+    speech_api_key: str | None = None
+    speech_timeout: float = Field(default=60.0, gt=0)
+    speech_max_chars: int = Field(default=600, ge=50)  # a spoken reply is cut at a sentence's end within this
+    voice_max_bytes: int = Field(default=20_000_000, gt=0)  # a larger voice note is not even downloaded
+    voice_max_seconds: float = Field(default=300.0, gt=0)  # when the messenger tells a voice note's length
     mcp_servers: str = ""  # MCP servers for the chat model: inline JSON or a .json/.toml file (bot/mcp/config.py)
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "WARNING"  # `--log-level` wins
 
@@ -154,7 +168,8 @@ class Settings(BaseSettings):
         return value.rstrip("/")
 
     @field_validator("telegram_webhook_url", "telegram_webhook_secret", "weather_url", "searxng_url",
-                     "brave_api_key", "tavily_api_key", mode="before")
+                     "brave_api_key", "tavily_api_key", "transcribe_base_url", "transcribe_api_key",
+                     "transcribe_language", "speech_base_url", "speech_api_key", mode="before")
     @classmethod
     def _empty_is_none(cls, value: object) -> object:
         return None if isinstance(value, str) and not value.strip() else value
@@ -191,7 +206,7 @@ class Settings(BaseSettings):
         """Every token, key and password, so logs can mask them."""
         values = [self.chat_api_key, self.background_api_key, self.telegram_token, self.matrix_password,
                   self.matrix_access_token, getattr(self, "telegram_webhook_secret", None), self.brave_api_key,
-                  self.tavily_api_key]
+                  self.tavily_api_key, self.transcribe_api_key, self.speech_api_key]
         if self.telegram_token and ":" in self.telegram_token:  # its secret half, also where ':' was URL-encoded
             values.append(self.telegram_token.split(":", 1)[1])
         return [v for v in values if v] + self._mcp_secrets()

@@ -6,6 +6,7 @@ from typing import Literal
 from bot.history.preview_texts import HISTORY_TEXTS
 from bot.history.texts import REVIEW_TEXTS
 from bot.proactive_texts import PROACTIVE_TEXTS
+from bot.voice.texts import VOICE_TEXTS
 from bot.web.texts import WEB_TEXTS
 
 Lang = Literal["de", "en"]
@@ -146,8 +147,8 @@ TEXTS: dict[str, dict[str, str]] = {
     "button_unknown": {"de": "Diese Auswahl gibt es nicht (mehr).", "en": "That choice doesn't exist (anymore)."},
     "next": {"de": "Weiter ▶", "en": "Next ▶"},
     "back": {"de": "◀ Zurück", "en": "◀ Back"},
-    "not_text_kind": {"de": "Damit kann ich leider nichts anfangen – ich lese nur Text.",
-                      "en": "Sorry, I can only read text."},
+    "not_text_kind": {"de": "Mit dieser Art von Nachricht kann ich leider nichts anfangen.",
+                      "en": "Sorry, I can't do anything with this kind of message."},
     # --- photos (bot/conversation/pictures.py) -------------------------------------------------------------
     "photo_label": {"de": "Foto", "en": "photo"},
     "photo_not_seen": {
@@ -420,6 +421,7 @@ TEXTS: dict[str, dict[str, str]] = {
     **HISTORY_TEXTS,
     **REVIEW_TEXTS,
     **WEB_TEXTS,
+    **VOICE_TEXTS,
 }
 
 

@@ -14,12 +14,12 @@ from memory.models import Message, Scope, ts
 
 log = logging.getLogger(__name__)
 
-_COLUMNS = "id, role, text, created_at, channel, channel_message_id, proactive"
+_COLUMNS = "id, role, text, created_at, channel, channel_message_id, proactive, origin"
 
 
 def _message(row: Any) -> Message:
-    id_, role, text, created, channel, channel_id, proactive = row
-    return Message(id_, role, text, ts(created), channel, channel_id, bool(proactive))  # type: ignore[arg-type]
+    id_, role, text, created, channel, channel_id, proactive, origin = row
+    return Message(id_, role, text, ts(created), channel, channel_id, bool(proactive), origin)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
@@ -31,6 +31,7 @@ class NewMessage:
     created_at: float
     channel: str = ""
     channel_message_id: str | None = None
+    origin: str = "text"
 
 
 class Journal:
@@ -42,11 +43,12 @@ class Journal:
 
     async def add(
         self, scope: Scope, role: str, text: str, *, channel: str = "", channel_message_id: str | None = None,
-        created_at: float | None = None, proactive: bool = False, index: bool = True,
+        created_at: float | None = None, proactive: bool = False, index: bool = True, origin: str = "text",
     ) -> Message:
         """Log a message with its search entry in one transaction; when embedding fails it is logged unindexed.
 
         One transaction, so a crash never leaves a logged message without its vector and full-text entries.
+        `origin` says how the person sent it ('text', 'voice': `text` is then the voice note's transcript).
         """
         now = time.time() if created_at is None else created_at
         vector = None
@@ -55,16 +57,19 @@ class Journal:
                 vector = (await self.index.embed([text]))[0]
             except MemoryStoreError:
                 log.exception("embedding a %s message failed; it is logged but cannot be found by search", role)
+        names = ["scope_id", "role", "text", "created_at", "channel", "channel_message_id", "proactive"]
+        values: list[Any] = [scope.id, role, text, now, channel, channel_message_id, int(proactive)]
+        if origin != "text":  # a typed message takes the column's default
+            names.append("origin")
+            values.append(origin)
         async with self.db.transaction() as tx:
             msg_id = await tx.execute(
-                "INSERT INTO messages(scope_id, role, text, created_at, channel, channel_message_id, proactive)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (scope.id, role, text, now, channel, channel_message_id, int(proactive)),
-            )
+                f"INSERT INTO messages({', '.join(names)}) VALUES ({', '.join('?' * len(names))})", tuple(values))
             if vector is not None:
                 doc = await self.index.add(tx, scope.id, "message", msg_id, text, vector, now)
                 await tx.execute("UPDATE messages SET doc_id = ? WHERE id = ?", (doc, msg_id))
-        return Message(msg_id, role, text, ts(now), channel, channel_message_id, proactive)  # type: ignore[arg-type]
+        return Message(msg_id, role, text, ts(now), channel, channel_message_id, proactive,  # type: ignore[arg-type]
+                       origin)
 
     async def rewrite(self, scope: Scope, message_id: int, text: str) -> bool:
         """Replace a logged message's text and its search entry in one transaction (a photo's description added).
@@ -96,14 +101,15 @@ class Journal:
         async with self.db.transaction() as tx:
             for item, vector in zip(items, vectors):
                 msg_id = await tx.execute(
-                    "INSERT INTO messages(scope_id, role, text, created_at, channel, channel_message_id)"
-                    " VALUES (?, ?, ?, ?, ?, ?)",
-                    (scope.id, item.role, item.text, item.created_at, item.channel, item.channel_message_id),
+                    "INSERT INTO messages(scope_id, role, text, created_at, channel, channel_message_id, origin)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (scope.id, item.role, item.text, item.created_at, item.channel, item.channel_message_id,
+                     item.origin),
                 )
                 doc = await self.index.add(tx, scope.id, "message", msg_id, item.text, vector, item.created_at)
                 await tx.execute("UPDATE messages SET doc_id = ? WHERE id = ?", (doc, msg_id))
                 out.append(Message(msg_id, item.role, item.text, ts(item.created_at),  # type: ignore[arg-type]
-                                   item.channel, item.channel_message_id))
+                                   item.channel, item.channel_message_id, origin=item.origin))
         return out
 
     async def get(self, scope: Scope, message_id: int) -> Message | None:

@@ -37,6 +37,7 @@ class Message:
     channel: str = ""
     channel_message_id: str | None = None
     proactive: bool = False
+    origin: str = "text"  # how the person sent it: 'text' typed, 'voice' a voice note (its transcript is `text`)
 
 
 @dataclass(frozen=True)

@@ -148,7 +148,8 @@ async def import_user(settings: Settings, data: dict[str, Any], user_id: str | N
 async def _load(store: MemoryStore, scope: Scope, data: dict[str, Any]) -> dict[str, int]:
     old_messages = data.get("messages", [])
     new = await store.messages.add_many(scope, [
-        NewMessage(m["role"], m["text"], m["created_at"], m.get("channel", ""), m.get("channel_message_id"))
+        NewMessage(m["role"], m["text"], m["created_at"], m.get("channel", ""), m.get("channel_message_id"),
+                   m.get("origin") or "text")
         for m in old_messages
     ]) if old_messages else []
     ids = {old["id"]: msg.id for old, msg in zip(old_messages, new)}

@@ -54,7 +54,7 @@ class Turn(Generic[W, H]):
     origin: H | None = None  # the message itself, where the companion's reaction goes
     quoted: Quoted | None = None  # the older message it replies to
     addressed: bool = True  # in a group: it named the companion or replied to it
-    attachment: Attachment | None = None  # a picture (or a voice note) it brings; `text` is then its caption
+    attachment: Attachment | None = None  # a picture or a voice note it brings; `text` is then its caption
 
 
 async def answer(engine: Engine, commands: Commands | None, incoming: Incoming, *, command: bool,
@@ -173,6 +173,12 @@ class Channel(ABC, Generic[W, H]):
         pressed = await self.commands.press(scope, data, admin=admin, channel=self.name, ref=ref)
         async with self._once(scope, ref):
             yield pressed
+
+    def hears(self, size: int | None) -> bool:
+        """Whether a voice note of this size (None: not told) is worth downloading: the engine can hear it and it is
+        not too large (else the engine answers from its size alone)."""
+        limit = self.engine.config.voice_max_bytes
+        return self.engine.voice.transcriber is not None and (size is None or size <= limit)
 
     # --- pairing ----------------------------------------------------------------------------------
 

@@ -22,6 +22,7 @@ from bot.commands import (
     people_views,
     reminder_views,
     review,
+    speaking,
     tool_calls,
 )
 from bot.commands.call import Call, Pressed
@@ -115,6 +116,8 @@ DECLARED: tuple[Command, ...] = (
     Command("topics", "Offene Themen", "Open topics", inner_life.topics),
     Command("settings", "Tagebuch, Zeiten, Nachfragen einstellen", "Diary, times, check-ins", account.settings,
             saves_setting),
+    Command("voice", "Antworten auch als Sprachnachricht: an, aus, auto", "Replies as voice notes too: on, off, auto",
+            speaking.voice, speaking.sets_mode),
     Command("checkins", "Warum ich (nicht) von mir aus schreibe", "Why I did or didn't write first",
             checkins.checkins),
     Command("export", "Alle deine Daten als JSON", "All your data as JSON", account.export),

@@ -30,3 +30,6 @@ class EngineConfig:
     vision: bool = False  # the chat model sees pictures: a photo goes to it with its caption
     image_max_bytes: int = 10_000_000  # a larger picture is refused (channels do not download it)
     image_max_pixels: int = 25_000_000  # a picture with more pixels (width x height) is refused
+    voice_max_bytes: int = 20_000_000  # a larger voice note is refused (and not downloaded by the channel)
+    voice_max_seconds: float = 300.0  # a longer voice note (as the messenger tells) is refused before it is heard
+    speech_max_chars: int = 600  # a spoken reply says the whole sentences that fit in this many characters

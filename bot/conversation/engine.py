@@ -41,11 +41,13 @@ from bot.conversation.safety import crisis_help
 from bot.conversation.sources import with_sources
 from bot.conversation.tools import HeldCall, ToolBox, ToolContext, available, run_held
 from bot.conversation.turn import ANSWERED_BEFORE, Step, Turn, check_input, own_words, shows_crisis
+from bot.conversation.voice_notes import VoiceNotes
 from bot.errors import LLMError, LLMRejected, PictureError
 from bot.learning.corrections import Change, correct, describe, looks_like_correction, propose_rule
 from bot.learning.why import asks_why, explain
 from bot.llm.port import LLM, Image, OnText
 from bot.texts import t
+from bot.voice.port import Speaker, Transcriber
 from memory.embedder import calibration
 from memory.models import Message, Scope
 from memory.pairing import is_group_scope
@@ -72,7 +74,7 @@ class Engine:
     def __init__(
         self, store: MemoryStore, chat: LLM, background: LLM, config: EngineConfig,
         clock: Callable[[], float] = time.time, budget: TokenBudget | None = None,
-        toolboxes: Sequence[ToolBox] = (),
+        toolboxes: Sequence[ToolBox] = (), transcriber: Transcriber | None = None, speaker: Speaker | None = None,
     ) -> None:
         self.store, self.chat, self.background, self.config, self.clock = store, chat, background, config, clock
         self.budget = budget  # the daily token budget that pauses extraction and summaries when spent
@@ -85,11 +87,13 @@ class Engine:
         self.reminder_requests = ReminderRequests(store, config.language, config.zone, clock)
         self.answers = ModelAnswers(store, chat, config, clock, self.floor, self.zone_for, toolboxes)
         self.learning = LearningRuns(store, background, config, self.zone_for, clock, budget)
+        self.voice = VoiceNotes(store, config, transcriber, speaker)  # voice notes heard, replies spoken (when set up)
         self.spawn = self.learning.spawn  # run a background task; a failure is logged with where it was created
         # A message's turn, in order: each step answers here (a reply) or passes on (None) to the next.
         self.steps: tuple[Step, ...] = (
             self._input_check,  # no text (too long, binary, empty): refused, with the help lines in a crisis
             self._duplicate,  # answered before (by its channel id): no second answer
+            self.voice.hear,  # a voice note: its transcript is the text from here on (a crisis in it is never limited)
             self._rate_limit,  # too many messages: refused, neither read nor stored
             self._picture,  # a picture too large, of another kind or damaged: refused (a crisis goes on without it)
             self._log,  # passes on: the message is logged before anything is decided
@@ -105,6 +109,7 @@ class Engine:
             self._rule_from_objection,  # passes on: an objection that changed nothing may become a rule
             self.questions.ask,  # passes on: a proposed rule or a waiting profile fact is asked under the reply
             self._react,  # passes on: the emoji the model chose goes on the person's message, when it may
+            self.voice.speak,  # passes on: the reply spoken too, when /voice says so (never a crisis answer)
             self._after_reply,  # the reply is logged and learning scheduled
         )
 
@@ -221,8 +226,11 @@ class Engine:
     # --- the steps of a turn, in their order ------------------------------------------------------
 
     async def _input_check(self, turn: Turn) -> Reply | None:
-        """A message that is no text is refused; in a crisis never without the help lines."""
+        """A message that is no text is refused; in a crisis never without the help lines (a voice note's caption and
+        transcript are checked once it is heard)."""
         text, limit, lang = turn.incoming.text, self.config.max_message_chars, self.config.language
+        if turn.incoming.attachment is not None and turn.incoming.attachment.kind == "voice":
+            return None
         problem = check_input(text, limit)
         if problem is None or problem == "empty" and turn.photo:  # a photo needs no caption
             return None
@@ -279,7 +287,7 @@ class Engine:
                 text = photo_text(t(self.config.language, "photo_label"), "", text, turn.group)
             message = await self.store.messages.add(
                 turn.scope, "user", text, channel=incoming.channel,
-                channel_message_id=incoming.channel_message_id, created_at=self.clock(),
+                channel_message_id=incoming.channel_message_id, created_at=self.clock(), origin=turn.origin,
             )
             turn.logged_id = message.id
             # the rhythm learns when the person writes, and when they answer a check-in (the first message after it)

@@ -26,6 +26,7 @@ PEOPLE_CHARS = 900
 QUOTED_CHARS = 800  # the older message a person's message replies to
 
 LANGUAGE_NAMES = {"de": "German", "en": "English"}
+ORIGIN_NAMES = {"voice": "voice message"}  # how a message the person did not type came (memory.models.Message.origin)
 
 BASE_RULES = """You are {name}, a personal companion who talks with one person in a messenger.
 You have a long-term memory: the program gives you what it knows about the person below.
@@ -239,11 +240,18 @@ def quoted_line(quoted: Quoted, group: bool = False) -> str:
             f"{quote(defuse(quoted.text), QUOTED_CHARS)}")
 
 
+def origin_note(origin: str) -> str:
+    """What the model is told of a message the person did not type (' (voice message)'); '' for a typed one."""
+    return "" if origin == "text" else f" ({ORIGIN_NAMES.get(origin, origin)})"
+
+
 def _as_chat(messages: Sequence[Message]) -> list[ChatMessage]:
     out = []
     for m in messages:
         role = "assistant" if m.role == "assistant" else "user"
         text = defuse(m.text) if role == "user" else m.text
+        if role == "user" and m.origin != "text":
+            text = f"({ORIGIN_NAMES.get(m.origin, m.origin)}) {text}"
         out.append(ChatMessage(role, clip(text, MESSAGE_CHARS)))  # type: ignore[arg-type]
     return out
 

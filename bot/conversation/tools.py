@@ -21,7 +21,7 @@ from zoneinfo import ZoneInfo
 
 import jsonschema
 
-from bot.conversation.prompt import clip, quote
+from bot.conversation.prompt import clip, origin_note, quote
 from bot.llm.port import ToolCall, ToolSpec
 from memory.models import Scope, SearchHit, Source
 from memory.people import card_line
@@ -304,6 +304,6 @@ async def transcript_lines(store: MemoryStore, scope: Scope, hits: Sequence[Sear
     for hit in hits:
         when = f"{hit.created_at.astimezone(zone):%Y-%m-%d %H:%M}"
         message = await store.messages.get(scope, hit.item_id) if hit.source == "message" else None
-        who = f" {SPEAKERS.get(message.role, message.role)}" if message is not None else ""
+        who = f" {SPEAKERS.get(message.role, message.role)}{origin_note(message.origin)}" if message is not None else ""
         lines.append(f"{when}{who}: {quote(hit.text, limit)}")
     return "\n".join(lines)

@@ -7,7 +7,7 @@ from zoneinfo import ZoneInfo
 from bot.conversation.prompt import clip
 from bot.conversation.replies import Button, Reply
 from bot.history.approval import provenance
-from bot.texts import t
+from bot.texts import TEXTS, t
 from memory.errors import NotFound
 from memory.models import Scope
 from memory.store import MemoryStore
@@ -42,7 +42,8 @@ async def explain(store: MemoryStore, scope: Scope, note_ids: list[int], lang: s
         lines.append(f"#{number} {note.text}")
         for m in sources[:2]:
             when = m.created_at.astimezone(zone).strftime("%d.%m.%Y %H:%M")
-            lines.append(f"   ↳ {t(lang, 'why_source', when=when)}: „{clip(m.text, 200)}“")
+            said = f"why_source_{m.origin}" if f"why_source_{m.origin}" in TEXTS else "why_source"  # typed or spoken
+            lines.append(f"   ↳ {t(lang, said, when=when)}: „{clip(m.text, 200)}“")
         if note_id in imported:  # the person's own words in the history they brought
             origin = imported[note_id]
             lines.append(f"   ↳ {provenance(origin.source, origin.said_at, lang)}: „{clip(origin.quote, 200)}“")

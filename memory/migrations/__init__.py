@@ -1,6 +1,6 @@
 """Numbered schema migrations, registered in MIGRATIONS and recorded in the `migrations` table; running them
 twice is a no-op. The migrations themselves live in from_m001.py, from_m013.py, from_m028.py, from_m029.py,
-from_m030.py, from_m031.py, from_m032.py and from_m035.py."""
+from_m030.py, from_m031.py, from_m032.py, from_m033.py and from_m035.py."""
 from __future__ import annotations
 
 import logging
@@ -9,7 +9,17 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from memory.db import Database, Tx
-from memory.migrations import from_m001, from_m013, from_m028, from_m029, from_m030, from_m031, from_m032, from_m035
+from memory.migrations import (
+    from_m001,
+    from_m013,
+    from_m028,
+    from_m029,
+    from_m030,
+    from_m031,
+    from_m032,
+    from_m033,
+    from_m035,
+)
 
 log = logging.getLogger(__name__)
 
@@ -48,6 +58,7 @@ MIGRATIONS: list[Migration] = [
     from_m030.m030_history_imports,
     from_m031.m031_web_log,
     from_m032.m032_suggestions,
+    from_m033.m033_message_origin,
     from_m035.m035_reactions,
 ]
 

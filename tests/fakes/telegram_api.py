@@ -79,9 +79,10 @@ class FakeTelegram:
         self._message_ids, self._callback_ids = itertools.count(1), itertools.count(1)
         self.documents: list[JSON] = []
         self.reactions: list[JSON] = []  # accepted setMessageReaction params (chat_id, message_id, reaction)
-        self.files: dict[str, bytes] = {}  # file_id -> the bytes a user sent (pictures)
+        self.voices: list[JSON] = []  # sendVoice params (voice = {"filename", "content"}) + message_id
+        self.files: dict[str, bytes] = {}  # file_id -> the bytes behind it (a user's upload)
         self.file_sizes: dict[str, int] = {}  # file_id -> the size Telegram says it has (may be more than stored)
-        self.downloads: list[str] = []  # file_ids whose bytes were downloaded, in order
+        self.downloads: list[str] = []  # the file_ids downloaded from the file URL, in order
         self._update_event = asyncio.Event()
         self._released = asyncio.Event()  # set on close: lets hanging getUpdates calls end
         self.hang_updates = 0  # the next n getUpdates calls hang until the client gives up (or close)
@@ -92,6 +93,7 @@ class FakeTelegram:
         self._methods: dict[str, Callable[[JSON], Any]] = {  # sync, or async (getUpdates)
             "getme": self._get_me, "getupdates": self._get_updates,
             "sendmessage": self._send_message, "senddocument": self._send_document,
+            "getfile": self._get_file, "sendvoice": self._send_voice,
             "editmessagetext": partial(self._edit, kind="text"),
             "editmessagereplymarkup": partial(self._edit, kind="reply_markup"),
             "answercallbackquery": partial(self._record, self.callback_answers),
@@ -102,7 +104,6 @@ class FakeTelegram:
             "deletemycommands": partial(self._my_commands, op="delete"),
             "getwebhookinfo": self._webhook_info,
             "setwebhook": self._set_webhook, "deletewebhook": self._set_webhook,
-            "getfile": self._get_file,
         }
 
     async def __aenter__(self) -> FakeTelegram:  # noqa: PYI034
@@ -134,6 +135,51 @@ class FakeTelegram:
     def base_file_url(self) -> str:
         """Value for PTB's `base_file_url` (files a user sent are served there after getFile)."""
         return f"http://127.0.0.1:{self.port}/file/bot"
+
+    def add_file(self, content: bytes) -> str:
+        """Keep a user's upload; its file_id (getFile and the file URL then give these bytes)."""
+        return str(self.keep_file(content, prefix="voice")["file_id"])
+
+    def send_media(self, user_id: int, kind: str, content: bytes | None = None, *, size: int | None = None,
+                   duration: int = 3, mime: str | None = None, caption: str | None = None, file_name: str = "",
+                   chat_id: int | None = None, chat_type: str = "private", first_name: str = "Anna",
+                   reply_to: int | None = None) -> int:
+        """Queue a message with a file from a user: kind 'voice', 'audio', 'video_note' or 'document'.
+
+        `content` is served by getFile (else the file_id is unknown to the fake); `size` is the file_size Telegram
+        tells (default: the content's length). A caption may carry an @mention.
+        """
+        user = self._users[user_id] = {"id": user_id, "is_bot": False, "first_name": first_name,
+                                       "language_code": "de"}
+        cid = user_id if chat_id is None else chat_id
+        chat: JSON = {"id": cid, "type": chat_type}
+        chat.update({"first_name": first_name} if chat_type == "private" else {"title": "Chat"})
+        self._chats[cid] = chat
+        file_id = self.add_file(content) if content is not None else "MISSING"
+        media: JSON = {"file_id": file_id, "file_unique_id": f"u{file_id}"}
+        known = size if size is not None else (len(content) if content is not None else None)
+        if known is not None:
+            media["file_size"] = known
+        if kind in ("voice", "audio", "video_note"):
+            media["duration"] = duration
+        if kind == "video_note":
+            media["length"] = 240
+        else:
+            media["mime_type"] = mime or {"voice": "audio/ogg", "audio": "audio/mpeg"}.get(kind, "application/pdf")
+        if file_name:
+            media["file_name"] = file_name
+        msg: JSON = {"message_id": next(self._message_ids), "from": user, "chat": chat, "date": int(time.time()),
+                     kind: media}
+        if caption is not None:
+            msg["caption"] = caption
+            mentions = [{"type": "mention", "offset": len(caption[: m.start()].encode("utf-16-le")) // 2,
+                         "length": len(m.group(0))} for m in re.finditer(r"(?<!\S)@[A-Za-z0-9_]{5,32}", caption)]
+            if mentions:
+                msg["caption_entities"] = mentions
+        if reply_to is not None:
+            msg["reply_to_message"] = {k: v for k, v in self.messages[reply_to].items() if k != "reply_to_message"}
+        self.messages[msg["message_id"]] = msg
+        return self.send_update({"message": msg})
 
     def send_text(self, user_id: int, text: str, chat_id: int | None = None,
                   first_name: str = "Anna", language_code: str = "de",
@@ -355,6 +401,21 @@ class FakeTelegram:
         self.messages[msg["message_id"]] = msg
         return msg
 
+    def _send_voice(self, p: JSON) -> JSON:
+        """sendVoice: record params (voice = {"filename", "content"}) and return a Message with the voice."""
+        chat = self._chats.get(p["chat_id"], {"id": p["chat_id"], "type": "private"})
+        voice = p.get("voice")
+        if not isinstance(voice, dict) or not voice.get("content"):
+            raise ApiError(400, "Bad Request: there is no voice in the request")
+        msg: JSON = {"message_id": next(self._message_ids), "from": self.bot_user, "chat": chat,
+                     "date": int(time.time()),
+                     "voice": {"file_id": f"V{len(self.voices) + 1}", "file_unique_id": f"v{len(self.voices) + 1}",
+                               "duration": int(p.get("duration") or 0), "mime_type": "audio/ogg",
+                               "file_size": len(voice["content"])}}
+        self.messages[msg["message_id"]] = msg
+        self.voices.append(p | {"message_id": msg["message_id"]})
+        return msg
+
     def _edit(self, p: JSON, kind: str) -> JSON | bool:
         """Shared edit logic: find the message, reject no-op edits, record, return it."""
         if p.get("inline_message_id"):
@@ -418,7 +479,7 @@ class FakeTelegram:
         return info | {k: self.webhook[k] for k in keys if self.webhook.get(k) is not None}
 
 
-    # --- pictures a user sends: files kept here, getFile, and their download -----------------------------------
+    # --- files a user sends (pictures, voice notes): kept here, getFile, and their download ---------------
 
     def keep_file(self, data: bytes, size: int | None = None, prefix: str = "file") -> JSON:
         """Keep a file as Telegram does; its file fields (file_id, file_unique_id, file_size) for a message.
@@ -495,13 +556,13 @@ class FakeTelegram:
         if self.file_sizes[file_id] > 20 * 1024 * 1024:
             raise ApiError(400, "Bad Request: file is too big")
         return {"file_id": file_id, "file_unique_id": f"u-{file_id}", "file_size": self.file_sizes[file_id],
-                "file_path": f"pictures/{file_id}"}
+                "file_path": f"files/{file_id}"}
 
     async def _download(self, request: web.Request) -> web.Response:
         """GET /file/bot<token>/<file_path>: the file's bytes."""
         if request.match_info["token"] != self.token:
             return web.Response(status=HTTPStatus.UNAUTHORIZED)
-        file_id = request.match_info["path"].removeprefix("pictures/")
+        file_id = request.match_info["path"].removeprefix("files/")
         if file_id not in self.files:
             return web.Response(status=HTTPStatus.NOT_FOUND)
         self.downloads.append(file_id)

@@ -50,7 +50,11 @@ from bot.channels.matrix.keys import WaitingForKeys
 from bot.channels.matrix.messages import (
     emoji_key,
     fit_messages,
+    group_text,
     is_edit,
+    is_voice,
+    media_caption,
+    media_mime,
     normalize_key,
     quoted_fallback,
     reaction_choices,
@@ -72,7 +76,7 @@ from bot.commands.call import Pressed
 from bot.commands.catalog import COMMANDS, changes_memory, owner_of
 from bot.commands.runner import Commands
 from bot.conversation.engine import Engine
-from bot.conversation.replies import Button, Quoted, Reaction, Reply, question_of
+from bot.conversation.replies import Attachment, Button, Quoted, Reaction, Reply, question_of
 from bot.errors import ConfigError, MatrixError
 from bot.llm.port import OnText
 from bot.texts import t
@@ -251,6 +255,8 @@ class MatrixChannel(Channel[str, str]):
                 await self._on_redaction(event, item.route)
             elif isinstance(event, (RoomMessageImage, RoomEncryptedImage)):
                 await self._on_image(room, event, item.route, item.replayed)
+            elif isinstance(event, (RoomMessageMedia, RoomEncryptedMedia)) and is_voice(event):
+                await self._on_voice(room, event, item.route, item.replayed)
             elif isinstance(event, (RoomMessageMedia, RoomEncryptedMedia)) and item.route.kind == "private":
                 await self._tell(room.room_id, t(self.lang, "not_text_kind"), event.event_id, "kind")
         except Exception:
@@ -339,6 +345,29 @@ class MatrixChannel(Channel[str, str]):
                                   group=group, replayed=replayed, reply_to=event.event_id if group else None,
                                   attachment=attachment))
 
+    async def _on_voice(self, room: MatrixRoom, event: RoomMessageMedia | RoomEncryptedMedia, route: Route,
+                        replayed: bool) -> None:
+        """A voice note (m.audio, a voice message, an audio file; encrypted too): downloaded unless it is too large or
+        cannot be heard, then the shared turn with it (its caption, if it has one, as the text; never a command)."""
+        if route.kind == "stranger":
+            return
+        content = event.source.get("content", {})
+        info = content.get("info") if isinstance(content.get("info"), dict) else {}
+        size = info.get("size") if isinstance(info.get("size"), int) else None
+        duration = info.get("duration")
+        seconds = duration / 1000 if isinstance(duration, (int, float)) else None
+        data = await self.out.download(event) if self.hears(size) else b""
+        group, caption = route.kind == "group", media_caption(content)
+        if group:
+            caption = group_text(caption, self.me, self.rooms.names(room), self.rooms.sender_name(room, event.sender))
+        else:
+            self.rooms.wrote_in(event.sender, room.room_id)
+        attachment = Attachment("voice", data, media_mime(content), size if size is not None else len(data),
+                                str(content.get("filename") or ""), seconds)
+        await self.take_text(Turn(room.room_id, route.scope, event.sender, caption, event.event_id, event.event_id,
+                                  group=group, replayed=replayed, reply_to=event.event_id if group else None,
+                                  attachment=attachment))
+
     # --- reactions as buttons -------------------------------------------------------------------------
 
     async def _on_reaction(self, room: MatrixRoom, event: ReactionEvent, route: Route) -> None:
@@ -424,6 +453,14 @@ class MatrixChannel(Channel[str, str]):
             document, heading = reply.document, t(self.lang, "export_as_text")
             txn = transaction_id(answering, "document", document.filename) if answering else None
             await show_once(shown, len(chunks), lambda: self.out.file(room_id, document, heading, txn))
+        if reply.voice is not None:  # after the text, which stays searchable (and was maybe streamed)
+            voice, body = reply.voice, t(self.lang, "voice_body")
+            spoken = transaction_id(answering, "voice") if answering else None
+            try:
+                await show_once(shown, len(chunks) + (reply.document is not None),
+                                lambda: self.out.voice(room_id, voice, body, spoken))
+            except MatrixError as exc:  # the text went anyway
+                log.warning("the voice note for %s could not be sent; the reply went as text only: %s", room_id, exc)
         return shown_as
 
     # --- the wire of the shared turn --------------------------------------------------------------------

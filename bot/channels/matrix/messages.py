@@ -11,7 +11,16 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 from urllib.parse import unquote
 
-from nio import ErrorResponse, Event, MatrixRoom, RoomMemberEvent
+from nio import (
+    ErrorResponse,
+    Event,
+    MatrixRoom,
+    RoomEncryptedAudio,
+    RoomEncryptedFile,
+    RoomMemberEvent,
+    RoomMessageAudio,
+    RoomMessageFile,
+)
 
 from bot.channels.sending import FLOOD_TRIES, MAX_FLOOD_WAIT, retry_wait
 from bot.channels.splitting import Limit, split_text
@@ -51,6 +60,16 @@ def _char_bytes(char: str) -> int:
     if ord(char) < 0x20:
         return 6  # \u00XX
     return len(char.encode("utf-8", errors="surrogatepass"))
+
+
+def voice_content(body: str, mime: str, size: int, seconds: float | None) -> dict[str, Any]:
+    """An m.audio event's content for a spoken reply, flagged as a voice message (MSC3245), without its file."""
+    info: dict[str, Any] = {"mimetype": mime, "size": size}
+    audio: dict[str, Any] = {}
+    if seconds is not None:
+        info["duration"] = audio["duration"] = round(seconds * 1000)
+    return {"msgtype": "m.audio", "body": body, "info": info, "org.matrix.msc1767.audio": audio,
+            "org.matrix.msc3245.voice": {}}
 
 
 def message_content(text: str, reply_to: str | None = None) -> dict[str, Any]:
@@ -182,6 +201,32 @@ def quoted_fallback(body: str, me: str) -> Quoted | None:
 def emoji_key(emoji: str) -> str:
     """A reaction key as Matrix clients write it: a heart or a hand alone gets its emoji form ('❤' as '❤️')."""
     return emoji + "\ufe0f" if len(emoji) == 1 and ord(emoji) < 0x1F000 else emoji
+
+
+def is_voice(event: Event) -> bool:
+    """Whether an event is a voice note: m.audio (a voice message, MSC3245, is one too) or a file of audio, plain or
+    encrypted."""
+    if isinstance(event, (RoomMessageAudio, RoomEncryptedAudio)):
+        return True
+    if isinstance(event, (RoomMessageFile, RoomEncryptedFile)):
+        return media_mime(event.source.get("content", {})).startswith("audio/")
+    return False
+
+
+def media_mime(content: dict[str, Any]) -> str:
+    """A media event's MIME type, as its info says ('' when it says none)."""
+    info = content.get("info")
+    mime = info.get("mimetype") if isinstance(info, dict) else None
+    return mime if isinstance(mime, str) else ""
+
+
+def media_caption(content: dict[str, Any]) -> str:
+    """A media event's caption: its body when a file name stands beside it (MSC2530), else '' (the body is the
+    file's name then, or 'Voice message')."""
+    body, filename = content.get("body"), content.get("filename")
+    if isinstance(body, str) and isinstance(filename, str) and filename and body != filename:
+        return strip_reply_fallback(body) if replied_to(content) else body
+    return ""
 
 
 def replied_to(content: dict[str, Any]) -> str | None:

@@ -12,13 +12,18 @@ from uuid import uuid4
 import aiohttp
 from nio import (
     AsyncClient,
+    DownloadResponse,
     ErrorResponse,
     LocalProtocolError,
+    RoomEncryptedMedia,
+    RoomMessageMedia,
     RoomRedactResponse,
     RoomSendResponse,
     SendRetryError,
     UploadResponse,
 )
+from nio.crypto import decrypt_attachment
+from nio.exceptions import EncryptionError
 
 from bot.channels import sending
 from bot.channels.matrix.messages import (
@@ -28,11 +33,12 @@ from bot.channels.matrix.messages import (
     message_content,
     split_message,
     transaction_id,
+    voice_content,
 )
 from bot.channels.sending import Sleep
 from bot.channels.shown import Shown, show_parts
 from bot.channels.streaming import LivePreview
-from bot.conversation.replies import Document
+from bot.conversation.replies import Document, Voice
 from bot.errors import MatrixError
 
 log = logging.getLogger(__name__)
@@ -40,6 +46,7 @@ log = logging.getLogger(__name__)
 R = TypeVar("R")
 
 TYPING_LASTS = 6_000  # milliseconds each notice lasts, a little longer than the renewal (sending.TYPING_EVERY)
+DOWNLOAD_SECONDS = 60.0  # nio's downloads wait forever; a voice note of up to 20 MB comes in this time or not
 REMEMBER_SENT = 2_000  # own event ids kept to recognise replies to the bot without asking the homeserver
 
 
@@ -202,23 +209,53 @@ class Outgoing:
 
     async def document(self, room_id: str, document: Document, txn: str | None = None) -> str | None:
         """Upload a file and post it as m.file; its event id, or None when the upload failed (nothing posted)."""
-        room = self.client.rooms.get(room_id)
-        encrypt = bool(room and room.encrypted and self.client.olm is not None)
-        try:
-            response, keys = await self.client.upload(
-                io.BytesIO(document.content), content_type="application/json", filename=document.filename,
-                encrypt=encrypt, filesize=len(document.content))
-        except (TimeoutError, aiohttp.ClientError, OSError) as exc:
-            response, keys = exc, None
-        if not isinstance(response, UploadResponse):
-            log.warning("uploading %s to %s failed: %s", document.filename, room_id, failure(response))
-            return None
         content: dict[str, Any] = {
             "msgtype": "m.file", "body": document.filename, "filename": document.filename,
             "info": {"mimetype": "application/json", "size": len(document.content)},
         }
+        posted = await self._upload(room_id, document.content, "application/json", document.filename, content)
+        return None if posted is None else await self.event(room_id, "m.room.message", posted, txn)
+
+    async def voice(self, room_id: str, voice: Voice, body: str, txn: str | None = None) -> str:
+        """Upload a spoken reply and post it as a voice message (m.audio, MSC3245); its event id.
+
+        Raises MatrixError when the upload or the send failed.
+        """
+        content = voice_content(body, voice.mime, len(voice.data), voice.seconds)
+        posted = await self._upload(room_id, voice.data, voice.mime, "voice.ogg", content)
+        if posted is None:
+            raise MatrixError(f"could not upload a voice note to {room_id}")
+        return await self.event(room_id, "m.room.message", posted, txn)
+
+    async def _upload(self, room_id: str, data: bytes, mime: str, filename: str,
+                      content: dict[str, Any]) -> dict[str, Any] | None:
+        """Upload a file (encrypted where the room is) and return the event's content pointing at it; None (logged)
+        when the upload failed."""
+        room = self.client.rooms.get(room_id)
+        encrypt = bool(room and room.encrypted and self.client.olm is not None)
+        try:
+            response, keys = await self.client.upload(io.BytesIO(data), content_type=mime, filename=filename,
+                                                      encrypt=encrypt, filesize=len(data))
+        except (TimeoutError, aiohttp.ClientError, OSError) as exc:
+            response, keys = exc, None
+        if not isinstance(response, UploadResponse):
+            log.warning("uploading %s to %s failed: %s", filename, room_id, failure(response))
+            return None
         if keys:
-            content["file"] = {**keys, "url": response.content_uri}
-        else:
-            content["url"] = response.content_uri
-        return await self.event(room_id, "m.room.message", content, txn)
+            return {**content, "file": {**keys, "url": response.content_uri}}
+        return {**content, "url": response.content_uri}
+
+    async def download(self, event: RoomMessageMedia | RoomEncryptedMedia) -> bytes:
+        """A media event's file, decrypted when it is encrypted; MatrixError when it cannot be had."""
+        try:
+            response = await asyncio.wait_for(self.client.download(mxc=event.url), DOWNLOAD_SECONDS)
+        except (TimeoutError, aiohttp.ClientError) as exc:
+            raise MatrixError(f"could not download {event.url}: {exc or type(exc).__name__}") from exc
+        if not isinstance(response, DownloadResponse) or not isinstance(response.body, bytes):
+            raise MatrixError(f"could not download {event.url}: {failure(response)}")
+        if not isinstance(event, RoomEncryptedMedia):
+            return response.body
+        try:
+            return bytes(decrypt_attachment(response.body, event.key["k"], event.hashes["sha256"], event.iv))
+        except (EncryptionError, KeyError, TypeError) as exc:
+            raise MatrixError(f"could not decrypt {event.url}: {exc}") from exc

@@ -51,7 +51,16 @@ from nio import (
 )
 
 from bot.channels.access import Access
-from bot.channels.matrix.messages import dm_partner, failure, fresh_events, is_edit, localpart, mentions, replied_to
+from bot.channels.matrix.messages import (
+    dm_partner,
+    failure,
+    fresh_events,
+    is_edit,
+    is_voice,
+    localpart,
+    mentions,
+    replied_to,
+)
 from bot.channels.matrix.outgoing import Outgoing
 from bot.errors import MatrixError
 from memory.pairing import group_scope
@@ -229,8 +238,9 @@ class Rooms:
             return Route("group", scope) if event.redacts and await concerns(event.redacts, room.room_id) else None
         if isinstance(event, MegolmEvent):
             return Route("group", scope)
-        if not isinstance(event, (RoomMessageText, RoomMessageEmote, RoomMessageImage, RoomEncryptedImage)):
-            return None  # a picture counts when its caption names mnemo or it replies to mnemo
+        if not isinstance(event, (RoomMessageText, RoomMessageEmote, RoomMessageImage, RoomEncryptedImage)) and not (
+                is_voice(event)):
+            return None  # a picture or a voice note counts when its caption names mnemo or it replies to mnemo
         content = event.source.get("content", {})
         if is_edit(content):
             return None

@@ -51,6 +51,7 @@ from bot.channels.telegram.messages import (
     reaction_change,
     scope_user,
     telegram_id,
+    voice_file,
 )
 from bot.channels.telegram.outgoing import Outgoing, not_modified, patiently
 from bot.channels.telegram.polling import WATCHDOG, Poller, retry_seconds
@@ -58,7 +59,7 @@ from bot.commands.call import Pressed
 from bot.commands.catalog import menu, owner_of
 from bot.commands.runner import Commands
 from bot.conversation.engine import Engine
-from bot.conversation.replies import Button, Reaction, Reply
+from bot.conversation.replies import Attachment, Button, Reaction, Reply
 from bot.errors import ConfigError
 from bot.texts import t
 from memory.choices import Choice
@@ -67,6 +68,8 @@ from scheduler.errors import RetryLater
 log = logging.getLogger(__name__)
 
 Context = ContextTypes.DEFAULT_TYPE
+VOICE_NOTES = filters.VOICE | filters.AUDIO | filters.VIDEO_NOTE | filters.Document.AUDIO
+DOWNLOAD_SECONDS = 60.0  # a voice note of up to 20 MB may take a while to come down
 
 
 @dataclass(frozen=True)
@@ -140,6 +143,7 @@ class TelegramChannel(Channel[int, int]):
         app.add_handler(MessageHandler(filters.UpdateType.MESSAGE & filters.TEXT, self._on_text))
         pictures = filters.PHOTO | filters.Document.IMAGE | filters.Sticker.ALL
         app.add_handler(MessageHandler(filters.UpdateType.MESSAGE & pictures, self._on_image))
+        app.add_handler(MessageHandler(filters.UpdateType.MESSAGE & VOICE_NOTES, self._on_voice))
         app.add_handler(MessageHandler(
             filters.UpdateType.MESSAGE & ~filters.TEXT & ~filters.StatusUpdate.ALL, self._on_other))
         app.add_error_handler(self._on_error)
@@ -217,8 +221,9 @@ class TelegramChannel(Channel[int, int]):
         return addressed_to_bot(message, self.app.bot.id, self.app.bot.username)
 
     def _for_mnemo(self, message: Message) -> bool:
-        """Whether a group message is one mnemo answers: a text or a picture that is addressed to it."""
-        return (message.text is not None or brings_picture(message)) and self._addressed(message)
+        """Whether a group message is one mnemo answers: a text, a picture or a voice note addressed to it."""
+        return (message.text is not None or brings_picture(message) or voice_file(message) is not None) and (
+            self._addressed(message))
 
     async def _gate(self, update: Update, context: Context) -> None:
         """Let through private chats with allowed users and what is meant for mnemo in allowed groups."""
@@ -276,8 +281,28 @@ class TelegramChannel(Channel[int, int]):
             str(update.update_id), group=group, replayed=self.intake.replayed(update),
             reply_to=message.message_id if group else None, attachment=attachment))
 
+    async def _on_voice(self, update: Update, context: Context) -> None:
+        """A voice note (voice, audio, video note): downloaded unless it is too large or cannot be heard, then the
+        shared turn with it (its caption as the text; a caption never runs a command)."""
+        message, user, chat = update.message, update.effective_user, update.effective_chat
+        assert message is not None and user is not None and chat is not None
+        found = voice_file(message)
+        assert found is not None  # ensured by the handler's filter
+        data = b""
+        if self.hears(found.size):
+            file = await self.app.bot.get_file(found.file_id)
+            data = bytes(await file.download_as_bytearray(read_timeout=DOWNLOAD_SECONDS))
+        group, caption = chat.type in GROUPS, message.caption or ""
+        text = group_text(caption, self.app.bot.username, user.first_name) if group else caption
+        attachment = Attachment("voice", data, found.mime, found.size if found.size is not None else len(data),
+                                found.name, found.seconds)
+        await self.take_text(Turn(
+            chat.id, chat_scope(chat, user), scope_user(user.id), text, message_ref(chat.id, message.message_id),
+            str(update.update_id), group=group, replayed=self.intake.replayed(update),
+            reply_to=message.message_id if group else None, attachment=attachment))
+
     async def _on_other(self, update: Update, context: Context) -> None:
-        """A voice message, a video or the like: say that it cannot be read."""
+        """A kind of message mnemo does not take (a file, a location, …): say so in one sentence."""
         assert update.effective_chat is not None
         await self._tell(update.effective_chat.id, t(self.lang, "not_text_kind"))
 
@@ -455,6 +480,13 @@ class TelegramChannel(Channel[int, int]):
         if reply.document is not None:
             document = reply.document
             await show_once(shown, len(ids), lambda: self.out.document(chat_id, document))
+        if reply.voice is not None:  # after the text, which stays searchable (and was maybe streamed)
+            voice = reply.voice
+            try:
+                await show_once(shown, len(ids) + (reply.document is not None),
+                                lambda: self.out.voice(chat_id, voice, reply_to))
+            except BadRequest as exc:  # e.g. the person does not take voice messages: the text went anyway
+                log.warning("the voice note for chat %s was refused; the reply went as text only: %s", chat_id, exc)
         return ids
 
     # --- the wire of the shared turn --------------------------------------------------------------------

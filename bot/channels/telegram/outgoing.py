@@ -21,7 +21,7 @@ from bot.channels.shown import Shown, show_parts
 from bot.channels.streaming import LivePreview
 from bot.channels.telegram.messages import face, split_message
 from bot.channels.telegram.polling import retry_seconds
-from bot.conversation.replies import Document
+from bot.conversation.replies import Document, Voice
 
 log = logging.getLogger(__name__)
 
@@ -132,6 +132,13 @@ class Outgoing:
         """Send a reply's file; its message id."""
         sent = await patiently(functools.partial(self.bot.send_document, chat_id, document.content,
                                                  filename=document.filename))
+        return int(sent.message_id)
+
+    async def voice(self, chat_id: int, voice: Voice, reply_to: int | None = None) -> int:
+        """Send a spoken reply as a voice note (OGG/Opus); its message id."""
+        seconds = round(voice.seconds) if voice.seconds is not None else None
+        sent = await patiently(functools.partial(self.bot.send_voice, chat_id, voice.data, duration=seconds,
+                                                 filename="voice.ogg", reply_parameters=replying(reply_to)))
         return int(sent.message_id)
 
     async def indicate(self, chat_id: int, on: bool) -> None:

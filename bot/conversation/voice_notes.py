@@ -1,0 +1,148 @@
+"""Voice notes in a turn: heard (limits, the Transcriber, the transcript as the message's text from then on) and the
+reply spoken (the Speaker, as the scope's /voice mode says).
+
+A voice note is handled like a typed message whose text is its transcript: crisis detection on the transcript, a
+transcribed "ja" answers the open question, but a transcript never runs a command (only typed text is one). The
+audio is not kept: once heard, only the transcript is logged, with the origin 'voice'. A crisis answer is never
+spoken (it goes as text, so the help lines can be read and tapped); the program's own short answers are not
+spoken either, only the model's replies.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import replace
+
+from bot.conversation.config import EngineConfig
+from bot.conversation.replies import Attachment, Reply, Voice
+from bot.conversation.safety import crisis_help, signals_crisis
+from bot.conversation.turn import CRISIS_SCAN_CHARS, Turn, check_input
+from bot.texts import t
+from bot.voice.audio import audio_format, ogg_seconds
+from bot.voice.errors import VoiceError, VoiceUnavailable
+from bot.voice.port import Speaker, Transcriber
+from bot.voice.spoken import MODES, VoiceMode, speakable, speaks
+from memory.models import Scope
+from memory.pairing import is_group_scope
+from memory.store import MemoryStore
+
+log = logging.getLogger(__name__)
+
+VOICE_STATE = "voice"  # the scope's /voice mode in scope_state: 'on', 'off' or 'auto' (none stored: off)
+HEARD = ("The person sent this as a voice message; you read what speech recognition heard, which may have "
+         "misheard a word.")
+
+
+def megabytes(size: float, lang: str) -> str:
+    """A size in MB as a person reads it ('20', '0,5')."""
+    text = f"{round(size / 1_000_000, 1):g}"
+    return text.replace(".", ",") if lang == "de" else text
+
+
+def voice_problem(attachment: Attachment, config: EngineConfig) -> tuple[str, dict[str, str]] | None:
+    """Why a voice note is refused before it is heard (the text's key and its values), or None when it may be."""
+    size = max(attachment.size, len(attachment.data))
+    if size > config.voice_max_bytes:
+        lang = config.language
+        return "voice_too_big", {"size": megabytes(size, lang), "limit": megabytes(config.voice_max_bytes, lang)}
+    if attachment.seconds is not None and attachment.seconds > config.voice_max_seconds:
+        return "voice_too_long", {"seconds": f"{attachment.seconds:.0f}", "limit": f"{config.voice_max_seconds:.0f}"}
+    if audio_format(attachment.data) is None:
+        return "voice_unsupported", {}
+    return None
+
+
+def with_transcript(text: str, transcript: str, group: bool) -> str:
+    """The message as the engine reads it: the caption (if any) and the transcript; in a group after 'Name: '."""
+    if group:
+        name, _, caption = text.partition(": ")
+        return f"{name}: " + " ".join(p for p in (caption.strip(), transcript) if p)
+    return "\n".join(p for p in (text.strip(), transcript) if p)
+
+
+class VoiceNotes:
+    """Hears a turn's voice note and speaks its reply; either part is off while its backend is not set up."""
+
+    def __init__(self, store: MemoryStore, config: EngineConfig, transcriber: Transcriber | None,
+                 speaker: Speaker | None) -> None:
+        self.store, self.config = store, config
+        self.transcriber, self.speaker = transcriber, speaker
+
+    async def mode(self, scope: Scope) -> VoiceMode:
+        """The scope's /voice mode (off until set)."""
+        stored = await self.store.state.get(scope, VOICE_STATE)
+        return MODES.get(str(stored), "off")
+
+    async def set_mode(self, scope: Scope, mode: VoiceMode) -> None:
+        """Keep the scope's /voice mode."""
+        await self.store.state.put(scope, VOICE_STATE, mode)
+
+    async def hear(self, turn: Turn) -> Reply | None:
+        """A voice note becomes its transcript, or is refused with one short sentence (nothing stored).
+
+        A message logged before a crash is not heard again: its logged transcript is the text.
+        """
+        attachment = turn.incoming.attachment
+        if attachment is None or attachment.kind != "voice":
+            return None
+        turn.origin = "voice"
+        if turn.logged_id is not None:
+            logged = await self.store.messages.get(turn.scope, turn.logged_id)
+            self._heard(turn, logged.text if logged is not None else turn.incoming.text)
+            return None
+        if self.transcriber is None:
+            return self._refused(turn, "voice_not_set_up")
+        problem = voice_problem(attachment, self.config)
+        if problem is not None:
+            log.info("voice note %s refused: %s", turn.incoming.channel_message_id, problem[0])
+            return self._refused(turn, problem[0], **problem[1])
+        try:
+            transcript = await self.transcriber.transcribe(attachment.data, f"voice.{audio_format(attachment.data)}")
+        except VoiceError as exc:
+            log.warning("voice note %s not heard: %s", turn.incoming.channel_message_id, exc)
+            down = isinstance(exc, VoiceUnavailable)
+            return self._refused(turn, "voice_backend_down" if down else "voice_unreadable")
+        transcript = " ".join(transcript.split())
+        if not transcript:
+            return self._refused(turn, "voice_empty")
+        text = with_transcript(turn.incoming.text, transcript, is_group_scope(turn.incoming.user_id))
+        unfit = check_input(text, self.config.max_message_chars)  # the caption may be what is wrong
+        if unfit is not None:
+            turn.crisis = turn.crisis or signals_crisis(text[:CRISIS_SCAN_CHARS])
+            if unfit != "too_long":
+                return self._refused(turn, unfit)
+            return self._refused(turn, "voice_too_many_words", size=str(len(text)),
+                                 limit=str(self.config.max_message_chars))
+        self._heard(turn, text)
+        return None
+
+    def _heard(self, turn: Turn, text: str) -> None:
+        """From here on the turn's text is the transcript (the audio is let go); a crisis in it is seen."""
+        attachment = turn.incoming.attachment
+        assert attachment is not None  # only a voice note is heard
+        turn.incoming = replace(turn.incoming, text=text, attachment=replace(attachment, data=b""))
+        turn.crisis = turn.crisis or signals_crisis(text[:CRISIS_SCAN_CHARS])
+        turn.hints.append(HEARD)
+
+    def _refused(self, turn: Turn, key: str, **values: str) -> Reply:
+        """One short sentence, and the help lines first when the caption or transcript shows signs of crisis."""
+        lang = self.config.language
+        help_lines = (crisis_help(self.config.crisis_country, lang),) if turn.crisis else ()
+        return Reply(help_lines + (t(lang, key, **values),), failed=True)
+
+    async def speak(self, turn: Turn) -> None:
+        """Speak the reply when the scope's mode asks for it; a failing Speaker leaves the reply as text only."""
+        reply = turn.reply
+        if self.speaker is None or reply is None:
+            return
+        if not speaks(await self.mode(turn.scope), turn.origin == "voice"):
+            return
+        text = speakable("\n\n".join(reply.bubbles), self.config.speech_max_chars)
+        if not text:
+            log.info("the reply to message %s has no sentence short enough to speak; text only", turn.message_id)
+            return
+        try:
+            audio = await self.speaker.speak(text)
+        except VoiceError as exc:
+            log.warning("the reply to message %s goes as text only: %s", turn.message_id, exc)
+            return
+        turn.reply = replace(reply, voice=Voice(audio, seconds=ogg_seconds(audio)))

@@ -1,0 +1,1 @@
+"""Voice notes in and voice replies out: the Transcriber and Speaker ports and their backends."""
