@@ -2,11 +2,11 @@
 
 The order of a turn stands in one place, `Engine.steps`: each step answers the message (a Reply) or passes
 it on (None). The parts live beside this module: the turn (turn.py), the open question (questions.py), the
-model's answer with tools and markers (model_answer.py, tools.py), learning after the reply (learning_runs.py).
+model's answer with tools and markers (model_answer.py, tools.py), voice notes (voice_notes.py), photos
+(photo_steps.py), reactions (reaction_steps.py), learning after the reply (learning_runs.py).
 """
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 import time
@@ -21,28 +21,21 @@ from bot.conversation.bubbles import split_bubbles
 from bot.conversation.config import EngineConfig
 from bot.conversation.learning_runs import LearningRuns
 from bot.conversation.model_answer import ModelAnswers, Prompt, asks_about_diary
+from bot.conversation.photo_steps import PhotoSteps
 from bot.conversation.pictures import (
-    SEEN,
-    UNSEEN,
-    ask_description,
-    clean_description,
     photo_text,
-    prepare,
-    refusal,
-    refused,
 )
-from bot.conversation.prompt import LANGUAGE_NAMES
 from bot.conversation.questions import OpenQuestion, OpenQuestions, question_expired, rule_buttons
 from bot.conversation.ratelimit import RateLimiter
-from bot.conversation.reacting import OFFER, chosen_reaction, day_of, feedback_emoji, may_react
+from bot.conversation.reaction_steps import ReactionSteps
 from bot.conversation.reminder_requests import ReminderRequests, user_zone
-from bot.conversation.replies import Button, Document, Incoming, Reaction, Reply
+from bot.conversation.replies import Button, Document, Incoming, Reply
 from bot.conversation.safety import crisis_help
 from bot.conversation.sources import with_sources
 from bot.conversation.tools import HeldCall, ToolBox, ToolContext, available, run_held
 from bot.conversation.turn import ANSWERED_BEFORE, Step, Turn, check_input, own_words, shows_crisis
 from bot.conversation.voice_notes import VoiceNotes
-from bot.errors import LLMError, LLMRejected, PictureError
+from bot.errors import LLMError
 from bot.learning.corrections import Change, correct, describe, looks_like_correction, propose_rule
 from bot.learning.why import asks_why, explain
 from bot.llm.port import LLM, Image, OnText
@@ -50,7 +43,6 @@ from bot.texts import t
 from bot.voice.port import Speaker, Transcriber
 from memory.embedder import calibration
 from memory.models import Message, Scope
-from memory.pairing import is_group_scope
 from memory.store import MemoryStore
 from scheduler.budget import TokenBudget
 from scheduler.topics import topic_raised
@@ -88,6 +80,9 @@ class Engine:
         self.answers = ModelAnswers(store, chat, config, clock, self.floor, self.zone_for, toolboxes)
         self.learning = LearningRuns(store, background, config, self.zone_for, clock, budget)
         self.voice = VoiceNotes(store, config, transcriber, speaker)  # voice notes heard, replies spoken (when set up)
+        self.photos = PhotoSteps(store, chat, config, self._write)  # pictures checked, seen with the answer, described
+        self.reactions = ReactionSteps(store, config, clock, self.scope_for, self.zone_for)  # emoji both ways
+        self.feedback, self.delivered = self.reactions.feedback, self.reactions.delivered  # for the channels
         self.spawn = self.learning.spawn  # run a background task; a failure is logged with where it was created
         # A message's turn, in order: each step answers here (a reply) or passes on (None) to the next.
         self.steps: tuple[Step, ...] = (
@@ -95,20 +90,20 @@ class Engine:
             self._duplicate,  # answered before (by its channel id): no second answer
             self.voice.hear,  # a voice note: its transcript is the text from here on (a crisis in it is never limited)
             self._rate_limit,  # too many messages: refused, neither read nor stored
-            self._picture,  # a picture too large, of another kind or damaged: refused (a crisis goes on without it)
+            self.photos.check,  # a picture too large, of another kind or damaged: refused (a crisis goes on without it)
             self._log,  # passes on: the message is logged before anything is decided
             self._crisis,  # signs of crisis: the model with the safety rules and the help lines, nothing else
-            self._logged(self._unseen_photo),  # a photo without words, and a model that cannot see: one sentence
+            self._logged(self.photos.unseen),  # a photo without words, and a model that cannot see: one sentence
             self._logged(self._open_question),  # a yes or no decides the open question (never one under a picture)
             self._logged(self._reminder_request),  # a reminder request: set by the program, or asked back
             self._logged(self._why),  # "why do you think that?": the notes behind the last answer
             self._absence,  # passes on: an absence announced ("zwei Wochen im Urlaub") or ended is noted
             self._correction,  # passes on: an objection corrects the memory first
-            self._offer_reaction,  # passes on: whether the companion may put an emoji on the message (a few a day)
+            self.reactions.offer,  # passes on: whether the companion may put an emoji on the message (a few a day)
             self._model_answer,  # the model writes the answer (with tools); a failing model: refused
             self._rule_from_objection,  # passes on: an objection that changed nothing may become a rule
             self.questions.ask,  # passes on: a proposed rule or a waiting profile fact is asked under the reply
-            self._react,  # passes on: the emoji the model chose goes on the person's message, when it may
+            self.reactions.give,  # passes on: the emoji the model chose goes on the person's message, when it may
             self.voice.speak,  # passes on: the reply spoken too, when /voice says so (never a crisis answer)
             self._after_reply,  # the reply is logged and learning scheduled
         )
@@ -173,36 +168,6 @@ class Engine:
                 reply = replace(reply, buttons=(buttons,))
         return reply
 
-    async def feedback(self, reaction: Reaction) -> bool:
-        """Keep a person's reaction on one of the companion's messages for the reflection; one taken back is dropped.
-
-        False when nothing was kept or dropped: the message is no message of the companion's that mnemo recorded
-        (the person's own, a notice, one older than mnemo keeps track of), or the key is no emoji.
-        """
-        scope, reactions = await self.scope_for(reaction.user_id), self.store.reactions
-        if reaction.removed:
-            return await reactions.remove(scope, reaction.channel, message_ref=reaction.message_ref,
-                                          emoji=reaction.emoji, sender=reaction.sender, ref=reaction.ref) > 0
-        emoji = feedback_emoji(reaction.emoji)
-        if not emoji:
-            return False
-        return await reactions.add_feedback(scope, reaction.channel, reaction.message_ref, emoji, reaction.sender,
-                                            self.clock(), ref=reaction.ref)
-
-    async def delivered(self, user_id: str, channel: str, refs: Sequence[str], *, answering: str | None = None,
-                        text: str | None = None) -> None:
-        """Record the messenger messages that show a reply to the message `answering`, or a pushed `text`, so a
-        reaction on them is known as one on the companion's message (a command's answer is no such message)."""
-        if not refs:
-            return
-        scope = await self.scope_for(user_id)
-        if answering is not None:
-            reply = await self.store.messages.reply_to(scope, channel, answering)
-            if reply is not None:
-                await self.store.reactions.sent(scope, channel, refs, self.clock(), message_id=reply.id)
-        elif text is not None:
-            await self.store.reactions.sent(scope, channel, refs, self.clock(), text=text)
-
     async def compose_proactive(self, scope: Scope, reason: str, detail: str) -> str:
         """Write a message the companion sends on its own, with the normal prompt plus the reason."""
         return await self.answers.proactive(scope, reason, detail)
@@ -256,25 +221,6 @@ class Engine:
         log.info("rate limit: message from %s neither read nor stored", turn.incoming.user_id)
         return Reply((t(self.config.language, "rate_limited"),) if verdict == "tell" else (), failed=True)
 
-    async def _picture(self, turn: Turn) -> Reply | None:
-        """Check a picture (its size and kind; decoded only for a model that sees it) and make the model's copy."""
-        attachment, config = turn.incoming.attachment, self.config
-        if attachment is None or attachment.kind != "image":
-            return None
-        try:
-            reason = refusal(attachment, config.image_max_bytes)
-            if reason is not None:
-                raise PictureError(reason, f"{attachment.mime}, {attachment.size} bytes")
-            turn.picture = await asyncio.to_thread(prepare, attachment.data, config.image_max_pixels, config.vision)
-        except PictureError as exc:
-            log.info("picture in message %s refused: %s", turn.incoming.channel_message_id, exc)
-            if turn.crisis:
-                return None  # the words are answered, without the picture
-            size = max(attachment.size, len(attachment.data))
-            return Reply((refused(exc, size, config.image_max_bytes, config.image_max_pixels, config.language),),
-                         failed=True)
-        return None
-
     async def _log(self, turn: Turn) -> None:
         """Log the message (unless a crash left it logged), count it in the rhythm, note when they wrote before."""
         incoming = turn.incoming
@@ -315,12 +261,6 @@ class Engine:
         turn.reply = Reply(split_bubbles(text) or (help_text,))
         return await self._after_reply(turn)
 
-    async def _unseen_photo(self, turn: Turn) -> Reply | None:
-        """A photo without a caption that the model cannot see: one honest sentence, without the model."""
-        if turn.photo and turn.picture is None and not own_words(turn.incoming.text, turn.group).strip():
-            return Reply((t(self.config.language, "photo_unseen"),))
-        return None
-
     async def _open_question(self, turn: Turn) -> Reply | None:
         """A typed yes or no decides the open question; a 'ja' under a picture is about the picture."""
         return None if turn.photo else await self.questions.answer(turn)
@@ -351,19 +291,6 @@ class Engine:
         if turn.objection and turn.incoming.may_decide:
             turn.changes = await self._correct(turn)
 
-    async def _offer_reaction(self, turn: Turn) -> None:
-        """Offer the model one emoji on the message, unless reactions are off, the day's are given, it is a crisis,
-        or it is a group's message that did not address the companion."""
-        incoming, per_day = turn.incoming, self.config.reactions_per_day
-        group = is_group_scope(incoming.user_id)
-        if not may_react(per_day, 0, group=group, addressed=incoming.addressed, crisis=turn.crisis):
-            return
-        since, until = day_of(self.clock(), await self.zone_for(turn.scope))
-        given = await self.store.reactions.given(turn.scope, since, until)
-        if may_react(per_day, given, group=group, addressed=incoming.addressed, crisis=turn.crisis):
-            turn.may_react = True
-            turn.hints.append(OFFER)
-
     async def _model_answer(self, turn: Turn) -> Reply | None:
         """The model's answer, saying what the correction changed; a failing model is refused (nothing logged)."""
         lang, scope, text_in = self.config.language, turn.scope, turn.incoming.text
@@ -374,7 +301,7 @@ class Engine:
         if asks_about_diary(text_in):
             extra += (await self.answers.diary_facts(scope),)
         try:
-            text = await self._answer(turn, extra)
+            text = await self.photos.answer(turn, extra)
         except LLMError as exc:
             log.warning("chat model failed for message %s: %s", turn.message_id, exc)
             return Reply((t(lang, "model_down"),), failed=True)
@@ -399,18 +326,6 @@ class Engine:
         if rule:
             await self.questions.propose(turn, rule)
 
-    async def _react(self, turn: Turn) -> None:
-        """The first emoji the model chose that is one of the allowed goes on the message, counted in the day."""
-        emoji = next((e for e in map(chosen_reaction, turn.reactions) if e), "") if turn.may_react else ""
-        if not emoji or turn.reply is None:
-            if turn.reactions:
-                log.info("reaction %r of the model not given (offered: %s)", turn.reactions[:3], turn.may_react)
-            return
-        incoming = turn.incoming
-        where = incoming.channel_message_id or f"#{turn.message_id}"  # the terminal's messages have no channel id
-        await self.store.reactions.give(turn.scope, incoming.channel, where, turn.message_id, emoji, self.clock())
-        turn.reply = replace(turn.reply, reaction=emoji)
-
     async def _after_reply(self, turn: Turn) -> Reply:
         """Log the reply (with its question, for a replay after a crash), then schedule learning."""
         assert turn.reply is not None  # the steps before wrote it
@@ -429,38 +344,6 @@ class Engine:
             return reply
 
         return logged
-
-    async def _answer(self, turn: Turn, extra: tuple[str, ...]) -> str:
-        """The model's answer; a picture goes with it when the model sees pictures (its description is then kept with
-        the message), else the program says under the answer that the picture was not seen."""
-        lang = self.config.language
-        if not turn.photo:
-            return await self._write(turn, extra, turn.on_progress)
-        if turn.picture is not None:
-            seen = SEEN.format(language=LANGUAGE_NAMES.get(lang, "German"))
-            try:
-                text = await self._write(turn, (*extra, seen), turn.on_progress, (turn.picture,))
-            except LLMRejected as exc:  # a model that takes no pictures after all: the words alone are answered
-                log.warning("the chat model refused the picture of message %s: %s", turn.message_id, exc)
-            else:
-                await self._keep_description(turn, turn.picture)
-                return text
-            if not own_words(turn.incoming.text, turn.group).strip():
-                return t(lang, "photo_unseen")
-        text = await self._write(turn, (*extra, UNSEEN), turn.on_progress)
-        return f"{text}\n\n{t(lang, 'photo_not_seen')}"
-
-    async def _keep_description(self, turn: Turn, picture: Image) -> None:
-        """Keep what the picture shows with its message ('(Foto: …) caption'), found later by search and time words.
-
-        The description comes from the answer's [PHOTO: …]; a model that gave none (or garbage) is asked once more.
-        """
-        lang = self.config.language
-        description = clean_description(turn.described) or await ask_description(
-            self.chat, picture, LANGUAGE_NAMES.get(lang, "German"))
-        if description:
-            text = photo_text(t(lang, "photo_label"), description, turn.incoming.text, turn.group)
-            await self.store.messages.rewrite(turn.scope, turn.message_id, text)
 
     async def _write(self, turn: Turn, extra: tuple[str, ...] = (), on_progress: OnText | None = None,
                      images: tuple[Image, ...] = ()) -> str:

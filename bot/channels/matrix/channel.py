@@ -28,6 +28,7 @@ import aiohttp
 from nio import (
     AsyncClient,
     AsyncClientConfig,
+    Event,
     MatrixRoom,
     MegolmEvent,
     ReactionEvent,
@@ -43,19 +44,16 @@ from nio import (
 from nio.crypto import ENCRYPTION_ENABLED
 
 from bot.channels.access import AccessConfig, UnknownUsers
-from bot.channels.base import Channel, Turn, after_press
+from bot.channels.base import Turn, after_press
 from bot.channels.matrix.choices import Reactions
 from bot.channels.matrix.images import ImageEvent, caption_of, picture_of
 from bot.channels.matrix.keys import WaitingForKeys
 from bot.channels.matrix.messages import (
     emoji_key,
     fit_messages,
-    group_text,
     is_edit,
     is_voice,
     media_caption,
-    media_mime,
-    normalize_key,
     quoted_fallback,
     reaction_choices,
     reaction_content,
@@ -63,20 +61,22 @@ from bot.channels.matrix.messages import (
     split_message,
     strip_reply_fallback,
     transaction_id,
+    voice_note,
     with_bang_commands,
     without_mention,
 )
 from bot.channels.matrix.outgoing import Outgoing
+from bot.channels.matrix.presses import MatrixPresses
 from bot.channels.matrix.rooms import Received, Rooms, Route
 from bot.channels.matrix.session import Session
 from bot.channels.matrix.syncing import Syncing
 from bot.channels.shown import Shown, show_once
 from bot.channels.streaming import LivePreview
 from bot.commands.call import Pressed
-from bot.commands.catalog import COMMANDS, changes_memory, owner_of
+from bot.commands.catalog import COMMANDS, owner_of
 from bot.commands.runner import Commands
 from bot.conversation.engine import Engine
-from bot.conversation.replies import Attachment, Button, Quoted, Reaction, Reply, question_of
+from bot.conversation.replies import Attachment, Button, Quoted, Reply, question_of
 from bot.errors import ConfigError, MatrixError
 from bot.llm.port import OnText
 from bot.texts import t
@@ -128,7 +128,7 @@ def started(part: P | None) -> P:
     return part
 
 
-class MatrixChannel(Channel[str, str]):
+class MatrixChannel(MatrixPresses):
     """Answers allowed Matrix users in direct rooms and mentions in allowed rooms; pushes messages on request."""
 
     name = "matrix"
@@ -297,25 +297,52 @@ class MatrixChannel(Channel[str, str]):
         if is_edit(content):
             log.info("edit %s ignored; the original was already answered", event.event_id)
             return
-        body = strip_reply_fallback(event.body) if replied_to(content) else event.body
         if route.kind == "stranger":
             answer = await self.access.turn_away(self.name, event.sender, self.rooms.sender_name(room, event.sender))
             if answer is not None:
                 await self._tell(room.room_id, answer, event.event_id, "stranger")
             return
-        group = route.kind == "group"
-        text = without_mention(body, self.me, self.rooms.names(room)) if group else body
-        command = text.lstrip()[:1] in ("!", "/")
+        body = strip_reply_fallback(event.body) if replied_to(content) else event.body
+        await self.take_text(await self._message_turn(room, event, route, replayed, body, commands=True))
+
+    async def _on_image(self, room: MatrixRoom, event: ImageEvent, route: Route, replayed: bool) -> None:
+        """A picture (m.image, encrypted too): downloaded unless too large, and answered with its caption."""
+        if is_edit(event.source.get("content", {})):
+            log.info("edit %s ignored; the original was already answered", event.event_id)
+            return
+        attachment = await picture_of(started(self.client), event, self.engine.config.image_max_bytes)
+        text = caption_of(event.source.get("content", {}))
+        await self.take_text(await self._message_turn(room, event, route, replayed, text, attachment=attachment))
+
+    async def _on_voice(self, room: MatrixRoom, event: RoomMessageMedia | RoomEncryptedMedia, route: Route,
+                        replayed: bool) -> None:
+        """A voice note (m.audio, a voice message, an audio file; encrypted too): downloaded unless it is too large or
+        cannot be heard, then the shared turn with it (its caption, if it has one, as the text; never a command)."""
+        if route.kind == "stranger":
+            return
+        content = event.source.get("content", {})
+        found = voice_note(content)
+        data = await self.out.download(event) if self.hears(found.size) else b""
+        attachment = dataclasses.replace(found, data=data, size=found.size if found.size else len(data))
+        text = media_caption(content)
+        await self.take_text(await self._message_turn(room, event, route, replayed, text, attachment=attachment))
+
+    async def _message_turn(self, room: MatrixRoom, event: Event, route: Route, replayed: bool, text: str, *,
+                            commands: bool = False, attachment: Attachment | None = None) -> Turn[str, str]:
+        """The shared turn of a message: in a room its words without the mention and with the sender's name before
+        them (unless it is a command), the older message it replies to, what it brings. A room's message comes this
+        far only when it mentions or replies to mnemo (Rooms.route): it is addressed."""
+        group, content = route.kind == "group", event.source.get("content", {})
+        said = without_mention(text, self.me, self.rooms.names(room)) if group else text
+        command = commands and said.lstrip()[:1] in ("!", "/")
         if group and not command:
-            text = f"{self.rooms.sender_name(room, event.sender)}: {text}"
+            said = f"{self.rooms.sender_name(room, event.sender)}: {said}"
         if not group:
             self.rooms.wrote_in(event.sender, room.room_id)
         quoted = await self._quoted(room.room_id, content) if replied_to(content) and not command else None
-        # a group's message comes this far only when it mentions or replies to mnemo (Rooms.route): addressed
-        await self.take_text(Turn(room.room_id, route.scope, event.sender, text, event.event_id, event.event_id,
-                                  group=group, command=command, replayed=replayed,
-                                  reply_to=event.event_id if group else None, origin=event.event_id,
-                                  quoted=quoted, addressed=True))
+        return Turn(room.room_id, route.scope, event.sender, said, event.event_id, event.event_id, group=group,
+                    command=command, replayed=replayed, reply_to=event.event_id if group else None,
+                    origin=event.event_id, quoted=quoted, addressed=True, attachment=attachment)
 
     async def _quoted(self, room_id: str, content: dict[str, Any]) -> Quoted | None:
         """The older message a reply replies to: asked of the homeserver, else read from the reply's fallback lines."""
@@ -327,81 +354,7 @@ class MatrixChannel(Channel[str, str]):
             return Quoted(body, event.sender == self.me) if body.strip() else None
         return quoted_fallback(str(content.get("body") or ""), self.me)
 
-    async def _on_image(self, room: MatrixRoom, event: ImageEvent, route: Route, replayed: bool) -> None:
-        """A picture (m.image, encrypted too): downloaded unless too large, and answered with its caption."""
-        content = event.source.get("content", {})
-        if is_edit(content):
-            log.info("edit %s ignored; the original was already answered", event.event_id)
-            return
-        group = route.kind == "group"
-        text = caption_of(content)
-        if group:
-            said = without_mention(text, self.me, self.rooms.names(room))
-            text = f"{self.rooms.sender_name(room, event.sender)}: {said}"
-        else:
-            self.rooms.wrote_in(event.sender, room.room_id)
-        attachment = await picture_of(started(self.client), event, self.engine.config.image_max_bytes)
-        await self.take_text(Turn(room.room_id, route.scope, event.sender, text, event.event_id, event.event_id,
-                                  group=group, replayed=replayed, reply_to=event.event_id if group else None,
-                                  attachment=attachment))
-
-    async def _on_voice(self, room: MatrixRoom, event: RoomMessageMedia | RoomEncryptedMedia, route: Route,
-                        replayed: bool) -> None:
-        """A voice note (m.audio, a voice message, an audio file; encrypted too): downloaded unless it is too large or
-        cannot be heard, then the shared turn with it (its caption, if it has one, as the text; never a command)."""
-        if route.kind == "stranger":
-            return
-        content = event.source.get("content", {})
-        info = content.get("info") if isinstance(content.get("info"), dict) else {}
-        size = info.get("size") if isinstance(info.get("size"), int) else None
-        duration = info.get("duration")
-        seconds = duration / 1000 if isinstance(duration, (int, float)) else None
-        data = await self.out.download(event) if self.hears(size) else b""
-        group, caption = route.kind == "group", media_caption(content)
-        if group:
-            caption = group_text(caption, self.me, self.rooms.names(room), self.rooms.sender_name(room, event.sender))
-        else:
-            self.rooms.wrote_in(event.sender, room.room_id)
-        attachment = Attachment("voice", data, media_mime(content), size if size is not None else len(data),
-                                str(content.get("filename") or ""), seconds)
-        await self.take_text(Turn(room.room_id, route.scope, event.sender, caption, event.event_id, event.event_id,
-                                  group=group, replayed=replayed, reply_to=event.event_id if group else None,
-                                  attachment=attachment))
-
-    # --- reactions as buttons -------------------------------------------------------------------------
-
-    async def _on_reaction(self, room: MatrixRoom, event: ReactionEvent, route: Route) -> None:
-        """A reaction on one of the bot's open choices answers it, like pressing a button, if the reacting person may.
-
-        The choice belongs to the person who asked (`owner_of`); in a room, someone else's reaction and a
-        reaction of a member who is no admin that would change memory decide nothing and get one short answer.
-        """
-        choice = await self.reactions.find(event.reacts_to)
-        scope = await self.engine.scope_for(route.scope)
-        data = choice.options.get(normalize_key(event.key)) if choice is not None else None
-        if choice is None or data is None or choice.scope_id != scope.id:
-            feedback = Reaction(route.scope, self.name, event.reacts_to, event.key, sender=event.sender,
-                                ref=event.event_id)
-            if not await self.engine.feedback(feedback):
-                log.info("reaction %r on %s answers no open question and is on no message of the companion's",
-                         event.key, event.reacts_to)
-            return
-        if choice.owner not in (None, event.sender):
-            log.info("reaction of %s on %s, which %s was asked: refused", event.sender, event.reacts_to, choice.owner)
-            await self._tell(room.room_id, t(self.lang, "choice_not_yours"), event.event_id, "refused")
-            return
-        admin = route.kind != "group" or self.access.is_admin(event.sender)
-        async with self._pressing(route.scope, data, admin, event.event_id) as pressed:
-            if admin or not changes_memory(data):  # else refused: the choice stays open for the one who may
-                await self.reactions.take_away(scope, (*pressed.closes, choice.question), also=choice)
-            await self._show_pressed(room.room_id, route.scope, pressed, event.event_id,
-                                     owner_of(pressed.buttons, event.sender, admin))
-
-    async def _on_redaction(self, event: RedactionEvent, route: Route) -> None:
-        """A reaction taken back (its event redacted) is no feedback any more."""
-        if event.redacts:
-            await self.engine.feedback(Reaction(route.scope, self.name, "", "", sender=event.sender, removed=True,
-                                                ref=event.redacts))
+    # --- reactions as buttons ---------------------------------------------------------------------
 
     async def _show_pressed(self, room_id: str, scope: str, pressed: Pressed, answering: str,
                             owner: str | None) -> None:

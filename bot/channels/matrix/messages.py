@@ -24,7 +24,7 @@ from nio import (
 
 from bot.channels.sending import FLOOD_TRIES, MAX_FLOOD_WAIT, retry_wait
 from bot.channels.splitting import Limit, split_text
-from bot.conversation.replies import Button, Quoted, question_of
+from bot.conversation.replies import Attachment, Button, Quoted, question_of
 from bot.texts import t
 
 MAX_MESSAGES = 3
@@ -218,6 +218,15 @@ def media_mime(content: dict[str, Any]) -> str:
     info = content.get("info")
     mime = info.get("mimetype") if isinstance(info, dict) else None
     return mime if isinstance(mime, str) else ""
+
+
+def voice_note(content: dict[str, Any]) -> Attachment:
+    """A voice note as its event describes it, before it is downloaded (no data yet; size 0 when it says none)."""
+    info = content.get("info")
+    size, duration = (info.get("size"), info.get("duration")) if isinstance(info, dict) else (None, None)
+    seconds = duration / 1000 if isinstance(duration, (int, float)) else None
+    return Attachment("voice", b"", media_mime(content), size if isinstance(size, int) else 0,
+                      str(content.get("filename") or ""), seconds)
 
 
 def media_caption(content: dict[str, Any]) -> str:

@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from telegram import CallbackQuery, Chat, Message, Update, User
+from telegram import Message, Update, User
 from telegram.constants import ChatType
 from telegram.error import BadRequest, Forbidden, InvalidToken, NetworkError, RetryAfter, TelegramError
 from telegram.ext import (
@@ -25,7 +25,6 @@ from telegram.ext import (
     ApplicationBuilder,
     ApplicationHandlerStop,
     CallbackQueryHandler,
-    ContextTypes,
     MessageHandler,
     MessageReactionHandler,
     TypeHandler,
@@ -33,12 +32,12 @@ from telegram.ext import (
 )
 
 from bot.channels.access import AccessConfig, RecentIds, UnknownUsers
-from bot.channels.base import Channel, Turn
+from bot.channels.base import Turn
 from bot.channels.shown import Shown, show_once
 from bot.channels.streaming import LivePreview
-from bot.channels.telegram.choices import VOTES, TelegramChoices, answer_of, message_ref, refusal
-from bot.channels.telegram.images import brings_picture, picture_of
+from bot.channels.telegram.choices import TelegramChoices, message_ref
 from bot.channels.telegram.intake import Intake, PerChatOrder
+from bot.channels.telegram.media import brings_picture, picture_of, voice_file, voice_of
 from bot.channels.telegram.messages import (
     GROUPS,
     addressed_to_bot,
@@ -48,28 +47,23 @@ from bot.channels.telegram.messages import (
     group_text,
     keyboard,
     quoted_of,
-    reaction_change,
     scope_user,
     telegram_id,
-    voice_file,
 )
-from bot.channels.telegram.outgoing import Outgoing, not_modified, patiently
+from bot.channels.telegram.outgoing import Outgoing, patiently
 from bot.channels.telegram.polling import WATCHDOG, Poller, retry_seconds
-from bot.commands.call import Pressed
-from bot.commands.catalog import menu, owner_of
+from bot.channels.telegram.presses import Context, TelegramPresses
+from bot.commands.catalog import menu
 from bot.commands.runner import Commands
 from bot.conversation.engine import Engine
-from bot.conversation.replies import Attachment, Button, Reaction, Reply
+from bot.conversation.replies import Attachment, Button, Reply
 from bot.errors import ConfigError
 from bot.texts import t
-from memory.choices import Choice
 from scheduler.errors import RetryLater
 
 log = logging.getLogger(__name__)
 
-Context = ContextTypes.DEFAULT_TYPE
 VOICE_NOTES = filters.VOICE | filters.AUDIO | filters.VIDEO_NOTE | filters.Document.AUDIO
-DOWNLOAD_SECONDS = 60.0  # a voice note of up to 20 MB may take a while to come down
 
 
 @dataclass(frozen=True)
@@ -105,7 +99,7 @@ def file_base_url(base_url: str) -> str:
     return base_url.rstrip("/").removesuffix("/bot") + "/file/bot"
 
 
-class TelegramChannel(Channel[int, int]):
+class TelegramChannel(TelegramPresses):
     """Answers allowed Telegram users and groups through the engine and the commands; pushes messages on request."""
 
     name = "telegram"
@@ -257,49 +251,39 @@ class TelegramChannel(Channel[int, int]):
 
     async def _on_text(self, update: Update, context: Context) -> None:
         """A text: read who wrote what where, then take the shared turn (bot/channels/base.py)."""
-        message, user, chat = update.message, update.effective_user, update.effective_chat
-        assert message is not None and message.text is not None and user is not None and chat is not None
-        group, command = chat.type in GROUPS, message.text.startswith("/")
-        text = (group_text(message.text, self.app.bot.username, user.first_name) if group and not command
-                else message.text)
-        await self.take_text(Turn(
-            chat.id, chat_scope(chat, user), scope_user(user.id), text, message_ref(chat.id, message.message_id),
-            str(update.update_id), group=group, command=command, replayed=self.intake.replayed(update),
-            reply_to=message.message_id if group else None, origin=message.message_id,
-            quoted=quoted_of(message, self.app.bot.id), addressed=not group or self._addressed(message)))
+        assert update.message is not None and update.message.text is not None
+        await self.take_text(self._message_turn(update, update.message.text, update.message.text.startswith("/")))
 
     async def _on_image(self, update: Update, context: Context) -> None:
         """A photo, an image file or a sticker: downloaded (not when too large) and answered with its caption."""
-        message, user, chat = update.message, update.effective_user, update.effective_chat
-        assert message is not None and user is not None and chat is not None
-        group = chat.type in GROUPS
+        message = update.message
+        assert message is not None
         caption = message.caption or (message.sticker.emoji or "" if message.sticker is not None else "")
-        text = group_text(caption, self.app.bot.username, user.first_name) if group else caption
         attachment = await picture_of(message, self.engine.config.image_max_bytes)
-        await self.take_text(Turn(
-            chat.id, chat_scope(chat, user), scope_user(user.id), text, message_ref(chat.id, message.message_id),
-            str(update.update_id), group=group, replayed=self.intake.replayed(update),
-            reply_to=message.message_id if group else None, attachment=attachment))
+        await self.take_text(self._message_turn(update, caption, attachment=attachment))
 
     async def _on_voice(self, update: Update, context: Context) -> None:
         """A voice note (voice, audio, video note): downloaded unless it is too large or cannot be heard, then the
         shared turn with it (its caption as the text; a caption never runs a command)."""
+        assert update.message is not None
+        attachment = await voice_of(update.message, self.hears)
+        assert attachment is not None  # ensured by the handler's filter
+        await self.take_text(self._message_turn(update, update.message.caption or "", attachment=attachment))
+
+    def _message_turn(self, update: Update, text: str, command: bool = False,
+                      attachment: Attachment | None = None) -> Turn[int, int]:
+        """The shared turn of a message: who wrote it where (in a group with the sender's name before the words,
+        unless it is a command), the older message it quotes, whether it addressed mnemo, what it brings."""
         message, user, chat = update.message, update.effective_user, update.effective_chat
         assert message is not None and user is not None and chat is not None
-        found = voice_file(message)
-        assert found is not None  # ensured by the handler's filter
-        data = b""
-        if self.hears(found.size):
-            file = await self.app.bot.get_file(found.file_id)
-            data = bytes(await file.download_as_bytearray(read_timeout=DOWNLOAD_SECONDS))
-        group, caption = chat.type in GROUPS, message.caption or ""
-        text = group_text(caption, self.app.bot.username, user.first_name) if group else caption
-        attachment = Attachment("voice", data, found.mime, found.size if found.size is not None else len(data),
-                                found.name, found.seconds)
-        await self.take_text(Turn(
+        group = chat.type in GROUPS
+        text = group_text(text, self.app.bot.username, user.first_name) if group and not command else text
+        return Turn(
             chat.id, chat_scope(chat, user), scope_user(user.id), text, message_ref(chat.id, message.message_id),
-            str(update.update_id), group=group, replayed=self.intake.replayed(update),
-            reply_to=message.message_id if group else None, attachment=attachment))
+            str(update.update_id), group=group, command=command, replayed=self.intake.replayed(update),
+            reply_to=message.message_id if group else None, origin=message.message_id,
+            quoted=quoted_of(message, self.app.bot.id), addressed=not group or self._addressed(message),
+            attachment=attachment)
 
     async def _on_other(self, update: Update, context: Context) -> None:
         """A kind of message mnemo does not take (a file, a location, …): say so in one sentence."""
@@ -321,129 +305,6 @@ class TelegramChannel(Channel[int, int]):
         if chat.type == ChatType.PRIVATE and not await self.access.allows(scope_user(user.id)):
             return
         await self._tell_failure(chat.id)
-
-    # --- presses ----------------------------------------------------------------------------------
-
-    async def _on_press(self, update: Update, context: Context) -> None:
-        """A button press: check it against the message's buttons, let the commands decide, update the messages.
-
-        A press counts only on buttons the message offers, by the person who asked (in a group: the admin who
-        asked; anyone's buttons that only show something); in a group only admins change memory.
-        """
-        query, chat, message = update.callback_query, update.effective_chat, update.effective_message
-        assert query is not None  # ensured by CallbackQueryHandler
-        if chat is None or message is None:
-            await self._answer(query, t(self.lang, "button_unknown"))
-            return
-        if chat.type == ChatType.PRIVATE and chat.id != query.from_user.id:
-            log.warning("press by %s on a message in private chat %s ignored", query.from_user.id, chat.id)
-            return  # Telegram never sends this; a forged update must not show one user's data in another's chat
-        scope, presser, data = chat_scope(chat, query.from_user), scope_user(query.from_user.id), query.data or ""
-        admin = chat.type not in GROUPS or self.access.is_admin(presser)
-        choice = await self.choices.find(chat.id, message.message_id)
-        refused = refusal(choice, presser, data)
-        if refused is not None:
-            log.info("press %r by %s on message %s refused: %s", data[:80], presser, message.message_id, refused)
-            await self._answer(query, t(self.lang, refused))
-            if refused in ("button_unknown", "button_stale") and (choice is None or not choice.options):
-                await self._take_all(scope, chat.id, message)
-            return
-        assert choice is not None  # a press is refused without one
-        async with self._pressing(scope, data, admin, query.id) as pressed:
-            await self._answer(query, pressed.notice)
-            await self.choices.close(scope, pressed.closes, keep=choice.message_ref)
-            if pressed.stale:
-                await self.choices.drop(scope, choice, lambda row: data in {b.data for b in row})
-            elif pressed.text is not None:
-                await self._edit(query, pressed)
-                await self.choices.replace(scope, choice, pressed.buttons, owner_of(pressed.buttons, presser, admin))
-
-    # --- reactions --------------------------------------------------------------------------------------
-
-    async def _on_reaction(self, update: Update, context: Context) -> None:
-        """A person's reactions on a message changed: 👍 or 👎 on a yes/no question's buttons answers it (as a press
-        of Ja or Nein would, by whoever may press them); any other emoji on one of the companion's messages is kept
-        as feedback, and dropped when taken back. Reactions on other messages are not the companion's business."""
-        change = update.message_reaction
-        assert change is not None  # ensured by MessageReactionHandler
-        chat, user = change.chat, change.user
-        if user is None:  # an anonymous admin or a channel: nobody whose reaction counts
-            return
-        if chat.type == ChatType.PRIVATE and chat.id != user.id:
-            log.warning("reaction by %s on a message in private chat %s ignored", user.id, chat.id)
-            return  # Telegram never sends this; a forged update must not act in another person's chat
-        added, removed = reaction_change(change.old_reaction, change.new_reaction)
-        scope, sender, ref = chat_scope(chat, user), scope_user(user.id), message_ref(chat.id, change.message_id)
-        choice = await self.choices.find(chat.id, change.message_id)
-        answers = [data for emoji in added if (data := answer_of(choice, emoji)) is not None]
-        if choice is not None and answers:
-            await self._decide_by_reaction(chat, sender, scope, choice, answers[0], f"reaction:{update.update_id}")
-        for emoji in added:
-            if choice is None or emoji not in VOTES:  # on a message with buttons, 👍 and 👎 answer (late: nothing)
-                await self.engine.feedback(Reaction(scope, self.name, ref, emoji, sender=sender))
-        for emoji in removed:
-            await self.engine.feedback(Reaction(scope, self.name, ref, emoji, sender=sender, removed=True))
-
-    async def _decide_by_reaction(self, chat: Chat, presser: str, scope: str, choice: Choice, data: str,
-                                  press_id: str) -> None:
-        """Answer a yes/no question by a reaction, once, as the press of its button would; a reaction by someone who
-        may not press it (somebody else's question, a member who is no admin) does nothing, and says nothing."""
-        admin = chat.type not in GROUPS or self.access.is_admin(presser)
-        refused = refusal(choice, presser, data)
-        if refused is None and not admin:  # a yes or no changes memory: in a group, only an admin's
-            refused = "group_admins_only"
-        if refused is not None:
-            log.info("reaction %r by %s on message %s decides nothing: %s", data, presser, choice.message_ref, refused)
-            return
-        message_id = int(choice.extra["message"])
-        async with self._pressing(scope, data, admin, press_id) as pressed:
-            await self.choices.close(scope, pressed.closes, keep=choice.message_ref)
-            if pressed.stale:
-                await self.choices.drop(scope, choice, lambda row: data in {b.data for b in row})
-            elif pressed.text is not None:
-                await self._edit_message(chat.id, message_id, pressed.text, pressed.buttons)
-                await self.choices.replace(scope, choice, pressed.buttons, owner_of(pressed.buttons, presser, admin))
-            elif pressed.notice:
-                await self._tell(chat.id, pressed.notice)
-
-    async def _edit_message(self, chat_id: int, message_id: int, text: str,
-                            rows: tuple[tuple[Button, ...], ...]) -> None:
-        """Show a decision in the message that asked, unless it shows exactly that already."""
-        try:
-            await patiently(functools.partial(self.app.bot.edit_message_text, text, chat_id=chat_id,
-                                              message_id=message_id, reply_markup=keyboard(rows)))
-        except BadRequest as exc:
-            if not not_modified(exc):
-                raise
-            log.debug("message %s already shows %r", message_id, text)
-
-    async def _take_all(self, scope: str, chat_id: int, message: Any) -> None:
-        """Take every button away from a message whose buttons are no longer valid."""
-        if getattr(message, "reply_markup", None) is None:
-            return
-        await self.choices.show_only(chat_id, message.message_id, ())
-        await self.choices.offer(scope, chat_id, message.message_id, (), None)
-
-    async def _answer(self, query: CallbackQuery, notice: str) -> None:
-        """Answer a press with its short notice; a press too old to answer (a replay after a crash) is only logged."""
-        try:
-            await query.answer(notice or None)
-        except BadRequest as exc:
-            log.info("could not answer press %s: %s", query.id, exc)
-
-    async def _edit(self, query: CallbackQuery, pressed: Pressed) -> None:
-        """Show the decision in the pressed message, unless it shows exactly that already."""
-        markup = keyboard(pressed.buttons)
-        message = query.message
-        if isinstance(message, Message) and message.text == pressed.text and message.reply_markup == markup:
-            log.debug("message already shows %r", pressed.text)
-            return
-        try:
-            await query.edit_message_text(pressed.text or "", reply_markup=markup)
-        except BadRequest as exc:
-            if not not_modified(exc):
-                raise
-            log.debug("message already shows %r", pressed.text)
 
     # --- sending ----------------------------------------------------------------------------------------
 

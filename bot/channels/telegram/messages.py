@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from telegram import (
     Chat,
@@ -15,7 +14,6 @@ from telegram import (
     MessageEntity,
     ReactionType,
     ReactionTypeEmoji,
-    TelegramObject,
     User,
 )
 from telegram.constants import ChatType, ReactionEmoji
@@ -76,41 +74,6 @@ def face(text: str, markup: InlineKeyboardMarkup | None, *, pending: bool = Fals
 def face_text(shown: str) -> str:
     """The text part of a `face`."""
     return str(json.loads(shown)[0])
-
-
-@dataclass(frozen=True)
-class VoiceFile:
-    """The voice note a message carries, as Telegram describes it (before it is downloaded)."""
-
-    file_id: str
-    mime: str
-    size: int | None  # bytes, when Telegram says
-    seconds: float | None
-    name: str = ""
-
-
-def seconds(media: TelegramObject) -> float | None:
-    """A voice note's duration in seconds, as the Bot API sent it (PTB's attribute warns while it changes type)."""
-    duration = media.to_dict().get("duration")
-    return float(duration) if isinstance(duration, (int, float)) else None
-
-
-def voice_file(message: Message) -> VoiceFile | None:
-    """A message's voice note: a voice message, an audio file, a video note or a document of audio; else None."""
-    if message.voice is not None:
-        voice = message.voice
-        return VoiceFile(voice.file_id, voice.mime_type or "audio/ogg", voice.file_size, seconds(voice))
-    if message.audio is not None:
-        audio = message.audio
-        return VoiceFile(audio.file_id, audio.mime_type or "audio/mpeg", audio.file_size, seconds(audio),
-                         audio.file_name or "")
-    if message.video_note is not None:
-        note = message.video_note
-        return VoiceFile(note.file_id, "video/mp4", note.file_size, seconds(note))
-    document = message.document
-    if document is not None and (document.mime_type or "").startswith("audio/"):
-        return VoiceFile(document.file_id, document.mime_type or "", document.file_size, None, document.file_name or "")
-    return None
 
 
 def addressed_to_bot(message: Message, bot_id: int, username: str) -> bool:

@@ -1,4 +1,5 @@
-"""The picture a Telegram message brings (a photo, an image file, a sticker), downloaded through getFile.
+"""The picture (a photo, an image file, a sticker) or the voice note (a voice message, an audio file, a video note) a
+Telegram message brings, downloaded through getFile.
 
 Nothing larger than the engine's limit is downloaded: the size Telegram names (in the message, else in getFile's
 answer) is checked first, and a picture over it is handed on without its bytes, so the engine says it is too large.
@@ -7,8 +8,10 @@ A photo comes in several sizes; the largest that fits is taken. Bots can downloa
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
+from dataclasses import dataclass
 
-from telegram import Document, Message, PhotoSize, Sticker
+from telegram import Document, Message, PhotoSize, Sticker, TelegramObject
 from telegram.error import BadRequest
 
 from bot.conversation.replies import Attachment
@@ -17,6 +20,7 @@ log = logging.getLogger(__name__)
 
 BOT_DOWNLOADS = 20 * 1024 * 1024  # the Bot API's getFile limit
 ANIMATED, VIDEO = "application/x-tgsticker", "video/webm"  # what an animated or a video sticker is
+DOWNLOAD_SECONDS = 60.0  # a voice note of up to 20 MB may take a while to come down
 
 
 def brings_picture(message: Message) -> bool:
@@ -70,3 +74,51 @@ async def _download(media: PhotoSize | Document | Sticker, mime: str, name: str,
         return Attachment("image", b"", mime, file.file_size or 0, name)
     data = bytes(await file.download_as_bytearray())
     return Attachment("image", data, mime, len(data), name)
+
+
+@dataclass(frozen=True)
+class VoiceFile:
+    """The voice note a message carries, as Telegram describes it (before it is downloaded)."""
+
+    file_id: str
+    mime: str
+    size: int | None  # bytes, when Telegram says
+    seconds: float | None
+    name: str = ""
+
+
+def seconds(media: TelegramObject) -> float | None:
+    """A voice note's duration in seconds, as the Bot API sent it (PTB's attribute warns while it changes type)."""
+    duration = media.to_dict().get("duration")
+    return float(duration) if isinstance(duration, (int, float)) else None
+
+
+def voice_file(message: Message) -> VoiceFile | None:
+    """A message's voice note: a voice message, an audio file, a video note or a document of audio; else None."""
+    if message.voice is not None:
+        voice = message.voice
+        return VoiceFile(voice.file_id, voice.mime_type or "audio/ogg", voice.file_size, seconds(voice))
+    if message.audio is not None:
+        audio = message.audio
+        return VoiceFile(audio.file_id, audio.mime_type or "audio/mpeg", audio.file_size, seconds(audio),
+                         audio.file_name or "")
+    if message.video_note is not None:
+        note = message.video_note
+        return VoiceFile(note.file_id, "video/mp4", note.file_size, seconds(note))
+    document = message.document
+    if document is not None and (document.mime_type or "").startswith("audio/"):
+        return VoiceFile(document.file_id, document.mime_type or "", document.file_size, None, document.file_name or "")
+    return None
+
+
+async def voice_of(message: Message, hears: Callable[[int | None], bool]) -> Attachment | None:
+    """The message's voice note, downloaded unless `hears` says its stated size is too large; None without one."""
+    found = voice_file(message)
+    if found is None:
+        return None
+    data = b""
+    if hears(found.size):
+        file = await message.get_bot().get_file(found.file_id)
+        data = bytes(await file.download_as_bytearray(read_timeout=DOWNLOAD_SECONDS))
+    return Attachment("voice", data, found.mime, found.size if found.size is not None else len(data), found.name,
+                      found.seconds)
