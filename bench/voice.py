@@ -72,18 +72,30 @@ async def timed(call: Callable[[], Awaitable[object]]) -> float:
     return time.perf_counter() - start
 
 
-async def engine_runs(folder: Path, api: FakeAudioAPI, voice: bytes, reply_voice: bytes, runs: int,
-                      times: dict[str, list[float]]) -> None:
-    """The three ways through the engine, interleaved."""
-    store = await MemoryStore.open(folder / "engine.sqlite3", FakeEmbedder())
+async def voice_engine(path: Path, api: FakeAudioAPI) -> Engine:
+    """An engine on its own store that hears and speaks through the fake audio API; the model answers at once."""
+    store = await MemoryStore.open(path, FakeEmbedder())
     chat, background = ScriptedLLM(), ScriptedLLM()
     chat.responder = lambda call: ANSWER
     background.responder = lambda call: json.dumps({"facts": [], "content": [], "profile": []})
-    transcriber = OpenAITranscriber("whisper-1", api.base_url, None)
-    speaker = OpenAISpeaker("tts-1", "alloy", api.base_url, None)
-    engine = Engine(store, chat, background, EngineConfig(relevance_floor=0.0, extraction="when_quiet",
-                                                          extraction_quiet_seconds=3600),
-                    transcriber=transcriber, speaker=speaker)
+    return Engine(store, chat, background, EngineConfig(relevance_floor=0.0, extraction="when_quiet",
+                                                        extraction_quiet_seconds=3600),
+                  transcriber=OpenAITranscriber("whisper-1", api.base_url, None),
+                  speaker=OpenAISpeaker("tts-1", "alloy", api.base_url, None))
+
+
+async def close(engine: Engine) -> None:
+    """Close the engine, its audio clients and its store."""
+    await engine.close()
+    for client in (engine.voice.transcriber, engine.voice.speaker):
+        await client.aclose()  # type: ignore[union-attr]
+    await engine.store.close()
+
+
+async def engine_runs(folder: Path, api: FakeAudioAPI, voice: bytes, reply_voice: bytes, runs: int,
+                      times: dict[str, list[float]]) -> None:
+    """The three ways through the engine, interleaved."""
+    engine = await voice_engine(folder / "engine.sqlite3", api)
     attachment = Attachment("voice", voice, "audio/ogg", len(voice), seconds=2.0)
     try:
         spoken_scope = await engine.scope_for("spoken")
@@ -102,24 +114,13 @@ async def engine_runs(folder: Path, api: FakeAudioAPI, voice: bytes, reply_voice
                     times.setdefault(name, []).append(took)
         assert len(api.speech_requests) == runs + 2, "the spoken way did not speak every time"
     finally:
-        await engine.close()
-        await transcriber.aclose()
-        await speaker.aclose()
-        await store.close()
+        await close(engine)
 
 
 async def telegram_runs(folder: Path, api: FakeAudioAPI, voice: bytes, reply_voice: bytes, runs: int,
                         times: dict[str, list[float]]) -> None:
     """A typed message and a voice note (heard and answered spoken) through PTB and the fake Bot API."""
-    store = await MemoryStore.open(folder / "telegram.sqlite3", FakeEmbedder())
-    chat, background = ScriptedLLM(), ScriptedLLM()
-    chat.responder = lambda call: ANSWER
-    background.responder = lambda call: json.dumps({"facts": [], "content": [], "profile": []})
-    transcriber = OpenAITranscriber("whisper-1", api.base_url, None)
-    speaker = OpenAISpeaker("tts-1", "alloy", api.base_url, None)
-    engine = Engine(store, chat, background, EngineConfig(relevance_floor=0.0, extraction="when_quiet",
-                                                          extraction_quiet_seconds=3600),
-                    transcriber=transcriber, speaker=speaker)
+    engine = await voice_engine(folder / "telegram.sqlite3", api)
     async with FakeTelegram() as tg:
         config = TelegramConfig(token=tg.token, base_url=tg.base_url, allowed_users=frozenset({"42"}),
                                 streaming=False)
@@ -145,10 +146,7 @@ async def telegram_runs(folder: Path, api: FakeAudioAPI, voice: bytes, reply_voi
             assert tg.voices[-1]["voice"]["content"] == reply_voice
         finally:
             await channel.stop()
-    await engine.close()
-    await transcriber.aclose()
-    await speaker.aclose()
-    await store.close()
+    await close(engine)
 
 
 async def main(runs: int) -> dict[str, dict[str, float]]:

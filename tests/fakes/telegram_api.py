@@ -149,12 +149,6 @@ class FakeTelegram:
         `content` is served by getFile (else the file_id is unknown to the fake); `size` is the file_size Telegram
         tells (default: the content's length). A caption may carry an @mention.
         """
-        user = self._users[user_id] = {"id": user_id, "is_bot": False, "first_name": first_name,
-                                       "language_code": "de"}
-        cid = user_id if chat_id is None else chat_id
-        chat: JSON = {"id": cid, "type": chat_type}
-        chat.update({"first_name": first_name} if chat_type == "private" else {"title": "Chat"})
-        self._chats[cid] = chat
         file_id = self.add_file(content) if content is not None else "MISSING"
         media: JSON = {"file_id": file_id, "file_unique_id": f"u{file_id}"}
         known = size if size is not None else (len(content) if content is not None else None)
@@ -168,18 +162,8 @@ class FakeTelegram:
             media["mime_type"] = mime or {"voice": "audio/ogg", "audio": "audio/mpeg"}.get(kind, "application/pdf")
         if file_name:
             media["file_name"] = file_name
-        msg: JSON = {"message_id": next(self._message_ids), "from": user, "chat": chat, "date": int(time.time()),
-                     kind: media}
-        if caption is not None:
-            msg["caption"] = caption
-            mentions = [{"type": "mention", "offset": len(caption[: m.start()].encode("utf-16-le")) // 2,
-                         "length": len(m.group(0))} for m in re.finditer(r"(?<!\S)@[A-Za-z0-9_]{5,32}", caption)]
-            if mentions:
-                msg["caption_entities"] = mentions
-        if reply_to is not None:
-            msg["reply_to_message"] = {k: v for k, v in self.messages[reply_to].items() if k != "reply_to_message"}
-        self.messages[msg["message_id"]] = msg
-        return self.send_update({"message": msg})
+        return self._send_media(user_id, {kind: media}, caption, chat_id=chat_id, first_name=first_name,
+                                chat_type=chat_type, reply_to=reply_to)
 
     def send_text(self, user_id: int, text: str, chat_id: int | None = None,
                   first_name: str = "Anna", language_code: str = "de",
