@@ -17,17 +17,22 @@ from bot.conversation.suggestions import SuggestionBox
 from bot.conversation.tools import ToolBox
 from bot.errors import ConfigError, LLMError
 from bot.llm.factory import make_llm
-from bot.llm.metering import MeteredLLM
+from bot.llm.metering import CountedLLM, MeteredLLM
 from bot.llm.port import LLM
 from bot.llm.vision import vision_on
 from bot.llm.writer import LLMWriter
 from bot.mcp.config import read_servers
 from bot.mcp.toolbox import open_toolbox
+from bot.metrics import NO_METRICS, Metrics
 from bot.settings import Settings
 from bot.texts import t
 from bot.voice.openai_audio import OpenAISpeaker, OpenAITranscriber
 from bot.weather import OpenMeteo
 from bot.web.toolbox import web_tools
+from bot.web_page.app import make_app
+from bot.web_page.health import Running
+from bot.web_page.metrics import PrometheusMetrics
+from bot.web_page.server import WebServer, listen_address
 from memory.admission import Thresholds
 from memory.embedder import make_embedder
 from memory.store import MemoryStore
@@ -100,7 +105,7 @@ async def open_toolboxes(settings: Settings, store: MemoryStore, stack: contextl
 
 
 @contextlib.asynccontextmanager
-async def running_engine(settings: Settings) -> AsyncIterator[Engine]:
+async def running_engine(settings: Settings, metrics: Metrics = NO_METRICS) -> AsyncIterator[Engine]:
     """Open the store, the models and the toolboxes, yield the engine, and close everything in reverse."""
     embedder = await asyncio.to_thread(make_embedder, settings.embedding_model)
     store = await MemoryStore.open(settings.data_dir, embedder, semantic_dedupe=settings.dedupe_threshold)
@@ -114,8 +119,12 @@ async def running_engine(settings: Settings) -> AsyncIterator[Engine]:
         for backend in (transcriber, speaker):
             if backend is not None:
                 stack.push_async_callback(backend.aclose)
-        engine = Engine(store, chat, MeteredLLM(background, budget), engine_config(settings), budget=budget,
-                        toolboxes=toolboxes, transcriber=transcriber, speaker=speaker)
+        counted_chat, counted_background = chat, background
+        if metrics is not NO_METRICS:  # the models' calls, tokens and cache hits counted per purpose
+            counted_chat, counted_background = CountedLLM(chat, metrics, "chat"), CountedLLM(background, metrics,
+                                                                                             "background")
+        engine = Engine(store, counted_chat, MeteredLLM(counted_background, budget), engine_config(settings),
+                        budget=budget, toolboxes=toolboxes, transcriber=transcriber, speaker=speaker, metrics=metrics)
         yield engine
     finally:
         if engine is not None:
@@ -199,11 +208,21 @@ async def until_stopped() -> None:
             loop.remove_signal_handler(sig)
 
 
+async def start_web(settings: Settings, metrics: PrometheusMetrics, running: Running,
+                    stack: contextlib.AsyncExitStack) -> None:
+    """Serve /metrics and /healthz on MNEMO_WEB_LISTEN; `stack` stops the server."""
+    host, port = listen_address(settings.web_listen)
+    server = WebServer(make_app(running, metrics, settings.metrics_token), host, port)
+    await server.start()
+    stack.push_async_callback(server.stop)
+
+
 async def main(settings: Settings) -> None:
     """Run the configured channels until the terminal chat ends or the process is stopped."""
     from bot.channels.console import ConsoleChannel
 
-    async with running_engine(settings) as engine:
+    metrics = PrometheusMetrics() if settings.web_listen else None
+    async with running_engine(settings, metrics or NO_METRICS) as engine:
         hint = await check_model(settings, engine.chat)
         if hint:
             print(hint, flush=True)
@@ -217,14 +236,22 @@ async def main(settings: Settings) -> None:
         scheduler = Scheduler(engine.store, settings.companion_id, LLMWriter(engine.background), engine,
                               ChannelSender(routes), settings.zone, settings.data_dir, lang=settings.language,
                               budget=engine.budget,
-                              weather=OpenMeteo(settings.weather_url) if settings.weather_url else None)
+                              weather=OpenMeteo(settings.weather_url) if settings.weather_url else None,
+                              job_runs=metrics)
         commands.scheduler = scheduler
+        live: dict[str, bool] = {}  # the channels as /healthz reports them
         async with contextlib.AsyncExitStack() as running:
             for messenger in messengers:
                 await messenger.start()
+                live[messenger.name] = True
                 running.push_async_callback(messenger.stop)
+                running.callback(live.__setitem__, messenger.name, False)
             await scheduler.start()
             running.push_async_callback(scheduler.stop)
+            if console is not None:
+                live["console"] = True
+            if metrics is not None:
+                await start_web(settings, metrics, Running(engine.store, engine.budget, scheduler, live.copy), running)
             if console is not None:
                 await console.run()
             else:

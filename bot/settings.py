@@ -129,8 +129,21 @@ class Settings(BaseSettings):
     speech_max_chars: int = Field(default=600, ge=50)  # a spoken reply is cut at a sentence's end within this
     voice_max_bytes: int = Field(default=20_000_000, gt=0)  # a larger voice note is not even downloaded
     voice_max_seconds: float = Field(default=300.0, gt=0)  # when the messenger tells a voice note's length
+    # mnemo's own web server (bot/web_page): /metrics and /healthz; off unless an address is given.
+    web_listen: str = ""  # host:port, e.g. 127.0.0.1:8377 or [::1]:8377; empty: no server
+    metrics_token: str | None = None  # Bearer token for /metrics and /healthz from anywhere but localhost
     mcp_servers: str = ""  # MCP servers for the chat model: inline JSON or a .json/.toml file (bot/mcp/config.py)
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "WARNING"  # `--log-level` wins
+
+    @field_validator("web_listen")
+    @classmethod
+    def _web_listen(cls, value: str) -> str:
+        """host:port with a port number, or empty."""
+        if value:
+            from bot.web_page.server import listen_address
+
+            listen_address(value)  # raises ValueError naming what is wrong
+        return value
 
     @field_validator("log_level", mode="before")
     @classmethod
@@ -206,7 +219,7 @@ class Settings(BaseSettings):
         """Every token, key and password, so logs can mask them."""
         values = [self.chat_api_key, self.background_api_key, self.telegram_token, self.matrix_password,
                   self.matrix_access_token, getattr(self, "telegram_webhook_secret", None), self.brave_api_key,
-                  self.tavily_api_key, self.transcribe_api_key, self.speech_api_key]
+                  self.tavily_api_key, self.transcribe_api_key, self.speech_api_key, self.metrics_token]
         if self.telegram_token and ":" in self.telegram_token:  # its secret half, also where ':' was URL-encoded
             values.append(self.telegram_token.split(":", 1)[1])
         return [v for v in values if v] + self._mcp_secrets()

@@ -140,3 +140,9 @@ class AdmissionControl:
             rows = dict(await tx.fetchall("SELECT outcome, count FROM admission_counts WHERE scope_id = ?",
                                           (scope.id,)))
         return {name: int(rows.get(name, 0)) for name in OUTCOMES.values()}
+
+    async def totals(self) -> dict[str, int]:
+        """admitted / dropped / contradictions over every scope (zero when none), for metrics."""
+        async with self.db.reading() as tx:
+            rows = dict(await tx.fetchall("SELECT outcome, SUM(count) FROM admission_counts GROUP BY outcome"))
+        return {name: int(rows.get(name) or 0) for name in OUTCOMES.values()}

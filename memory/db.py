@@ -126,6 +126,16 @@ class Database:
             await self._conn.execute("VACUUM")
         await self.checkpoint()
 
+    async def reachable(self, timeout: float = 5.0) -> bool:
+        """Whether a query answers within `timeout` seconds (for /healthz); why not is logged."""
+        try:
+            async with asyncio.timeout(timeout), self.reading() as tx:
+                await tx.fetchone("SELECT 1")
+        except Exception as exc:  # closed (ValueError), the driver's own errors, TimeoutError: all mean "not now"
+            log.warning("the database %s does not answer: %r", self.path, exc)
+            return False
+        return True
+
     async def close(self) -> None:
         """Close the connections."""
         async with self._aside_lock:

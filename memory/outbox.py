@@ -99,3 +99,9 @@ class Outbox:
         async with self.db.reading() as tx:
             rows = await tx.fetchall(f"SELECT {_COLS} FROM outbox WHERE scope_id = ? ORDER BY id", (scope.id,))
         return [_item(r) for r in rows]
+
+    async def counts(self) -> dict[str, int]:
+        """How many items of every scope are in each status ('pending', 'sent', 'failed', 'dropped'), for metrics."""
+        async with self.db.reading() as tx:
+            rows = await tx.fetchall("SELECT status, COUNT(*) FROM outbox GROUP BY status")
+        return {str(status): int(count) for status, count in rows}

@@ -49,3 +49,10 @@ class Weather(Protocol):
     async def forecast(self, latitude: float, longitude: float, day: date, zone: str) -> Forecast:
         """The forecast for a local day at a place; raise on failure."""
         ...
+
+
+class JobRuns(Protocol):
+    """Counts the jobs that ran (the bot's metrics fill it in)."""
+
+    def job_ran(self, job: str, outcome: str) -> None:
+        """A job of this kind ('planner', 'diary', …) ran: 'ok', 'failed' or 'skipped'."""

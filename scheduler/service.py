@@ -32,7 +32,7 @@ from scheduler.checkin import check_in
 from scheduler.delivery import OutboxSender
 from scheduler.diary import write_diary
 from scheduler.morning import Context, brief_today, push_dates, send_brief
-from scheduler.ports import Composer, Sender, Weather, Writer
+from scheduler.ports import Composer, JobRuns, Sender, Weather, Writer
 from scheduler.reflection import Reflection, reflect
 from scheduler.reminder_pushes import push_due
 from scheduler.rhythm import reads_in_morning
@@ -70,7 +70,7 @@ class Scheduler:
         self, store: MemoryStore, companion_id: str, writer: Writer, composer: Composer, sender: Sender,
         zone: ZoneInfo, data_dir: Path, silence: timedelta | None = None,  # None: by the relationship's stage
         clock: Callable[[], float] = time.time, lang: str = "de", budget: TokenBudget | None = None,
-        weather: Weather | None = None,
+        weather: Weather | None = None, job_runs: JobRuns | None = None,
     ) -> None:
         self.store, self.companion_id, self.lang = store, companion_id, lang
         self.budget = budget  # reflection and diary pause when the day's background tokens are spent
@@ -81,6 +81,12 @@ class Scheduler:
         self.outbox = OutboxSender(store, sender, clock, zone, lang)
         self.mornings = Context(store, composer, self.outbox, zone, lang, weather)
         self._aps: AsyncIOScheduler | None = None
+        self.job_runs = job_runs  # counts every job run by kind and outcome (the metrics), when given
+
+    @property
+    def running(self) -> bool:
+        """Whether APScheduler is started and runs jobs."""
+        return self._aps is not None and bool(self._aps.running)
 
     async def specs(self) -> list[JobSpec]:
         """Every job that should exist now: the planner and each user's reflection and diary."""
@@ -160,16 +166,22 @@ class Scheduler:
 
     async def run(self, kind: str, scope_id: int, now: float) -> None:
         """Do one job's work at `now`; a failure is logged and counted, other users are not affected."""
+        outcome = await self._run(kind, scope_id, now)
+        if self.job_runs is not None:
+            self.job_runs.job_ran(kind, outcome)
+
+    async def _run(self, kind: str, scope_id: int, now: float) -> str:
+        """One job's work: 'ok', 'skipped' (no such user, the budget spent) or 'failed' (logged and counted)."""
         try:
             if kind == "planner":
                 await self.plan(now)
-                return
+                return "ok"
             scope = next((s for s in await self.store.scopes(self.companion_id) if s.id == scope_id), None)
             if scope is None:
-                return
+                return "skipped"
             if kind in ("reflect", "diary") and self.budget is not None and not await self.budget.allows(now):
                 log.info("%s for scope %s skipped: the daily token budget for background work is spent", kind, scope_id)
-                return
+                return "skipped"
             if kind == "reflect":
                 await reflect(self.store, self.writer, scope, now=now)
             elif kind == "diary":
@@ -181,6 +193,8 @@ class Scheduler:
         except Exception:
             log.exception("%s job for scope %s failed; nothing was sent", kind, scope_id)
             await self.count_failure(kind, now)
+            return "failed"
+        return "ok"
 
     async def plan(self, now: float) -> None:
         """The planner: retry the outbox, a check-in decision for every user, then jobs for new users."""

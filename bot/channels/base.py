@@ -59,7 +59,26 @@ class Turn(Generic[W, H]):
 
 async def answer(engine: Engine, commands: Commands | None, incoming: Incoming, *, command: bool,
                  ref: str | None = None, on_progress: OnText | None = None) -> tuple[Reply | None, bool]:
-    """A text's answer: the command's when it is one (run once by `ref`), else the engine's; whether a command ran."""
+    """A text's answer: the command's when it is one (run once by `ref`), else the engine's; whether a command ran.
+
+    Counted for the metrics: the message, its reply and how long the reply took to be ready, a failure by kind.
+    """
+    metrics, started = engine.metrics, time.monotonic()
+    metrics.message_in(incoming.channel)
+    try:
+        reply, ran_command = await _answer(engine, commands, incoming, command, ref, on_progress)
+    except Exception:
+        metrics.error("command" if command else "turn")
+        raise
+    if reply is not None:
+        metrics.message_out(incoming.channel)
+        metrics.reply_seconds(incoming.channel, time.monotonic() - started)
+    return reply, ran_command
+
+
+async def _answer(engine: Engine, commands: Commands | None, incoming: Incoming, command: bool, ref: str | None,
+                  on_progress: OnText | None) -> tuple[Reply | None, bool]:
+    """The command's answer or the engine's; whether a command ran."""
     if command and commands is not None:
         reply = await commands.run(incoming.user_id, incoming.text, channel=incoming.channel, ref=ref)
         if reply is not None:

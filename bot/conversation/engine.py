@@ -39,6 +39,7 @@ from bot.errors import LLMError
 from bot.learning.corrections import Change, correct, describe, looks_like_correction, propose_rule
 from bot.learning.why import asks_why, explain
 from bot.llm.port import LLM, Image, OnText
+from bot.metrics import NO_METRICS, Metrics
 from bot.texts import t
 from bot.voice.port import Speaker, Transcriber
 from memory.embedder import calibration
@@ -67,8 +68,10 @@ class Engine:
         self, store: MemoryStore, chat: LLM, background: LLM, config: EngineConfig,
         clock: Callable[[], float] = time.time, budget: TokenBudget | None = None,
         toolboxes: Sequence[ToolBox] = (), transcriber: Transcriber | None = None, speaker: Speaker | None = None,
+        metrics: Metrics = NO_METRICS,
     ) -> None:
         self.store, self.chat, self.background, self.config, self.clock = store, chat, background, config, clock
+        self.metrics = metrics  # what the channels count of the turns they run through it (bot/metrics.py)
         self.budget = budget  # the daily token budget that pauses extraction and summaries when spent
         self.limiter = RateLimiter(config.rate_limit_per_minute, clock=clock)
         self.floor = config.relevance_floor

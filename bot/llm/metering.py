@@ -1,11 +1,14 @@
-"""The background model, metered: every call's tokens count against the daily budget for background work."""
+"""The background model, metered: every call's tokens count against the daily budget for background work;
+any model counted for the metrics (calls, tokens, prompt-cache hits per purpose)."""
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from bot.errors import LLMError
 from bot.llm.port import LLM, ChatMessage, Completion, OnText, SystemBlock, ToolSpec
+from bot.metrics import Metrics
 from scheduler.budget import TokenBudget
 
 
@@ -27,6 +30,46 @@ class MeteredLLM:
         completion = await self.llm.complete(messages, system=system, tools=tools, json_schema=json_schema,
                                              max_tokens=max_tokens, on_text=on_text)
         await self.budget.record(self.clock(), completion.usage.input_tokens, completion.usage.output_tokens)
+        return completion
+
+    async def ping(self) -> None:
+        """Check the model answers (when the provider can)."""
+        ping = getattr(self.llm, "ping", None)
+        if ping is not None:
+            await ping()
+
+    async def aclose(self) -> None:
+        """Close the model's client."""
+        close = getattr(self.llm, "aclose", None)
+        if close is not None:
+            await close()
+
+
+class CountedLLM:
+    """An LLM that passes every call on and counts it, its tokens and its prompt-cache hits for the metrics."""
+
+    def __init__(self, llm: LLM, metrics: Metrics, purpose: str) -> None:
+        self.llm = llm
+        self.metrics = metrics
+        self.purpose = purpose  # 'chat' or 'background'
+        self.model = llm.model
+
+    async def complete(
+        self, messages: Sequence[ChatMessage], *, system: Sequence[SystemBlock] = (),
+        tools: Sequence[ToolSpec] | None = None, json_schema: dict[str, Any] | None = None, max_tokens: int = 1024,
+        on_text: OnText | None = None,
+    ) -> Completion:
+        """Ask the model and count the call (a failed one as failed, and as an error of kind 'model.<purpose>')."""
+        try:
+            completion = await self.llm.complete(messages, system=system, tools=tools, json_schema=json_schema,
+                                                 max_tokens=max_tokens, on_text=on_text)
+        except LLMError:
+            self.metrics.model_call(self.purpose, failed=True)
+            self.metrics.error(f"model.{self.purpose}")
+            raise
+        usage = completion.usage
+        self.metrics.model_call(self.purpose, input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
+                                cache_read_tokens=usage.cache_read_tokens)
         return completion
 
     async def ping(self) -> None:
