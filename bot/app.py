@@ -219,6 +219,7 @@ async def main(settings: Settings) -> None:
                               budget=engine.budget,
                               weather=OpenMeteo(settings.weather_url) if settings.weather_url else None)
         commands.scheduler = scheduler
+        engine.learning.notices.outbox = scheduler.outbox  # saved notices go out as the other pushes do
         async with contextlib.AsyncExitStack() as running:
             for messenger in messengers:
                 await messenger.start()
