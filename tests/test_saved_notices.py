@@ -13,6 +13,7 @@ import pytest
 from bot.commands.runner import Commands
 from bot.conversation.engine import Engine, EngineConfig, Incoming
 from bot.conversation.saved_notices import NOTICE_FRESH, silent_because
+from bot.llm.port import ToolCall
 from memory.models import Message, Scope
 from memory.outbox import ButtonRows
 from memory.store import MemoryStore
@@ -47,8 +48,11 @@ class Pushed:
 
     def __init__(self) -> None:
         self.sent: list[tuple[str, str, ButtonRows]] = []
+        self.down = False  # the messenger does not accept messages (a send fails)
 
     async def deliver(self, scope: Scope, text: str, *, buttons: ButtonRows = ()) -> bool:
+        if self.down:
+            return False
         self.sent.append((scope.user_id, text, buttons))
         return True
 
@@ -112,6 +116,21 @@ async def test_one_notice_per_run_and_its_button_undoes_exactly_that_run(world, 
     undo = await commands.run("anna", "/undo")  # /undo now takes back the newest standing run, not the undone one
     assert undo is not None and "Anna hat eine Schwester, Miriam." in undo.bubbles[0]
     assert await note_texts(store, scope) == [] and await store.profile.list(scope) == []
+
+
+async def test_a_pending_question_stays_open_beside_the_notice(world, store: MemoryStore) -> None:  # type: ignore[no-untyped-def]
+    engine, commands, pushed = world
+    await notices_on(commands)
+    engine.chat.enqueue("", [ToolCall("c1", "propose_rule", {"rule": "Antworte kurz."})])  # type: ignore[attr-defined]
+    engine.chat.enqueue("Verstanden.")  # type: ignore[attr-defined]
+    reply = await engine.handle(Incoming("anna", "Ich trinke am liebsten Tee."))
+    await engine.drain()
+    assert reply is not None and "Soll ich mir das merken?" in reply.bubbles[-1]
+    assert [text for _, text, _ in pushed.sent] == ["💾 gemerkt: Anna trinkt am liebsten Tee."]
+    await say(engine, "ja")  # the typed yes still decides the rule, not the notice
+    scope = await engine.scope_for("anna")
+    assert [r.text for r in await store.rules.list(scope, "active")] == ["Antworte kurz."]
+    assert await note_texts(store, scope) == ["Anna trinkt am liebsten Tee."]
 
 
 async def test_a_long_run_is_clipped_to_three_items(world) -> None:  # type: ignore[no-untyped-def]
@@ -211,6 +230,30 @@ async def test_groups_get_no_notices(world, store: MemoryStore) -> None:  # type
     assert await note_texts(store, scope) == ["Anna trinkt am liebsten Tee."]
 
 
+async def test_a_failed_send_is_retried_within_the_hour_and_dropped_after(world, store: MemoryStore,  # type: ignore[no-untyped-def]
+                                                                           clock: Clock) -> None:
+    engine, commands, pushed = world
+    await notices_on(commands)
+    outbox = engine.learning.notices.outbox
+    pushed.down = True
+    await say(engine, "Ich trinke am liebsten Tee.")
+    await say(engine, "Meine Schwester Miriam ist Ärztin.")
+    assert pushed.sent == []
+    pushed.down = False
+    scope = await engine.scope_for("anna")
+    clock.now += 60  # the outbox's next try (as after a restart): the first notice still fits its moment
+    assert await outbox.flush([scope]) == 2
+    assert [text for _, text, buttons in pushed.sent if buttons] == [
+        "💾 gemerkt: Anna trinkt am liebsten Tee.", "💾 gemerkt: Anna hat eine Schwester, Miriam.; work: Lehrerin"]
+
+    pushed.down = True
+    await say(engine, "Ich habe viel vor.")
+    pushed.down = False
+    clock.now += 2 * 3600  # two hours later it is no news any more
+    assert await outbox.flush([scope]) == 0
+    assert len(pushed.sent) == 2
+
+
 def test_when_a_notice_stays_silent() -> None:
     now = (DAY1 + timedelta(hours=3)).timestamp()  # 3 o'clock at night: a notice may still follow a message
 
@@ -244,11 +287,11 @@ async def test_through_telegram_the_notice_arrives_with_its_button_and_the_press
         tg.send_text(42, "/settings notices an")
         await tg.wait_for_sent(1)
         tg.send_text(42, "Ich trinke am liebsten Tee.")
-        sent = await tg.wait_for_sent(3)
+        sent = await tg.wait_for_sent(3)  # the reply and the notice (the background run may be the quicker one)
         await engine.drain()
         scope = await engine.scope_for("tg:42")
-        assert sent[1]["text"] == "Schön!"
-        notice = sent[2]
+        assert sorted(m["text"] for m in sent[1:]) == ["Schön!", "💾 gemerkt: Anna trinkt am liebsten Tee."]
+        notice = next(m for m in sent if m["text"].startswith("💾"))
         assert notice["text"] == "💾 gemerkt: Anna trinkt am liebsten Tee."
         (button,), = notice["reply_markup"]["inline_keyboard"]
         assert button["text"] == "Rückgängig" and button["callback_data"].startswith("saved:undo:extract:")
