@@ -239,6 +239,7 @@ async def main(settings: Settings) -> None:
                               weather=OpenMeteo(settings.weather_url) if settings.weather_url else None,
                               job_runs=metrics)
         commands.scheduler = scheduler
+        engine.learning.notices.outbox = scheduler.outbox  # saved notices go out as the other pushes do
         live: dict[str, bool] = {}  # the channels as /healthz reports them
         async with contextlib.AsyncExitStack() as running:
             for messenger in messengers:

@@ -75,4 +75,16 @@ PROACTIVE_TEXTS: dict[str, dict[str, str]] = {
                         "en": "When you usually read (learned): {hours}"},
     "settings_rhythm_none": {"de": "Wann du meist liest, lerne ich noch – bis dahin gelten deine aktiven Zeiten.",
                              "en": "I'm still learning when you usually read – until then your active hours apply."},
+    # the saved notice after an extraction (/settings notices an|aus)
+    "saved_notice": {"de": "💾 gemerkt: {items}", "en": "💾 noted: {items}"},
+    "saved_undo": {"de": "Rückgängig", "en": "Undo"},
+    "saved_undone": {"de": "↩️ zurückgenommen: {items}", "en": "↩️ taken back: {items}"},
+    "saved_undone_notice": {"de": "Zurückgenommen.", "en": "Taken back."},
+    "saved_later": {"de": "Das kann ich allein nicht mehr zurücknehmen: Spätere Änderungen bauen darauf auf. "
+                          "/undo nimmt die neueste Änderung zurück.",
+                    "en": "I can't take that back on its own any more: later changes build on it. "
+                          "/undo takes back the newest change."},
+    "settings_notices": {"de": "Gemerkt-Hinweise im Chat: {state}", "en": "Saved notices in the chat: {state}"},
+    "settings_notices_private": {"de": "Gemerkt-Hinweise gibt es nur im privaten Chat.",
+                                 "en": "Saved notices exist only in a private chat."},
 }

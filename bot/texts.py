@@ -109,10 +109,12 @@ TEXTS: dict[str, dict[str, str]] = {
     "settings_usage": {
         "de": "Ändern mit z. B. /settings tagebuch 23:30, /settings tagebuch an, /settings nachdenken 22:00, "
               "/settings zeiten 9-21, /settings nachfragen aus, /settings morgen 7:30 (aus, täglich, gelernt, "
-              "leer gruß, leer nichts), /settings geburtstage vortag, /settings ort 52.52,13.40",
+              "leer gruß, leer nichts), /settings geburtstage vortag, /settings ort 52.52,13.40, "
+              "/settings hinweise an",
         "en": "Change with e.g. /settings diary 23:30, /settings diary on, /settings reflection 22:00, "
               "/settings hours 9-21, /settings checkins off, /settings morning 7:30 (off, daily, learned, "
-              "empty greeting, empty nothing), /settings birthdays day before, /settings place 52.52,13.40",
+              "empty greeting, empty nothing), /settings birthdays day before, /settings place 52.52,13.40, "
+              "/settings notices on",
     },
     "settings_bad": {"de": "Das verstehe ich nicht – erwartet: {expected}",
                      "en": "I don't understand – expected: {expected}"},

@@ -24,6 +24,7 @@ class Preferences:
     morning_empty: str = "greeting"  # a brief with nothing to say: "greeting" or "nothing"
     date_notice: str = "day"  # birthdays and yearly dates: on the "day" or the "eve" (the day before)
     place: str = ""  # "52.52,13.4": where the brief's weather is for; empty: no weather
+    notices: bool = False  # "💾 gemerkt: …" after an extraction stored something (opt-in)
 
     def hours(self) -> tuple[int, int]:
         """Active hours as (start, end)."""
@@ -31,6 +32,8 @@ class Preferences:
         return int(start), int(end)
 
 
+# Preferences that are on or off.
+SWITCHES = ("diary_push", "checkins", "notices")
 # Preferences that take one of a few words (the command maps the user's words to these).
 CHOICES = {"morning_days": ("learned", "daily"), "morning_empty": ("greeting", "nothing"),
            "date_notice": ("day", "eve")}
@@ -38,7 +41,7 @@ CHOICES = {"morning_days": ("learned", "daily"), "morning_empty": ("greeting", "
 
 def parse_value(key: str, raw: str) -> Any:
     """Validate and convert a preference value typed by a user; ValueError with a short reason."""
-    if key in ("diary_push", "checkins"):
+    if key in SWITCHES:
         if raw.lower() in ("on", "an", "ja", "yes", "true", "1"):
             return True
         if raw.lower() in ("off", "aus", "nein", "no", "false", "0"):
@@ -95,7 +98,7 @@ class PreferenceStore:
         values: dict[str, Any] = {}
         for key, raw in rows.items():
             if key in types:
-                values[key] = raw == "1" if key in ("diary_push", "checkins") else raw
+                values[key] = raw == "1" if key in SWITCHES else raw
         return replace(prefs, **values)
 
     async def set(self, scope: Scope, key: str, value: Any) -> Preferences:

@@ -1,10 +1,12 @@
-"""Undo: revert the latest processing of a scope in reverse order, restoring deleted items with their ids."""
+"""Undo: revert the latest processing of a scope (or one named processing) in reverse order, restoring deleted items
+with their ids."""
 from __future__ import annotations
 
 import json
 import logging
 import time
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Literal
 
 from memory import audit
 from memory.models import AuditEntry, Scope
@@ -55,15 +57,64 @@ async def undo_latest(store: MemoryStore, scope: Scope) -> list[AuditEntry]:
     Entries of a final erasure (`is_final`) are returned but change nothing: the old text is gone.
     """
     entries = await latest_processing(store, scope)
-    if not entries:
-        return []
+    if entries:
+        await _undo(store, scope, entries)
+    return entries
+
+
+async def standing_entries(store: MemoryStore, scope: Scope, processing_id: str) -> list[AuditEntry]:
+    """The entries of one processing that are neither undone nor erased since, newest first."""
+    async with store.db.reading() as tx:
+        rows = await tx.fetchall(f"SELECT {audit.AUDIT_COLUMNS} FROM audit_log WHERE scope_id = ?"
+                                 " AND processing_id = ? AND undone_at IS NULL ORDER BY id DESC",
+                                 (scope.id, processing_id))
+    return [audit.entry_from_row(r) for r in rows]
+
+
+@dataclass(frozen=True)
+class Undone:
+    """What undoing one named processing did: 'done' (its entries reverted), or why nothing changed.
+
+    'missing': the scope has no such processing (never, or gone with /deleteme); 'undone': it was undone
+    before; 'final': it was a final erasure; 'later': a later processing changed one of its items, so taking it
+    back alone would break that one (the later one must be undone first).
+    """
+
+    status: Literal["done", "missing", "undone", "final", "later"]
+    entries: tuple[AuditEntry, ...] = ()
+
+
+async def undo_processing(store: MemoryStore, scope: Scope, processing_id: str) -> Undone:
+    """Revert exactly one processing of the scope (not the newest one), when nothing later depends on it.
+
+    Like /undo, the entries of an item erased for good since are left alone (the erasure marked them undone).
+    """
+    async with store.db.reading() as tx:
+        rows = await tx.fetchall(f"SELECT {audit.AUDIT_COLUMNS}, undone_at FROM audit_log WHERE scope_id = ?"
+                                 " AND processing_id = ? ORDER BY id DESC", (scope.id, processing_id))
+        if not rows:
+            return Undone("missing")
+        standing = tuple(audit.entry_from_row(r[:-1]) for r in rows if r[-1] is None)
+        if not standing:
+            final = any(is_final(audit.entry_from_row(r[:-1])) for r in rows)
+            return Undone("final" if final else "undone")
+        later = await tx.fetchall(  # changes after its first entry by processings still standing (an undo restores)
+            "SELECT item_type, item_id FROM audit_log WHERE scope_id = ? AND id > ? AND processing_id != ?"
+            " AND undone_at IS NULL AND processing_id NOT LIKE 'undo-%'", (scope.id, standing[-1].id, processing_id))
+    if {(e.item_type, e.item_id) for e in standing}.intersection((kind, item) for kind, item in later):
+        return Undone("later", standing)
+    await _undo(store, scope, list(standing))
+    return Undone("done", standing)
+
+
+async def _undo(store: MemoryStore, scope: Scope, entries: list[AuditEntry]) -> None:
+    """Revert the entries of one processing (newest first) and mark it undone."""
     processing = f"undo-{entries[0].processing_id}"
     for entry in entries:
         await _revert(store, scope, entry, processing)
     async with store.db.transaction() as tx:
         await tx.execute("UPDATE audit_log SET undone_at = ? WHERE scope_id = ? AND processing_id = ?",
                          (time.time(), scope.id, entries[0].processing_id))
-    return entries
 
 
 async def _revert(store: MemoryStore, scope: Scope, e: AuditEntry, processing: str) -> None:

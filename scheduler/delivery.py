@@ -11,7 +11,9 @@ Before each try, the pure `verdict` decides whether the message still fits its m
 - a morning brief goes out within an hour of its time (the person chose it, even before their active hours),
   later only within the active hours, and after 3 h it is dropped (it is no news by noon);
 - a birthday or yearly date ("date") goes out within the active hours, waits for their start outside them,
-  and is dropped after a day.
+  and is dropped after a day;
+- a saved notice ("notice", "💾 gemerkt: …") follows the person's own message, so it goes out at any hour, but
+  only within an hour of being written (later it is no news); it is not logged as the companion's words.
 """
 from __future__ import annotations
 
@@ -39,6 +41,8 @@ LATE_AFTER = timedelta(minutes=5)  # a reminder delivered later than this after 
 DIARY_ON_TIME = timedelta(hours=1)  # a diary push this young goes out at any hour
 DIARY_KEEP = timedelta(days=1)  # an older diary push is dropped
 MORNING_KEEP = timedelta(hours=3)  # an older morning brief is dropped
+NOTICE_KEEP = timedelta(hours=1)  # an older saved notice is dropped
+UNLOGGED = frozenset({"notice"})  # kinds that are no words of the companion: not written into the conversation
 
 LATE = {"de": "(verspätet – fällig war {time})", "en": "(late – it was due at {time})"}
 OTHER_DAY = {"de": "%d.%m. %H:%M", "en": "%d %b %H:%M"}
@@ -98,6 +102,8 @@ def verdict(kind: str, written: datetime, due: datetime | None, now: datetime, h
         if now - written > DIARY_KEEP:
             return Verdict("drop", "a yearly date's push older than a day")
         return Verdict("wait", "outside the active hours", until=next_start(now, hours))
+    if kind == "notice" and now - written > NOTICE_KEEP:
+        return Verdict("drop", f"a saved notice written at {written:%H:%M} is no news any more")
     return Verdict("send")
 
 
@@ -178,6 +184,8 @@ class OutboxSender:
                 log.error("outbox item %s given up after %d tries: %s", item.id, item.attempts + 1, error)
             return False
         await self.store.outbox.mark_sent(item.id, now)
+        if item.kind in UNLOGGED:
+            return True
         await self.store.messages.add(scope, "assistant", text, channel="proactive", created_at=now,
                                       proactive=item.kind == "checkin")
         return True

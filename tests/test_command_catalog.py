@@ -45,10 +45,10 @@ def test_only_paging_showing_a_person_and_cancel_are_open_to_every_member() -> N
         assert not changes_memory(data), data
     for data in ("cancel:x", "mem:a", "people:forget:3", "people:show:x", "forget:3", "rule:yes:3", "rem:cancel:1",
                  "deleteme:yes", "why:wrong:3", "profile:no:2", "unknown:1", "review:yes:1", "review:allyes:1:4",
-                 "tool:yes:1", "tool:no:1"):
+                 "tool:yes:1", "tool:no:1", "saved:undo:extract:0123456789ab"):
         assert changes_memory(data), data
     assert set(BUTTONS) == {"mem", "forget", "rule", "why", "profile", "deleteme", "cancel", "rem", "people",
-                            "review", "tool"}
+                            "review", "tool", "saved"}
 
 
 def test_a_command_that_never_changes_anything_is_read_only() -> None:

@@ -8,6 +8,7 @@ from bot.commands.call import Call, Pressed
 from bot.commands.checkins import learned_hours_line
 from bot.conversation.replies import Button, Document, Reply
 from bot.web.toolbox import find_web_tools, used_today
+from memory.pairing import is_group_scope
 from memory.preferences import Preferences, parse_value
 
 # Words a user may type in /settings, German and English, and the preference each one sets.
@@ -15,7 +16,8 @@ SETTING_KEYS = {"diary": "diary_time", "tagebuch": "diary_time", "reflection": "
                 "nachdenken": "reflection_time", "hours": "active_hours", "stunden": "active_hours",
                 "zeiten": "active_hours", "checkins": "checkins", "check-ins": "checkins",
                 "nachfragen": "checkins", "morgen": "morning", "morning": "morning", "geburtstage": "date_notice",
-                "birthdays": "date_notice", "ort": "place", "place": "place"}
+                "birthdays": "date_notice", "ort": "place", "place": "place", "notices": "notices",
+                "hinweise": "notices"}
 # Words that set another preference than the key's own: '/settings morgen täglich', '/settings morgen leer nichts'.
 SETTING_WORDS = {
     ("morning", "täglich"): ("morning_days", "daily"), ("morning", "daily"): ("morning_days", "daily"),
@@ -32,7 +34,8 @@ SETTING_WORDS = {
 SETTING_EXPECTS = {"diary_push": "settings_expect_onoff", "checkins": "settings_expect_onoff",
                    "diary_time": "settings_expect_time", "reflection_time": "settings_expect_time",
                    "active_hours": "settings_expect_hours", "morning": "settings_expect_morning",
-                   "date_notice": "settings_expect_dates", "place": "settings_expect_place"}
+                   "date_notice": "settings_expect_dates", "place": "settings_expect_place",
+                   "notices": "settings_expect_onoff"}
 SWITCH_WORDS = ("on", "an", "off", "aus")  # '/settings diary aus', '/diary aus'
 
 
@@ -46,6 +49,8 @@ async def settings(call: Call, args: str) -> Reply:
             key = "diary_push"
         if key is None:
             return Reply((call.t("settings_usage"),))
+        if key == "notices" and is_group_scope(call.scope.user_id):
+            return Reply((call.t("settings_notices_private"),))
         expects = SETTING_EXPECTS[key]
         key, value = SETTING_WORDS.get((key, value.lower()), (key, value))
         try:
@@ -80,7 +85,7 @@ async def web_line(call: Call) -> str:
 
 
 def morning_lines(call: Call, p: Preferences) -> str:
-    """The morning brief, the yearly dates and the place, as /settings shows them."""
+    """The morning brief, the yearly dates, the place and the saved notices, as /settings shows them."""
     if not p.morning:
         brief = call.t("settings_morning_off")
     else:
@@ -88,7 +93,8 @@ def morning_lines(call: Call, p: Preferences) -> str:
                        empty=call.t(f"settings_morning_empty_{p.morning_empty}"))
     dates = call.t(f"settings_dates_{p.date_notice}")
     place = call.t("settings_place", place=p.place) if p.place else call.t("settings_place_none")
-    return "\n".join([brief, dates, place])
+    notices = call.t("settings_notices", state=call.t("on") if p.notices else call.t("off"))
+    return "\n".join([brief, dates, place, notices])
 
 
 async def export(call: Call, args: str) -> Reply:

@@ -153,6 +153,7 @@ BUTTONS: Mapping[str, ButtonKind] = MappingProxyType({kind.prefix: kind for kind
     ButtonKind("people", people_views.press, looking=r"show:[0-9]+"),
     ButtonKind("review", review.press),
     ButtonKind("tool", tool_calls.press_tool),
+    ButtonKind("saved", memories.press_saved),
 )})
 
 # Button data that only shows something; in a group anyone let in may press it, the rest only admins.

@@ -1,10 +1,12 @@
-"""What mnemo remembers about the user: /memories, /forget, /why and /undo, and the mem, forget and why buttons."""
+"""What mnemo remembers about the user: /memories, /forget, /why and /undo, and the mem, forget, why and saved
+buttons."""
 from __future__ import annotations
 
 from bot.commands.call import Call, Pressed
 from bot.commands.relationship_view import describe_change
 from bot.conversation.prompt import clip
 from bot.conversation.replies import Button, Reply, item_id
+from bot.conversation.saved_notices import items_of, listed, processing_of
 from bot.history.approval import provenances
 from bot.learning import forgetting
 from bot.learning.why import explain
@@ -13,7 +15,7 @@ from memory import audit
 from memory.errors import NotFound
 from memory.models import AuditEntry, SearchHit
 from memory.numbers import Kind
-from memory.undo import is_final, latest_processing, undo_latest
+from memory.undo import is_final, latest_processing, undo_latest, undo_processing
 
 PAGE = 10
 
@@ -183,3 +185,22 @@ async def _numbers_of(call: Call, entries: list[AuditEntry]) -> dict[tuple[str, 
         found |= {(item_type, i): n for i, n in (await call.store.numbers.of_many(call.scope, kind, ids)).items()}
     return found
 
+
+
+async def press_saved(call: Call, fields: list[str]) -> Pressed | None:
+    """'saved:undo:extract:<hex>' under a saved notice: take back exactly that extraction, not the newest change.
+
+    Refused, and nothing changes, when it was taken back before (or /deleteme took everything), or when a later
+    change builds on one of its items (then /undo, newest first, is the way).
+    """
+    processing = processing_of(fields)
+    if processing is None:
+        return None
+    async with call.engine.learning_paused(call.scope):  # no extraction in flight builds on it meanwhile
+        undone = await undo_processing(call.store, call.scope, processing)
+    if undone.status == "later":
+        return Pressed(call.t("saved_later"))
+    if undone.status != "done":
+        return Pressed(call.t("button_stale"), stale=True)
+    text = call.t("saved_undone", items=listed(items_of(undone.entries)) or "–")
+    return Pressed(call.t("saved_undone_notice"), text)

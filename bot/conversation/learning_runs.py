@@ -1,4 +1,5 @@
-"""Learning after the reply: extraction and the summary, now or when the chat goes quiet, as background tasks.
+"""Learning after the reply: extraction (with the saved notice after it) and the summary, now or when the chat goes
+quiet, as background tasks.
 
 One run per scope at a time (the learning lock); the day's token budget is asked before each model call;
 a failing task is logged with where it was created; `drain` and `close` end them all.
@@ -15,6 +16,7 @@ from datetime import datetime
 from zoneinfo import ZoneInfo
 
 from bot.conversation.config import EngineConfig
+from bot.conversation.saved_notices import SavedNotices
 from bot.errors import LLMError
 from bot.learning import extraction, summary
 from bot.llm.port import LLM
@@ -37,6 +39,7 @@ class LearningRuns:
         self.clock, self.budget = clock, budget
         self._tasks: set[asyncio.Task[object]] = set()
         self._quiet: dict[int, tuple[asyncio.TimerHandle, Scope]] = {}  # a scope's timer until the chat is quiet
+        self.notices = SavedNotices(store, config.language, clock)  # "💾 gemerkt: …" after a run, when asked for
 
     def after_reply(self, scope: Scope) -> None:
         """Schedule extraction and the summary refresh: now, or when the chat has gone quiet.
@@ -66,15 +69,18 @@ class LearningRuns:
             return self.budget is None or await self.budget.allows(self.clock())
 
         async with extraction.learning_lock(self.store, scope):
+            run = extraction.ExtractionRun()
             try:
                 await extraction.extract(self.store, self.background, scope, self.config.profile_consent,
                                          datetime.fromtimestamp(self.clock(), await self.zone_for(scope)),
                                          admission=self.config.admission, may_continue=budget_allows,
-                                         full_batches_only=full_batches_only)
+                                         full_batches_only=full_batches_only, run=run)
             except LLMError as exc:
                 await self.store.failures.add("extraction.failed")
                 log.warning("extraction failed for scope %s; the batch waits for the next run: %s", scope.id, exc)
+                await self.notices.after_extraction(scope, run)  # what earlier batches of the run stored
                 return
+            await self.notices.after_extraction(scope, run)
             try:
                 await summary.refresh_summary(self.store, self.background, scope, self.config.recent_messages,
                                               may_continue=budget_allows)

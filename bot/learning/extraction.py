@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta, tzinfo
 from typing import Any
 from weakref import WeakKeyDictionary
@@ -303,10 +303,22 @@ def learning_lock(store: MemoryStore, scope: Scope) -> asyncio.Lock:
     return _locks.setdefault(store, {}).setdefault(scope.id, asyncio.Lock())
 
 
+@dataclass
+class ExtractionRun:
+    """One run of `extract`: its processing (every batch's changes are audited under it) and what it read.
+
+    The caller keeps it, so what a run stored before a later batch failed is known too.
+    """
+
+    processing: str = field(default_factory=lambda: audit.new_processing("extract"))
+    stored: int = 0  # items stored (notes, profile entries, people's facts and dates, topics)
+    read: list[Message] = field(default_factory=list)  # the messages of the batches the model was shown
+
+
 async def extract(
     store: MemoryStore, llm: LLM, scope: Scope, consent: bool = False, now: datetime | None = None,
     admission: Thresholds | None = None, *, may_continue: Callable[[], Awaitable[bool]] | None = None,
-    full_batches_only: bool = False,
+    full_batches_only: bool = False, run: ExtractionRun | None = None,
 ) -> int:
     """Extract from every message after the cursor, BATCH at a time, oldest first; return how many items were stored.
 
@@ -316,8 +328,10 @@ async def extract(
     full batches are read (the rest waits until the chat goes quiet).
     With consent, a profile fact under a new key waits for the user's yes instead of being stored.
     With admission thresholds, each new note is checked before it is stored (None: no check).
+    All batches of one run are audited under one processing (the run's, when one is given).
     """
     now = now or datetime.now().astimezone()
+    run = run or ExtractionRun()
     stored = 0
     while True:
         state = await store.conversations.get(scope)
@@ -327,13 +341,15 @@ async def extract(
         if any(m.role == "user" for m in batch):
             if may_continue is not None and not await may_continue():
                 return stored
-            stored += await extract_batch(store, llm, scope, batch, consent, now, admission)
+            run.read.extend(batch)
+            found = await extract_batch(store, llm, scope, batch, consent, now, admission, processing=run.processing)
+            stored, run.stored = stored + found, run.stored + found
         await store.conversations.set_extracted(scope, batch[-1].id)
 
 
 async def extract_batch(
     store: MemoryStore, llm: LLM, scope: Scope, batch: Sequence[Message], consent: bool, now: datetime,
-    admission: Thresholds | None,
+    admission: Thresholds | None, *, processing: str | None = None,
 ) -> int:
     """Ask the model about one batch of messages and store what it found; the cursor is the caller's."""
     header = f"Now (the person's local time): {now:%A, %Y-%m-%d %H:%M}\n\n"
@@ -352,7 +368,7 @@ async def extract_batch(
         log.warning("extraction answer was not the JSON asked for; nothing stored, the batch is read again next time",
                     exc_info=True)
         raise
-    processing = audit.new_processing("extract")
+    processing = processing or audit.new_processing("extract")
     stored = 0
     for d in drafts:
         _note, created = await store_note(store, scope, d.text, kind=d.kind, importance=d.importance,
