@@ -419,6 +419,49 @@ TEXTS: dict[str, dict[str, str]] = {
         "de": "Das hat gerade nicht geklappt – bei mir ist ein Fehler aufgetreten. Versuch es später noch einmal.",
         "en": "That didn't work – something went wrong on my side. Please try again later.",
     },
+    # Incognito: answered from the memory as it is, nothing of the messages kept
+    "incognito_on": {
+        "de": "🕶️ Inkognito ist an, bis du /incognito aus schreibst. Ich antworte mit dem, was ich schon weiß, "
+              "aber von dem, was du jetzt schreibst, speichere ich nichts: kein Verlauf, keine Notizen, "
+              "kein Tagebuch. Nur dass es diese Zeit gab, steht im Protokoll.",
+        "en": "🕶️ Incognito is on until you write /incognito off. I answer with what I already know, but I keep "
+              "nothing of what you write now: no log, no notes, no diary. Only that this stretch happened is "
+              "logged.",
+    },
+    "incognito_on_until": {
+        "de": "🕶️ Inkognito ist an bis {until}. Ich antworte mit dem, was ich schon weiß, aber von dem, was du "
+              "jetzt schreibst, speichere ich nichts: kein Verlauf, keine Notizen, kein Tagebuch. Nur dass es "
+              "diese Zeit gab, steht im Protokoll. Früher beenden: /incognito aus",
+        "en": "🕶️ Incognito is on until {until}. I answer with what I already know, but I keep nothing of what "
+              "you write now: no log, no notes, no diary. Only that this stretch happened is logged. "
+              "To end it sooner: /incognito off",
+    },
+    "incognito_off": {
+        "de": "🕶️ Inkognito ist aus ({count} Nachrichten, nichts davon gespeichert). Ab jetzt merke ich mir "
+              "wieder, was du schreibst.",
+        "en": "🕶️ Incognito is off ({count} messages, none of them kept). From now on I remember what you "
+              "write again.",
+    },
+    "incognito_ended_by_time": {
+        "de": "🕶️ Inkognito ist seit {until} vorbei ({count} Nachrichten, nichts davon gespeichert). "
+              "Diese Nachricht merke ich mir wieder.",
+        "en": "🕶️ Incognito ended at {until} ({count} messages, none of them kept). I remember this message "
+              "again.",
+    },
+    "incognito_not_on": {"de": "Inkognito ist gerade nicht an.", "en": "Incognito is not on."},
+    "incognito_usage": {
+        "de": "So geht es: /incognito (bis /incognito aus), /incognito 2h, /incognito 30 min, "
+              "/incognito bis morgen (höchstens 7 Tage) oder /incognito aus.",
+        "en": "Like this: /incognito (until /incognito off), /incognito 2h, /incognito 30 min, "
+              "/incognito until tomorrow (at most 7 days) or /incognito off.",
+    },
+    "incognito_no_reminder": {
+        "de": "Im Inkognito-Modus stelle ich keine Erinnerungen – dafür müsste ich mir etwas merken. "
+              "Schreib /incognito aus und frag mich dann noch einmal.",
+        "en": "I don't set reminders in incognito – I would have to keep something for that. "
+              "Write /incognito off and ask me again.",
+    },
+    "incognito_forever": {"de": "bis /incognito aus", "en": "until /incognito off"},
     **PROACTIVE_TEXTS,
     **HISTORY_TEXTS,
     **REVIEW_TEXTS,

@@ -66,6 +66,12 @@ class Inbox:
         if released:
             await self.db.checkpoint()
 
+    async def empty_log_when_handled(self) -> None:
+        """Empty the write-ahead log once the updates now unhandled are handled (an incognito message's payload,
+        dropped by `done`, then leaves the database's files too)."""
+        async with self.db.transaction() as tx:
+            await hold_for_erasure(tx)
+
     async def show(self, channel: str, event_id: str, message_ids: Sequence[str],
                    texts: Sequence[str] | None = None) -> None:
         """Record the messages an update has shown so far (its reply's parts, in order), right after each is sent.

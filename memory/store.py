@@ -17,6 +17,7 @@ from memory.embedder import Embedder, calibration
 from memory.failures import FailureCounts
 from memory.history_imports import HistoryImports
 from memory.inbox import Inbox
+from memory.incognito import IncognitoLog
 from memory.index import SearchIndex, touch
 from memory.journal import Journal
 from memory.learned_rules import Rules
@@ -49,7 +50,8 @@ SCOPED_TABLES = ("messages", "notes", "profile_entries", "pending_profile", "tho
                  "open_topics", "learned_rules", "audit_log", "preferences", "outbox",
                  "relationships", "person_relations", "person_dates", "people", "reminders", "admission_counts",
                  "scope_state", "choices", "command_runs", "item_numbers", "rhythm", "history_imports",
-                 "review_candidates", "web_log", "reactions", "sent_messages")
+                 "review_candidates", "web_log", "reactions", "sent_messages",
+                 "incognito_stretches")
 
 
 class MemoryStore:
@@ -78,6 +80,7 @@ class MemoryStore:
         self.reminders = Reminders(db)
         self.usage = TokenUsage(db)
         self.state = ScopeState(db)
+        self.incognito = IncognitoLog(db)  # incognito: on or off per scope, and the stretches it had
         self.choices = Choices(db)
         self.runs = Runs(db)
         self.numbers = Numbers(db)

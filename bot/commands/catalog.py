@@ -16,6 +16,7 @@ from typing import Literal
 from bot.commands import (
     account,
     checkins,
+    incognito,
     inner_life,
     learned,
     memories,
@@ -130,6 +131,8 @@ DECLARED: tuple[Command, ...] = (
     Command("relationship", "Wo wir zwei stehen", "Where we two stand", inner_life.relationship),
     Command("people", "Menschen in deinem Leben", "People in your life", people_views.people, edits_people),
     Command("reminders", "Woran ich dich erinnern soll", "Your reminders", reminder_views.reminders),
+    Command("incognito", "Reden, ohne dass ich mir etwas merke (aus: /incognito aus)",
+            "Talk without me remembering anything (off: /incognito off)", incognito.incognito, always_changes),
     Command("review", "Importierte Erinnerungen prüfen und behalten", "Review and keep imported memories",
             review.review),
 )

@@ -3,7 +3,8 @@
 The order of a turn stands in one place, `Engine.steps`: each step answers the message (a Reply) or passes
 it on (None). The parts live beside this module: the turn (turn.py), the open question (questions.py), the
 model's answer with tools and markers (model_answer.py, tools.py), voice notes (voice_notes.py), photos
-(photo_steps.py), reactions (reaction_steps.py), learning after the reply (learning_runs.py).
+(photo_steps.py), reactions (reaction_steps.py), incognito turns (incognito.py), learning after the reply
+(learning_runs.py).
 """
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from zoneinfo import ZoneInfo
 from bot.conversation.absence import Absences
 from bot.conversation.bubbles import split_bubbles
 from bot.conversation.config import EngineConfig
+from bot.conversation.incognito import IncognitoTurns
 from bot.conversation.learning_runs import LearningRuns
 from bot.conversation.model_answer import ModelAnswers, Prompt, asks_about_diary
 from bot.conversation.photo_steps import PhotoSteps
@@ -86,11 +88,13 @@ class Engine:
         self.photos = PhotoSteps(store, chat, config, self._write)  # pictures checked, seen with the answer, described
         self.reactions = ReactionSteps(store, config, clock, self.scope_for, self.zone_for)  # emoji both ways
         self.feedback, self.delivered = self.reactions.feedback, self.reactions.delivered  # for the channels
+        self.incognito = IncognitoTurns(store, config, clock, self.answers, self.questions, self.zone_for)
         self.spawn = self.learning.spawn  # run a background task; a failure is logged with where it was created
         # A message's turn, in order: each step answers here (a reply) or passes on (None) to the next.
         self.steps: tuple[Step, ...] = (
             self._input_check,  # no text (too long, binary, empty): refused, with the help lines in a crisis
             self._duplicate,  # answered before (by its channel id): no second answer
+            self._incognito,  # incognito: answered from the memory as it is, nothing of the message kept
             self.voice.hear,  # a voice note: its transcript is the text from here on (a crisis in it is never limited)
             self._rate_limit,  # too many messages: refused, neither read nor stored
             self.photos.check,  # a picture too large, of another kind or damaged: refused (a crisis goes on without it)
@@ -213,6 +217,10 @@ class Engine:
             return ANSWERED_BEFORE
         turn.logged_id = logged.id if logged is not None else None
         return None
+
+    async def _incognito(self, turn: Turn) -> Reply | None:
+        """While the scope is incognito, its own short turn answers (after the checks before logging)."""
+        return await self.incognito.turn(turn, (self.voice.hear, self._rate_limit, self.photos.check))
 
     async def _rate_limit(self, turn: Turn) -> Reply | None:
         """A new message over the user's rate is neither read nor stored (a crisis and a replay always pass)."""

@@ -25,7 +25,7 @@ from bot.conversation.tools import (
     taints,
 )
 from bot.llm.port import LLM, ChatMessage, Image, OnText, SystemBlock, ToolCall
-from memory.models import Scope
+from memory.models import Message, Scope
 from memory.pairing import is_group_scope
 from memory.store import MemoryStore
 from scheduler.relationship_rules import absence_for
@@ -79,28 +79,31 @@ class ModelAnswers:
 
     async def write(self, tools: ToolContext, user_text: str, previous_at: float | None, extra: tuple[str, ...] = (),
                     on_progress: OnText | None = None, quoted: Quoted | None = None,
-                    images: Sequence[Image] = ()) -> str:
+                    images: Sequence[Image] = (), private: Sequence[Message] | None = None) -> str:
         """The model's answer to a message: up to MAX_TOOL_ROUNDS rounds of tool calls or lookups, then the text.
 
         Markers the model merely repeated from what it was given (the quoted older message too) are never carried
         out, nor any it wrote after text from outside (the web, a tool server) came into the turn. `images` go with
-        the message (this turn only).
+        the message (this turn only). With `private` (incognito: that stretch's turns, never stored) the answer is
+        read only: no markers carried out, only built-in tools that change nothing, nothing put in the state.
         """
         scope, crisis = tools.scope, tools.crisis
         ctx = await self.context(scope, user_text, tools.current_id, previous_at, crisis, zone=tools.zone,
-                                 quoted=quoted)
-        own = await available(tools, self.toolboxes)  # a tool with a marker runs from it too, without tool calling
+                                 quoted=quoted, private=private)
+        # a tool with a marker runs from it too, without tool calling; incognito: no toolbox (they log their calls)
+        own = await available(tools, self.toolboxes if private is None else ())
         usable = own if self.config.use_tools else ()
         ctx = replace(ctx, extra=extra, markers=() if self.config.use_tools else marker_lines(own, crisis),
                       images=tuple(images))
-        await self.store.state.put(scope, "why", [h.item_id for h in ctx.notes], self.clock())
-        if ctx.due_topic is not None:
+        if private is None:
+            await self.store.state.put(scope, "why", [h.item_id for h in ctx.notes], self.clock())
+        if ctx.due_topic is not None and private is None:
             await self.store.state.put(scope, "due_topic", {"id": ctx.due_topic.id, "text": ctx.due_topic.text})
         system, messages = build_prompt(ctx)
         self.last_prompt = (system, list(messages))
         on_text = _previewer(on_progress, user_text)
         heard = heard_text(ctx, system, messages)  # markers in it were typed or stored, never the model's own
-        tainted = False  # text from outside came in: from then on only tools that change nothing
+        tainted = private is not None  # text from outside came in (or incognito): only tools that change nothing
         for _ in range(MAX_TOOL_ROUNDS):
             offered = offer(usable, crisis, tainted) if self.config.use_tools else None
             completion = await self.chat.complete(messages, system=system, tools=offered, on_text=on_text)
@@ -147,20 +150,24 @@ class ModelAnswers:
 
     async def context(self, scope: Scope, user_text: str, message_id: int, previous_at: float | None,
                       crisis: bool = False, zone: ZoneInfo | None = None,
-                      quoted: Quoted | None = None) -> PromptContext:
+                      quoted: Quoted | None = None, private: Sequence[Message] | None = None) -> PromptContext:
         """Everything the prompt for a message is built from, read from the memory (in the person's zone); the
-        message it replies to, when it does, helps find the notes."""
+        message it replies to, when it does, helps find the notes. `private` turns (incognito's, kept nowhere) end
+        the window; then no topic is due and nothing found counts as used."""
         store, now, zone = self.store, self.clock(), zone or await self.zone_for(scope)
         about = f"{user_text}\n{quoted.text[:QUOTED_CHARS]}" if quoted is not None else user_text
         window = await store.messages.recent(scope, self.config.recent_messages, before_id=message_id)
-        due = [] if crisis else await store.topics.due(scope, now, limit=1)
+        if private is not None:
+            window = (window + list(private))[-self.config.recent_messages:]
+        due = [] if crisis or private is not None else await store.topics.due(scope, now, limit=1)
         relationship = await store.relationships.get(scope)
         long_gone = previous_at is not None and now - previous_at >= absence_for(relationship.stage).total_seconds()
         return PromptContext(
             companion_name=self.config.companion_name, language=self.config.language, user_text=user_text,
             now_local=datetime.fromtimestamp(now, zone), persona=self.config.persona,
             profile=await store.profile.list(scope), rules=await store.rules.list(scope, "active"),
-            notes=await store.search(scope, about, ("note",), k=5, now=now, min_cosine=self.floor, use=True),
+            notes=await store.search(scope, about, ("note",), k=5, now=now, min_cosine=self.floor,
+                                     use=private is None),
             thoughts=await store.search(scope, about, ("thought",), k=3, now=now, min_cosine=self.floor),
             pinned=[m for m in await store.messages.first(scope, 2) if m.id < message_id],
             summary=(await store.conversations.get(scope)).summary,

@@ -69,6 +69,7 @@ class Turn:
     reactions: list[str] = field(default_factory=list)  # what the model's [REACT: …] markers named
     picture: Image | None = None  # the message's picture as the model gets it (only when the model sees pictures)
     described: str = ""  # what the model said the picture shows, before it is cleaned and kept
+    preface: list[str] = field(default_factory=list)  # bubbles the program puts before the reply (incognito ended)
 
     @property
     def photo(self) -> bool:
@@ -95,8 +96,10 @@ class Turn:
         return self.logged_id
 
     def closing(self, reply: Reply) -> Reply:
-        """The reply with the questions this turn dropped or replaced added to what it closes."""
+        """The reply with the questions this turn dropped or replaced added to what it closes, its preface before it."""
         closes = tuple(dict.fromkeys((*self.closes, *reply.closes)))
+        if self.preface:
+            reply = replace(reply, bubbles=(*self.preface, *reply.bubbles))
         return replace(reply, closes=closes) if closes != reply.closes else reply
 
 

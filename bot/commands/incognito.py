@@ -1,0 +1,26 @@
+"""/incognito [2h | 30 min | bis morgen] and /incognito aus: talk without being remembered, for a while."""
+from __future__ import annotations
+
+from datetime import datetime
+
+from bot.commands.call import Call
+from bot.conversation.incognito import parse_switch, until_words
+from bot.conversation.replies import Reply
+
+
+async def incognito(call: Call, args: str) -> Reply:
+    """/incognito: on until /incognito aus, or for a time ('2h', '30 min', 'bis morgen'); /incognito aus: off."""
+    engine, now = call.engine, call.engine.clock()
+    zone = await engine.zone_for(call.scope)
+    switch = parse_switch(args, datetime.fromtimestamp(now, zone))
+    if switch is None:
+        return Reply((call.t("incognito_usage"),))
+    if not switch.on:
+        stretch = await engine.incognito.switch_off(call.scope)
+        if stretch is None:
+            return Reply((call.t("incognito_not_on"),))
+        return Reply((call.t("incognito_off", count=stretch.messages),))
+    on = await engine.incognito.switch_on(call.scope, switch.until)
+    if on.until is None:
+        return Reply((call.t("incognito_on"),))
+    return Reply((call.t("incognito_on_until", until=until_words(on.until, zone, call.lang, now)),))
