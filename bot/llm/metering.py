@@ -12,25 +12,12 @@ from bot.metrics import Metrics
 from scheduler.budget import TokenBudget
 
 
-class MeteredLLM:
-    """An LLM that passes every call on and counts the tokens the provider reports."""
+class PassingOn:
+    """An LLM in front of another: it passes the check and the closing on (the subclass adds to `complete`)."""
 
-    def __init__(self, llm: LLM, budget: TokenBudget, clock: Callable[[], float] = time.time) -> None:
+    def __init__(self, llm: LLM) -> None:
         self.llm = llm
-        self.budget = budget
-        self.clock = clock
         self.model = llm.model
-
-    async def complete(
-        self, messages: Sequence[ChatMessage], *, system: Sequence[SystemBlock] = (),
-        tools: Sequence[ToolSpec] | None = None, json_schema: dict[str, Any] | None = None, max_tokens: int = 1024,
-        on_text: OnText | None = None,
-    ) -> Completion:
-        """Ask the model, then count the input and output tokens it reports (a failed call counts nothing)."""
-        completion = await self.llm.complete(messages, system=system, tools=tools, json_schema=json_schema,
-                                             max_tokens=max_tokens, on_text=on_text)
-        await self.budget.record(self.clock(), completion.usage.input_tokens, completion.usage.output_tokens)
-        return completion
 
     async def ping(self) -> None:
         """Check the model answers (when the provider can)."""
@@ -45,14 +32,34 @@ class MeteredLLM:
             await close()
 
 
-class CountedLLM:
+class MeteredLLM(PassingOn):
+    """An LLM that passes every call on and counts the tokens the provider reports."""
+
+    def __init__(self, llm: LLM, budget: TokenBudget, clock: Callable[[], float] = time.time) -> None:
+        super().__init__(llm)
+        self.budget = budget
+        self.clock = clock
+
+    async def complete(
+        self, messages: Sequence[ChatMessage], *, system: Sequence[SystemBlock] = (),
+        tools: Sequence[ToolSpec] | None = None, json_schema: dict[str, Any] | None = None, max_tokens: int = 1024,
+        on_text: OnText | None = None,
+    ) -> Completion:
+        """Ask the model, then count the input and output tokens it reports (a failed call counts nothing)."""
+        completion = await self.llm.complete(messages, system=system, tools=tools, json_schema=json_schema,
+                                             max_tokens=max_tokens, on_text=on_text)
+        await self.budget.record(self.clock(), completion.usage.input_tokens, completion.usage.output_tokens)
+        return completion
+
+
+
+class CountedLLM(PassingOn):
     """An LLM that passes every call on and counts it, its tokens and its prompt-cache hits for the metrics."""
 
     def __init__(self, llm: LLM, metrics: Metrics, purpose: str) -> None:
-        self.llm = llm
+        super().__init__(llm)
         self.metrics = metrics
         self.purpose = purpose  # 'chat' or 'background'
-        self.model = llm.model
 
     async def complete(
         self, messages: Sequence[ChatMessage], *, system: Sequence[SystemBlock] = (),
@@ -71,15 +78,3 @@ class CountedLLM:
         self.metrics.model_call(self.purpose, input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
                                 cache_read_tokens=usage.cache_read_tokens)
         return completion
-
-    async def ping(self) -> None:
-        """Check the model answers (when the provider can)."""
-        ping = getattr(self.llm, "ping", None)
-        if ping is not None:
-            await ping()
-
-    async def aclose(self) -> None:
-        """Close the model's client."""
-        close = getattr(self.llm, "aclose", None)
-        if close is not None:
-            await close()
