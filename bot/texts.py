@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+from bot.conversation.picture_texts import PICTURE_TEXTS
 from bot.history.preview_texts import HISTORY_TEXTS
 from bot.history.texts import REVIEW_TEXTS
 from bot.proactive_texts import PROACTIVE_TEXTS
@@ -151,44 +152,6 @@ TEXTS: dict[str, dict[str, str]] = {
     "back": {"de": "◀ Zurück", "en": "◀ Back"},
     "not_text_kind": {"de": "Mit dieser Art von Nachricht kann ich leider nichts anfangen.",
                       "en": "Sorry, I can't do anything with this kind of message."},
-    # --- photos (bot/conversation/pictures.py) -------------------------------------------------------------
-    "photo_label": {"de": "Foto", "en": "photo"},
-    "photo_not_seen": {
-        "de": "(Das Foto selbst konnte ich nicht sehen – nur deine Worte dazu.)",
-        "en": "(I couldn't see the photo itself – only your words with it.)",
-    },
-    "photo_unseen": {
-        "de": "Fotos kann ich mir leider nicht ansehen – mein Sprachmodell versteht keine Bilder (wer mich betreibt, "
-              "kann eins mit MNEMO_VISION einstellen). Erzähl mir doch, was darauf ist!",
-        "en": "I can't look at photos, sorry – my language model doesn't understand pictures (whoever runs me can set "
-              "one up with MNEMO_VISION). Tell me what's on it!",
-    },
-    "image_too_large": {
-        "de": "Das Bild ist mir zu groß ({size}, ich nehme höchstens {limit}). Schick es mir bitte kleiner.",
-        "en": "That picture is too large for me ({size}, I take at most {limit}). Please send a smaller one.",
-    },
-    "image_not_fetched": {
-        "de": "Dieses Bild ({size}) konnte ich nicht herunterladen. Schick es mir bitte kleiner.",
-        "en": "I couldn't download this picture ({size}). Please send a smaller one.",
-    },
-    "image_too_many_pixels": {
-        "de": "Das Bild hat zu viele Pixel ({megapixels} Megapixel, ich nehme höchstens {max_megapixels}). "
-              "Schick es mir bitte kleiner.",
-        "en": "That picture has too many pixels ({megapixels} megapixels, I take at most {max_megapixels}). "
-              "Please send a smaller one.",
-    },
-    "image_type": {
-        "de": "Diese Art Bild kann ich nicht öffnen – schick es mir bitte als JPEG, PNG, WebP oder GIF.",
-        "en": "I can't open this kind of picture – please send it as a JPEG, PNG, WebP or GIF.",
-    },
-    "image_moving": {
-        "de": "Bewegte Bilder wie animierte Sticker oder Videos kann ich mir nicht ansehen.",
-        "en": "I can't watch moving pictures like animated stickers or videos.",
-    },
-    "image_unreadable": {
-        "de": "Das Bild ist beschädigt, ich kann es nicht öffnen. Schick es mir bitte noch einmal.",
-        "en": "That picture is damaged, I can't open it. Please send it again.",
-    },
     "refused": {"de": "Ich spreche nur mit Menschen, die mein Betreiber freigeschaltet hat.",
                 "en": "I only talk to people my operator has allowed."},
     "thinking": {"de": "…", "en": "…"},
@@ -467,6 +430,7 @@ TEXTS: dict[str, dict[str, str]] = {
     **REVIEW_TEXTS,
     **WEB_TEXTS,
     **VOICE_TEXTS,
+    **PICTURE_TEXTS,
 }
 
 
