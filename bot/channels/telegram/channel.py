@@ -201,9 +201,7 @@ class TelegramChannel(TelegramPresses):
             return await self.access.allows(scope_user(user.id))
         if chat.type not in GROUPS or str(chat.id) not in self.config.allowed_groups:
             return False
-        message = update.message
-        return update.callback_query is not None or update.message_reaction is not None or (
-            message is not None and self._for_mnemo(message))
+        return self._group_update_for_mnemo(update)
 
     async def _handled(self, update: Update) -> None:
         """Mark an update handled (its reply was recorded and sent, or its failure told)."""
@@ -213,6 +211,12 @@ class TelegramChannel(TelegramPresses):
 
     def _addressed(self, message: Message) -> bool:
         return addressed_to_bot(message, self.app.bot.id, self.app.bot.username)
+
+    def _group_update_for_mnemo(self, update: Update) -> bool:
+        """Whether an update in an allowed group is mnemo's business: a press, a reaction, or a message for it."""
+        message = update.message
+        return update.callback_query is not None or update.message_reaction is not None or (
+            message is not None and self._for_mnemo(message))
 
     def _for_mnemo(self, message: Message) -> bool:
         """Whether a group message is one mnemo answers: a text, a picture or a voice note addressed to it."""
@@ -236,9 +240,7 @@ class TelegramChannel(TelegramPresses):
             if self._ignored_groups.first_time(chat.id):
                 log.warning("ignoring group %s (%s): not on MNEMO_TELEGRAM_ALLOWED_GROUPS", chat.id, chat.title)
             raise ApplicationHandlerStop
-        message = update.message
-        if update.callback_query is None and update.message_reaction is None and (
-                message is None or not self._for_mnemo(message)):
+        if not self._group_update_for_mnemo(update):
             raise ApplicationHandlerStop
 
     async def _turn_away(self, update: Update, user: User) -> None:
