@@ -30,9 +30,13 @@ from bot.voice.openai_audio import OpenAISpeaker, OpenAITranscriber
 from bot.weather import OpenMeteo
 from bot.web.toolbox import web_tools
 from bot.web_page.app import make_app
+from bot.web_page.headers import SecurityHeaders
 from bot.web_page.health import Running
+from bot.web_page.links import WebLinks, base_url
 from bot.web_page.metrics import PrometheusMetrics
+from bot.web_page.routes import page_routes
 from bot.web_page.server import WebServer, listen_address
+from bot.web_page.site import Site
 from memory.admission import Thresholds
 from memory.embedder import make_embedder
 from memory.store import MemoryStore
@@ -208,11 +212,21 @@ async def until_stopped() -> None:
             loop.remove_signal_handler(sig)
 
 
-async def start_web(settings: Settings, metrics: PrometheusMetrics, running: Running,
+def web_site(settings: Settings, commands: Commands) -> Site:
+    """The private web page's site; from now on /web in the chat sends login links to it."""
+    base = base_url(settings.web_base_url, settings.web_listen)
+    commands.web = WebLinks(commands.store, base)
+    return Site(commands, frozenset(settings.admins), secure=base.startswith("https://"),
+                session_days=settings.web_session_days)
+
+
+async def start_web(settings: Settings, metrics: PrometheusMetrics, running: Running, commands: Commands,
                     stack: contextlib.AsyncExitStack) -> None:
-    """Serve /metrics and /healthz on MNEMO_WEB_LISTEN; `stack` stops the server."""
+    """Serve /metrics, /healthz and the private web page on MNEMO_WEB_LISTEN; `stack` stops the server."""
     host, port = listen_address(settings.web_listen)
-    server = WebServer(make_app(running, metrics, settings.metrics_token), host, port)
+    site = web_site(settings, commands)
+    app = make_app(running, metrics, settings.metrics_token, page_routes(site))
+    server = WebServer(SecurityHeaders(app, site.secure), host, port)
     await server.start()
     stack.push_async_callback(server.stop)
 
@@ -252,7 +266,8 @@ async def main(settings: Settings) -> None:
             if console is not None:
                 live["console"] = True
             if metrics is not None:
-                await start_web(settings, metrics, Running(engine.store, engine.budget, scheduler, live.copy), running)
+                await start_web(settings, metrics, Running(engine.store, engine.budget, scheduler, live.copy), commands,
+                                running)
             if console is not None:
                 await console.run()
             else:

@@ -46,6 +46,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     _history_parser(sub)
     _pair_parser(sub)
     _suggestions_parser(sub)
+    _web_link_parser(sub)
     return parser.parse_args(argv)
 
 
@@ -70,6 +71,13 @@ def _suggestions_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]
 def _companion_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     """The `companion` subcommand: create a companion (its personality written once) or list them."""
     from bot.admin.companions import add_parser
+
+    add_parser(sub)
+
+
+def _web_link_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """The `web-link` subcommand: a one-time login link to a user's memory page."""
+    from bot.admin.web_link import add_parser
 
     add_parser(sub)
 
@@ -234,6 +242,12 @@ async def _suggestions(settings: Settings, args: argparse.Namespace) -> int:
     return await suggestions.run_command(settings, args)
 
 
+async def _web_link(settings: Settings, args: argparse.Namespace) -> int:
+    from bot.admin import web_link
+
+    return await web_link.run_command(settings, args)
+
+
 async def _reindex(settings: Settings, args: argparse.Namespace) -> int:
     from memory.db import Database
     from memory.embedder import make_embedder
@@ -263,7 +277,8 @@ async def _reindex(settings: Settings, args: argparse.Namespace) -> int:
 
 OPS = {"doctor": _doctor, "backup": _backup, "migrate": _migrate, "stats": _stats, "export": _export,
        "import": _import, "analyse": _analyse, "companion": _companion,
-       "pair": _pair, "reindex": _reindex, "import-history": _import_history, "suggestions": _suggestions}
+       "pair": _pair, "reindex": _reindex, "import-history": _import_history, "suggestions": _suggestions,
+       "web-link": _web_link}
 
 
 def main(argv: list[str] | None = None) -> int:

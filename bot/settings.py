@@ -132,6 +132,9 @@ class Settings(BaseSettings):
     # mnemo's own web server (bot/web_page): /metrics and /healthz; off unless an address is given.
     web_listen: str = ""  # host:port, e.g. 127.0.0.1:8377 or [::1]:8377; empty: no server
     metrics_token: str | None = None  # Bearer token for /metrics and /healthz from anywhere but localhost
+    # The private web page on the same server (bot/web_page/site.py): login by a one-time link from /web.
+    web_base_url: str = ""  # how people reach it, e.g. https://mnemo.example.org; empty: http://<web_listen>
+    web_session_days: float = Field(default=7.0, gt=0)  # a login lasts this long (or until logging out)
     mcp_servers: str = ""  # MCP servers for the chat model: inline JSON or a .json/.toml file (bot/mcp/config.py)
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"] = "WARNING"  # `--log-level` wins
 

@@ -9,6 +9,7 @@ from bot.history.texts import REVIEW_TEXTS
 from bot.proactive_texts import PROACTIVE_TEXTS
 from bot.voice.texts import VOICE_TEXTS
 from bot.web.texts import WEB_TEXTS
+from bot.web_page.texts import PAGE_TEXTS
 
 Lang = Literal["de", "en"]
 
@@ -431,6 +432,7 @@ TEXTS: dict[str, dict[str, str]] = {
     **WEB_TEXTS,
     **VOICE_TEXTS,
     **PICTURE_TEXTS,
+    **PAGE_TEXTS,
 }
 
 

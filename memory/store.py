@@ -42,6 +42,7 @@ from memory.state import ScopeState
 from memory.suggestions import Suggestions
 from memory.thoughts import Thoughts
 from memory.usage import TokenUsage
+from memory.web_access import WebAccess
 from memory.web_log import WebLog
 
 DB_FILENAME = "mnemo.sqlite3"
@@ -90,6 +91,7 @@ class MemoryStore:
         self.web_log = WebLog(db)
         self.reactions = Reactions(db)  # emoji on messages, both ways; which messenger message shows what
         self.suggestions = Suggestions(db)  # for the operator: never in the person's export
+        self.web = WebAccess(db)  # the web page's login links and sessions (not in the export)
         related = calibration(index.embedder.name).relevant if related is None else related
         self.admission = AdmissionControl(db, index, self.notes, related)
         self._scopes: dict[tuple[str, str], Scope] = {}

@@ -7,6 +7,7 @@ from zoneinfo import ZoneInfo
 from bot.conversation.engine import Engine
 from bot.conversation.replies import Button
 from bot.texts import t
+from bot.web_page.links import WebLinks
 from memory.models import Scope
 from memory.store import MemoryStore
 from scheduler.service import Scheduler
@@ -20,6 +21,7 @@ class Call:
     scheduler: Scheduler | None  # None until the scheduler runs (and in tests without one)
     scope: Scope
     lang: str
+    web: WebLinks | None = None  # login links to the web page; None while it is off
 
     @property
     def store(self) -> MemoryStore:

@@ -25,6 +25,7 @@ from bot.commands import (
     review,
     speaking,
     tool_calls,
+    web_login,
 )
 from bot.commands.call import Call, Pressed
 from bot.conversation.replies import Button, Reply
@@ -135,6 +136,8 @@ DECLARED: tuple[Command, ...] = (
             "Talk without me remembering anything (off: /incognito off)", incognito.incognito, always_changes),
     Command("review", "Importierte Erinnerungen prüfen und behalten", "Review and keep imported memories",
             review.review),
+    Command("web", "Dein Gedächtnis im Browser (Link per Nachricht)", "Your memory in the browser (a link)",
+            web_login.web),
 )
 BY_NAME: Mapping[str, Command] = MappingProxyType({c.name: c for c in DECLARED})
 

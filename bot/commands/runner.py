@@ -11,6 +11,7 @@ from bot.conversation.engine import Engine
 from bot.conversation.replies import Button, Reply, well_formed
 from bot.conversation.turn import check_input
 from bot.texts import t
+from bot.web_page.links import WebLinks
 from memory.errors import NotFound
 from memory.models import Scope
 from memory.pairing import is_group_scope
@@ -58,12 +59,13 @@ class Commands:
         self.scheduler = scheduler
         self.store = engine.store
         self.lang = engine.config.language
+        self.web: WebLinks | None = None  # set when the web page runs: /web sends a login link
 
     def _t(self, key: str, **values: object) -> str:
         return t(self.lang, key, **values)
 
     def _call(self, scope: Scope) -> Call:
-        return Call(self.engine, self.scheduler, scope, self.lang)
+        return Call(self.engine, self.scheduler, scope, self.lang, self.web)
 
     async def run(self, user_id: str, text: str, *, channel: str = "", ref: str | None = None,
                   admin: bool = True) -> Reply | None:

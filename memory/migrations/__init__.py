@@ -1,6 +1,6 @@
 """Numbered schema migrations, registered in MIGRATIONS and recorded in the `migrations` table; running them
 twice is a no-op. The migrations themselves live in from_m001.py, from_m013.py, from_m028.py, from_m029.py,
-from_m030.py, from_m031.py, from_m032.py, from_m033.py, from_m035.py and from_m037.py."""
+from_m030.py, from_m031.py, from_m032.py, from_m033.py, from_m035.py, from_m037.py and from_m038.py."""
 from __future__ import annotations
 
 import logging
@@ -20,6 +20,7 @@ from memory.migrations import (
     from_m033,
     from_m035,
     from_m037,
+    from_m038,
 )
 
 log = logging.getLogger(__name__)
@@ -62,6 +63,7 @@ MIGRATIONS: list[Migration] = [
     from_m033.m033_message_origin,
     from_m035.m035_reactions,
     from_m037.m037_incognito_stretches,
+    from_m038.m038_web_sessions,
 ]
 
 

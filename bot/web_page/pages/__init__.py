@@ -1,0 +1,1 @@
+"""The web page's sections, one module each; each declares its `Page`s and its place in the menu."""

@@ -1,0 +1,77 @@
+"""Rendering the web page: Jinja templates (every value escaped), the texts in the viewer's language, times in
+the deployment's zone, and the small pages that say what went wrong."""
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+
+from bot.commands.call import Call
+from bot.texts import TEXTS, t
+from memory.models import Scope
+from memory.web_access import WebSession
+
+ENV = Environment(loader=PackageLoader("bot.web_page", "templates"), autoescape=select_autoescape(default=True),
+                  undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+
+# The sections of the page, in the menu's order: (path below the base, text key). Page modules add theirs here.
+NAV: list[tuple[str, str]] = [("/", "page_overview")]
+
+
+@dataclass(frozen=True)
+class Viewer:
+    """Who looks at which memory: the session, the scope shown, the language, the URL base of its pages."""
+
+    session: WebSession
+    scope: Scope  # the memory shown: the session's own, or a group's (admins only)
+    lang: str
+    base: str  # '/web' or '/web/g/<id>'
+    call: Call  # for changes made exactly as the chat's commands make them
+    groups: list[Scope]  # the groups this viewer may switch to
+    zone: ZoneInfo
+    companion: str  # the companion's name
+    path: str = "/web/"  # the page being looked at (where the language switch comes back to)
+
+    def t(self, key: str, **values: object) -> str:
+        """The text `key` in the viewer's language."""
+        return t(self.lang, key, **values)
+
+
+def when(lang: str, zone: ZoneInfo, ts: float | None, day_only: bool = False) -> str:
+    """A timestamp as the viewer reads it, in the deployment's zone ('' for none)."""
+    if ts is None:
+        return ""
+    fmt = t(lang, "page_day_format" if day_only else "page_when_format")
+    return dt.datetime.fromtimestamp(ts, zone).strftime(fmt)
+
+
+def render(viewer: Viewer, template: str, status: int = 200, done: str | None = None, **values: Any) -> Response:
+    """A page of the viewer's memory (`done`: a text key saying what the last change did, shown once on top)."""
+    notice = viewer.t(done) if done and done.startswith("page_") and done in TEXTS else None
+    body = ENV.get_template(template).render(
+        v=viewer, t=viewer.t, base=viewer.base, csrf=viewer.session.csrf, lang=viewer.lang, nav=NAV, notice=notice,
+        when=lambda ts, day_only=False: when(viewer.lang, viewer.zone, ts, day_only), **values,
+    )
+    return HTMLResponse(body, status_code=status)
+
+
+def problem_page(lang: str, key: str, status: int, **values: object) -> Response:
+    """A short page saying what went wrong (not logged in, not found, an outdated form, bad input)."""
+    body = ENV.get_template("problem.html").render(t=lambda k, **kw: t(lang, k, **kw), lang=lang,
+                                                   message=t(lang, key, **values))
+    return HTMLResponse(body, status_code=status)
+
+
+def bad_input(viewer: Viewer, what: str) -> Response:
+    """400: the input was not understood (and nothing changed)."""
+    return problem_page(viewer.lang, "page_bad_input", 400, what=what)
+
+
+def back_to(viewer: Viewer, path: str, done: str = "page_saved") -> Response:
+    """After a change: to the page `path` (below the viewer's base), saying what was done."""
+    sep = "&" if "?" in path else "?"
+    return RedirectResponse(f"{viewer.base}{path}{sep}done={done}", status_code=303)
