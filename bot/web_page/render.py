@@ -18,10 +18,6 @@ from memory.web_access import WebSession
 ENV = Environment(loader=PackageLoader("bot.web_page", "templates"), autoescape=select_autoescape(default=True),
                   undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
 
-# The sections of the page, in the menu's order: (path below the base, text key). Page modules add theirs here.
-NAV: list[tuple[str, str]] = [("/", "page_overview")]
-
-
 @dataclass(frozen=True)
 class Viewer:
     """Who looks at which memory: the session, the scope shown, the language, the URL base of its pages."""
@@ -35,6 +31,7 @@ class Viewer:
     zone: ZoneInfo
     companion: str  # the companion's name
     path: str = "/web/"  # the page being looked at (where the language switch comes back to)
+    nav: tuple[tuple[str, str], ...] = ()  # the menu: (path below the base, text key) per section
 
     def t(self, key: str, **values: object) -> str:
         """The text `key` in the viewer's language."""
@@ -53,7 +50,8 @@ def render(viewer: Viewer, template: str, status: int = 200, done: str | None = 
     """A page of the viewer's memory (`done`: a text key saying what the last change did, shown once on top)."""
     notice = viewer.t(done) if done and done.startswith("page_") and done in TEXTS else None
     body = ENV.get_template(template).render(
-        v=viewer, t=viewer.t, base=viewer.base, csrf=viewer.session.csrf, lang=viewer.lang, nav=NAV, notice=notice,
+        v=viewer, t=viewer.t, base=viewer.base, csrf=viewer.session.csrf, lang=viewer.lang, nav=viewer.nav,
+        notice=notice,
         when=lambda ts, day_only=False: when(viewer.lang, viewer.zone, ts, day_only), **values,
     )
     return HTMLResponse(body, status_code=status)

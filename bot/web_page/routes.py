@@ -1,6 +1,8 @@
 """Every route of the private web page: its static files, logging in and out, and the sections."""
 from __future__ import annotations
 
+from types import ModuleType
+
 from starlette.routing import BaseRoute, Mount
 from starlette.staticfiles import StaticFiles
 
@@ -8,11 +10,13 @@ from bot.web_page.login import language_page, login_routes
 from bot.web_page.pages import overview
 from bot.web_page.site import Page, Site, mounted
 
-SECTIONS: list[list[Page]] = [overview.PAGES]  # each section's pages; its menu entry is in render.NAV
+# The sections in the menu's order; each module has PAGES (its routes) and MENU (its path and text key).
+SECTIONS: list[ModuleType] = [overview]
 
 
 def page_routes(site: Site) -> list[BaseRoute]:
-    """The routes to pass to `make_app` as its pages."""
-    pages = [language_page(site)] + [page for section in SECTIONS for page in section]
+    """The routes to pass to `make_app` as its pages (the site's menu is filled from the sections too)."""
+    site.nav = tuple(section.MENU for section in SECTIONS)
+    pages: list[Page] = [language_page(site)] + [page for section in SECTIONS for page in section.PAGES]
     static = Mount("/web/static", app=StaticFiles(packages=[("bot.web_page", "static")]), name="static")
     return [static, *login_routes(site), *mounted(site, pages)]

@@ -49,6 +49,7 @@ class Site:
     secure: bool = False  # served over HTTPS (behind a proxy): the cookie is Secure
     session_days: float = 7.0
     clock: Callable[[], float] = field(default=time.time)
+    nav: tuple[tuple[str, str], ...] = ()  # the menu, filled from the sections by `routes.page_routes`
 
     @property
     def cookie(self) -> str:
@@ -114,7 +115,7 @@ def signed_in(site: Site, handler: Handler) -> Callable[[Request], Awaitable[Res
         base = "/web" if group is None else f"/web/g/{group}"
         viewer = Viewer(session, scope, lang, base, site.call(scope, lang), await site.groups(session),
                         site.commands.engine.config.zone, site.commands.engine.config.companion_name,
-                        request.url.path)
+                        request.url.path, site.nav)
         try:
             return await handler(request, viewer)
         except NotFound:

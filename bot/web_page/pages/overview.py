@@ -16,3 +16,4 @@ async def show(request: Request, viewer: Viewer) -> Response:
 
 
 PAGES = [Page("/", show)]
+MENU = ("/", "page_overview")  # where the section is in the menu: its path, its text
