@@ -1,13 +1,21 @@
 """The web page's way in: a one-time link from /web, the session it starts, and every refusal on the way."""
 from __future__ import annotations
 
+import asyncio
+import re
+import time
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 
+from bot.cli import main
 from bot.commands.runner import Commands
 from bot.conversation.engine import Engine
 from bot.conversation.replies import Incoming
+from memory.store import MemoryStore
+from memory.web_access import Redeemed
+from tests.fakes.embedder import FakeEmbedder
 from tests.web_kit import WebPage, link_in, web_page
 
 ADMIN = "tg:1"
@@ -159,3 +167,34 @@ async def test_deleteme_logs_every_browser_out(web: WebPage) -> None:
     scope = await web.engine.scope_for("tg:42")
     await web.engine.store.delete_scope(scope)
     assert (await browser.http.get("/web/")).status_code == 401
+
+
+def test_the_operator_prints_a_link_that_logs_in_once(monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    monkeypatch.setenv("MNEMO_DATA_DIR", str(tmp_path))
+    argv = ["--env-file", str(tmp_path / "none.env"), "web-link", "--user", "tg:42"]
+    assert main(argv) == 1
+    assert "MNEMO_WEB_LISTEN" in capsys.readouterr().err  # the page is off: no link
+    monkeypatch.setenv("MNEMO_WEB_LISTEN", "127.0.0.1:8377")
+    monkeypatch.setenv("MNEMO_WEB_BASE_URL", "https://mnemo.example.org/")
+
+    async def someone_wrote() -> None:
+        async with await MemoryStore.open(tmp_path, FakeEmbedder()) as store:
+            await store.messages.add(await store.scope("mnemo", "tg:42"), "user", "Hallo")
+
+    asyncio.run(someone_wrote())
+    assert main(["--env-file", str(tmp_path / "none.env"), "web-link", "--user", "tg:99"]) == 1
+    assert "'tg:99' has not talked" in capsys.readouterr().err
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    found = re.search(r"https://mnemo\.example\.org/web/login\?t=([\w-]+)", out)
+    assert found and "10 minutes" in out
+
+    async def redeem() -> tuple[object, object]:
+        async with await MemoryStore.open(tmp_path, FakeEmbedder()) as store:
+            first = await store.web.redeem(found.group(1), time.time(), 3600)
+            return first, await store.web.redeem(found.group(1), time.time(), 3600)
+
+    first, second = asyncio.run(redeem())
+    assert isinstance(first, Redeemed) and first.session.scope.user_id == "tg:42"
+    assert second == "used"
