@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from datetime import datetime, timedelta
 from pathlib import Path
-from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -19,12 +18,11 @@ from memory.outbox import ButtonRows
 from memory.store import MemoryStore
 from scheduler.service import Scheduler
 from tests.fakes.llm import ScriptedLLM
+from tests.test_scheduler import BERLIN, QUARTER, Clock
 from tests.web_kit import Browser, WebPage, web_page
 
 ADMIN = "tg:1"
-BERLIN_TEXT = "Europe/Berlin"
-BERLIN = ZoneInfo(BERLIN_TEXT)
-QUARTER = 15 * 60
+BERLIN_TEXT = str(BERLIN)
 
 
 @pytest.fixture
@@ -182,14 +180,6 @@ async def test_reminder_edit_and_delete_and_refusals(web: WebPage) -> None:
     assert (await store.reminders.get(scope, tea.id)).status == "cancelled"
     assert (await browser.post(f"/web/reminders/{tea.id}/edit", form)).status_code == 404  # not active any more
     assert "Keine aktiven Erinnerungen." in (await browser.page("/web/reminders")).text
-
-
-class Clock:
-    def __init__(self, now: float) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
 
 
 class Sender:

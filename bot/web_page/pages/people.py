@@ -5,16 +5,12 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from bot.commands.people_views import date_text, display_name, forget
+from bot.conversation.replies import item_id
 from bot.web_page.render import Viewer, back_to, bad_input, render
 from bot.web_page.site import Page
 from memory.models import Person
 
 REASON = "web page"
-
-
-def form_id(value: object) -> int | None:
-    """An item id from a form field ('12'), or None when it is none."""
-    return int(value) if isinstance(value, str) and value.isdigit() else None
 
 
 async def show_all(request: Request, viewer: Viewer) -> Response:
@@ -62,7 +58,7 @@ async def rename(request: Request, viewer: Viewer) -> Response:
 async def merge(request: Request, viewer: Viewer) -> Response:
     """POST /people/<id>/merge: the other person picked becomes one with this one (this one is kept)."""
     person = await person_of(request, viewer)
-    other = form_id((await request.form()).get("other"))
+    other = item_id(str((await request.form()).get("other") or ""))
     if other is None or other == person.id:
         return bad_input(viewer, viewer.t("page_person_other_missing"))
     await viewer.call.store.people.merge(viewer.scope, person.id, other, reason=REASON)
