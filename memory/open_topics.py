@@ -60,8 +60,10 @@ class Topics:
 
     async def remove(
         self, scope: Scope, topic_id: int, *, processing: str | None = None, reason: str = "", final: bool = False,
+        status: str = "dropped",
     ) -> None:
-        """Take a topic off the list: dropped and audited (undoable), or with `final` deleted without its text."""
+        """Take a topic off the list: dropped (or `status` "done") and audited (undoable), or with `final` deleted
+        without its text."""
         processing = processing or audit.new_processing("topic")
         async with self.db.transaction() as tx:
             row = await tx.scoped_row("open_topics", "status", scope.id, topic_id, f"topic {topic_id}")
@@ -69,10 +71,10 @@ class Topics:
                 await tx.execute("DELETE FROM open_topics WHERE id = ?", (topic_id,))
                 await audit.record(tx, scope.id, processing, audit.ERASE, "topic", topic_id, reason=reason)
                 return
-            await tx.execute("UPDATE open_topics SET status = 'dropped', updated_at = ? WHERE id = ?",
-                             (time.time(), topic_id))
+            await tx.execute("UPDATE open_topics SET status = ?, updated_at = ? WHERE id = ?",
+                             (status, time.time(), topic_id))
             await audit.record(tx, scope.id, processing, "update", "topic", topic_id, before={"status": row[0]},
-                               after={"status": "dropped"}, reason=reason)
+                               after={"status": status}, reason=reason)
 
     async def set_status(self, scope: Scope, topic_id: int, status: str) -> None:
         """Mark a topic raised, done or dropped."""

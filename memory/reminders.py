@@ -109,12 +109,31 @@ class Reminders:
         await self._changed()
         return await self.get(scope, reminder_id)
 
+    async def edit(self, scope: Scope, reminder_id: int, text: str, due_at: float, *, now: float | None = None,
+                   reason: str = "") -> StoredReminder:
+        """Give an active reminder a new text and next time (audited; the scheduler moves its job)."""
+        before = await self.get(scope, reminder_id)
+        if before.status != "active":
+            raise NotFound(f"reminder {reminder_id} ({before.status})")
+        now = time.time() if now is None else now
+        async with self.db.transaction() as tx:
+            await tx.execute("UPDATE reminders SET text = ?, due_at = ?, updated_at = ? WHERE id = ? AND scope_id = ?",
+                             (text, due_at, now, reminder_id, scope.id))
+            await audit.record(tx, scope.id, audit.new_processing("reminder"), "update", "reminder", reminder_id,
+                               before=before, after={"text": text, "due_at": due_at}, reason=reason)
+        await self._changed()
+        return await self.get(scope, reminder_id)
+
     async def revert(self, scope: Scope, entry: AuditEntry) -> None:
-        """Undo: a created reminder is cancelled, a cancelled one comes back."""
-        status = "cancelled" if entry.action == "create" else str((entry.before or {}).get("status", "active"))
+        """Undo: a created reminder is cancelled, a cancelled one comes back, an edited one gets its text and time."""
+        before = entry.before or {}
+        status = "cancelled" if entry.action == "create" else str(before.get("status", "active"))
         async with self.db.transaction() as tx:
             await tx.execute("UPDATE reminders SET status = ?, updated_at = ? WHERE id = ? AND scope_id = ?",
                              (status, time.time(), entry.item_id, scope.id))
+            if "due_at" in (entry.after or {}) and "due_at" in before:
+                await tx.execute("UPDATE reminders SET text = ?, due_at = ? WHERE id = ? AND scope_id = ?",
+                                 (before["text"], before["due_at"], entry.item_id, scope.id))
         await self._changed()
 
     async def cancel(self, scope: Scope, reminder_id: int) -> StoredReminder:

@@ -5,6 +5,8 @@ from bot.commands.call import Call, Pressed
 from bot.conversation.questions import rule_buttons
 from bot.conversation.replies import Button, Reply
 from bot.profile_keys import profile_key
+from memory.models import LearnedRule, Scope
+from memory.store import MemoryStore
 
 
 async def rules(call: Call, args: str) -> Reply:
@@ -27,35 +29,48 @@ async def rules(call: Call, args: str) -> Reply:
     return Reply(("\n".join(lines),), buttons=tuple(rows))
 
 
+# What each action does to a rule in the status it is in: (action, status now) -> status after.
+RULE_MOVES = {("yes", "pending"): "active", ("no", "pending"): "rejected",
+              ("off", "active"): "disabled", ("on", "disabled"): "active"}
+RULE_ACTIONS = ("yes", "no", "off", "on", "del")
+
+
+async def change_rule(store: MemoryStore, scope: Scope, rule: LearnedRule, action: str, reason: str) -> bool:
+    """Answer, switch or delete a rule as its status allows (the chat's buttons and the web page both do it so);
+    False when the action does not fit its status any more (decided meanwhile): nothing changed.
+
+    A pending rule is the chat's open yes/no question: once decided here, its buttons answer "no longer valid"
+    and the question is dropped at the next message (`OpenQuestions.current`), so it is never decided twice.
+    """
+    if action == "del":
+        await store.rules.delete(scope, rule.id)
+        return True
+    status = RULE_MOVES.get((action, rule.status))
+    if status is None:
+        return False
+    await store.rules.decide(scope, rule.id, status, reason=reason)
+    return True
+
+
 async def press_rule(call: Call, fields: list[str]) -> Pressed | None:
     """'rule:yes|no|off|on|del:<number>': answer a proposed rule, switch it off or on, or delete it."""
-    if len(fields) != 2 or not fields[1].isdigit():
+    if len(fields) != 2 or not fields[1].isdigit() or fields[0] not in RULE_ACTIONS:
         return None
     action, number = fields[0], int(fields[1])
     store, scope = call.store, call.scope
-    rule_id = await store.numbers.item(scope, "rule", number)
-    rule = await store.rules.get(scope, rule_id)
+    rule = await store.rules.get(scope, await store.numbers.item(scope, "rule", number))
     question = (f"rule:{number}",)
-    if action in ("yes", "no"):
-        if rule.status != "pending":
-            return Pressed(call.t("button_stale"), closes=question, stale=True)
-        if action == "yes":
-            await store.rules.decide(scope, rule_id, "active", reason="button")
-            text = call.t("rule_saved", rule=rule.text)
-        else:
-            await store.rules.decide(scope, rule_id, "rejected", reason="button")
-            text = call.t("rule_dropped")
+    reason = "button" if action in ("yes", "no") else "/rules"
+    if not await change_rule(store, scope, rule, action, reason):
+        return Pressed(call.t("button_stale"), closes=question if action in ("yes", "no") else (), stale=True)
+    if action == "yes":
+        text = call.t("rule_saved", rule=rule.text)
         return Pressed(text, text, closes=question)
-    if action == "off" and rule.status == "active":
-        await store.rules.decide(scope, rule_id, "disabled", reason="/rules")
-        return Pressed(call.t("rule_turned_off", id=number))
-    if action == "on" and rule.status == "disabled":
-        await store.rules.decide(scope, rule_id, "active", reason="/rules")
-        return Pressed(call.t("rule_turned_on", id=number))
+    if action == "no":
+        return Pressed(call.t("rule_dropped"), call.t("rule_dropped"), closes=question)
     if action == "del":
-        await store.rules.delete(scope, rule_id)
         return Pressed(call.t("rule_deleted", id=number), closes=question if rule.status == "pending" else ())
-    return Pressed(call.t("button_stale"), stale=True)
+    return Pressed(call.t("rule_turned_off" if action == "off" else "rule_turned_on", id=number))
 
 
 async def profile(call: Call, args: str) -> Reply:

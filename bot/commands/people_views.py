@@ -146,16 +146,19 @@ async def press(call: Call, fields: list[str]) -> Pressed | None:
         text, buttons = await forget_question(store, scope, person, int(fields[1]), lang)
         return Pressed("", text, buttons)
     if fields[0] == "forgetyes":
-        return await forget(store, scope, person, lang, call.engine.background)
+        done = await forget(store, scope, person, lang, call.engine.background)
+        return Pressed(done, done)
     return None
 
 
-async def forget(store: MemoryStore, scope: Scope, person: Person, lang: str, llm: LLM) -> Pressed:
-    """Forget a person for good with their facts, then rewrite the diary, thoughts and the rest without them."""
+async def forget(store: MemoryStore, scope: Scope, person: Person, lang: str, llm: LLM,
+                 reason: str = "/people forget") -> str:
+    """Forget a person for good with their facts, then rewrite the diary, thoughts and the rest without them.
+
+    The chat's yes button and the web page both forget this way; returns the sentence saying what went.
+    """
     processing = audit.new_processing("forget")
     what = forgetting.of_person(person, await store.people.facts(scope, person.id, 1000, include_closed=True))
-    forgotten, count = await store.people.forget(scope, person.id)
-    copies = await forgetting.forget(store, llm, scope, what, processing=processing, reason="/people forget",
-                                     final=True)
-    done = forgetting.with_copies(t(lang, "people_forgotten", name=display_name(forgotten), count=count), copies, lang)
-    return Pressed(done, done)
+    forgotten, count = await store.people.forget(scope, person.id, reason=reason)
+    copies = await forgetting.forget(store, llm, scope, what, processing=processing, reason=reason, final=True)
+    return forgetting.with_copies(t(lang, "people_forgotten", name=display_name(forgotten), count=count), copies, lang)

@@ -1,0 +1,64 @@
+"""Reminders: the active ones with their next time and repeat; edit the text and time, or delete one.
+
+Times are read and written in the person's zone (their own setting, else the deployment's), the zone the reminder
+fires in; a changed time reaches the scheduler through the store (`Reminders.on_change` moves the job).
+"""
+from __future__ import annotations
+
+import datetime as dt
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from bot.conversation.reminder_requests import due_words, user_zone
+from bot.web_page.render import Viewer, back_to, bad_input, render
+from bot.web_page.site import Page
+
+INPUT_FORMAT = "%Y-%m-%dT%H:%M"  # what a datetime-local input sends (seconds are left out)
+TEXT_CHARS = 500
+
+
+def parse_due(value: str, zone: dt.tzinfo) -> dt.datetime | None:
+    """A datetime-local value ('2026-12-03T09:30') as a time in `zone`, or None when it is none."""
+    try:
+        return dt.datetime.strptime(value.strip()[:16], INPUT_FORMAT).replace(tzinfo=zone)
+    except ValueError:
+        return None
+
+
+async def show(request: Request, viewer: Viewer) -> Response:
+    """GET /reminders: the active reminders, soonest first, each with its edit form."""
+    store, scope = viewer.call.store, viewer.scope
+    zone = await user_zone(store, scope, viewer.zone)
+    active = await store.reminders.active(scope)
+    numbers = await store.numbers.of_many(scope, "reminder", [r.id for r in active])
+    rows = [{"r": r, "number": numbers[r.id], "when": due_words(r.due_at.astimezone(zone), r.repeat, viewer.lang),
+             "value": r.due_at.astimezone(zone).strftime(INPUT_FORMAT)} for r in active]
+    return render(viewer, "reminders.html", done=request.query_params.get("done"), rows=rows, zone=str(zone))
+
+
+async def edit(request: Request, viewer: Viewer) -> Response:
+    """POST /reminders/<id>/edit: a new text and next time (in the future); nothing changes on bad input."""
+    store, scope, call = viewer.call.store, viewer.scope, viewer.call
+    reminder = await store.reminders.get(scope, request.path_params["reminder_id"])
+    form = await request.form()
+    text = " ".join(str(form.get("text") or "").split())[:TEXT_CHARS]
+    due = parse_due(str(form.get("due") or ""), await user_zone(store, scope, viewer.zone))
+    if not text:
+        return bad_input(viewer, viewer.t("page_reminder_text_missing"))
+    now = call.engine.clock()
+    if due is None or due.timestamp() <= now:
+        return bad_input(viewer, viewer.t("page_reminder_time_wrong"))
+    await store.reminders.edit(scope, reminder.id, text, due.timestamp(), now=now, reason="web page")
+    return back_to(viewer, "/reminders", "page_reminder_changed")
+
+
+async def delete(request: Request, viewer: Viewer) -> Response:
+    """POST /reminders/<id>/delete: cancel it, as the chat's delete button does."""
+    await viewer.call.store.reminders.cancel(viewer.scope, request.path_params["reminder_id"])
+    return back_to(viewer, "/reminders", "page_reminder_deleted")
+
+
+PAGES = [Page("/reminders", show), Page("/reminders/{reminder_id:int}/edit", edit, ("POST",)),
+         Page("/reminders/{reminder_id:int}/delete", delete, ("POST",))]
+MENU = ("/reminders", "page_reminders")
