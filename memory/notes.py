@@ -16,6 +16,9 @@ from memory.index import SearchIndex
 from memory.models import Note, NoteWrite, Scope, ts
 from memory.search_text import content_hash, normalize
 
+# The kinds of note: what the person said about themselves and their life, and what a conversation was about.
+NOTE_KINDS = ("fact", "content")
+
 _COLUMNS = ("id, kind, text, importance, created_at, updated_at, valid_from, valid_to,"
             " superseded_by, source_message_ids, doc_id")
 
@@ -39,6 +42,31 @@ class NewNote:
     source_message_ids: tuple[int, ...] = ()
     created_at: float | None = None  # now, when not given
     valid_from: float | None = None
+
+
+@dataclass(frozen=True)
+class NoteFilter:
+    """Which live notes to list: of a kind, about a person, created in [since, until), among given ids."""
+
+    kind: str | None = None
+    person_id: int | None = None
+    since: float | None = None
+    until: float | None = None
+    ids: tuple[int, ...] | None = None  # only these (the hits of a search); None: any
+
+    def where(self, scope: Scope) -> tuple[str, list[Any]]:
+        """The SQL condition and its arguments."""
+        sql = "scope_id = ? AND valid_to IS NULL"
+        args: list[Any] = [scope.id]
+        for column, value in (("kind = ?", self.kind), ("person_id = ?", self.person_id),
+                              ("created_at >= ?", self.since), ("created_at < ?", self.until)):
+            if value is not None:
+                sql += f" AND {column}"
+                args.append(value)
+        if self.ids is not None:
+            sql += f" AND id IN ({','.join('?' * len(self.ids))})" if self.ids else " AND 0"
+            args.extend(self.ids)
+        return sql, args
 
 
 class Notes:
@@ -134,17 +162,33 @@ class Notes:
         async with self.db.reading() as tx:
             return int((await tx.fetchone(sql, (scope.id,)))[0])
 
+    async def find(self, scope: Scope, which: NoteFilter, *, limit: int = 50, offset: int = 0) -> Sequence[Note]:
+        """The live notes `which` names, newest first."""
+        sql, args = which.where(scope)
+        async with self.db.reading() as tx:
+            rows = await tx.fetchall(f"SELECT {_COLUMNS} FROM notes WHERE {sql}"
+                                     " ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?", (*args, limit, offset))
+        return [_note(r) for r in rows]
+
+    async def count_found(self, scope: Scope, which: NoteFilter) -> int:
+        """How many live notes `which` names."""
+        sql, args = which.where(scope)
+        async with self.db.reading() as tx:
+            return int((await tx.fetchone(f"SELECT count(*) FROM notes WHERE {sql}", args))[0])
+
     async def edit(
         self, scope: Scope, note_id: int, text: str, *, importance: int | None = None,
         processing: str | None = None, reason: str = "",
     ) -> Note:
-        """Change a note's text (re-embedded) and optionally its importance."""
-        before = await self.get(scope, note_id)
+        """Change a note's text and optionally its importance; row, vector and full text change in one transaction
+        (NotFound when the note is not the scope's, or went meanwhile)."""
+        await self.get(scope, note_id)  # NotFound before embedding anything
         text = text.strip()
         vector = (await self.index.embed([text]))[0]
         processing = processing or audit.new_processing("edit")
         imp = _clamp(importance) if importance is not None else None
         async with self.db.transaction() as tx:
+            before = _note(await tx.scoped_row("notes", _COLUMNS, scope.id, note_id, f"note {note_id}"))
             await tx.execute(
                 "UPDATE notes SET text = ?, norm_hash = ?, importance = COALESCE(?, importance), updated_at = ?"
                 " WHERE id = ? AND scope_id = ?",

@@ -13,7 +13,7 @@ from bot.learning.why import explain
 from bot.texts import TEXTS, t
 from memory import audit
 from memory.errors import NotFound
-from memory.models import AuditEntry, SearchHit
+from memory.models import AuditEntry, Note, SearchHit
 from memory.numbers import Kind
 from memory.undo import is_final, latest_processing, undo_latest, undo_processing
 
@@ -102,14 +102,20 @@ async def press_forget(call: Call, fields: list[str]) -> Pressed | None:
     if len(fields) != 1 or not fields[0].isdigit():
         return None
     note_id = await call.store.numbers.item(call.scope, "note", int(fields[0]))
-    async with call.engine.learning_paused(call.scope):
-        processing = audit.new_processing("forget")
-        note = await call.store.notes.erase(call.scope, note_id, reason="/forget")
-        copies = await forgetting.forget(call.store, call.engine.background, call.scope,
-                                         forgetting.Forgotten((note.text,)), processing=processing, reason="/forget",
-                                         final=True)
+    note, copies = await forget_note(call, note_id)
     done = forgetting.with_copies(call.t("forget_done", text=clip(note.text, 200)), copies, call.lang)
     return Pressed(done, done)
+
+
+async def forget_note(call: Call, note_id: int, reason: str = "/forget") -> tuple[Note, forgetting.Rewritten]:
+    """Delete a note for good, then rewrite what was written from it (the chat's forget button and the web page)."""
+    async with call.engine.learning_paused(call.scope):
+        processing = audit.new_processing("forget")
+        note = await call.store.notes.erase(call.scope, note_id, reason=reason)
+        copies = await forgetting.forget(call.store, call.engine.background, call.scope,
+                                         forgetting.Forgotten((note.text,)), processing=processing, reason=reason,
+                                         final=True)
+    return note, copies
 
 
 async def why(call: Call, args: str) -> Reply:
@@ -130,19 +136,33 @@ async def press_why(call: Call, fields: list[str]) -> Pressed | None:
     """'why:wrong|old:<number>': close a note the person called wrong or outdated; a wrong one leaves its copies too."""
     if len(fields) != 2 or fields[0] not in ("wrong", "old") or not fields[1].isdigit():
         return None
-    store, scope = call.store, call.scope
-    note_id = await store.numbers.item(scope, "note", int(fields[1]))
-    if (await store.notes.get(scope, note_id)).valid_to is not None:
+    note_id = await call.store.numbers.item(call.scope, "note", int(fields[1]))
+    closed = await close_note(call, note_id, wrong=fields[0] == "wrong", reason="why")
+    if closed is None:
         return Pressed(call.t("button_stale"), stale=True)
-    processing = audit.new_processing("why")
-    reason = "why: wrong" if fields[0] == "wrong" else "why: outdated"
-    note = await store.notes.close(scope, note_id, processing=processing, reason=reason)
+    note, copies = closed
     done = call.t("why_closed", text=clip(note.text, 200))
-    if fields[0] == "wrong":  # undoable: not final
-        copies = await forgetting.forget(store, call.engine.background, scope, forgetting.Forgotten((note.text,)),
-                                         processing=processing, reason=reason, final=False)
+    if copies is not None:
         done = forgetting.with_copies(done, copies, call.lang)
     return Pressed(done, done)
+
+
+async def close_note(call: Call, note_id: int, *, wrong: bool, reason: str
+                     ) -> tuple[Note, forgetting.Rewritten | None] | None:
+    """Close a note the person called wrong (never true: its copies lose it too) or outdated (true until now: its
+    copies keep it as history); one undoable processing. None when it was closed already.
+    """
+    store, scope = call.store, call.scope
+    if (await store.notes.get(scope, note_id)).valid_to is not None:
+        return None
+    processing = audit.new_processing("why")
+    why = f"{reason}: wrong" if wrong else f"{reason}: outdated"
+    note = await store.notes.close(scope, note_id, processing=processing, reason=why)
+    if not wrong:
+        return note, None
+    copies = await forgetting.forget(store, call.engine.background, scope, forgetting.Forgotten((note.text,)),
+                                     processing=processing, reason=why, final=False)  # undoable: not final
+    return note, copies
 
 
 def _item_text(entry: AuditEntry) -> str:
