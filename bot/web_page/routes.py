@@ -7,11 +7,11 @@ from starlette.routing import BaseRoute, Mount
 from starlette.staticfiles import StaticFiles
 
 from bot.web_page.login import language_page, login_routes
-from bot.web_page.pages import overview
+from bot.web_page.pages import account, changes, conversation, diary, overview
 from bot.web_page.site import Page, Site, mounted
 
 # The sections in the menu's order; each module has PAGES (its routes) and MENU (its path and text key).
-SECTIONS: list[ModuleType] = [overview]
+SECTIONS: list[ModuleType] = [overview, diary, conversation, changes, account]
 
 
 def page_routes(site: Site) -> list[BaseRoute]:
