@@ -344,6 +344,7 @@ TEXTS: dict[str, dict[str, str]] = {
     "undo_action_link": {"de": "verknüpft", "en": "linked"},
     "undo_action_merge": {"de": "zusammengeführt", "en": "merged"},
     "undo_action_revert": {"de": "zurückgesetzt", "en": "reverted"},
+    "undo_action_erase": {"de": "endgültig vergessen", "en": "forgotten for good"},
     "undo_action_other": {"de": "geändert", "en": "changed"},
     "settings_lines": {
         "de": "Tagebuch: {diary} Uhr (zuschicken: {push})\nNachdenken: {reflection} Uhr\nAktive Zeiten: {hours} Uhr\n"

@@ -6,15 +6,17 @@ import json
 import time
 import uuid
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from memory.db import Tx
+from memory.db import Database, Tx
 from memory.models import AuditEntry, ts
 
 # An item rewritten or removed for good (`/forget`, `/people forget`): the entry records that it happened,
 # never what the item said, and /undo has nothing to restore from it.
 ERASE = "erase"
+ERASED: dict[str, Any] = {"erased": True}  # what an erased item's audit entries keep of it (memory.erasure)
 
 
 def new_processing(prefix: str = "p") -> str:
@@ -95,3 +97,58 @@ def _walk(value: Any, clean: Callable[[str], str]) -> Any:
     if isinstance(value, dict):
         return {k: _walk(v, clean) for k, v in value.items()}
     return value
+
+
+@dataclass(frozen=True)
+class Processing:
+    """One processing as the change log shows it: its entries (newest first) and whether it may still be undone.
+
+    `state`: 'open' (entries standing: it may be undone), 'undone' (taken back), 'final' (its items were
+    forgotten for good: nothing to restore), 'undo' (it is itself the undoing of another processing).
+    """
+
+    id: str
+    entries: tuple[AuditEntry, ...]
+    state: str
+
+    @property
+    def created_at(self) -> datetime:
+        """When its newest change was made."""
+        return self.entries[0].created_at
+
+
+def _erased(entry: AuditEntry) -> bool:
+    return entry.action == ERASE or entry.before == ERASED or entry.after == ERASED
+
+
+def _processing(processing_id: str, rows: Sequence[Any]) -> Processing:
+    """A processing from its audit_log rows (AUDIT_COLUMNS and undone_at), newest first."""
+    entries = tuple(entry_from_row(r[:-1]) for r in rows)
+    standing = [e for e, r in zip(entries, rows) if r[-1] is None and not _erased(e)]
+    if processing_id.startswith("undo-"):
+        state = "undo"
+    elif standing:
+        state = "open"
+    else:
+        state = "final" if any(_erased(e) for e in entries) else "undone"
+    return Processing(processing_id, entries, state)
+
+
+async def processings(db: Database, scope_id: int, limit: int = 20, offset: int = 0) -> list[Processing]:
+    """The scope's processings, newest first, each with all its entries."""
+    async with db.reading() as tx:
+        ids = [r[0] for r in await tx.fetchall(
+            "SELECT processing_id FROM audit_log WHERE scope_id = ? GROUP BY processing_id ORDER BY max(id) DESC"
+            " LIMIT ? OFFSET ?", (scope_id, limit, offset))]
+        found = [(pid, await tx.fetchall(f"SELECT {AUDIT_COLUMNS}, undone_at FROM audit_log WHERE scope_id = ?"
+                                         " AND processing_id = ? ORDER BY id DESC", (scope_id, pid)))
+                 for pid in ids]
+    return [_processing(pid, rows) for pid, rows in found]
+
+
+async def processing(db: Database, scope_id: int, processing_id: str) -> Processing | None:
+    """One processing of the scope (None: the scope has none by this id)."""
+    async with db.reading() as tx:
+        rows = await tx.fetchall(f"SELECT {AUDIT_COLUMNS}, undone_at FROM audit_log WHERE scope_id = ?"
+                                 " AND processing_id = ? ORDER BY id DESC", (scope_id, processing_id))
+    return _processing(processing_id, rows) if rows else None

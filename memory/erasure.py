@@ -25,7 +25,6 @@ import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from memory import audit
 from memory.db import Database, Tx
@@ -34,7 +33,7 @@ from memory.search_text import content_hash
 
 log = logging.getLogger(__name__)
 
-ERASED: dict[str, Any] = {"erased": True}  # what an erased item's audit entries keep of it
+ERASED = audit.ERASED  # what an erased item's audit entries keep of it
 _APPLIED = "erasures_applied"  # meta key of a backup: the last tombstone applied to it
 _FULL_TEXT = ("fts_words", "fts_trigram")
 # Tables with a scope id that /deleteme keeps: the scope (tombstones name it), the tombstones, and the last

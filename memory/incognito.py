@@ -80,12 +80,14 @@ class IncognitoLog:
                 " VALUES (?, ?, ?, ?, ?)", (scope.id, stretch.started_at, stretch.ended_at, stretch.messages, ended_by))
         return stretch
 
-    async def stretches(self, scope: Scope, limit: int = 20) -> list[Stretch]:
-        """The scope's logged stretches, newest first."""
+    async def stretches(self, scope: Scope, limit: int = 20, start: float | None = None,
+                        end: float | None = None) -> list[Stretch]:
+        """The scope's logged stretches, newest first (only those reaching into [start, end) where given)."""
         async with self.db.reading() as tx:
             rows = await tx.fetchall(
                 "SELECT started_at, ended_at, messages, ended_by FROM incognito_stretches WHERE scope_id = ?"
-                " ORDER BY started_at DESC, id DESC LIMIT ?", (scope.id, limit))
+                " AND (? IS NULL OR ended_at >= ?) AND (? IS NULL OR started_at < ?)"
+                " ORDER BY started_at DESC, id DESC LIMIT ?", (scope.id, start, start, end, end, limit))
         return [Stretch(float(r[0]), float(r[1]), int(r[2]), str(r[3])) for r in rows]
 
     async def _put(self, scope: Scope, state: Incognito, now: float) -> None:

@@ -90,9 +90,10 @@ class IndexedTexts(Generic[T]):
                                      (scope.id,))
         return [self.make(r) for r in rows]
 
-    async def latest(self, scope: Scope, limit: int | None = None) -> list[T]:
-        """The newest items, newest first."""
+    async def latest(self, scope: Scope, limit: int | None = None, offset: int = 0) -> list[T]:
+        """The newest items, newest first (skipping the `offset` newest)."""
         async with self.db.reading() as tx:
             rows = await tx.fetchall(f"SELECT {self.columns} FROM {self.table} WHERE scope_id = ?"
-                                     " ORDER BY id DESC LIMIT ?", (scope.id, limit or self.latest_count))
+                                     " ORDER BY id DESC LIMIT ? OFFSET ?",
+                                     (scope.id, limit or self.latest_count, offset))
         return [self.make(r) for r in rows]

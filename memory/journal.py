@@ -164,6 +164,25 @@ class Journal:
             )
         return [_message(r) for r in rows]
 
+    async def listing(self, scope: Scope, words: Sequence[str] = (), start: float | None = None,
+                      end: float | None = None, limit: int = 20, offset: int = 0) -> list[Message]:
+        """Messages newest first, containing every one of `words` (any case) and in [start, end) where given."""
+        sql = f"SELECT {_COLUMNS} FROM messages WHERE scope_id = ?"
+        args: list[Any] = [scope.id]
+        for word in words:
+            sql += " AND text LIKE ? ESCAPE '\\'"
+            args.append("%" + word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%")
+        if start is not None:
+            sql += " AND created_at >= ?"
+            args.append(start)
+        if end is not None:
+            sql += " AND created_at < ?"
+            args.append(end)
+        async with self.db.reading() as tx:
+            rows = await tx.fetchall(sql + " ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?",
+                                     (*args, limit, offset))
+        return [_message(r) for r in rows]
+
     async def count(self, scope: Scope) -> int:
         """How many messages the scope holds."""
         async with self.db.reading() as tx:

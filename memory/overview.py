@@ -1,6 +1,10 @@
 """What a scope's memory holds, in numbers, for the web page's overview (live items only)."""
 from __future__ import annotations
 
+import datetime as dt
+from dataclasses import dataclass
+from datetime import tzinfo
+
 from memory.db import Database
 from memory.models import Scope
 
@@ -17,7 +21,33 @@ COUNTS: dict[str, str] = {
 }
 
 
+@dataclass(frozen=True)
+class Week:
+    """One week of the chart: the Monday it starts on (in the deployment's zone) and the notes created in it."""
+
+    start: dt.date
+    notes: int
+
+
 async def counts(db: Database, scope: Scope) -> dict[str, int]:
     """How many of each kind of item the scope holds now."""
     async with db.reading() as tx:
         return {name: int((await tx.fetchone(sql, (scope.id,)))[0]) for name, sql in COUNTS.items()}
+
+
+async def notes_per_week(db: Database, scope: Scope, now: float, zone: tzinfo, weeks: int = 12) -> list[Week]:
+    """How many notes were created in each of the last `weeks` weeks (Monday to Sunday in `zone`), oldest first."""
+    today = dt.datetime.fromtimestamp(now, zone).date()
+    monday = today - dt.timedelta(days=today.weekday())
+    starts = [monday - dt.timedelta(weeks=weeks - 1 - i) for i in range(weeks)]
+    first = dt.datetime.combine(starts[0], dt.time(), zone).timestamp()
+    async with db.reading() as tx:
+        rows = await tx.fetchall("SELECT created_at FROM notes WHERE scope_id = ? AND created_at >= ?",
+                                 (scope.id, first))
+    counts = dict.fromkeys(starts, 0)
+    for (created,) in rows:
+        day = dt.datetime.fromtimestamp(float(created), zone).date()
+        start = day - dt.timedelta(days=day.weekday())
+        if start in counts:
+            counts[start] += 1
+    return [Week(start, count) for start, count in counts.items()]

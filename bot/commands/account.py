@@ -97,11 +97,16 @@ def morning_lines(call: Call, p: Preferences) -> str:
     return "\n".join([brief, dates, place, notices])
 
 
-async def export(call: Call, args: str) -> Reply:
-    """/export: everything stored about the user, as a JSON file."""
+async def export_file(call: Call) -> Document:
+    """Everything stored about the user as the JSON file /export sends (and the web page downloads)."""
     data = await call.store.export(call.scope)
     body = json.dumps(data, ensure_ascii=False, indent=2).encode("utf-8")
-    return Reply((call.t("export_ready"),), document=Document("mnemo-export.json", body))
+    return Document("mnemo-export.json", body)
+
+
+async def export(call: Call, args: str) -> Reply:
+    """/export: everything stored about the user, as a JSON file."""
+    return Reply((call.t("export_ready"),), document=await export_file(call))
 
 
 async def deleteme(call: Call, args: str) -> Reply:
@@ -114,7 +119,15 @@ async def press_deleteme(call: Call, fields: list[str]) -> Pressed | None:
     """'deleteme:yes': delete everything about the user, with the outside reports that quote them."""
     if fields != ["yes"]:
         return None
+    await delete_everything(call)
+    return Pressed(call.t("deleteme_done"), call.t("deleteme_done"))
+
+
+async def delete_everything(call: Call) -> None:
+    """Delete everything about the scope (its web sessions too), with the outside reports that quote it.
+
+    Waits for a learning run in flight, so nothing it learned is written back after the deletion.
+    """
     async with call.engine.learning_paused(call.scope):
         await call.store.delete_scope(call.scope)
     delete_reports_about(call.store.db.path.parent, call.scope.user_id)  # `mnemo analyse` quoted them
-    return Pressed(call.t("deleteme_done"), call.t("deleteme_done"))

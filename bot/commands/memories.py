@@ -2,6 +2,9 @@
 buttons."""
 from __future__ import annotations
 
+from dataclasses import replace
+from datetime import tzinfo
+
 from bot.commands.call import Call, Pressed
 from bot.commands.relationship_view import describe_change
 from bot.conversation.prompt import clip
@@ -171,6 +174,18 @@ def _item_text(entry: AuditEntry) -> str:
                     or item.get("status") or ""), 120)
 
 
+def change_line(entry: AuditEntry, number: int | None, lang: str, zone: tzinfo) -> str:
+    """One audited change as the change log shows it: like /undo's line, an edit with its text before → after."""
+    if entry.item_type == "relationship":
+        return describe_change(lang, entry, zone)
+    shown = undo_line(entry, number, lang)
+    if entry.action == "update" and entry.before and entry.after:
+        after = _item_text(replace(entry, before=None))
+        if after and after != _item_text(entry):
+            shown += f" → {after}"
+    return shown
+
+
 def undo_line(entry: AuditEntry, number: int | None, lang: str) -> str:
     """One line of /undo in the user's language: '• Notiz #3 gelöscht: Anna mag Tee'."""
     item = f"undo_item_{entry.item_type}" if f"undo_item_{entry.item_type}" in TEXTS else "undo_item_other"
@@ -183,21 +198,21 @@ def undo_line(entry: AuditEntry, number: int | None, lang: str) -> str:
 async def undo(call: Call, args: str) -> Reply:
     """/undo: take back the last change to memory and say what came back."""
     scope = call.scope
-    numbers = await _numbers_of(call, await latest_processing(call.store, scope))  # what is there now
+    numbers = await numbers_of(call, await latest_processing(call.store, scope))  # what is there now
     entries = await undo_latest(call.store, scope)
     if not entries:
         return Reply((call.t("undo_nothing"),))
     restored = [e for e in entries if not is_final(e)]
     if not restored:
         return Reply((call.t("undo_final"),))
-    numbers |= await _numbers_of(call, restored)  # what is back now (the same number as before)
+    numbers |= await numbers_of(call, restored)  # what is back now (the same number as before)
     lines = [call.t("undo_done")] + [
         describe_change(call.lang, e, call.zone) if e.item_type == "relationship"
         else undo_line(e, numbers.get((e.item_type, e.item_id or 0)), call.lang) for e in restored]
     return Reply(("\n".join(lines),))
 
 
-async def _numbers_of(call: Call, entries: list[AuditEntry]) -> dict[tuple[str, int], int]:
+async def numbers_of(call: Call, entries: list[AuditEntry]) -> dict[tuple[str, int], int]:
     """The user's numbers of the numbered items that audit entries name, where the item exists (or did)."""
     found: dict[tuple[str, int], int] = {}
     for item_type, kind in NUMBERED.items():

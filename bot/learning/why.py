@@ -24,6 +24,12 @@ def asks_why(text: str) -> bool:
     return bool(_ASKS_WHY.search(text))
 
 
+def said(lang: str, origin: str, when: str) -> str:
+    """How a message was sent, as /why says it: 'du schriebst am …', 'du sagtest am … (Sprachnachricht)'."""
+    key = f"why_source_{origin}" if f"why_source_{origin}" in TEXTS else "why_source"  # typed or spoken
+    return t(lang, key, when=when)
+
+
 async def explain(store: MemoryStore, scope: Scope, note_ids: list[int], lang: str, zone: ZoneInfo) -> Reply:
     """The notes with their source messages and [wrong] [outdated] [forget] buttons."""
     lines: list[str] = []
@@ -42,8 +48,7 @@ async def explain(store: MemoryStore, scope: Scope, note_ids: list[int], lang: s
         lines.append(f"#{number} {note.text}")
         for m in sources[:2]:
             when = m.created_at.astimezone(zone).strftime("%d.%m.%Y %H:%M")
-            said = f"why_source_{m.origin}" if f"why_source_{m.origin}" in TEXTS else "why_source"  # typed or spoken
-            lines.append(f"   ↳ {t(lang, said, when=when)}: „{clip(m.text, 200)}“")
+            lines.append(f"   ↳ {said(lang, m.origin, when)}: „{clip(m.text, 200)}“")
         if note_id in imported:  # the person's own words in the history they brought
             origin = imported[note_id]
             lines.append(f"   ↳ {provenance(origin.source, origin.said_at, lang)}: „{clip(origin.quote, 200)}“")

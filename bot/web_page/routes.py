@@ -7,11 +7,24 @@ from starlette.routing import BaseRoute, Mount
 from starlette.staticfiles import StaticFiles
 
 from bot.web_page.login import language_page, login_routes
-from bot.web_page.pages import notes, overview, people, profile, reminders, rules, topics
+from bot.web_page.pages import (
+    account,
+    changes,
+    conversation,
+    diary,
+    notes,
+    overview,
+    people,
+    profile,
+    reminders,
+    rules,
+    topics,
+)
 from bot.web_page.site import Page, Site, mounted
 
 # The sections in the menu's order; each module has PAGES (its routes) and MENU (its path and text key).
-SECTIONS: list[ModuleType] = [overview, notes, people, profile, rules, reminders, topics]
+SECTIONS: list[ModuleType] = [overview, notes, people, profile, rules, reminders, topics, diary, conversation,
+                              changes, account]
 
 
 def page_routes(site: Site) -> list[BaseRoute]:
