@@ -2,6 +2,7 @@
 use the page as a person does. Screenshots of the main pages are kept as artefacts (build/screenshots/)."""
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
@@ -20,7 +21,9 @@ from bot.web_page.metrics import PrometheusMetrics
 from bot.web_page.routes import page_routes
 from bot.web_page.server import WebServer
 from bot.web_page.site import Site
+from memory.kinship import PersonDraft
 from tests.browser_kit import need_chromium, phone_page, screenshots
+from tests.fakes.llm import ScriptedLLM
 from tests.fakes.telegram_api import FakeTelegram
 from tests.test_telegram import USER, exchange
 
@@ -97,3 +100,60 @@ async def test_a_used_link_shows_a_clear_page_in_the_browser(bot: Served, page: 
     await page.goto(link)
     await page.get_by_role("button", name="Anmelden").click()
     assert "schon benutzt" in await page.locator("main").inner_text()
+
+
+async def test_search_edit_see_it_in_the_chat_undo_forget_a_person(bot: Served, page: Any, chat: ScriptedLLM) -> None:
+    """The issue's walk through the page: search, edit a note and see the chat's next prompt use the new text, undo
+    it, forget a person; screenshots of the main pages on the way."""
+    chat.enqueue("Schön, dich kennenzulernen!")
+    await exchange(bot.tg, "Hallo! Ich trinke morgens immer Kaffee. Meine Schwester Miriam wohnt in Hamburg.")
+    store = bot.engine.store
+    scope = await bot.engine.scope_for(f"tg:{USER}")
+    [said] = [m for m in await store.messages.recent(scope, 5) if m.role == "user"]
+    coffee = (await store.notes.add(scope, "Anna trinkt morgens immer Kaffee", source_message_ids=(said.id,))).note
+    await store.notes.add(scope, "Anna spielt Cello im Orchester")
+    miriam = await store.people.observe(scope, PersonDraft("Miriam", (), "Schwester"), processing="seed")
+    await store.people.link_notes(scope, miriam.id, [
+        (await store.notes.add(scope, "Annas Schwester Miriam wohnt in Hamburg")).note.id], processing="seed")
+    await log_in(bot, page)
+    shots = screenshots()
+    await page.screenshot(path=str(shots / "overview.png"), full_page=True)
+
+    await page.get_by_role("link", name="Notizen").click()
+    await page.get_by_label("Suchen").fill("Kaffee")
+    await page.get_by_role("button", name="Anzeigen").click()
+    await page.wait_for_load_state()
+    found = await page.locator("article.note").all_inner_texts()
+    assert found and "Anna trinkt morgens immer Kaffee" in found[0]
+    await page.screenshot(path=str(shots / "notes.png"), full_page=True)
+    await page.locator("article.note a").first.click()
+    await page.get_by_label("Text ändern").fill("Anna trinkt morgens nur noch grünen Tee")
+    await page.get_by_role("button", name="Speichern").click()
+    await page.wait_for_load_state()
+    assert "Geändert." in await page.locator("main").inner_text()
+    await page.screenshot(path=str(shots / "note.png"), full_page=True)
+
+    chat.enqueue("Grüner Tee, richtig.")
+    await exchange(bot.tg, "Was trinke ich morgens?")
+    prompt = chat.calls[-1].prompt
+    assert "Anna trinkt morgens nur noch grünen Tee" in prompt and "Anna trinkt morgens immer Kaffee" not in prompt
+
+    await page.get_by_role("link", name="Änderungen").click()
+    page.once("dialog", lambda dialog: asyncio.ensure_future(dialog.accept()))
+    await page.get_by_role("button", name="Rückgängig machen").first.click()
+    await page.wait_for_load_state()
+    await page.screenshot(path=str(shots / "changes.png"), full_page=True)
+    assert (await store.notes.get(scope, coffee.id)).text == "Anna trinkt morgens immer Kaffee"
+
+    await page.get_by_role("link", name="Menschen").click()
+    await page.screenshot(path=str(shots / "people.png"), full_page=True)
+    await page.get_by_role("link", name="Miriam").first.click()
+    page.once("dialog", lambda dialog: asyncio.ensure_future(dialog.accept()))
+    await page.get_by_role("button", name="Vergessen").click()
+    await page.wait_for_load_state()
+    assert [p.name for p in await store.people.all(scope)] == []
+    assert "Miriam" not in await page.locator("main").inner_text()
+
+    await page.get_by_role("button", name="English").click()
+    await page.wait_for_load_state()
+    assert "People" in await page.locator("nav.sections").inner_text()
