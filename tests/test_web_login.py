@@ -15,20 +15,11 @@ from bot.conversation.engine import Engine
 from bot.conversation.replies import Incoming
 from memory.store import MemoryStore
 from memory.web_access import Redeemed
+from tests.fakes.clock import Clock
 from tests.fakes.embedder import FakeEmbedder
 from tests.web_kit import WebPage, link_in, web_page
 
 ADMIN = "tg:1"
-
-
-class Clock:
-    """A clock the test moves."""
-
-    def __init__(self) -> None:
-        self.now = 1_800_000_000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 @pytest.fixture
