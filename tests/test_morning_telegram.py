@@ -1,7 +1,6 @@
 """Birthdays and the brief on Telegram: said in March, pushed the next March; /settings for the brief."""
 from __future__ import annotations
 
-import asyncio
 import json
 import re
 from datetime import datetime
@@ -12,7 +11,7 @@ from bot.commands.runner import Commands
 from bot.conversation.engine import Engine
 from memory.store import MemoryStore
 from tests.fakes.llm import Call, ScriptedLLM
-from tests.test_scheduler import Clock, drive, on_telegram
+from tests.test_scheduler import Clock, drive, learnt, on_telegram
 
 BERLIN = ZoneInfo("Europe/Berlin")
 
@@ -28,18 +27,6 @@ def extraction(call: Call) -> str:
     return json.dumps({"facts": [], "content": [], "profile": [], "people": people})
 
 
-async def learned(engine: Engine, store: MemoryStore) -> None:
-    """Wait until the first message was learnt from: the channel streams, so the reply's first bubble can be out
-    before the turn ends and schedules the learning (on a busy machine `drain` alone came too early)."""
-    scope = await engine.scope_for("tg:42")
-    for _ in range(1000):
-        await engine.drain()
-        if await store.people.all(scope):
-            return
-        await asyncio.sleep(0.01)
-    raise AssertionError("nobody was extracted from the first message")
-
-
 async def test_a_birthday_said_in_march_is_pushed_the_next_march(store: MemoryStore, tmp_path: Path) -> None:
     clock = Clock(datetime(2026, 3, 10, 10, 0, tzinfo=BERLIN).timestamp())
     chat, background = ScriptedLLM("chat"), ScriptedLLM("background")
@@ -48,7 +35,7 @@ async def test_a_birthday_said_in_march_is_pushed_the_next_march(store: MemorySt
     async with on_telegram(store, tmp_path, clock, chat, background) as (tg, engine, scheduler):
         tg.send_text(42, "Meine Schwester Miriam hat am 3. März Geburtstag, sie ist 1986 geboren.")
         await tg.wait_for_sent(1)
-        await learned(engine, store)
+        await learnt(engine, "tg:42")
         tg.send_text(42, "/settings nachfragen aus")
         await tg.wait_for_sent(2)
         tg.send_text(42, "/people")

@@ -85,6 +85,19 @@ async def drive(scheduler: Scheduler, clock: Clock, until: datetime) -> None:
         await scheduler.run_due(start, clock.now)
 
 
+async def learnt(engine: Engine, user_id: str, replies: int = 1) -> None:
+    """Wait until the turn of the last message ended and its learning ran. The channel streams: the reply's first
+    bubble is out before the turn logs the reply and schedules the learning, so `drain` alone may come too early."""
+    scope = await engine.scope_for(user_id)
+    for _ in range(1000):
+        logged = [m for m in await engine.store.messages.recent(scope, 50) if m.role == "assistant"]
+        if len(logged) >= replies:
+            await engine.drain()
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"the turn of {user_id}'s message never ended")
+
+
 @asynccontextmanager
 async def on_telegram(store: MemoryStore, data_dir: Path, clock: Clock, chat: ScriptedLLM, background: ScriptedLLM,
                       silence: timedelta | None = None) -> AsyncIterator[tuple[FakeTelegram, Engine, Scheduler]]:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from memory.store import MemoryStore
 from tests.fakes.llm import ScriptedLLM
-from tests.test_scheduler import BERLIN, DAY1, Clock, background_model, drive, on_telegram
+from tests.test_scheduler import BERLIN, DAY1, Clock, background_model, drive, learnt, on_telegram
 
 
 async def test_checkin_and_diary_pushed_through_telegram(store: MemoryStore, tmp_path: Path) -> None:
@@ -18,7 +18,7 @@ async def test_checkin_and_diary_pushed_through_telegram(store: MemoryStore, tmp
                            silence=timedelta(hours=48)) as (tg, engine, scheduler):
         tg.send_text(42, "Morgen um 10 habe ich einen Zahnarzttermin.")
         await tg.wait_for_sent(1)
-        await engine.drain()
+        await learnt(engine, "tg:42")
         scope = await engine.scope_for("tg:42")
         await store.preferences.set(scope, "diary_push", True)
         await drive(scheduler, clock, DAY1 + timedelta(days=2))
