@@ -32,7 +32,8 @@ async def m039_bit_vectors(tx: Tx) -> None:
     model, dim = meta["embedding_model"], int(meta["embedding_dim"])
     await tx.execute("DROP TABLE IF EXISTS vec_reindex")
     await tx.execute("DELETE FROM meta WHERE key IN ('reindex_model', 'reindex_center')")
-    await tx.execute("CREATE TEMP TABLE m039_vectors AS SELECT doc_id, embedding FROM vec_docs")
+    await tx.execute("CREATE TEMP TABLE m039_vectors (doc_id INTEGER PRIMARY KEY, embedding BLOB)")
+    await tx.execute("INSERT INTO temp.m039_vectors SELECT doc_id, embedding FROM vec_docs")
     await tx.execute("DROP TABLE vec_docs")
     await tx.execute(vec_table("vec_docs", dim))
     # Every document's vector, from the old vec0 table or else the cache, in float32.
