@@ -255,10 +255,11 @@ class SearchIndex:
             words = search_text.distinctive(words, counts, size)
             if size >= self.aside_from_docs:
                 # The vector search (the longest statement) runs on the second connection meanwhile.
-                cosines, lexical = await asyncio.gather(self._knn_aside(qvec, where),
+                cosines, lexical = await asyncio.gather(self._knn_aside(qvec, where, size),
                                                         self._lexical(tx, words, where, size))
             else:
-                cosines = await self._knn(tx, qvec, where) if self.weights.vector > 0 else {}
+                vector_on = self.weights.vector > 0
+                cosines = await self._knn(tx, qvec, where, coarse=vectors.coarse(size)) if vector_on else {}
                 lexical = await self._lexical(tx, words, where, size)
             ids = set(cosines) | set(lexical["fts_words"]) | set(lexical["fts_trigram"])
             docs = await documents(tx, ids)
@@ -338,22 +339,23 @@ class SearchIndex:
             self._lengths[key] = cached
         return cached[1]
 
-    async def _knn_aside(self, qvec: np.ndarray, where: Where) -> dict[int, float]:
+    async def _knn_aside(self, qvec: np.ndarray, where: Where, size: int) -> dict[int, float]:
         """`_knn` on the database's second connection, so it runs beside the full-text queries."""
         if self.weights.vector <= 0:
             return {}
         async with self.db.aside() as tx:
-            return await self._knn(tx, qvec, where)
+            return await self._knn(tx, qvec, where, coarse=vectors.coarse(size))
 
-    async def _knn(self, tx: Tx, qvec: np.ndarray, where: Where, k: int = CANDIDATES) -> dict[int, float]:
-        """Cosine of the k nearest documents: the nearest by Hamming distance within the scope partition
+    async def _knn(self, tx: Tx, qvec: np.ndarray, where: Where, k: int = CANDIDATES,
+                   coarse: int = vectors.COARSE) -> dict[int, float]:
+        """Cosine of the k nearest documents: the `coarse` nearest by Hamming distance within the scope partition
         (sqlite-vec KNN over bit vectors), rescored by their full vectors (`memory.vectors`)."""
         marks = ",".join("?" * len(where.sources))
         time_sql = "" if where.window is None else " AND created_at >= ? AND created_at < ?"
         rows = await tx.fetchall(
             f"SELECT doc_id FROM vec_docs WHERE embedding MATCH vec_bit(?) AND k = ? AND scope_id = ?"
             f" AND source IN ({marks}){time_sql}",
-            (vectors.bits(_checked(qvec, self.embedder.dim), await self.center(tx)), max(k, vectors.COARSE),
+            (vectors.bits(_checked(qvec, self.embedder.dim), await self.center(tx)), max(k, coarse),
              where.scope_id, *where.sources, *(where.window or ())),
         )
         cosines = await stored_cosines(tx, [doc for (doc,) in rows], qvec, self.embedder.name)
