@@ -21,10 +21,12 @@ CENTER_KEY = "embedding_center"  # meta: the recorded model's centre, float32 as
 # in one partition took 10 ms for k 60, 13 ms for 100 and 25 ms for 200 (load 7, a throwaway script); a
 # plain table ordered by `vec_distance_hamming` took 21 ms for any k.
 COARSE = 120
-# Smaller scopes hand on more, up to COARSE_MAX, as long as documents x k stays within the budget of 100k
-# notes x COARSE: LoCoMo with notes lost 0.008 of any@10 with 120 for every scope (800 documents each).
+# Small scopes hand on more, up to COARSE_MAX, while documents x k stays within COARSE_BUDGET (400 up to
+# 2,500 documents, 120 from 8,334): LoCoMo with notes lost 0.008 of any@10 with 120 for every scope (about
+# 800 documents each), and with 400 for 10k notes of one user the vector search took 22 ms p50 against
+# 4.5 ms with 120 (bench/scale.py under load 6-9).
 COARSE_MAX = 400
-COARSE_BUDGET = 100_000 * COARSE
+COARSE_BUDGET = 1_000_000
 
 # Sentences of the kinds mnemo stores, in both languages; their mean vector is a new model's centre.
 CALIBRATION = (
