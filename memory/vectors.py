@@ -23,8 +23,8 @@ CENTER_KEY = "embedding_center"  # meta: the recorded model's centre, float32 as
 COARSE = 120
 # Small scopes hand on more, up to COARSE_MAX, while documents x k stays within COARSE_BUDGET (400 up to
 # 2,500 documents, 120 from 8,334): LoCoMo with notes lost 0.008 of any@10 with 120 for every scope (about
-# 800 documents each), and with 400 for 10k notes of one user the vector search took 22 ms p50 against
-# 4.5 ms with 120 (bench/scale.py under load 6-9).
+# 800 documents each); at 10k notes of one user 400 made the vector search slower than the float search
+# before (22.0 against 16.6 ms p50 in one run), 120 faster (4.5 against 10.3 ms in another; load 6-9).
 COARSE_MAX = 400
 COARSE_BUDGET = 1_000_000
 
