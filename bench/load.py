@@ -2,9 +2,10 @@
 
 Prints messages per second, the longest event-loop stall (embedding and database work must not
 block the loop) and the process RSS with the embedding model loaded; then ingest speed and the
-database size per 10k notes. First, for comparison, the longest stall of an idle event loop: on a
-machine whose cores are busy with other work, the operating system alone delays the loop.
-Usage: .venv/bin/python bench/load.py [--users 50] [--messages 20] [--idle 10]
+database size per 10k notes, one note at a time and in batches (`--batch`, `Notes.add_many`). First, for
+comparison, the longest stall of an idle event loop: on a machine whose cores are busy with other work, the
+operating system alone delays the loop.
+Usage: .venv/bin/python bench/load.py [--users 50] [--messages 20] [--idle 10] [--batch 64] [--ingest-only]
 """
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.conversation import ScriptedModel, user_line  # noqa: E402
 from bot.conversation.engine import Engine, EngineConfig, Incoming  # noqa: E402
 from memory.embedder import make_embedder  # noqa: E402
+from memory.notes import NewNote  # noqa: E402
 from memory.store import MemoryStore  # noqa: E402
 
 
@@ -86,20 +88,37 @@ async def chat_load(users: int, per_user: int) -> dict[str, float]:
             "rss_mb": round(rss_mb())}
 
 
-async def ingest(notes: int) -> dict[str, float]:
-    """Notes per second through the store API (embedding included) and database size per 10k notes."""
+GOAL_NOTES_PER_SECOND = 200  # issue 27, in batches
+
+
+def note_texts(notes: int) -> list[str]:
+    """Short distinct German notes."""
+    rng = random.Random(5)
+    return [f"Anna erzählte am Tag {i} von {rng.choice(['Garten', 'Arbeit', 'Cello'])} und {rng.randint(0, 10**6)}."
+            for i in range(notes)]
+
+
+async def ingest(notes: int, batch: int = 1) -> dict[str, float]:
+    """Notes per second through the store API (embedding included) and database size per 10k notes.
+
+    batch 1: one `Notes.add` (no dedupe) per note, one embedding each; more: `Notes.add_many` per batch,
+    one embedding call and one transaction for the batch.
+    """
     with tempfile.TemporaryDirectory() as tmp:
         store = await MemoryStore.open(Path(tmp), make_embedder())
         scope = await store.scope("mnemo", "anna")
-        rng = random.Random(5)
+        texts = note_texts(notes)
         start = time.perf_counter()
-        for i in range(notes):
-            await store.notes.add(scope, f"Anna erzählte am Tag {i} von {rng.choice(['Garten', 'Arbeit', 'Cello'])}"
-                                         f" und {rng.randint(0, 10**6)}.", dedupe=False)
+        if batch == 1:
+            for text in texts:
+                await store.notes.add(scope, text, dedupe=False)
+        else:
+            for offset in range(0, notes, batch):
+                await store.notes.add_many(scope, [NewNote(t) for t in texts[offset:offset + batch]])
         elapsed = time.perf_counter() - start
         await store.close()
         size = sum(f.stat().st_size for f in Path(tmp).glob("mnemo.sqlite3*"))
-    return {"notes": notes, "notes_per_second": round(notes / elapsed, 1),
+    return {"notes": notes, "batch": batch, "notes_per_second": round(notes / elapsed, 1),
             "mb_per_10k_notes": round(size / 1e6 * 10_000 / notes, 1)}
 
 
@@ -109,21 +128,30 @@ def main() -> None:
     parser.add_argument("--users", type=int, default=50)
     parser.add_argument("--messages", type=int, default=20, help="messages per user")
     parser.add_argument("--notes", type=int, default=2000, help="notes for the ingest figure")
+    parser.add_argument("--batch", type=int, default=64, help="notes per embedding call in the batched ingest")
+    parser.add_argument("--ingest-only", action="store_true", help="measure the ingest only")
     parser.add_argument("--idle", type=float, default=10.0, help="seconds to measure an idle loop's stalls first")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    idle = asyncio.run(idle_stall(args.idle)) if args.idle > 0 else None
-    print(f"idle event loop, {args.idle:.0f} s, nothing running in this process: worst stall {idle} ms; "
-          f"1-minute load average {os.getloadavg()[0]:.2f}")
-    load = asyncio.run(chat_load(args.users, args.messages))
-    print(f"load: {load['users']} users, {load['messages']} messages in {load['seconds']} s = "
-          f"{load['messages_per_second']} msg/s; worst event-loop stall {load['worst_stall_ms']} ms; "
-          f"peak RSS {load['rss_mb']} MB")
-    fill = asyncio.run(ingest(args.notes))
-    print(f"ingest: {fill['notes']} notes at {fill['notes_per_second']} notes/s; "
-          f"{fill['mb_per_10k_notes']} MB per 10k notes")
+    idle, load = None, {}
+    if not args.ingest_only:
+        idle = asyncio.run(idle_stall(args.idle)) if args.idle > 0 else None
+        print(f"idle event loop, {args.idle:.0f} s, nothing running in this process: worst stall {idle} ms; "
+              f"1-minute load average {os.getloadavg()[0]:.2f}")
+        load = asyncio.run(chat_load(args.users, args.messages))
+        print(f"load: {load['users']} users, {load['messages']} messages in {load['seconds']} s = "
+              f"{load['messages_per_second']} msg/s; worst event-loop stall {load['worst_stall_ms']} ms; "
+              f"peak RSS {load['rss_mb']} MB")
+    fills = [asyncio.run(ingest(args.notes)), asyncio.run(ingest(args.notes, args.batch))]
+    for fill in fills:
+        how = "one at a time" if fill["batch"] == 1 else f"in batches of {fill['batch']}"
+        goal = "" if fill["batch"] == 1 else f" (goal >= {GOAL_NOTES_PER_SECOND}: " + (
+            "met)" if fill["notes_per_second"] >= GOAL_NOTES_PER_SECOND else "MISSED)")
+        print(f"ingest {how}: {fill['notes']} notes at {fill['notes_per_second']} notes/s{goal}; "
+              f"{fill['mb_per_10k_notes']} MB per 10k notes")
+    print(f"1-minute load average at the end: {os.getloadavg()[0]:.2f}")
     if args.json:
-        print(json.dumps({"idle_stall_ms": idle, "load": load, "ingest": fill}))
+        print(json.dumps({"idle_stall_ms": idle, "load": load, "ingest": fills}))
 
 
 if __name__ == "__main__":

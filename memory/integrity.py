@@ -1,7 +1,8 @@
 """Index integrity: every searchable item has its document, vector and full-text entries, and nothing else.
 
-An item's row, its `docs` row, its vector in `vec_docs` and its entries in the two FTS5 tables are written
-in one transaction; `check` proves it after the fact (after a crash, in `mnemo doctor`, in the crash bench).
+An item's row, its `docs` row, its vector (bits in `vec_docs`, float16 in the embedding cache) and its entries
+in the two FTS5 tables are written in one transaction; `check` proves it after the fact (after a crash, in
+`mnemo doctor`, in the crash bench).
 """
 from __future__ import annotations
 
@@ -88,10 +89,18 @@ async def _documents(tx: Tx, kinds: list[Indexed]) -> list[str]:
 
 
 async def _vectors(tx: Tx) -> list[str]:
-    """Documents without their vector, vectors without their document, and vectors filed under another scope."""
+    """Documents without their vector (bits or full), vectors without their document, and vectors filed under
+    another scope."""
     missing = await tx.fetchall("SELECT d.id, d.source, d.item_id FROM docs d"
                                 " WHERE NOT EXISTS (SELECT 1 FROM vec_docs v WHERE v.doc_id = d.id)")
     found = [f"document {doc} ({source} {item}): its vector is missing" for doc, source, item in missing]
+    # The full vector, which rescores the search (`memory.vectors`), is the model's cached one.
+    uncached = await tx.fetchall(
+        "SELECT d.id, d.source, d.item_id FROM docs d WHERE NOT EXISTS (SELECT 1 FROM embedding_cache e"
+        " WHERE e.model = (SELECT value FROM meta WHERE key = 'embedding_model') AND e.purpose = 'document'"
+        " AND e.content_hash = d.content_hash)")
+    found += [f"document {doc} ({source} {item}): its full vector is not in the embedding cache"
+              for doc, source, item in uncached]
     rows = await tx.fetchall("SELECT v.doc_id, v.scope_id, d.scope_id, v.source, d.source FROM vec_docs v"
                              " LEFT JOIN docs d ON d.id = v.doc_id")
     for doc, vec_scope, doc_scope, vec_source, doc_source in rows:

@@ -1,6 +1,7 @@
 """Move every searchable item to another embedding model, resumably; the switch happens in one transaction.
 
-New vectors are written to a side table batch by batch (an interruption keeps what is done);
+New vectors go to the embedding cache (float16) and their bits, around the new model's centre
+(`memory.vectors`), to a side table batch by batch (an interruption keeps what is done);
 when every document has its new vector, the side table replaces `vec_docs` and the recorded
 model changes, both in one transaction. Until then mnemo keeps working with the old model.
 """
@@ -17,8 +18,10 @@ from memory.embedder import Embedder
 from memory.errors import EmbeddingFailed
 from memory.migrations import migrate
 from memory.search_text import content_hash
+from memory.vectors import CALIBRATION, bits, center_of, from_half, half, load_center, save_center, vec_table
 
 SIDE = "vec_reindex"
+SIDE_CENTER = "reindex_center"  # meta: the new model's centre, until the switch
 BATCH = 64
 
 Progress = Callable[[int, int], None]
@@ -34,24 +37,24 @@ class ReindexResult:
     recorded_model: str
 
 
-def _vec_table(name: str, dim: int) -> str:
-    return (f"CREATE VIRTUAL TABLE {name} USING vec0(doc_id INTEGER PRIMARY KEY, scope_id INTEGER PARTITION KEY,"
-            f" source TEXT, created_at FLOAT, embedding FLOAT[{dim}] distance_metric=cosine)")
-
-
 async def _meta(db: Database) -> dict[str, str]:
     async with db.reading() as tx:
         return dict(await tx.fetchall("SELECT key, value FROM meta"))
 
 
 async def _prepare(db: Database, embedder: Embedder) -> None:
-    """Create the side table for this model, or start over when a run for another model was left behind."""
+    """Create the side table for this model with its centre, or start over when a run for another model was
+    left behind."""
     meta = await _meta(db)
+    center = None
+    if meta.get("reindex_model") != embedder.name:
+        center = center_of(await asyncio.to_thread(embedder.embed, list(CALIBRATION), "document"))
     async with db.transaction() as tx:
         if meta.get("reindex_model") not in (None, embedder.name):
             await tx.execute(f"DROP TABLE IF EXISTS {SIDE}")
-        if meta.get("reindex_model") != embedder.name:
-            await tx.execute(_vec_table(SIDE, embedder.dim))
+        if center is not None:
+            await tx.execute(vec_table(SIDE, embedder.dim))
+            await save_center(tx, center, SIDE_CENTER)
             await tx.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('reindex_model', ?)", (embedder.name,))
 
 
@@ -68,12 +71,12 @@ async def _embed(db: Database, embedder: Embedder, texts: list[str]) -> np.ndarr
         vectors = await asyncio.to_thread(embedder.embed, missing, "document")
         if vectors.shape != (len(missing), embedder.dim):
             raise EmbeddingFailed(f"embedder returned shape {vectors.shape}")
-        fresh = {content_hash(t): v.astype(np.float32).tobytes() for t, v in zip(missing, vectors)}
+        fresh = {content_hash(t): half(v) for t, v in zip(missing, vectors)}
         async with db.transaction() as tx:
             await tx.executemany("INSERT OR IGNORE INTO embedding_cache(model, purpose, content_hash, vector)"
                                  " VALUES (?, 'document', ?, ?)", [(embedder.name, h, v) for h, v in fresh.items()])
         cached.update(fresh)
-    return np.stack([np.frombuffer(cached[h], dtype=np.float32) for h in hashes])
+    return np.stack([from_half(cached[h]) for h in hashes])
 
 
 async def reindex(db: Database, embedder: Embedder, progress: Progress | None = None,
@@ -97,9 +100,11 @@ async def reindex(db: Database, embedder: Embedder, progress: Progress | None = 
             break
         vectors = await _embed(db, embedder, [r[4] for r in rows])
         async with db.transaction() as tx:
+            center = await load_center(tx, SIDE_CENTER)
+            assert center is not None  # _prepare recorded it
             await tx.executemany(
-                f"INSERT INTO {SIDE}(doc_id, scope_id, source, created_at, embedding) VALUES (?, ?, ?, ?, ?)",
-                [(r[0], r[1], r[2], float(r[3]), v.tobytes()) for r, v in zip(rows, vectors)])
+                f"INSERT INTO {SIDE}(doc_id, scope_id, source, created_at, embedding) VALUES (?, ?, ?, ?, vec_bit(?))",
+                [(r[0], r[1], r[2], float(r[3]), bits(v, center)) for r, v in zip(rows, vectors)])
         batches += 1
         if progress:
             async with db.reading() as tx:
@@ -111,12 +116,15 @@ async def reindex(db: Database, embedder: Embedder, progress: Progress | None = 
         missing = (await tx.fetchone(f"SELECT count(*) FROM docs WHERE id NOT IN (SELECT doc_id FROM {SIDE})"))[0]
         if missing:
             return ReindexResult(done, total, False, meta.get("embedding_model", ""))
+        center = await load_center(tx, SIDE_CENTER)
+        assert center is not None  # _prepare recorded it
         await tx.execute("DROP TABLE IF EXISTS vec_docs")
-        await tx.execute(_vec_table("vec_docs", embedder.dim))
+        await tx.execute(vec_table("vec_docs", embedder.dim))
         await tx.execute(f"INSERT INTO vec_docs(doc_id, scope_id, source, created_at, embedding)"
-                         f" SELECT doc_id, scope_id, source, created_at, embedding FROM {SIDE}")
+                         f" SELECT doc_id, scope_id, source, created_at, vec_bit(embedding) FROM {SIDE}")
         await tx.execute(f"DROP TABLE {SIDE}")
-        await tx.execute("DELETE FROM meta WHERE key = 'reindex_model'")
+        await save_center(tx, center)
+        await tx.execute(f"DELETE FROM meta WHERE key IN ('reindex_model', '{SIDE_CENTER}')")
         await tx.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('embedding_model', ?)", (embedder.name,))
         await tx.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('embedding_dim', ?)", (str(embedder.dim),))
     return ReindexResult(done, total, True, embedder.name)

@@ -142,11 +142,12 @@ async def documents(tx: Tx, ids: set[int]) -> dict[int, IndexedDoc]:
 
 
 async def stored_cosines(tx: Tx, ids: list[int], qvec: np.ndarray, model: str) -> dict[int, float]:
-    """Cosine of the query with stored vectors (for documents only a word index found).
+    """Cosine of the query with the documents' full vectors (the rescoring of the vector search, and
+    documents only a word index found).
 
-    The vectors come from the embedding cache by content hash, which holds the same vector as
-    `vec_docs`: one B-tree lookup each, where vec0 cuts a vector out of a 1.5 MB chunk (50 of them
-    took 8 ms at 10k notes). Only a vector the cache lacks is read from vec0.
+    The embedding cache holds every document's vector in float16, found by content hash (the index
+    writes it with the document, `SearchIndex.add`): two B-tree lookups each. `vec_docs` holds only
+    their bits (`memory.vectors`).
     """
     if not ids:
         return {}
@@ -155,11 +156,8 @@ async def stored_cosines(tx: Tx, ids: list[int], qvec: np.ndarray, model: str) -
         " ON e.model = ? AND e.purpose = 'document' AND e.content_hash = d.content_hash",
         (json.dumps(ids), model),
     )
-    missing = sorted(set(ids) - {doc for doc, _ in rows})
-    if missing:
-        # One lookup per id: vec0 answers `doc_id IN (...)` by scanning every vector (40 ms at 100k).
-        rows += await tx.fetchall(
-            "SELECT v.doc_id, v.embedding FROM json_each(?) j CROSS JOIN vec_docs v ON v.doc_id = j.value",
-            (json.dumps(missing),),
-        )
-    return {doc: float(np.frombuffer(blob, dtype=np.float32) @ qvec) for doc, blob in rows}
+    if not rows:
+        return {}
+    matrix = np.frombuffer(b"".join(blob for _, blob in rows), dtype=np.float16).reshape(len(rows), -1)
+    cosines = matrix.astype(np.float32) @ np.asarray(qvec, dtype=np.float32)
+    return {doc: float(c) for (doc, _), c in zip(rows, cosines)}

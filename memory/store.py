@@ -111,6 +111,8 @@ class MemoryStore:
             index = SearchIndex(db, embedder, weights)
             await index.ensure_model()
             await erasure.on_open(db, fresh="m001_scopes_and_meta" in applied)
+            if "m039_bit_vectors" in applied and "m001_scopes_and_meta" not in applied:
+                await db.vacuum()  # the float32 vectors m039 dropped leave free pages: about half the file
         except BaseException:
             await db.close()
             raise

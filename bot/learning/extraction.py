@@ -370,6 +370,7 @@ async def extract_batch(
         raise
     processing = processing or audit.new_processing("extract")
     stored = 0
+    await store.index.embed([d.text.strip() for d in drafts])  # one batch; each note below finds its vector cached
     for d in drafts:
         _note, created = await store_note(store, scope, d.text, kind=d.kind, importance=d.importance,
                                           sources=d.source_ids, processing=processing, admission=admission)

@@ -1,6 +1,6 @@
 """Numbered schema migrations, registered in MIGRATIONS and recorded in the `migrations` table; running them
 twice is a no-op. The migrations themselves live in from_m001.py, from_m013.py, from_m028.py, from_m029.py,
-from_m030.py, from_m031.py, from_m032.py, from_m033.py, from_m035.py, from_m037.py and from_m038.py."""
+from_m030.py, from_m031.py, from_m032.py, from_m033.py, from_m035.py, from_m037.py, from_m038.py and from_m039.py."""
 from __future__ import annotations
 
 import logging
@@ -21,6 +21,7 @@ from memory.migrations import (
     from_m035,
     from_m037,
     from_m038,
+    from_m039,
 )
 
 log = logging.getLogger(__name__)
@@ -64,6 +65,7 @@ MIGRATIONS: list[Migration] = [
     from_m035.m035_reactions,
     from_m037.m037_incognito_stretches,
     from_m038.m038_web_sessions,
+    from_m039.m039_bit_vectors,
 ]
 
 
