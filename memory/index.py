@@ -259,7 +259,12 @@ class SearchIndex:
                                                         self._lexical(tx, words, where, size))
             else:
                 vector_on = self.weights.vector > 0
-                cosines = await self._knn(tx, qvec, where, coarse=vectors.coarse(size)) if vector_on else {}
+                if not vector_on:
+                    cosines = {}
+                elif size <= vectors.EXACT_UP_TO:
+                    cosines = await self._exact(tx, qvec, where)
+                else:
+                    cosines = await self._knn(tx, qvec, where, coarse=vectors.coarse(size))
                 lexical = await self._lexical(tx, words, where, size)
             ids = set(cosines) | set(lexical["fts_words"]) | set(lexical["fts_trigram"])
             docs = await documents(tx, ids)
@@ -345,6 +350,22 @@ class SearchIndex:
             return {}
         async with self.db.aside() as tx:
             return await self._knn(tx, qvec, where, coarse=vectors.coarse(size))
+
+    async def _exact(self, tx: Tx, qvec: np.ndarray, where: Where, k: int = CANDIDATES) -> dict[int, float]:
+        """Cosine of the k nearest documents of a small scope, every one of its full vectors compared (one statement
+        reads them from the embedding cache; faster there than the Hamming search and its rescoring)."""
+        marks = ",".join("?" * len(where.sources))
+        time_sql = "" if where.window is None else " AND d.created_at >= ? AND d.created_at < ?"
+        rows = await tx.fetchall(
+            "SELECT d.id, e.vector FROM docs d JOIN embedding_cache e ON e.model = ? AND e.purpose = 'document'"
+            f" AND e.content_hash = d.content_hash WHERE d.scope_id = ? AND d.source IN ({marks}){time_sql}",
+            (self.embedder.name, where.scope_id, *where.sources, *(where.window or ())),
+        )
+        if not rows:
+            return {}
+        matrix = vectors.from_half(b"".join(blob for _, blob in rows)).reshape(len(rows), -1)
+        scores = matrix @ _checked(qvec, self.embedder.dim)
+        return vectors.rescored({doc: float(score) for (doc, _), score in zip(rows, scores)}, k)
 
     async def _knn(self, tx: Tx, qvec: np.ndarray, where: Where, k: int = CANDIDATES,
                    coarse: int = vectors.COARSE) -> dict[int, float]:

@@ -27,6 +27,9 @@ COARSE = 120
 # before (22.0 against 16.6 ms p50 in one run), 120 faster (4.5 against 10.3 ms in another; load 6-9).
 COARSE_MAX = 400
 COARSE_BUDGET = 1_000_000
+# Up to this many documents (below MNEMO's second-connection threshold, index.ASIDE_FROM_DOCS) a scope's vectors
+# are all compared, exactly: one statement reads them from the cache (bench/scale.py, docs/benchmarks.md).
+EXACT_UP_TO = 3000
 
 # Sentences of the kinds mnemo stores, in both languages; their mean vector is a new model's centre.
 CALIBRATION = (

@@ -12,9 +12,10 @@ from memory.db import Database
 from memory.migrations import MIGRATIONS
 from memory.migrations.from_m039 import m039_bit_vectors
 from memory.notes import NewNote
+from memory.ranking import Weights
 from memory.search_text import content_hash, normalize
 from memory.store import MemoryStore
-from memory.vectors import COARSE
+from memory.vectors import COARSE, from_half, half
 from tests.fakes.embedder import FakeEmbedder
 
 DIM = 64
@@ -116,3 +117,20 @@ async def test_the_integrity_check_names_a_document_whose_full_vector_is_gone(tm
             await tx.execute("DELETE FROM embedding_cache WHERE content_hash = ?", (content_hash(note.text),))
         problems = await integrity.check(store)
     assert len(problems) == 1 and "full vector" in problems[0], json.dumps(problems)
+
+
+async def test_a_small_scope_compares_every_full_vector(tmp_path: Path) -> None:
+    """Up to vectors.EXACT_UP_TO documents the vector retriever ranks by the exact cosine of every note."""
+    embedder = FakeEmbedder(dim=DIM)
+    only_vectors = Weights(words=0.0, trigram=0.0, context=0.0, dated=0.0, recency_floor=1.0, importance=0.0)
+    async with await MemoryStore.open(tmp_path, embedder, weights=only_vectors) as store:
+        anna, ben = await store.scope("mnemo", "anna"), await store.scope("mnemo", "ben")
+        notes = await store.notes.add_many(anna, [NewNote(t) for t in note_texts(60)])
+        await store.notes.add_many(ben, [NewNote(t) for t in note_texts(60)])  # the same texts in another scope
+        query = "Anna pflückt Kirsche in Bamberg"
+        qvec = embedder.embed([query], "query")[0]
+        hits = await store.search(anna, query, ("note",), k=10)
+        kept = {n.id: float(from_half(half(embedder.embed([n.text])[0])) @ qvec) for n in notes}  # as the cache holds
+        exact = sorted(kept, key=lambda item: kept[item], reverse=True)[:10]
+        assert sorted(h.item_id for h in hits) == sorted(exact)  # never ben's copies, never a nearer one left out
+        assert np.allclose([h.components.cosine for h in hits], sorted(kept.values(), reverse=True)[:10], atol=1e-4)
