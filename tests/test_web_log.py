@@ -89,6 +89,7 @@ async def test_the_log_searches_words_and_days_and_refuses_a_date_that_is_no_dat
     days = await browser.page("/web/log?from=2026-09-24&to=2026-09-24")
     assert "regnet" in days.text and "Zoo" not in days.text.split("</form>", 1)[1]
     assert (await browser.page("/web/log?from=2026-13-40")).status_code == 400
+    assert (await browser.page("/web/log?to=9999-12-31")).status_code == 400  # the day after it is out of range
     assert (await browser.page("/web/log?to=gestern")).status_code == 400
     assert (await browser.page("/web/log?page=-1")).status_code == 400
 

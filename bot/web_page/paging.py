@@ -1,6 +1,7 @@
-"""Paging through long lists on the web page: which page was asked for, and whether there is a next one."""
+"""Reading a list's query on the web page: which page was asked for, and the days a from/to filter names."""
 from __future__ import annotations
 
+import datetime as dt
 from dataclasses import dataclass
 
 from starlette.requests import Request
@@ -27,3 +28,15 @@ def paging(request: Request, size: int = SIZE) -> Paging | None:
     if not raw.isdigit() or not 0 < int(raw) < 100_000:
         return None
     return Paging(int(raw), size)
+
+
+def day_start(text: str, zone: dt.tzinfo, days_after: int = 0) -> float | None:
+    """The start of the day `text` (YYYY-MM-DD, as a date field sends it) in `zone`, moved `days_after` days
+    ('' -> None); ValueError naming the text when it is no date, or a day out of range."""
+    if not text:
+        return None
+    try:
+        day = dt.date.fromisoformat(text) + dt.timedelta(days=days_after)
+    except (ValueError, OverflowError) as exc:
+        raise ValueError(text) from exc
+    return dt.datetime.combine(day, dt.time(), zone).timestamp()

@@ -2,23 +2,15 @@
 only that they happened."""
 from __future__ import annotations
 
-import datetime as dt
 from urllib.parse import urlencode
-from zoneinfo import ZoneInfo
 
 from starlette.requests import Request
 from starlette.responses import Response
 
 from bot.learning.why import said
-from bot.web_page.paging import paging
+from bot.web_page.paging import day_start, paging
 from bot.web_page.render import Viewer, bad_input, render, when
 from bot.web_page.site import Page
-
-
-def day_start(text: str, zone: ZoneInfo, days_after: int = 0) -> float | None:
-    """The start of the day `text` (YYYY-MM-DD, as a date field sends it) in `zone`, moved `days_after` days."""
-    day = dt.date.fromisoformat(text)  # ValueError: no date
-    return dt.datetime.combine(day + dt.timedelta(days=days_after), dt.time(), zone).timestamp()
 
 
 async def show(request: Request, viewer: Viewer) -> Response:
@@ -27,8 +19,8 @@ async def show(request: Request, viewer: Viewer) -> Response:
     query = request.query_params
     words, first, last = query.get("q", "").strip(), query.get("from", ""), query.get("to", "")
     try:
-        start = day_start(first, viewer.zone) if first else None
-        end = day_start(last, viewer.zone, days_after=1) if last else None
+        start = day_start(first, viewer.zone)
+        end = day_start(last, viewer.zone, days_after=1)
     except ValueError:
         return bad_input(viewer, f"{first} {last}".strip())
     if asked is None:

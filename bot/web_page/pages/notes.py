@@ -18,6 +18,7 @@ from bot.commands.memories import close_note, forget_note, keyword_search
 from bot.conversation.turn import check_input
 from bot.history.approval import provenances
 from bot.texts import TEXTS
+from bot.web_page.paging import day_start
 from bot.web_page.render import Viewer, back_to, bad_input, render
 from bot.web_page.site import Page
 from memory.models import Note
@@ -31,18 +32,6 @@ class BadFilter(ValueError):
     """A filter the page cannot read (its message says which)."""
 
 
-def day_start(value: str, zone: dt.tzinfo, later: int = 0) -> float | None:
-    """'2026-03-02' -> the start of that day (or `later` days on) in the deployment's zone ('' -> None);
-    BadFilter for what is no date."""
-    if not value:
-        return None
-    try:
-        day = dt.date.fromisoformat(value) + dt.timedelta(days=later)
-    except (ValueError, OverflowError) as exc:
-        raise BadFilter(value) from exc
-    return dt.datetime.combine(day, dt.time(), zone).timestamp()
-
-
 def read_filter(params: QueryParams, zone: dt.tzinfo) -> tuple[NoteFilter, int]:
     """The filter and the page number a list's query asks for; BadFilter when one of them is not understood."""
     kind = params.get("kind", "")
@@ -54,8 +43,11 @@ def read_filter(params: QueryParams, zone: dt.tzinfo) -> tuple[NoteFilter, int]:
     page = params.get("page", "0")
     if not page.isdigit():
         raise BadFilter(page)
-    since = day_start(params.get("from", ""), zone)
-    until = day_start(params.get("to", ""), zone, later=1)  # 'to' includes its day
+    try:
+        since = day_start(params.get("from", ""), zone)
+        until = day_start(params.get("to", ""), zone, days_after=1)  # 'to' includes its day
+    except ValueError as exc:
+        raise BadFilter(str(exc)) from exc
     return NoteFilter(kind or None, int(person) if person else None, since, until), int(page)
 
 
