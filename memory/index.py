@@ -28,6 +28,7 @@ from memory.retrievers import (
     documents,
     matching,
     related_docs,
+    scope_cosines,
     scope_counts,
     stored_cosines,
 )
@@ -253,6 +254,7 @@ class SearchIndex:
             words = search_text.content_words(query)[:MAX_QUERY_WORDS] if lexical_on else []
             size, counts = await scope_counts(tx, words, where)
             words = search_text.distinctive(words, counts, size)
+            every: dict[int, float] = {}  # the cosine of each document, where a small scope compared them all
             if size >= self.aside_from_docs:
                 # The vector search (the longest statement) runs on the second connection meanwhile.
                 cosines, lexical = await asyncio.gather(self._knn_aside(qvec, where, size),
@@ -261,13 +263,15 @@ class SearchIndex:
                 vector_on = self.weights.vector > 0
                 if not vector_on:
                     cosines = {}
-                elif size <= vectors.EXACT_UP_TO:
-                    cosines = await self._exact(tx, qvec, where)
+                elif size <= vectors.EXACT_UP_TO:  # a small scope: every full vector compared, exactly
+                    every = await scope_cosines(tx, where, _checked(qvec, self.embedder.dim), self.embedder.name)
+                    cosines = vectors.rescored(every, CANDIDATES)
                 else:
                     cosines = await self._knn(tx, qvec, where, coarse=vectors.coarse(size))
                 lexical = await self._lexical(tx, words, where, size)
             ids = set(cosines) | set(lexical["fts_words"]) | set(lexical["fts_trigram"])
             docs = await documents(tx, ids)
+            cosines.update({d: every[d] for d in ids if d not in cosines and d in every})  # read already
             cosines.update(await stored_cosines(tx, [d for d in ids if d not in cosines], qvec, self.embedder.name))
             related = await related_docs(tx, docs)
         candidates = [
@@ -350,22 +354,6 @@ class SearchIndex:
             return {}
         async with self.db.aside() as tx:
             return await self._knn(tx, qvec, where, coarse=vectors.coarse(size))
-
-    async def _exact(self, tx: Tx, qvec: np.ndarray, where: Where, k: int = CANDIDATES) -> dict[int, float]:
-        """Cosine of the k nearest documents of a small scope, every one of its full vectors compared (one statement
-        reads them from the embedding cache; faster there than the Hamming search and its rescoring)."""
-        marks = ",".join("?" * len(where.sources))
-        time_sql = "" if where.window is None else " AND d.created_at >= ? AND d.created_at < ?"
-        rows = await tx.fetchall(
-            "SELECT d.id, e.vector FROM docs d JOIN embedding_cache e ON e.model = ? AND e.purpose = 'document'"
-            f" AND e.content_hash = d.content_hash WHERE d.scope_id = ? AND d.source IN ({marks}){time_sql}",
-            (self.embedder.name, where.scope_id, *where.sources, *(where.window or ())),
-        )
-        if not rows:
-            return {}
-        matrix = vectors.from_half(b"".join(blob for _, blob in rows)).reshape(len(rows), -1)
-        scores = matrix @ _checked(qvec, self.embedder.dim)
-        return vectors.rescored({doc: float(score) for (doc, _), score in zip(rows, scores)}, k)
 
     async def _knn(self, tx: Tx, qvec: np.ndarray, where: Where, k: int = CANDIDATES,
                    coarse: int = vectors.COARSE) -> dict[int, float]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -156,6 +157,24 @@ async def stored_cosines(tx: Tx, ids: list[int], qvec: np.ndarray, model: str) -
         " ON e.model = ? AND e.purpose = 'document' AND e.content_hash = d.content_hash",
         (json.dumps(ids), model),
     )
+    return _cosines(rows, qvec)
+
+
+async def scope_cosines(tx: Tx, where: Where, qvec: np.ndarray, model: str) -> dict[int, float]:
+    """Cosine of the query with every full vector of the documents `where` allows (a small scope's exact search):
+    one statement reads them from the embedding cache."""
+    marks = ",".join("?" * len(where.sources))
+    time_sql = "" if where.window is None else " AND d.created_at >= ? AND d.created_at < ?"
+    rows = await tx.fetchall(
+        "SELECT d.id, e.vector FROM docs d JOIN embedding_cache e ON e.model = ? AND e.purpose = 'document'"
+        f" AND e.content_hash = d.content_hash WHERE d.scope_id = ? AND d.source IN ({marks}){time_sql}",
+        (model, where.scope_id, *where.sources, *(where.window or ())),
+    )
+    return _cosines(rows, qvec)
+
+
+def _cosines(rows: list[Any], qvec: np.ndarray) -> dict[int, float]:
+    """Cosine of the query with each (doc id, float16 vector) row."""
     if not rows:
         return {}
     matrix = np.frombuffer(b"".join(blob for _, blob in rows), dtype=np.float16).reshape(len(rows), -1)
