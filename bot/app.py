@@ -29,12 +29,10 @@ from bot.texts import t
 from bot.voice.openai_audio import OpenAISpeaker, OpenAITranscriber
 from bot.weather import OpenMeteo
 from bot.web.toolbox import web_tools
-from bot.web_page.app import make_app
-from bot.web_page.headers import SecurityHeaders
 from bot.web_page.health import Running
 from bot.web_page.links import WebLinks, base_url
 from bot.web_page.metrics import PrometheusMetrics
-from bot.web_page.routes import page_routes
+from bot.web_page.routes import web_app
 from bot.web_page.server import WebServer, listen_address
 from bot.web_page.site import Site
 from memory.admission import Thresholds
@@ -225,8 +223,7 @@ async def start_web(settings: Settings, metrics: PrometheusMetrics, running: Run
     """Serve /metrics, /healthz and the private web page on MNEMO_WEB_LISTEN; `stack` stops the server."""
     host, port = listen_address(settings.web_listen)
     site = web_site(settings, commands)
-    app = make_app(running, metrics, settings.metrics_token, page_routes(site))
-    server = WebServer(SecurityHeaders(app, site.secure), host, port)
+    server = WebServer(web_app(site, running, metrics, settings.metrics_token), host, port)
     await server.start()
     stack.push_async_callback(server.stop)
 

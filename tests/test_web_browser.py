@@ -13,12 +13,10 @@ import pytest
 from bot.channels.telegram.channel import TelegramChannel, TelegramConfig
 from bot.commands.runner import Commands
 from bot.conversation.engine import Engine
-from bot.web_page.app import make_app
-from bot.web_page.headers import SecurityHeaders
 from bot.web_page.health import Running
 from bot.web_page.links import WebLinks
 from bot.web_page.metrics import PrometheusMetrics
-from bot.web_page.routes import page_routes
+from bot.web_page.routes import web_app
 from bot.web_page.server import WebServer
 from bot.web_page.site import Site
 from memory.kinship import PersonDraft
@@ -51,8 +49,7 @@ class Served:
 async def bot(tg: FakeTelegram, engine: Engine) -> AsyncIterator[Served]:
     commands = Commands(engine)
     site = Site(commands)
-    server = WebServer(SecurityHeaders(make_app(Running(engine.store), PrometheusMetrics(), None, page_routes(site)),
-                                       False), "127.0.0.1", 0)
+    server = WebServer(web_app(site, Running(engine.store), PrometheusMetrics(), None), "127.0.0.1", 0)
     await server.start()
     commands.web = WebLinks(engine.store, f"http://127.0.0.1:{server.port}")
     channel = TelegramChannel(engine, commands, TelegramConfig(token=tg.token, base_url=tg.base_url,

@@ -11,12 +11,10 @@ import httpx
 
 from bot.commands.runner import Commands
 from bot.conversation.engine import Engine
-from bot.web_page.app import make_app
-from bot.web_page.headers import SecurityHeaders
 from bot.web_page.health import Running
 from bot.web_page.links import WebLinks
 from bot.web_page.metrics import PrometheusMetrics
-from bot.web_page.routes import page_routes
+from bot.web_page.routes import web_app
 from bot.web_page.site import Site
 
 BASE = "http://127.0.0.1:8377"
@@ -95,7 +93,7 @@ async def web_page(engine: Engine, admins: frozenset[str] = frozenset(),
     commands = Commands(engine)
     commands.web = WebLinks(engine.store, BASE, clock)
     site = Site(commands, admins, clock=clock)
-    app = SecurityHeaders(make_app(Running(engine.store), PrometheusMetrics(), None, page_routes(site)), False)
+    app = web_app(site, Running(engine.store), PrometheusMetrics(), None)
     page = WebPage(engine, commands, site, app)
     try:
         yield page

@@ -5,8 +5,13 @@ from types import ModuleType
 
 from starlette.routing import BaseRoute, Mount
 from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp
 
+from bot.web_page.app import make_app
+from bot.web_page.headers import SecurityHeaders
+from bot.web_page.health import Running
 from bot.web_page.login import language_page, login_routes
+from bot.web_page.metrics import PrometheusMetrics
 from bot.web_page.pages import (
     account,
     changes,
@@ -33,3 +38,8 @@ def page_routes(site: Site) -> list[BaseRoute]:
     pages: list[Page] = [language_page(site)] + [page for section in SECTIONS for page in section.PAGES]
     static = Mount("/web/static", app=StaticFiles(packages=[("bot.web_page", "static")]), name="static")
     return [static, *login_routes(site), *mounted(site, pages)]
+
+
+def web_app(site: Site, running: Running, metrics: PrometheusMetrics, token: str | None) -> ASGIApp:
+    """The web server's whole app: the operator's endpoints and the page, security headers on every answer."""
+    return SecurityHeaders(make_app(running, metrics, token, page_routes(site)), site.secure)
