@@ -1,4 +1,8 @@
-"""The evaluation data beside the repository (../shared), which the project cannot ship: found, or a loud skip."""
+"""The evaluation data beside the repository (../shared), which the project cannot ship: found, or a loud skip.
+
+Retrieval is also measured on data that ships (bench/data/german_memories.json, tests/test_retrieval_own_set.py),
+so a clone alone still proves the search; what needs ../shared is the comparison with the shared development set.
+"""
 from __future__ import annotations
 
 import os
