@@ -18,6 +18,7 @@ from bot.conversation.engine import Engine
 from bot.llm.port import ToolCall
 from bot.texts import t
 from memory.choices import Choice
+from memory.models import LearnedRule
 from memory.store import MemoryStore
 from tests.fakes.llm import ScriptedLLM
 from tests.fakes.telegram_api import FakeTelegram
@@ -79,19 +80,27 @@ def shows_buttons(tg: FakeTelegram, message_id: int) -> list[str]:
     return [b["callback_data"] for row in markup.get("inline_keyboard", []) for b in row]
 
 
+async def rule_asked(tg: FakeTelegram, engine: Engine, store: MemoryStore,
+                     chat: ScriptedLLM) -> tuple[LearnedRule, JSON]:
+    """Anna asks for shorter answers and the model proposes it as a rule: the rule, and the message asking about it
+    (with its yes and no buttons)."""
+    chat.enqueue("", [ToolCall("c1", "propose_rule", {"rule": "Antworte kürzer."})])
+    chat.enqueue("Gern.")
+    _, question = await said(tg, ANNA, "Fass dich bitte kürzer.", replies=2)
+    rule = await store.rules.pending(await engine.scope_for(f"tg:{ANNA}"))
+    assert rule is not None
+    assert shows_buttons(tg, question["message_id"]) == [f"rule:yes:{rule.id}", f"rule:no:{rule.id}"]
+    return rule, question
+
+
 # --- old buttons go when their question is decided ---------------------------------------------------------
 
 
 async def test_a_question_decided_under_one_message_loses_its_buttons_under_every_other(
     tg: FakeTelegram, channel: TelegramChannel, engine: Engine, store: MemoryStore, chat: ScriptedLLM,
 ) -> None:
-    chat.enqueue("", [ToolCall("c1", "propose_rule", {"rule": "Antworte kürzer."})])
-    chat.enqueue("Gern.")
-    _, question = await said(tg, ANNA, "Fass dich bitte kürzer.", replies=2)
+    rule, question = await rule_asked(tg, engine, store, chat)
     scope = await engine.scope_for(f"tg:{ANNA}")
-    rule = await store.rules.pending(scope)
-    assert rule is not None
-    assert shows_buttons(tg, question["message_id"]) == [f"rule:yes:{rule.id}", f"rule:no:{rule.id}"]
     (listing,) = await said(tg, ANNA, "/rules")
     assert f"rule:yes:{rule.id}" in shows_buttons(tg, listing["message_id"])
 

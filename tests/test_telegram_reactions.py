@@ -21,7 +21,7 @@ from memory.store import MemoryStore
 from scheduler.reflection import FEEDBACK_HEADING, reflect
 from tests.fakes.llm import ScriptedLLM
 from tests.fakes.telegram_api import FakeTelegram
-from tests.test_telegram_choices import ANNA, EVE, GROUP, calm, make_channel, said, shows_buttons
+from tests.test_telegram_choices import ANNA, EVE, GROUP, calm, make_channel, rule_asked, said, shows_buttons
 
 pytestmark = pytest.mark.filterwarnings("ignore::telegram.warnings.PTBDeprecationWarning")
 
@@ -69,13 +69,8 @@ def test_reactions_are_asked_of_telegram_and_only_its_emojis_go_back() -> None:
 async def test_a_thumbs_up_on_the_question_decides_it_like_pressing_yes(
     tg: FakeTelegram, channel: TelegramChannel, engine: Engine, store: MemoryStore, chat: ScriptedLLM,
 ) -> None:
-    chat.enqueue("", [ToolCall("c1", "propose_rule", {"rule": "Antworte kürzer."})])
-    chat.enqueue("Gern.")
-    _, question = await said(tg, ANNA, "Fass dich bitte kürzer.", replies=2)
+    rule, question = await rule_asked(tg, engine, store, chat)
     scope = await engine.scope_for(f"tg:{ANNA}")
-    rule = await store.rules.pending(scope)
-    assert rule is not None and shows_buttons(tg, question["message_id"]) == [f"rule:yes:{rule.id}",
-                                                                               f"rule:no:{rule.id}"]
     sent = len(tg.sent)
     await reacted(tg, ANNA, question["message_id"], new=("👍",))
     assert (await store.rules.get(scope, rule.id)).status == "active"
