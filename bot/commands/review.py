@@ -1,11 +1,17 @@
 """/review and the review buttons: imported candidates a few at a time, grouped by conversation, ✓/✗ each and
-"alle ✓" per group; duplicates marked, contradictions side by side. Nothing imported is a memory before a ✓."""
+"alle ✓" per group; duplicates marked, contradictions side by side. Nothing imported is a memory before a ✓.
+
+The queue's pieces (the shown group, what a candidate is beside the memory, deciding) are shared with the web
+page's review section (bot/web_page/pages/review.py), which shows the same queue."""
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from bot.commands.call import Call, Pressed
 from bot.conversation.prompt import clip
 from bot.conversation.replies import Button, Reply
 from bot.history.approval import approve, provenance, reject
+from bot.history.shown import shown_text, shown_title
 from bot.texts import t
 from memory.errors import NotFound
 from memory.history_imports import Candidate
@@ -13,6 +19,14 @@ from memory.models import Note, Scope
 from memory.store import MemoryStore
 
 PAGE = 4  # candidates shown at once: with ✓/✗ each and the group's two, ten options (Matrix keycaps 1️⃣…🔟)
+
+
+@dataclass(frozen=True)
+class Beside:
+    """What a candidate is beside the memory: the note it repeats, or what it contradicts (the old side)."""
+
+    duplicate: str | None = None
+    contradicts: str | None = None
 
 
 async def _open_note(store: MemoryStore, scope: Scope, note_id: int | None) -> Note | None:
@@ -26,20 +40,39 @@ async def _open_note(store: MemoryStore, scope: Scope, note_id: int | None) -> N
     return note if note.valid_to is None else None
 
 
-async def marks(store: MemoryStore, scope: Scope, c: Candidate, lang: str) -> list[str]:
-    """What a candidate is beside the memory: a duplicate of a note, or the other side of a contradiction."""
-    lines = []
-    if c.kind == "fact" and (same := await _open_note(store, scope, c.duplicate_of)) is not None:
-        lines.append(t(lang, "review_duplicate", text=clip(same.text, 120)))
-    if c.kind == "fact" and (old := await _open_note(store, scope, c.contradicts)) is not None:
-        lines.append(t(lang, "review_contradicts", old=clip(old.text, 120), new=clip(c.text, 120)))
+async def beside(store: MemoryStore, scope: Scope, c: Candidate) -> Beside:
+    """A duplicate of a still standing note, or the old side of a contradiction (a note or a profile entry)."""
     if c.kind == "profile":
         known = {(e.category, e.key): e.value for e in await store.profile.list(scope)}
         old_value = known.get((c.data["category"], c.data["key"]))
-        if old_value is not None and old_value != c.data["value"]:
-            lines.append(t(lang, "review_contradicts", old=clip(f"{c.data['key']}: {old_value}", 120),
-                           new=clip(c.text, 120)))
+        changed = old_value is not None and old_value != c.data["value"]
+        return Beside(contradicts=f"{c.data['key']}: {old_value}" if changed else None)
+    if c.kind != "fact":
+        return Beside()
+    same, old = await _open_note(store, scope, c.duplicate_of), await _open_note(store, scope, c.contradicts)
+    return Beside(same.text if same else None, old.text if old else None)
+
+
+async def marks(store: MemoryStore, scope: Scope, c: Candidate, lang: str) -> list[str]:
+    """What a candidate is beside the memory, as lines of the chat."""
+    found, lines = await beside(store, scope, c), []
+    if found.duplicate is not None:
+        lines.append(t(lang, "review_duplicate", text=clip(found.duplicate, 120)))
+    if found.contradicts is not None:
+        lines.append(t(lang, "review_contradicts", old=clip(found.contradicts, 120),
+                       new=clip(shown_text(c.text, lang), 120)))
     return lines
+
+
+def heading(waiting: int, lang: str) -> str:
+    """'Aus deinem Verlauf: 3 Vorschläge warten …'."""
+    return t(lang, "review_head_one" if waiting == 1 else "review_head", count=waiting)
+
+
+def group_heading(first: Candidate, lang: str) -> str:
+    """The shown group's conversation, in the person's language, and where and when it was said."""
+    return t(lang, "review_group", title=clip(shown_title(first.source, first.conversation_title, lang), 80) or "…",
+             origin=provenance(first.source, first.said_at, lang))
 
 
 async def page(store: MemoryStore, scope: Scope, lang: str) -> Reply:
@@ -49,15 +82,12 @@ async def page(store: MemoryStore, scope: Scope, lang: str) -> Reply:
         return Reply((t(lang, "review_empty"),))
     numbers = await store.numbers.of_many(scope, "candidate", [c.id for c in group])
     first = group[0]
-    waiting = await store.imports.pending_count(scope)
-    lines = [t(lang, "review_head_one" if waiting == 1 else "review_head", count=waiting), "",
-             t(lang, "review_group", title=clip(first.conversation_title, 80) or "…",
-               origin=provenance(first.source, first.said_at, lang))]
+    lines = [heading(await store.imports.pending_count(scope), lang), "", group_heading(first, lang)]
     rows: list[tuple[Button, ...]] = []
     for c in group:
         n = numbers[c.id]
         kind = f"[{t(lang, 'review_kind_' + c.kind)}] " if c.kind != "fact" else ""
-        lines.append(f"#{n} {kind}{clip(c.text, 200)}")
+        lines.append(f"#{n} {kind}{clip(shown_text(c.text, lang), 200)}")
         lines += [f"   {mark}" for mark in await marks(store, scope, c, lang)]
         rows.append((Button(f"✓ #{n}", f"review:yes:{n}"), Button(f"✗ #{n}", f"review:no:{n}")))
     span = f"{numbers[first.id]}:{numbers[group[-1].id]}"
@@ -69,6 +99,18 @@ async def page(store: MemoryStore, scope: Scope, lang: str) -> Reply:
 async def review(call: Call, args: str) -> Reply:
     """/review: the next imported candidates to keep or leave out."""
     return await page(call.store, call.scope, call.lang)
+
+
+async def span(store: MemoryStore, scope: Scope, first: Candidate, last: Candidate) -> list[Candidate]:
+    """The pending candidates of the first one's conversation from `first` to `last`: the group as it was shown
+    (candidates queued later stay out of an "alle ✓")."""
+    return [c for c in await store.imports.group(scope, first.import_id, first.conversation_key)
+            if first.id <= c.id <= last.id]
+
+
+async def decide(store: MemoryStore, scope: Scope, chosen: list[Candidate], keep: bool) -> list[Candidate]:
+    """Approve or reject the chosen candidates; the ones decided now (not those decided already)."""
+    return [c for c in chosen if await (approve if keep else reject)(store, scope, c)]
 
 
 async def _candidate(call: Call, number: str) -> Candidate:
@@ -87,14 +129,12 @@ async def press(call: Call, fields: list[str]) -> Pressed | None:
     if len(fields) == 2:
         chosen = [await _candidate(call, fields[1])]
     else:
-        first, last = await _candidate(call, fields[1]), await _candidate(call, fields[2])
-        chosen = [c for c in await store.imports.group(scope, first.import_id, first.conversation_key)
-                  if first.id <= c.id <= last.id]
-    decided = [c for c in chosen if await (approve if keep else reject)(store, scope, c)]
+        chosen = await span(store, scope, await _candidate(call, fields[1]), await _candidate(call, fields[2]))
+    decided = await decide(store, scope, chosen, keep)
     if not decided:
         return Pressed(t(lang, "button_stale"), stale=True)
     if len(decided) == 1:
-        notice = t(lang, "review_kept" if keep else "review_dropped", text=clip(decided[0].text, 80))
+        notice = t(lang, "review_kept" if keep else "review_dropped", text=clip(shown_text(decided[0].text, lang), 80))
     else:
         notice = t(lang, "review_kept_many" if keep else "review_dropped_many", count=len(decided))
     following = await page(store, scope, lang)

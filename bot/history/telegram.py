@@ -21,6 +21,7 @@ BASES = ("", "chats.list.item", "left_chats.list.item")  # where a chat's fields
 CHANNELS = ("public_channel", "private_channel")  # broadcasts: read only when chosen by name
 GAP = timedelta(hours=8)  # a pause this long starts a new conversation
 MAX_MESSAGES = 500
+SAVED_MESSAGES = "Saved Messages"  # the account's own chat, stored as Telegram names it; shown translated
 MEDIA = {"sticker": "sticker", "voice_message": "voice message", "video_message": "video message",
          "video_file": "video", "animation": "GIF", "audio_file": "audio"}
 
@@ -150,7 +151,7 @@ def _chosen(chat_fields: dict[str, Any], wanted: str | None) -> bool:
 
 def _conversation(chat: dict[str, Any], first_id: str, messages: list[HistoryMessage]) -> HistoryConversation:
     """A piece of a chat as one conversation."""
-    title = str(chat.get("name") or ("Saved Messages" if chat.get("type") == "saved_messages" else ""))
+    title = str(chat.get("name") or (SAVED_MESSAGES if chat.get("type") == "saved_messages" else ""))
     return HistoryConversation("telegram", f"{chat.get('id', '')}/{first_id}", title, tuple(messages))
 
 

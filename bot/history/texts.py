@@ -31,4 +31,18 @@ REVIEW_TEXTS: dict[str, dict[str, str]] = {
     },
     "provenance": {"de": "aus {source}, {date}", "en": "from {source}, {date}"},
     "undo_item_import": {"de": "Import", "en": "Import"},
+    # the readers' media placeholders and Telegram's saved messages, as shown (bot/history/shown.py)
+    "placeholder_photo": {"de": "Foto", "en": "photo"},
+    "placeholder_voice": {"de": "Sprachnachricht", "en": "voice message"},
+    "placeholder_round": {"de": "Videonachricht", "en": "video message"},
+    "placeholder_video": {"de": "Video", "en": "video"},
+    "placeholder_gif": {"de": "GIF", "en": "GIF"},
+    "placeholder_audio": {"de": "Audio", "en": "audio"},
+    "placeholder_sticker": {"de": "Sticker", "en": "sticker"},
+    "placeholder_file": {"de": "Datei", "en": "file"},
+    "placeholder_poll": {"de": "Umfrage", "en": "poll"},
+    "placeholder_location": {"de": "Standort", "en": "location"},
+    "placeholder_contact": {"de": "Kontakt", "en": "contact"},
+    "placeholder_forwarded": {"de": "weitergeleitet von", "en": "forwarded from"},
+    "placeholder_saved_messages": {"de": "Gespeicherte Nachrichten", "en": "Saved Messages"},
 }

@@ -7,6 +7,7 @@ from zoneinfo import ZoneInfo
 from bot.conversation.prompt import clip
 from bot.conversation.replies import Button, Reply
 from bot.history.approval import provenance
+from bot.history.shown import shown_text
 from bot.texts import TEXTS, t
 from memory.errors import NotFound
 from memory.models import Scope
@@ -51,7 +52,8 @@ async def explain(store: MemoryStore, scope: Scope, note_ids: list[int], lang: s
             lines.append(f"   ↳ {said(lang, m.origin, when)}: „{clip(m.text, 200)}“")
         if note_id in imported:  # the person's own words in the history they brought
             origin = imported[note_id]
-            lines.append(f"   ↳ {provenance(origin.source, origin.said_at, lang)}: „{clip(origin.quote, 200)}“")
+            quote = clip(shown_text(origin.quote, lang), 200)
+            lines.append(f"   ↳ {provenance(origin.source, origin.said_at, lang)}: „{quote}“")
         elif not sources:
             lines.append(f"   ↳ {t(lang, 'why_no_source')}")
         rows.append((Button(t(lang, "why_wrong", id=number), f"why:wrong:{number}"),

@@ -22,6 +22,7 @@ from bot.web_page.pages import (
     people,
     profile,
     reminders,
+    review,
     rules,
     topics,
 )
@@ -29,7 +30,7 @@ from bot.web_page.site import Page, Site, mounted
 
 # The sections in the menu's order; each module has PAGES (its routes) and MENU (its path and text key).
 SECTIONS: list[ModuleType] = [overview, notes, people, profile, rules, reminders, topics, diary, conversation,
-                              changes, account]
+                              review, changes, account]
 
 
 def page_routes(site: Site) -> list[BaseRoute]:

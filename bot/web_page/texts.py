@@ -268,4 +268,21 @@ PAGE_TEXTS: dict[str, dict[str, str]] = {
         "de": "Erledigt. Das Gedächtnis der Gruppe ist gelöscht.",
         "en": "Done. The group's memory is deleted.",
     },
+    # The review queue of imported histories (bot/web_page/pages/review.py)
+    "page_review": {"de": "Import prüfen", "en": "Review import"},
+    "page_review_keep": {"de": "Behalten", "en": "Keep"},
+    "page_review_drop": {"de": "Weglassen", "en": "Leave out"},
+    "page_review_duplicate": {"de": "Schon bekannt", "en": "Already known"},
+    "page_review_so_far": {"de": "Bisher", "en": "So far"},
+    "page_review_new": {"de": "Neu aus dem Verlauf", "en": "New from the history"},
+    "page_review_kept": {"de": "Behalten.", "en": "Kept."},
+    "page_review_dropped": {"de": "Weggelassen.", "en": "Left out."},
+    "page_review_stale": {
+        "de": "Darüber ist schon entschieden (im Chat oder hier) – nichts geändert.",
+        "en": "That was decided already (in the chat or here) – nothing changed.",
+    },
+    "page_review_undo": {
+        "de": "Unter „Änderungen“ oder mit /undo im Chat nimmst du den ganzen Import zurück.",
+        "en": "Under “Changes” or with /undo in the chat you take the whole import back.",
+    },
 }

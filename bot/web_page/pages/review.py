@@ -1,0 +1,76 @@
+"""The review queue of imported histories, as /review shows it in the chat: the next few candidates of one
+conversation, duplicates marked and contradictions side by side, ✓/✗ each and "alle ✓" for the group; every
+decision goes through the chat's own approve and reject (bot/commands/review.py)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from starlette.requests import Request
+from starlette.responses import Response
+
+from bot.commands.review import PAGE, Beside, beside, decide, group_heading, heading, span
+from bot.history.shown import shown_text
+from bot.web_page.render import Viewer, back_to, bad_input, render
+from bot.web_page.site import Page
+from memory.history_imports import Candidate
+
+ACTIONS = {"yes": True, "no": False}  # the form's action: keep or leave out
+
+
+@dataclass(frozen=True)
+class Shown:
+    """One candidate on the page: its text in the viewer's language and what it is beside the memory."""
+
+    candidate: Candidate
+    text: str
+    beside: Beside
+
+
+async def show(request: Request, viewer: Viewer) -> Response:
+    """GET /review: the next group of waiting candidates; an empty queue says so."""
+    store, scope = viewer.call.store, viewer.scope
+    group = await store.imports.next_group(scope, PAGE)
+    shown = [Shown(c, shown_text(c.text, viewer.lang), await beside(store, scope, c)) for c in group]
+    waiting = await store.imports.pending_count(scope)
+    return render(viewer, "review.html", done=request.query_params.get("done"), shown=shown,
+                  heading=heading(waiting, viewer.lang) if group else "",
+                  group=group_heading(group[0], viewer.lang) if group else "")
+
+
+def _id(value: object) -> int | None:
+    """A candidate id from the form, or None when it is none."""
+    text = str(value or "")
+    return int(text) if text.isascii() and text.isdigit() else None
+
+
+async def decide_one(request: Request, viewer: Viewer) -> Response:
+    """POST /review/one: `id` and action yes/no decide one candidate."""
+    form = await request.form()
+    action, candidate_id = str(form.get("action") or ""), _id(form.get("id"))
+    if action not in ACTIONS or candidate_id is None:
+        return bad_input(viewer, f"{action} {form.get('id') or ''}".strip() or "–")
+    chosen = [await viewer.call.store.imports.candidate(viewer.scope, candidate_id)]
+    return await _decided(viewer, chosen, ACTIONS[action])
+
+
+async def decide_group(request: Request, viewer: Viewer) -> Response:
+    """POST /review/group: `first`, `last` and action yes/no decide the group as it was shown ("alle ✓")."""
+    form = await request.form()
+    action, first_id, last_id = str(form.get("action") or ""), _id(form.get("first")), _id(form.get("last"))
+    if action not in ACTIONS or first_id is None or last_id is None:
+        return bad_input(viewer, f"{action} {form.get('first') or ''} {form.get('last') or ''}".strip() or "–")
+    store, scope = viewer.call.store, viewer.scope
+    first, last = await store.imports.candidate(scope, first_id), await store.imports.candidate(scope, last_id)
+    return await _decided(viewer, await span(store, scope, first, last), ACTIONS[action])
+
+
+async def _decided(viewer: Viewer, chosen: list[Candidate], keep: bool) -> Response:
+    """Decide as the chat does; decided meanwhile (in the chat, another tab) changes nothing and says so."""
+    if not await decide(viewer.call.store, viewer.scope, chosen, keep):
+        return back_to(viewer, "/review", "page_review_stale")
+    return back_to(viewer, "/review", "page_review_kept" if keep else "page_review_dropped")
+
+
+PAGES = [Page("/review", show), Page("/review/one", decide_one, ("POST",)),
+         Page("/review/group", decide_group, ("POST",))]
+MENU = ("/review", "page_review")
