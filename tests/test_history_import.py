@@ -15,7 +15,10 @@ from bot.errors import LLMUnavailable
 from bot.history.approval import approve
 from bot.history.importer import run_import
 from bot.history.model import HistoryConversation, HistoryMessage
+from bot.history.shown import shown_text, shown_title
 from bot.texts import t
+from memory.history_imports import Candidate, NewCandidate
+from memory.models import Scope
 from memory.store import MemoryStore
 from tests.fakes.llm import Call, ScriptedLLM
 
@@ -52,6 +55,20 @@ def export(count: int = 3) -> list[HistoryConversation]:
     return [talk(f"c{i}", ("person", f"Ich spiele seit Jahren Instrument Nummer {i}."),
                  ("other", f"Ich bin ein Modell und liebe Pizza {i}."), at=MARCH + timedelta(days=i))
             for i in range(count)]
+
+
+async def queued(store: MemoryStore, scope: Scope, *found: NewCandidate, source: str = "telegram") -> list[Candidate]:
+    """Queue candidates as an import does (through the store's own start and advance); the pending ones."""
+    started = await store.imports.start(scope, f"file-{scope.id}", source, "result.json", {})
+    await store.imports.advance(scope, started.id, found, conversations=1, last_key="k", messages=len(found), calls=1)
+    return await store.imports.next_group(scope, 10)
+
+
+def fact(text: str, key: str = "111/7001", title: str = "Saved Messages", quote: str = "",
+         duplicate_of: int | None = None, contradicts: int | None = None) -> NewCandidate:
+    """A fact found in a Telegram chat (by default the account's own saved messages), said on MARCH."""
+    return NewCandidate("fact", text, MARCH.timestamp(), key, title, quote=quote or text, duplicate_of=duplicate_of,
+                        contradicts=contradicts)
 
 
 async def imported(store: MemoryStore, model: ScriptedLLM, scope_user: str = "anna", digest: str = "f1",
@@ -188,3 +205,32 @@ async def test_deleteme_erases_the_imports_and_the_queue(store: MemoryStore, mod
     assert await store.imports.find(anna, "f1") is None and await store.imports.pending_count(ben) == 3
 
 
+
+
+def test_placeholders_and_saved_messages_are_put_in_the_persons_language() -> None:
+    assert shown_text("[photo] So sieht der Balkon aus", "de") == "[Foto] So sieht der Balkon aus"
+    assert shown_text("[photo] So sieht der Balkon aus", "en") == "[photo] So sieht der Balkon aus"
+    assert shown_text("[file: plan.pdf]\nHier [voice message] [sticker 😍] [video message] [video]", "de") == \
+        "[Datei: plan.pdf]\nHier [Sprachnachricht] [Sticker 😍] [Videonachricht] [Video]"
+    assert shown_text("[forwarded from Tagesschau] [poll: Tempo?] [location] [contact]", "de") == \
+        "[weitergeleitet von Tagesschau] [Umfrage: Tempo?] [Standort] [Kontakt]"
+    assert shown_text("[Klammern] bleiben, [photo von mir] auch", "de") == "[Klammern] bleiben, [Foto von mir] auch"
+    assert shown_title("telegram", "Saved Messages", "de") == "Gespeicherte Nachrichten"
+    assert shown_title("telegram", "Saved Messages", "en") == "Saved Messages"
+    assert shown_title("chatgpt", "Saved Messages", "de") == "Saved Messages"  # a title someone chose stays
+
+
+async def test_review_and_why_show_placeholders_and_saved_messages_in_german(
+    engine: Engine, store: MemoryStore,
+) -> None:
+    scope = await engine.scope_for("anna")
+    (candidate,) = await queued(store, scope, fact("Anna hat einen Balkon.", quote="[photo] So sieht der Balkon aus"))
+    commands = Commands(engine)
+    shown = (await commands.run("anna", "/review")).bubbles[0]
+    assert "„Gespeicherte Nachrichten“ – aus Telegram, 2023-03-02" in shown and "Saved Messages" not in shown
+    assert await approve(store, scope, candidate)
+    (note,) = await store.notes.list(scope)
+    why = (await commands.run("anna", f"/why {await store.numbers.of(scope, 'note', note.id)}")).bubbles[0]
+    assert "aus Telegram, 2023-03-02: „[Foto] So sieht der Balkon aus“" in why and "[photo]" not in why
+    stored = await store.imports.candidate(scope, candidate.id)
+    assert stored.quote == "[photo] So sieht der Balkon aus"  # stored neutral, put in the language when shown

@@ -9,10 +9,8 @@ import pytest
 from bot.conversation.engine import Engine
 from bot.conversation.replies import Incoming
 from bot.texts import t
-from memory.history_imports import Candidate, NewCandidate
 from memory.models import Scope
-from memory.store import MemoryStore
-from tests.test_history_import import MARCH
+from tests.test_history_import import MARCH, fact, queued
 from tests.test_review_channels import queue
 from tests.web_kit import WebPage, web_page
 
@@ -28,17 +26,6 @@ async def web(engine: Engine) -> AsyncIterator[WebPage]:
 async def hello(web: WebPage, user: str = "tg:42") -> Scope:
     await web.engine.handle(Incoming(user, "Hallo"))
     return await web.engine.scope_for(user)
-
-
-async def queued(store: MemoryStore, scope: Scope, *found: NewCandidate, source: str = "telegram") -> list[Candidate]:
-    """Queue candidates as an import does (through the store's own start and advance); the pending ones."""
-    started = await store.imports.start(scope, f"file-{scope.id}", source, "result.json", {})
-    await store.imports.advance(scope, started.id, found, conversations=1, last_key="k", messages=len(found), calls=1)
-    return await store.imports.next_group(scope, 10)
-
-
-def fact(text: str, key: str = "111/7001", title: str = "Saved Messages", **marks: int) -> NewCandidate:
-    return NewCandidate("fact", text, MARCH.timestamp(), key, title, quote=text, **marks)  # type: ignore[arg-type]
 
 
 async def test_the_queue_is_shown_as_in_the_chat_and_an_empty_one_says_so(web: WebPage) -> None:
