@@ -56,6 +56,17 @@ def test_the_preview_counts_and_stores_nothing(settings: Settings, tmp_path: Pat
     assert asyncio.run(rows(settings)) == (0, 0)
 
 
+def test_reading_a_large_file_draws_a_bar_of_the_bytes_read(settings: Settings, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    export = chatgpt_file(tmp_path / "conversations.json", 200, messages=16)  # 2.2 MB: a bar step after each MiB
+    model = ScriptedLLM("background")
+    assert asyncio.run(import_history(settings, namespace(export, preview=True), llm=model)) == 0
+    out = capsys.readouterr().out
+    steps = out.split("\n", 1)[0].split("\r")[1:]  # the bar redrawn on its line, then the preview below it
+    assert steps[0] == f"[{'#' * 13}{'.' * 17}] 1.0/2.2 MB" and steps[-1] == f"[{'#' * 30}] 2.2/2.2 MB"
+    assert len(steps) == 3 and "200" in out.split("\n", 1)[1] and model.calls == []
+    assert asyncio.run(rows(settings)) == (0, 0)
+
+
 @pytest.mark.parametrize("content", ['{"hello": "world"}', "", "[{\"title\": \"x\", \"mapping\": "])
 def test_bad_input_is_one_sentence_exit_2_and_nothing_stored(settings: Settings, tmp_path: Path, capsys,  # type: ignore[no-untyped-def]
                                                             content: str) -> None:
@@ -117,5 +128,8 @@ def test_a_spent_budget_pauses_with_exit_3_and_the_next_run_goes_on(
     model.responder = lambda call: json.dumps({"facts": [], "content": [], "profile": []})
     assert asyncio.run(import_history(capped, namespace(export), llm=model)) == PAUSED
     assert "Run the same command again tomorrow" in capsys.readouterr().out and model.calls == []
+    assert asyncio.run(import_history(settings, namespace(export, preview=True), llm=model)) == 0
+    previewed = capsys.readouterr().out
+    assert "ChatGPT" in previewed and "Continuing" not in previewed and model.calls == []  # a preview continues nothing
     assert asyncio.run(import_history(settings, namespace(export), llm=model)) == 0  # no cap: goes on
     assert "Continuing the import" in capsys.readouterr().out and model.calls

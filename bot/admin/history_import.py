@@ -40,18 +40,35 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 class Bar:
-    """A progress bar on one terminal line: conversations done of the total."""
+    """A progress bar on one terminal line: conversations done of the total, or (`read`) the file's bytes read."""
 
     def __init__(self, total: int, out: TextIO, width: int = 30) -> None:
         self.total, self.out, self.width = max(total, 1), out, width
+        self.drawn = False
 
     def __call__(self, done: int) -> None:
-        filled = self.width * min(done, self.total) // self.total
-        self.out.write(f"\r[{'#' * filled}{'.' * (self.width - filled)}] {done}/{self.total}")
+        self.draw(done, self.total, f"{done}/{self.total}")
+
+    def read(self, pos: int, size: int) -> None:
+        """The reader's progress hook: bytes read of the file's size."""
+        self.draw(pos, max(size, 1), amount(pos, size))
+
+    def draw(self, done: int, total: int, label: str) -> None:
+        filled = self.width * min(done, total) // total
+        self.out.write(f"\r[{'#' * filled}{'.' * (self.width - filled)}] {label}")
         self.out.flush()
+        self.drawn = True
 
     def close(self) -> None:
-        self.out.write("\n")
+        if self.drawn:
+            self.out.write("\n")
+
+
+def amount(pos: int, size: int) -> str:
+    """'12.5/312.4 MB' ('40/200 KB' for a small file): how much of the file is read."""
+    if size < 2**20:
+        return f"{pos // 1024}/{size // 1024} KB"
+    return f"{pos / 2**20:.1f}/{size / 2**20:.1f} MB"
 
 
 async def import_history(
@@ -84,7 +101,9 @@ async def import_history(
                                    "chat": args.chat, "format": fmt}
         if earlier is not None:
             options = earlier.options  # a resumed import reads the file as it began to
-            print(f"Continuing the import of {path.name} after {earlier.conversations_done} conversations.", file=out)
+            if not args.preview:  # a preview continues nothing
+                print(f"Continuing the import of {path.name} after {earlier.conversations_done} conversations.",
+                      file=out)
 
         def conversations(progress: Any = None) -> Any:
             since = date.fromisoformat(options["since"]) if options.get("since") else None
@@ -92,7 +111,11 @@ async def import_history(
                                 chat=options.get("chat"), progress=progress)
 
         budget = TokenBudget(store.usage, settings.background_tokens_per_day, settings.zone)
-        preview = tally(conversations(), settings.background_tokens_per_day)  # reads it all: damage shows here
+        reading = Bar(0, out)
+        try:  # reads it all, with the bytes read as a bar: damage shows here
+            preview = tally(conversations(reading.read), settings.background_tokens_per_day)
+        finally:
+            reading.close()
         print(render(preview, lang), file=out)
         if args.preview:
             return 0
