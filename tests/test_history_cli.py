@@ -1,12 +1,13 @@
 """`mnemo import-history`: the preview calls no model and stores nothing; bad input is one sentence, exit code 2 and
 nothing stored; without --yes it asks; a run queues candidates, a second run of the same file does nothing; a spent
-token budget pauses with exit code 3 and the next run goes on."""
+token budget pauses with exit code 3 and the next run goes on; reading draws a bar of the bytes; the Claude and
+Telegram exports of tests/data/history/ queue the person's statements with their days."""
 from __future__ import annotations
 
 import argparse
 import asyncio
 import json
-from datetime import date, datetime
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 import pytest
@@ -17,10 +18,11 @@ from bot.settings import Settings, load_settings
 from memory.embedder import make_embedder
 from memory.store import MemoryStore
 from tests.fakes.history_exports import chatgpt_file
-from tests.fakes.llm import ScriptedLLM
-from tests.test_history_import import finder
+from tests.fakes.llm import Call, ScriptedLLM
+from tests.test_history_import import LINE, finder
 
 EMBEDDER = "tests.fakes.embedder:FakeEmbedder"
+DATA = Path(__file__).parent / "data" / "history"
 
 
 @pytest.fixture
@@ -46,6 +48,22 @@ async def rows(settings: Settings) -> tuple[int, int]:
         imports = (await tx.fetchone("SELECT count(*) FROM history_imports"))[0]
         candidates = (await tx.fetchone("SELECT count(*) FROM review_candidates"))[0]
     return imports, candidates
+
+
+async def queued(settings: Settings) -> list[tuple[str, str, str, str, str]]:
+    """(source, conversation title, day said, text, quote) of every queued candidate, oldest first."""
+    async with await MemoryStore.open(settings.data_dir, make_embedder(EMBEDDER)) as store, store.db.reading() as tx:
+        found = await tx.fetchall("SELECT i.source, c.conversation_title, c.said_at, c.text, c.quote FROM"
+                                  " review_candidates c JOIN history_imports i ON i.id = c.import_id ORDER BY c.id")
+    return [(source, title, f"{datetime.fromtimestamp(said, UTC):%Y-%m-%d}", text, quote)
+            for source, title, said, text, quote in found]
+
+
+def every_line(call: Call) -> str:
+    """The fake background model: each line of the person's in the transcript is a fact."""
+    facts = [{"text": f"Anna schrieb: {text}", "importance": 5, "source_ids": [int(n)]}
+             for n, text in LINE.findall(call.messages[-1].content)]
+    return json.dumps({"facts": facts, "content": [], "profile": []})
 
 
 def test_the_preview_counts_and_stores_nothing(settings: Settings, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
@@ -133,3 +151,40 @@ def test_a_spent_budget_pauses_with_exit_3_and_the_next_run_goes_on(
     assert "ChatGPT" in previewed and "Continuing" not in previewed and model.calls == []  # a preview continues nothing
     assert asyncio.run(import_history(settings, namespace(export), llm=model)) == 0  # no cap: goes on
     assert "Continuing the import" in capsys.readouterr().out and model.calls
+
+
+def test_a_claude_export_queues_the_persons_statements(settings: Settings, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    model = ScriptedLLM("background")
+    model.responder = every_line
+    assert asyncio.run(import_history(settings, namespace(DATA / "claude" / "conversations_2024.json"),
+                                      llm=model)) == 0
+    assert "Done: 1 conversations read" in capsys.readouterr().out
+    assert all("Wie viele Kilometer" not in c.prompt for c in model.calls)  # Claude's side never
+    title = "Laufplan für den Halbmarathon"
+    assert asyncio.run(queued(settings)) == [
+        ("claude", title, "2024-04-03", "Anna schrieb: Ich laufe im Oktober meinen ersten Halbmarathon in Leipzig. "
+         "Kannst du mir einen Plan machen?", "Ich laufe im Oktober meinen ersten Halbmarathon in Leipzig. Kannst du "
+         "mir einen Plan machen?"),
+        ("claude", title, "2024-04-03", "Anna schrieb: [file: laeufe_maerz.csv]",
+         "[file: laeufe_maerz.csv]\nEtwa 20 km. Hier ist meine Laufuhr-Auswertung."),
+    ]
+
+
+def test_a_telegram_chat_export_queues_the_chosen_persons_statements(  # type: ignore[no-untyped-def]
+    settings: Settings, tmp_path: Path, capsys,
+) -> None:
+    model = ScriptedLLM("background")
+    model.responder = every_line
+    export = DATA / "telegram" / "result_chat.json"
+    assert asyncio.run(import_history(settings, namespace(export, person="Anna Beispiel"), llm=model)) == 0
+    assert "Done: 2 conversations read" in capsys.readouterr().out
+    assert all("Leckerlis" not in c.prompt and "Tagesschau" not in c.prompt for c in model.calls)  # Miriam's, forwarded
+    assert [(day, quote) for source, title, day, text, quote in asyncio.run(queued(settings))] == [
+        ("2023-03-01", "Danke fürs Telefonieren! Ich habe die Zusage für die Wohnung in der Südvorstadt 🎉"),
+        ("2023-03-01", "[sticker 😍]"),
+        ("2023-03-01", "[photo] So sieht der Balkon aus"),  # stored neutral; shown in the person's language
+        ("2023-03-02", "Unser Kater Moritz kommt natürlich mit."),
+    ]
+    assert {(source, title) for source, title, *_ in asyncio.run(queued(settings))} == {("telegram", "Miriam")}
+    assert asyncio.run(import_history(settings, namespace(export, person="Anna Beispiel"), llm=model)) == 0
+    assert "nothing to do" in capsys.readouterr().out and len(asyncio.run(queued(settings))) == 4
