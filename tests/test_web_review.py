@@ -9,23 +9,16 @@ import pytest
 from bot.conversation.engine import Engine
 from bot.conversation.replies import Incoming
 from bot.texts import t
-from memory.models import Scope
 from tests.test_history_import import MARCH, fact, queued
 from tests.test_review_channels import queue
+from tests.test_web_rules_reminders import ADMIN, hello
 from tests.web_kit import WebPage, web_page
-
-ADMIN = "tg:1"
 
 
 @pytest.fixture
 async def web(engine: Engine) -> AsyncIterator[WebPage]:
     async for page in web_page(engine, frozenset({ADMIN})):
         yield page
-
-
-async def hello(web: WebPage, user: str = "tg:42") -> Scope:
-    await web.engine.handle(Incoming(user, "Hallo"))
-    return await web.engine.scope_for(user)
 
 
 async def test_the_queue_is_shown_as_in_the_chat_and_an_empty_one_says_so(web: WebPage) -> None:
