@@ -116,7 +116,7 @@ async def test_refusals_change_nothing(web: WebPage) -> None:
     no_token = await browser.post("/web/review/one", {"id": str(mine.id), "action": "yes"}, token=False)
     assert no_token.status_code == 403
     for bad in ({"id": "abc", "action": "yes"}, {"id": "", "action": "yes"}, {"id": "-1", "action": "no"},
-                {"id": str(mine.id), "action": "maybe"}, {"id": str(mine.id)}):
+                {"id": "9" * 30, "action": "no"}, {"id": str(mine.id), "action": "maybe"}, {"id": str(mine.id)}):
         assert (await browser.post("/web/review/one", bad)).status_code == 400, bad
     assert (await browser.post("/web/review/group", {"first": str(mine.id), "last": "x", "action": "yes"})
             ).status_code == 400

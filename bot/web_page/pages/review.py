@@ -38,9 +38,9 @@ async def show(request: Request, viewer: Viewer) -> Response:
 
 
 def _id(value: object) -> int | None:
-    """A candidate id from the form, or None when it is none."""
+    """A candidate id from the form, or None when it is none (or too long for SQLite's integers)."""
     text = str(value or "")
-    return int(text) if text.isascii() and text.isdigit() else None
+    return int(text) if text.isascii() and text.isdigit() and len(text) < 19 else None
 
 
 async def decide_one(request: Request, viewer: Viewer) -> Response:
