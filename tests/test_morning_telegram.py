@@ -72,3 +72,32 @@ async def test_settings_for_the_brief_and_bad_values_change_nothing(engine: Engi
         assert (await say(bad)).startswith("Das verstehe ich nicht – erwartet:"), bad
     assert await store.preferences.get(await engine.scope_for("tg:7")) == before
     assert "Morgengruß: aus" in await say("/settings morgen aus")
+
+
+async def test_the_brief_arrives_on_telegram_with_the_reminder_in_the_persons_zone_and_the_birthday(
+    store: MemoryStore, tmp_path: Path,
+) -> None:
+    tokyo = ZoneInfo("Asia/Tokyo")  # eight hours ahead of Berlin in March: the brief at 7:30 is 23:30 there
+    clock = Clock(datetime(2027, 3, 1, 20, 0, tzinfo=tokyo).timestamp())
+    chat, background = ScriptedLLM("chat"), ScriptedLLM("background")
+    chat.responder = lambda call: "Guten Morgen, Anna!" if "morning brief" in call.prompt else "Schön!"
+    background.responder = extraction  # type: ignore[assignment]
+    async with on_telegram(store, tmp_path, clock, chat, background) as (tg, engine, scheduler):
+        tg.send_text(42, "Meine Schwester Miriam hat am 3. März Geburtstag, sie ist 1986 geboren.")
+        await tg.wait_for_sent(1)
+        await learnt(engine, "tg:42")
+        anna = await engine.scope_for("tg:42")
+        await store.preferences.set(anna, "timezone", "Asia/Tokyo")
+        for n, command in enumerate(("/settings nachfragen aus", "/settings morgen 7:30"), start=2):
+            tg.send_text(42, command)
+            await tg.wait_for_sent(n)
+        await store.reminders.add(anna, "Zahnarzt", datetime(2027, 3, 3, 14, 0, tzinfo=tokyo).timestamp(),
+                                  now=clock.now)
+        await drive(scheduler, clock, datetime(2027, 3, 3, 12, 0, tzinfo=tokyo))
+    texts = [m["text"] for m in tg.sent if str(m["chat_id"]) == "42"]
+    birthday = "Geburtstag von Miriam (Schwester) – 41 Jahre"
+    assert texts[3:] == [f"Guten Morgen, Anna!\n\n🎂 Morgen: {birthday}",
+                         f"Guten Morgen, Anna!\n\n🎂 Heute: {birthday}\n⏰ 14:00 Zahnarzt"]
+    made = [(item.kind, f"{datetime.fromtimestamp(item.created_at, tokyo):%d.%m. %H:%M}")
+            for item in await store.outbox.items(anna)]
+    assert made == [("morning", "02.03. 07:30"), ("morning", "03.03. 07:30")], "at 7:30 in Tokyo; no date push aside"
