@@ -271,3 +271,27 @@ async def test_a_birthday_arrives_when_the_brief_that_carried_it_is_dropped(worl
     assert kinds == {"morning": "dropped", "date": "sent"}, "at 9:00 the brief of 5:30 is no news any more"
     assert world.sent() == [("2026-11-25 09:00", "Denk an Miriam heute!\n\n🎂 Heute: Geburtstag von Miriam (Schwester)"
                                                  " – 40 Jahre")]
+
+
+async def test_a_29_february_birthday_is_pushed_on_28_february_in_a_year_without_one(world: World) -> None:
+    world.clock.now = datetime(2027, 2, 27, 22, 0, tzinfo=BERLIN).timestamp()
+    await world.person()
+    await world.birthday(2, 29, 2000)
+    await world.drive(datetime(2027, 3, 1, 22, 0, tzinfo=BERLIN))
+    assert world.sent() == [("2027-02-28 09:00", "Denk an Miriam heute!\n\n🎂 Heute: Geburtstag von Miriam (Schwester)"
+                                                 " – 27 Jahre")]
+
+
+async def test_a_person_in_new_york_gets_the_date_push_and_the_brief_at_their_own_local_times(world: World) -> None:
+    new_york = ZoneInfo("America/New_York")  # on 20 March 2027 five hours behind Berlin (the US switched first)
+    world.clock.now = datetime(2027, 3, 19, 22, 0, tzinfo=new_york).timestamp()
+    await world.person(timezone="America/New_York")
+    await world.birthday(3, 20)
+    await world.drive(datetime(2027, 3, 20, 22, 0, tzinfo=new_york))
+    await world.store.preferences.set(world.scope, "morning", "07:30")
+    await world.store.preferences.set(world.scope, "morning_days", "daily")
+    await world.drive(datetime(2027, 3, 21, 12, 0, tzinfo=new_york))
+    local = [(f"{datetime.fromtimestamp(at, new_york):%Y-%m-%d %H:%M}", text) for at, _, text in world.sender.sent]
+    assert local == [("2027-03-20 09:00", "Denk an Miriam heute!\n\n🎂 Heute: Geburtstag von Miriam (Schwester)"),
+                     ("2027-03-21 07:30", OPENING)]
+    assert [when for when, _ in world.sent()] == ["2027-03-20 14:00", "2027-03-21 12:30"], "not Berlin's 9:00, 7:30"
