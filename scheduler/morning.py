@@ -152,10 +152,15 @@ def dates_to_push(prefs: Preferences, today: date, dates: Sequence[DueDate], bri
     return [d for d in dates if d.day == day]
 
 
+def of_the_day(items: Sequence[OutboxItem], kind: str, today: date, zone: ZoneInfo) -> OutboxItem | None:
+    """The outbox item of this kind made on the person's local day, if any."""
+    return next((item for item in items
+                 if item.kind == kind and datetime.fromtimestamp(item.created_at, zone).date() == today), None)
+
+
 async def made_today(store: MemoryStore, scope: Scope, kind: str, today: date, zone: ZoneInfo) -> OutboxItem | None:
     """The message of this kind made for the person's local day (it is in the outbox), if any."""
-    return next((item for item in await store.outbox.items(scope)
-                 if item.kind == kind and datetime.fromtimestamp(item.created_at, zone).date() == today), None)
+    return of_the_day(await store.outbox.items(scope), kind, today, zone)
 
 
 async def sent_today(store: MemoryStore, scope: Scope, kind: str, today: date, zone: ZoneInfo) -> bool:
@@ -219,9 +224,9 @@ async def brief_lost(ctx: Context, scope: Scope, now: float) -> bool:
     """Whether the brief of the person's local day was given up (dropped, or failed for good) and no date push
     was made since: the dates it carried may still need their own."""
     _, zone, local = await local_now(ctx, scope, now)
-    brief = await made_today(ctx.store, scope, "morning", local.date(), zone)
-    return (brief is not None and brief.status in LOST
-            and not await sent_today(ctx.store, scope, "date", local.date(), zone))
+    items = await ctx.store.outbox.items(scope)
+    brief = of_the_day(items, "morning", local.date(), zone)
+    return brief is not None and brief.status in LOST and of_the_day(items, "date", local.date(), zone) is None
 
 
 async def push_dates(ctx: Context, scope: Scope, now: float, reads_in_the_morning: bool) -> str:
