@@ -5,7 +5,9 @@ a message that reaches her in those hours soon, others at her next session. On d
 birthday, on day 3 she asks for the morning brief (on the days she reads in the morning), on day 10 she
 announces a week's holiday. Everything runs through the real engine, the real scheduler (its jobs fired on a
 simulated clock in 5-minute steps), the real Telegram channel against the local fake Bot API and scripted
-models; March 2027 includes the switch to summer time. Prints one line per message mnemo sent on its own.
+models; March 2027 includes the switch to summer time. Prints one line per message mnemo sent on its own: a
+check-in answered or not (and after how long), a brief or date push read when she next wrote; then the hours
+learned by the month's end.
 
     .venv/bin/python bench/month.py [--seed 7] [--year 2027 --month 3]
 """
@@ -32,12 +34,14 @@ from bot.commands.runner import Commands  # noqa: E402
 from bot.conversation.engine import Engine, EngineConfig  # noqa: E402
 from bot.llm.writer import LLMWriter  # noqa: E402
 from memory.store import MemoryStore  # noqa: E402
+from scheduler.rhythm import describe, week_of_likely_hours  # noqa: E402
 from scheduler.service import Scheduler  # noqa: E402
 from tests.fakes.embedder import FakeEmbedder  # noqa: E402
 from tests.fakes.llm import Call, ScriptedLLM  # noqa: E402
 from tests.fakes.telegram_api import FakeTelegram  # noqa: E402
 
 BERLIN = ZoneInfo("Europe/Berlin")
+DAY_NAMES = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
 ANNA = 42
 STEP = 300.0
 
@@ -87,9 +91,9 @@ def sessions(first: datetime, days: int, rng: random.Random) -> list[datetime]:
 
 
 def answered(sent: list[Sent], now: datetime) -> None:
-    """Anna wrote at `now`: every check-in before it that she had not answered is answered now."""
+    """Anna wrote at `now`: every message before it that she had not answered (or read) is answered now."""
     for s in sent:
-        if s.answered is None and is_checkin(s.text) and s.at <= now:
+        if s.answered is None and s.at <= now:
             s.answered = now
 
 
@@ -98,8 +102,8 @@ def reads_now(at: datetime) -> bool:
     return 18 <= at.hour < 23 if at.weekday() < 5 else 9 <= at.hour < 13
 
 
-async def month(year: int, month_no: int, seed: int, data: Path) -> list[Sent]:
-    """Run the month; the messages mnemo sent on its own, with Anna's answers."""
+async def month(year: int, month_no: int, seed: int, data: Path) -> tuple[list[Sent], str]:
+    """Run the month; the messages mnemo sent on its own, with Anna's answers, and the hours it learned."""
     rng = random.Random(seed)
     first = datetime(year, month_no, 1, tzinfo=BERLIN)
     days = ((first + timedelta(days=32)).replace(day=1) - first).days
@@ -156,11 +160,14 @@ async def month(year: int, month_no: int, seed: int, data: Path) -> list[Sent]:
                     if now.day == day and now.hour == 21 and now.minute == 0:
                         said.pop(day)
                         await write(text)
+            scope = await engine.scope_for(f"tg:{ANNA}")
+            hist = await store.rhythm.histogram(scope, clock_now[0])
+            hours = describe(week_of_likely_hours(hist, (await store.preferences.get(scope)).hours()), DAY_NAMES)
         finally:
             await channel.stop()
             await engine.close()
             await store.close()
-    return sent
+    return sent, hours
 
 
 ASKED_FOR = {"morning brief": "morning brief", "yearly date": "birthday push"}  # not check-ins: she asked
@@ -183,6 +190,24 @@ def is_checkin(text: str) -> bool:
     return kind(text).startswith("check-in")
 
 
+def outcome(s: Sent) -> str:
+    """What Anna did with a message: a check-in answered (late ones count as ignored); the others read when she
+    next wrote (she asked for them: no answer is expected, the next message shows she has seen it)."""
+    after = s.answered - s.at if s.answered else None
+    if after is None:
+        return "not answered" if is_checkin(s.text) else "not read (no message after it)"
+    hours = f"{after.total_seconds() / 3600:.1f} h"
+    if not is_checkin(s.text):
+        return f"read: she wrote after {hours}"
+    return f"answered after {hours}" + (" (late: counts as ignored)" if after > timedelta(hours=12) else "")
+
+
+def shown(text: str) -> str:
+    """The computed items of a message (its second and third line), shortened."""
+    lines = text.split("\n")
+    return " / ".join(line for line in lines[1:3] if line)[:70] if len(lines) > 1 else ""
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--seed", type=int, default=7)
@@ -191,21 +216,13 @@ def main() -> None:
     args = parser.parse_args()
     started = time.perf_counter()
     with tempfile.TemporaryDirectory() as tmp:
-        sent = asyncio.run(month(args.year, args.month, args.seed, Path(tmp)))
+        sent, hours = asyncio.run(month(args.year, args.month, args.seed, Path(tmp)))
     for s in sent:
-        if is_checkin(s.text):
-            after = s.answered - s.at if s.answered else None
-            late = after is not None and after > timedelta(hours=12)
-            answer = "not answered" if after is None else (f"answered after {after.total_seconds() / 3600:.1f} h"
-                                                           + (" (late: counts as ignored)" if late else ""))
-        else:
-            answer = "-"
-        lines = s.text.split("\n")
-        shown = " / ".join(line for line in lines[1:3] if line)[:70] if len(lines) > 1 else ""
-        print(f"{s.at:%a %d.%m. %H:%M %Z}  {kind(s.text):28} {answer:48} {shown}")
+        print(f"{s.at:%a %d.%m. %H:%M %Z}  {kind(s.text):28} {outcome(s):48} {shown(s.text)}")
     checkins = [s for s in sent if is_checkin(s.text)]
     print(f"\n{len(sent)} messages on its own, {len(checkins)} check-ins "
           f"({sum(1 for s in checkins if s.answered)} answered); simulated in {time.perf_counter() - started:.0f} s")
+    print(f"hours learned at the month's end (likely to read): {hours}")
 
 
 if __name__ == "__main__":

@@ -6,7 +6,9 @@ short opening in the companion's voice, and the program puts the items under it,
 is ever left to the model. A failing model or weather service changes the words, never whether the
 message goes out. Both go through the outbox (kinds "morning" and "date"): they follow the quiet hours and
 do not count against check-ins. A message already in the outbox for the local day is not made again
-(a restart, a second run), and group chats get neither.
+(a restart, a second run), and group chats get neither. The date push stands aside only for a brief that
+carries the dates: one made and not given up, or one still to come that day; when the day's brief is
+dropped or fails, the planner pushes the dates on its next run.
 """
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from datetime import date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 from memory.models import OpenTopic, Scope
+from memory.outbox import OutboxItem
 from memory.pairing import is_group_scope
 from memory.preferences import Preferences, parse_place
 from memory.reminders import StoredReminder
@@ -40,6 +43,8 @@ LINES = {
            "other": "📅 {when}: a special day for {who}", "reminder": "⏰ {time} {text}", "topic": "💬 {text}",
            "weather": "🌤 {line}"},
 }
+
+LOST = frozenset({"dropped", "failed"})  # outbox states of a message given up unsent
 
 VOICE = ("Write only a short opening in your own voice (one or two sentences, no list). The program puts "
          "these items under your words, so do not repeat their times, dates or ages and add none of your own:\n")
@@ -126,6 +131,19 @@ def brief_today(prefs: Preferences, reads_in_the_morning: bool) -> bool:
     return bool(prefs.morning) and (prefs.morning_days == "daily" or reads_in_the_morning)
 
 
+def brief_ahead(prefs: Preferences, reads_in_the_morning: bool, local: datetime) -> bool:
+    """Whether the day's brief is still to come: it goes out today and its time is now or later."""
+    if not brief_today(prefs, reads_in_the_morning):
+        return False
+    hour, minute = (int(x) for x in prefs.morning.split(":"))
+    return (local.hour, local.minute) <= (hour, minute)
+
+
+def brief_carries_dates(brief_status: str | None, ahead: bool) -> bool:
+    """Whether the day's brief carries the dates: made and not given up, or (not made yet) still to come."""
+    return ahead if brief_status is None else brief_status not in LOST
+
+
 def dates_to_push(prefs: Preferences, today: date, dates: Sequence[DueDate], brief_carries: bool) -> list[DueDate]:
     """The dates the day's own push names: today's (or, on the eve setting, tomorrow's) unless the brief has them."""
     if brief_carries:
@@ -134,10 +152,20 @@ def dates_to_push(prefs: Preferences, today: date, dates: Sequence[DueDate], bri
     return [d for d in dates if d.day == day]
 
 
+def of_the_day(items: Sequence[OutboxItem], kind: str, today: date, zone: ZoneInfo) -> OutboxItem | None:
+    """The outbox item of this kind made on the person's local day, if any."""
+    return next((item for item in items
+                 if item.kind == kind and datetime.fromtimestamp(item.created_at, zone).date() == today), None)
+
+
+async def made_today(store: MemoryStore, scope: Scope, kind: str, today: date, zone: ZoneInfo) -> OutboxItem | None:
+    """The message of this kind made for the person's local day (it is in the outbox), if any."""
+    return of_the_day(await store.outbox.items(scope), kind, today, zone)
+
+
 async def sent_today(store: MemoryStore, scope: Scope, kind: str, today: date, zone: ZoneInfo) -> bool:
     """Whether a message of this kind was made for the person's local day already (it is in the outbox)."""
-    return any(item.kind == kind and datetime.fromtimestamp(item.created_at, zone).date() == today
-               for item in await store.outbox.items(scope))
+    return await made_today(store, scope, kind, today, zone) is not None
 
 
 async def weather_for(weather: Weather | None, prefs: Preferences, day: date, zone: ZoneInfo, lang: str) -> str:
@@ -192,15 +220,26 @@ async def send_brief(ctx: Context, scope: Scope, now: float, reads_in_the_mornin
     return "sent"
 
 
-async def push_dates(ctx: Context, scope: Scope, now: float, brief_carries: bool) -> str:
+async def brief_lost(ctx: Context, scope: Scope, now: float) -> bool:
+    """Whether the brief of the person's local day was given up (dropped, or failed for good) and no date push
+    was made since: the dates it carried may still need their own."""
+    _, zone, local = await local_now(ctx, scope, now)
+    items = await ctx.store.outbox.items(scope)
+    brief = of_the_day(items, "morning", local.date(), zone)
+    return brief is not None and brief.status in LOST and of_the_day(items, "date", local.date(), zone) is None
+
+
+async def push_dates(ctx: Context, scope: Scope, now: float, reads_in_the_morning: bool) -> str:
     """Push the day's yearly dates (or tomorrow's, on the eve setting); returns what happened, in words."""
     if is_group_scope(scope.user_id):
         return "group chat: no date push"
     prefs, zone, local = await local_now(ctx, scope, now)
+    brief = await made_today(ctx.store, scope, "morning", local.date(), zone)
+    carries = brief_carries_dates(brief.status if brief else None, brief_ahead(prefs, reads_in_the_morning, local))
     ahead = dates_ahead(await ctx.store.person_dates.all(scope), now, zone)
-    due = dates_to_push(prefs, local.date(), ahead, brief_carries)
+    due = dates_to_push(prefs, local.date(), ahead, carries)
     if not due:
-        return "no date to push" if not brief_carries else "the morning brief carries the dates"
+        return "no date to push" if not carries else "the morning brief carries the dates"
     if await sent_today(ctx.store, scope, "date", local.date(), zone):
         return "already made for today"
     facts = BriefFacts(local.date(), dates=tuple(due))

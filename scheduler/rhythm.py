@@ -3,8 +3,9 @@
 The weight of an hour is what the person wrote in it plus what they answered (an answer to a check-in
 counts twice: it shows they read what came). Each hour is smoothed with half of its neighbours, since
 someone who writes at 20:00 also reads at 19:00. A weekday with little weight of its own is judged by
-the whole week. With too little data (a newcomer) every active hour is likely, as before anything was
-learned.
+its kind of day (Monday to Friday, or the weekend), and only when that has little too by the whole week:
+evenings after work say nothing about a Sunday morning. With too little data (a newcomer) every active
+hour is likely, as before anything was learned.
 """
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from memory.rhythm import Histogram
 
 MIN_TOTAL = 6.0  # decayed messages before anything is learned (a week of one a day stays above it for weeks)
 MIN_WEEKDAYS = 3  # ... spread over at least this many weekdays (one long first evening teaches nothing yet)
-MIN_DAY = 3.0  # a weekday with less weight of its own is judged by the whole week
+MIN_DAY = 3.0  # a weekday with less weight of its own is judged by its kind of day, then by the whole week
+WORKDAYS, WEEKEND = range(5), range(5, 7)
 SHARE = 0.25  # an active hour is likely when its smoothed weight reaches this share of the best active hour's
 MORNING_SPAN = 3  # the brief's hour and the two after it: a message then means the person reads in the morning
 MORNING_SHARE = 0.1  # ... when those hours hold at least this share of the day's weight
@@ -34,12 +36,19 @@ def learned(hist: Histogram) -> bool:
     return hist.total() >= MIN_TOTAL and days >= MIN_WEEKDAYS
 
 
+def _profile(hist: Histogram, days: Sequence[int]) -> list[float]:
+    """The weight of each hour (wrote + answered), summed over the given weekdays."""
+    return [sum(hist.wrote[d][h] + hist.answered[d][h] for d in days) for h in range(24)]
+
+
 def day_profile(hist: Histogram, weekday: int) -> list[float]:
-    """The weight of each hour of a weekday (wrote + answered), or of the whole week when the day has little."""
-    day = [w + a for w, a in zip(hist.wrote[weekday], hist.answered[weekday])]
-    if sum(day) >= MIN_DAY:
-        return day
-    return [sum(hist.wrote[d][h] + hist.answered[d][h] for d in range(7)) for h in range(24)]
+    """The weight of each hour of a weekday; a thin day borrows its kind of day's, a thin kind the whole week's."""
+    kind = WORKDAYS if weekday in WORKDAYS else WEEKEND
+    for days in ((weekday,), kind, range(7)):
+        profile = _profile(hist, days)
+        if sum(profile) >= MIN_DAY:
+            return profile
+    return profile
 
 
 def likely_hours(hist: Histogram, weekday: int, active_hours: tuple[int, int]) -> frozenset[int]:

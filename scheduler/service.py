@@ -31,7 +31,7 @@ from scheduler.budget import TokenBudget
 from scheduler.checkin import check_in
 from scheduler.delivery import OutboxSender
 from scheduler.diary import write_diary
-from scheduler.morning import Context, brief_today, push_dates, send_brief
+from scheduler.morning import Context, brief_lost, push_dates, send_brief
 from scheduler.ports import Composer, JobRuns, Sender, Weather, Writer
 from scheduler.reflection import Reflection, reflect
 from scheduler.reminder_pushes import push_due
@@ -197,10 +197,17 @@ class Scheduler:
         return "ok"
 
     async def plan(self, now: float) -> None:
-        """The planner: retry the outbox, a check-in decision for every user, then jobs for new users."""
+        """The planner: retry the outbox, the dates of a brief given up, a check-in decision for every user, then
+        jobs for new users."""
         scopes = await self.store.scopes(self.companion_id)
         await self.outbox.flush(scopes)
         for scope in scopes:
+            try:
+                if await brief_lost(self.mornings, scope, now):  # the dates it carried need their own push
+                    await self.morning("dates", scope, now)
+            except Exception:
+                log.exception("the dates of a lost brief for scope %s failed; nothing was sent", scope.id)
+                await self.count_failure("dates", now)
             try:
                 await check_in(self.store, self.composer, self.outbox, scope, now, self.zone, self.silence)
             except Exception:
@@ -231,7 +238,7 @@ class Scheduler:
         if kind == "morning":
             outcome = await send_brief(self.mornings, scope, now, reads)
         else:
-            outcome = await push_dates(self.mornings, scope, now, brief_today(prefs, reads))
+            outcome = await push_dates(self.mornings, scope, now, reads)
         log.info("%s for scope %s: %s", kind, scope.id, outcome)
 
     async def reads_in_the_morning(self, scope: Scope, prefs: Preferences, now: float) -> bool:

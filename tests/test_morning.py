@@ -19,7 +19,15 @@ from memory.person_dates import YearlyDate
 from memory.preferences import Preferences
 from memory.store import MemoryStore
 from scheduler.delivery import verdict
-from scheduler.morning import BriefFacts, brief_facts, brief_today, dates_to_push, item_lines
+from scheduler.morning import (
+    BriefFacts,
+    brief_ahead,
+    brief_carries_dates,
+    brief_facts,
+    brief_today,
+    dates_to_push,
+    item_lines,
+)
 from scheduler.service import Scheduler
 from scheduler.yearly_dates import DueDate
 from tests.fakes.llm import Call, ScriptedLLM
@@ -120,6 +128,18 @@ def test_the_brief_carries_the_dates_so_the_date_push_stays_quiet() -> None:
     assert not brief_today(Preferences(), reads_in_the_morning=True), "off unless asked for"
     assert brief_today(Preferences(morning="07:30", morning_days="daily"), reads_in_the_morning=False)
     assert not brief_today(Preferences(morning="07:30"), reads_in_the_morning=False)
+
+
+def test_the_date_push_stands_aside_only_for_a_brief_that_carries_the_dates() -> None:
+    at = lambda h, m=0: datetime(2027, 3, 3, h, m, tzinfo=BERLIN)  # noqa: E731
+    daily = Preferences(morning="10:00", morning_days="daily")
+    assert brief_ahead(daily, False, at(9)) and brief_ahead(daily, False, at(10)), "at 10:00 the brief takes them"
+    assert not brief_ahead(daily, False, at(10, 15)), "its time passed and it was not made"
+    assert not brief_ahead(Preferences(morning="10:00"), False, at(9)), "not on a day she does not read mornings"
+    assert not brief_ahead(Preferences(), True, at(9)), "no brief asked for"
+    assert [brief_carries_dates(status, ahead=False) for status in ("pending", "sent", "dropped", "failed", None)] == [
+        True, True, False, False, False]
+    assert brief_carries_dates(None, ahead=True) and not brief_carries_dates("dropped", ahead=True)
 
 
 def test_a_brief_before_the_active_hours_goes_out_on_time_and_not_at_noon() -> None:
@@ -228,3 +248,50 @@ async def test_the_brief_after_a_crisis_is_written_under_the_safety_rules(world:
     brief = next(call for call in world.chat.calls if "morning brief" in call.prompt)
     assert "SAFETY FIRST" in brief.system[0].text
     assert len(world.sent()) == 1
+
+
+class DownSender(RecordingSender):
+    """A channel that accepts nothing until `up_at` (a messenger down in the early morning)."""
+
+    def __init__(self, clock: Clock, up_at: datetime) -> None:
+        super().__init__(clock)
+        self.up_at = up_at.timestamp()
+
+    async def deliver(self, scope: Scope, text: str) -> bool:
+        return self.clock.now >= self.up_at and await super().deliver(scope, text)
+
+
+async def test_a_birthday_arrives_when_the_brief_that_carried_it_is_dropped(world: World) -> None:
+    world.clock.now = datetime(2026, 11, 24, 22, 0, tzinfo=BERLIN).timestamp()
+    await world.person(morning="05:30", morning_days="daily")
+    await world.birthday(11, 25, 1986)
+    world.sender = DownSender(world.clock, datetime(2026, 11, 25, 8, 0, tzinfo=BERLIN))
+    await world.drive(datetime(2026, 11, 25, 22, 0, tzinfo=BERLIN))
+    kinds = {item.kind: item.status for item in await world.store.outbox.items(world.scope)}
+    assert kinds == {"morning": "dropped", "date": "sent"}, "at 9:00 the brief of 5:30 is no news any more"
+    assert world.sent() == [("2026-11-25 09:00", "Denk an Miriam heute!\n\n🎂 Heute: Geburtstag von Miriam (Schwester)"
+                                                 " – 40 Jahre")]
+
+
+async def test_a_29_february_birthday_is_pushed_on_28_february_in_a_year_without_one(world: World) -> None:
+    world.clock.now = datetime(2027, 2, 27, 22, 0, tzinfo=BERLIN).timestamp()
+    await world.person()
+    await world.birthday(2, 29, 2000)
+    await world.drive(datetime(2027, 3, 1, 22, 0, tzinfo=BERLIN))
+    assert world.sent() == [("2027-02-28 09:00", "Denk an Miriam heute!\n\n🎂 Heute: Geburtstag von Miriam (Schwester)"
+                                                 " – 27 Jahre")]
+
+
+async def test_a_person_in_new_york_gets_the_date_push_and_the_brief_at_their_own_local_times(world: World) -> None:
+    new_york = ZoneInfo("America/New_York")  # on 20 March 2027 five hours behind Berlin (the US switched first)
+    world.clock.now = datetime(2027, 3, 19, 22, 0, tzinfo=new_york).timestamp()
+    await world.person(timezone="America/New_York")
+    await world.birthday(3, 20)
+    await world.drive(datetime(2027, 3, 20, 22, 0, tzinfo=new_york))
+    await world.store.preferences.set(world.scope, "morning", "07:30")
+    await world.store.preferences.set(world.scope, "morning_days", "daily")
+    await world.drive(datetime(2027, 3, 21, 12, 0, tzinfo=new_york))
+    local = [(f"{datetime.fromtimestamp(at, new_york):%Y-%m-%d %H:%M}", text) for at, _, text in world.sender.sent]
+    assert local == [("2027-03-20 09:00", "Denk an Miriam heute!\n\n🎂 Heute: Geburtstag von Miriam (Schwester)"),
+                     ("2027-03-21 07:30", OPENING)]
+    assert [when for when, _ in world.sent()] == ["2027-03-20 14:00", "2027-03-21 12:30"], "not Berlin's 9:00, 7:30"

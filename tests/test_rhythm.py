@@ -1,6 +1,7 @@
 """The learned rhythm: the decaying histogram in the store, and the pure decisions made from it."""
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
@@ -8,6 +9,7 @@ import pytest
 
 from memory.rhythm import HALF_LIFE, Histogram, bucket, decayed
 from memory.store import MemoryStore
+from scheduler.planner import CheckinFacts, decide_checkin, next_chance
 from scheduler.rhythm import describe, likely_hours, reads_in_morning, spans, week_of_likely_hours
 
 BERLIN = ZoneInfo("Europe/Berlin")
@@ -109,12 +111,42 @@ def test_someone_who_writes_in_the_evenings_is_likely_to_read_in_the_evening_wit
     assert not reads_in_morning(EVENINGS, 2, 7)
 
 
-def test_each_weekday_is_learned_on_its_own_and_a_thin_day_follows_the_week() -> None:
+def test_each_weekday_is_learned_on_its_own_and_a_thin_day_follows_its_kind_of_day() -> None:
     hist = Histogram.of({**{(day, 19): (5.0, 0.0) for day in range(5)}, (5, 10): (5.0, 0.0), (6, 10): (1.0, 0.0)})
     assert likely_hours(hist, 0, ACTIVE) == {18, 19, 20}
     assert likely_hours(hist, 5, ACTIVE) == {9, 10, 11}, "Saturday mornings"
-    assert likely_hours(hist, 6, ACTIVE) == {18, 19, 20}, "Sunday has too little of its own: the week's hours"
+    assert likely_hours(hist, 6, ACTIVE) == {9, 10, 11}, "Sunday has too little of its own: the weekend's hours"
     assert reads_in_morning(hist, 5, 9) and not reads_in_morning(hist, 0, 7)
+
+
+def test_a_thin_kind_of_day_follows_the_whole_week() -> None:
+    hist = Histogram.of({**{(day, 19): (5.0, 0.0) for day in range(5)}, (6, 10): (1.0, 0.0)})
+    assert likely_hours(hist, 6, ACTIVE) == {18, 19, 20}, "a weekend of one message: the week's hours"
+
+
+# Weekday evenings and weekend late mornings, a light user: each day a message or two, faded (as in bench/month.py).
+MIXED = Histogram.of({
+    **{(day, hour): (w, a) for day in range(5) for hour, w, a in ((19, 0.6, 0.0), (20, 0.7, 0.3), (21, 0.4, 0.1))},
+    (5, 10): (1.2, 0.3), (5, 11): (0.6, 0.0), (6, 10): (0.8, 0.0), (6, 11): (0.9, 0.2),
+})
+
+
+def test_weekend_mornings_do_not_leak_into_weekdays_of_a_light_user() -> None:
+    assert all(sum(MIXED.wrote[day]) + sum(MIXED.answered[day]) < 3.0 for day in range(7)), "every day is thin"
+    week = week_of_likely_hours(MIXED, ACTIVE)
+    assert week[:5] == (frozenset({19, 20}),) * 5, "weekdays: evenings, no morning"
+    assert week[5:] == (frozenset({9, 10, 11, 12}),) * 2, "weekends: late mornings, no evening"
+    assert not reads_in_morning(MIXED, 1, 9) and reads_in_morning(MIXED, 6, 9)
+
+
+def test_a_checkin_for_a_light_user_on_a_weekday_waits_for_the_evening() -> None:
+    tuesday = datetime(2027, 3, 16, 9, 0, tzinfo=BERLIN)
+    facts = CheckinFacts(now=tuesday, zone=BERLIN, last_user_message=tuesday - timedelta(days=3),
+                         last_message=tuesday - timedelta(days=3), last_proactive=None, proactive_unanswered=False,
+                         active_hours=ACTIVE, likely_hours=week_of_likely_hours(MIXED, ACTIVE))
+    assert [decide_checkin(replace(facts, now=tuesday.replace(hour=h))).reason for h in (9, 11, 12)] == [
+        "not a likely hour"] * 3
+    assert next_chance(facts) == tuesday.replace(hour=19)
 
 
 def test_someone_who_writes_only_at_night_keeps_every_active_hour() -> None:
