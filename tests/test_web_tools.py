@@ -315,16 +315,18 @@ async def test_after_outside_text_only_an_address_the_person_wrote_or_a_search_f
     chat.enqueue("", [ToolCall("c3", "search_web", {"query": "Leipzig"})])
     chat.enqueue("", [ToolCall("c4", "read_page", {"url": f"{site.base}/article#Geschichte"}),
                       ToolCall("c5", "read_page", {"url": f"{site.base}/injection#oben"}),
-                      ToolCall("c6", "read_page", {"url": f"{site.base}/hop/1?password=hunter2"})])
+                      ToolCall("c6", "read_page", {"url": f"{site.base}/hop/1?password=hunter2"}),
+                      ToolCall("c7", "read_page", {"url": f"{site.base}/inj"})])  # a part of the person's address
     chat.enqueue("Fertig.")
     await turn(engine, f"Lies {site.base}/injection und sag mir, was du über Leipzig findest")
     first = [m.content for m in chat.calls[1].messages if m.role == "tool"]
     assert first[0].startswith("Page") and first[1].startswith("Page"), "both asked for before any outside text"
-    article, again, made_up = [m.content for m in chat.calls[3].messages if m.role == "tool"][-3:]
+    article, again, made_up, cut = [m.content for m in chat.calls[3].messages if m.role == "tool"][-4:]
     assert article.startswith(f'Page "{site.base}/article#Geschichte"') and again.startswith("Page")
-    assert made_up == ("error: after text from the web came in, only an address the person wrote or a search"
-                       " result of this turn is read")
-    assert "/hop/1" not in [path for _, path in site.requests], "the made-up address was never asked"
+    assert made_up == cut == ("error: after text from the web came in, only an address the person wrote or a search"
+                              " result of this turn is read")
+    paths = [path for _, path in site.requests]
+    assert "/hop/1" not in paths and "/inj" not in paths, "the made-up addresses were never asked"
     assert len(await store.web_log.latest(await engine.scope_for("tg:1"))) == 5, "the refusal is no lookup"
 
 
