@@ -14,6 +14,8 @@
 """
 from __future__ import annotations
 
+from typing import Literal
+
 
 class BotError(Exception):
     """Base of every error the bot package raises."""
@@ -35,7 +37,14 @@ class HistoryError(BotError):
 
 
 class ToolServerError(BotError):
-    """An MCP server could not be started or reached, closed its connection, or did not answer in time."""
+    """An MCP server could not be started or reached, closed its connection, or did not answer in time.
+
+    `why` says which, for the person's words: "unreachable", "timeout", or "error" (the server answered with one).
+    """
+
+    def __init__(self, message: str, why: Literal["unreachable", "timeout", "error"] = "unreachable") -> None:
+        super().__init__(message)
+        self.why = why
 
 
 class PictureError(BotError):

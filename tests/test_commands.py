@@ -65,7 +65,7 @@ async def test_other_replies_never_confirm_a_pending_rule(setup, store: MemorySt
     assert await store.rules.list(scope, "active") == []
     assert (await store.rules.pending(scope) is not None) == still_open
     assert (len(chat.calls) > calls) == still_open  # a message that is no answer is answered by the model
-    assert answer is not None and (answer.buttons == ()) and ("Okay, das merke ich mir nicht." in answer.bubbles) != still_open
+    assert answer is not None and (answer.buttons == ()) and ("In Ordnung, das merke ich mir nicht." in answer.bubbles) != still_open
 
 
 async def test_typed_yes_confirms_a_pending_rule(setup, store: MemoryStore) -> None:  # type: ignore[no-untyped-def]

@@ -72,7 +72,7 @@ async def test_a_crisis_message_with_a_no_word_gets_help_and_the_model_not_the_q
     chat.enqueue("Ich bin da. Magst du mir erzählen, was passiert ist?")
     reply = await engine.handle(Incoming("anna", CRISIS_WITH_NO))
     assert reply is not None and "Ich bin da." in reply.bubbles[0] and HELP in "\n\n".join(reply.bubbles)
-    assert "Okay, das merke ich mir nicht." not in "\n".join(reply.bubbles) and reply.buttons == ()
+    assert "In Ordnung, das merke ich mir nicht." not in "\n".join(reply.bubbles) and reply.buttons == ()
     assert "SAFETY FIRST" in chat.calls[-1].system[0].text
     scope = await engine.scope_for("anna")
     assert (await store.rules.pending(scope)) is not None  # the question was not decided by the crisis message

@@ -1,7 +1,9 @@
 """A held MCP call answered where people answer: the yes/no buttons on Telegram (the unmodified python-telegram-bot
-against the local fake Bot API), a typed "ja" in the terminal (the real OpenAI SDK against the local fake API)."""
+against the local fake Bot API), 👍/👎 on Matrix (a real Synapse), a typed "ja" in the terminal (the real OpenAI SDK
+against the local fake API)."""
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 from collections.abc import AsyncIterator
@@ -9,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from nio import ReactionEvent, RoomMessageText
 
 from bot.app import running_engine
 from bot.channels.console import ConsoleChannel
@@ -23,6 +26,7 @@ from memory.store import MemoryStore
 from tests.fakes.llm import ScriptedLLM
 from tests.fakes.llm_api import FakeLLM
 from tests.fakes.telegram_api import FakeTelegram
+from tests.test_matrix import World, running, texts, world  # noqa: F401  (the fixture)
 from tests.test_mcp_tools import ALARM, asked, done, stdio_servers, weather_box
 from tests.test_telegram_choices import ANNA, EVE, GROUP, make_channel, pressed, said, shows_buttons
 
@@ -109,3 +113,35 @@ async def test_in_the_terminal_a_typed_ja_runs_the_call(tmp_path: Path, alarms: 
     assert alarms.read_text(encoding="utf-8") == "07:00 Aufstehen\n"
     first = next(r.json for r in llm.requests if r.path.endswith("/chat/completions"))
     assert "weather__set_alarm" in {tool["function"]["name"] for tool in first["tools"]}
+
+
+async def test_on_matrix_a_thumbs_up_runs_the_call_and_a_late_thumbs_down_undoes_nothing(
+    world: World, box: McpToolBox, alarms: Path,  # noqa: F811
+) -> None:
+    background = ScriptedLLM("background")
+    background.responder = lambda call: '{"facts": [], "content": [], "profile": []}'
+    engine = Engine(world.store, world.chat, background, EngineConfig(relevance_floor=0.0), toolboxes=[box])
+    anna, bot_id = world.anna, world.bot_id
+    try:
+        async with running(dataclasses.replace(world, engine=engine).channel()):
+            room = await anna.open_dm(bot_id)
+            await anna.wait_for(room, world.bot_joined)
+            wants_alarm(world.chat)
+            await anna.say(room, "Weck mich bitte um 7")
+            events = await anna.wait_for(
+                room, lambda e: world.from_bot(e) or (isinstance(e, ReactionEvent) and e.sender == bot_id), count=4)
+            question = [e for e in events if isinstance(e, RoomMessageText)][-1]
+            assert question.body == asked()
+            assert sorted((e.key, e.reacts_to) for e in events if isinstance(e, ReactionEvent)) == \
+                sorted([("👍", question.event_id), ("👎", question.event_id)])
+            assert not alarms.exists(), "nothing runs before the yes"
+            await anna.react(room, question.event_id, "👍")
+            assert texts(await anna.wait_for(room, world.from_bot)) == [done()]
+            assert alarms.read_text(encoding="utf-8") == "07:00 Aufstehen\n"
+            await anna.react(room, question.event_id, "👎")  # too late: the question is closed, nothing is undone
+            later = texts([e for e in await anna.sync(room, 1.5) if world.from_bot(e)])
+            assert t("de", "tool_not_run", tool=ALARM) not in later
+            assert alarms.read_text(encoding="utf-8") == "07:00 Aufstehen\n"
+    finally:
+        await engine.drain()
+        await engine.close()

@@ -60,11 +60,12 @@ async def box(alarms: Path) -> AsyncIterator[McpToolBox]:
 
 
 def make_engine(store: MemoryStore, chat: ScriptedLLM, boxes: Sequence[ToolBox], clock: list[float] | None = None,
-                ) -> Engine:
+                language: str = "de") -> Engine:
     background = ScriptedLLM("background")
     background.responder = lambda call: '{"facts": [], "content": [], "profile": []}'
     now = clock or [1_790_000_000.0]
-    return Engine(store, chat, background, EngineConfig(relevance_floor=0.0), clock=lambda: now[0], toolboxes=boxes)
+    return Engine(store, chat, background, EngineConfig(relevance_floor=0.0, language=language), clock=lambda: now[0],
+                  toolboxes=boxes)
 
 
 def names(specs: Sequence[ToolSpec] | None) -> list[str]:
@@ -332,6 +333,42 @@ async def test_an_error_result_and_a_server_that_died_come_back_as_errors(
     await engine.handle(Incoming("tg:1", "Versuch es nochmal"))
     await engine.close()
     assert "Morgen in Bonn" in chat.calls[5].messages[-1].content, "the next call starts the server again"
+
+
+@pytest.mark.parametrize("lang", ["de", "en"])
+async def test_a_held_call_that_fails_after_the_yes_tells_the_person_why_in_their_language(
+    store: MemoryStore, alarms: Path, lang: str,
+) -> None:
+    chat = ScriptedLLM("chat")
+    servers = json.dumps({"weather": {"command": sys.executable, "args": [str(SERVER), "stdio", str(alarms)],
+                                      "tools": ALLOWED, "confirm": ["wait", "broken"], "timeout": 0.5}})
+    answers = []
+    async with weather_box(servers) as asking:
+        engine = make_engine(store, chat, [asking], language=lang)
+        (server,) = asking.servers
+        for number, (tool, args) in enumerate((("wait", {"seconds": 5}), ("broken", {}), ("wait", {"seconds": 0})), 1):
+            if number == 3:  # the server dies while the person thinks about it
+                os.kill(int(result_text(await server.call("pid", {}))), signal.SIGKILL)
+            chat.enqueue("", [ToolCall(f"h{number}", f"weather__{tool}", args)])
+            chat.enqueue("Das mache ich, sobald du zustimmst.")
+            asked_now = await engine.handle(Incoming("tg:1", "Mach mal"))
+            assert asked_now is not None and [b.data for b in asked_now.buttons[0]] == [f"tool:yes:{number}",
+                                                                                        f"tool:no:{number}"]
+            answer = await engine.handle(Incoming("tg:1", "ja" if lang == "de" else "yes"))
+            assert answer is not None and answer.closes == (f"tool:{number}",)
+            answers.append(answer.bubbles)
+        await engine.close()
+    why = [t(lang, f"tool_failed_{kind}") for kind in ("timeout", "error", "unreachable")]
+    assert answers == [(t(lang, "tool_failed", tool=f"{tool} (weather)", error=reason),)
+                       for tool, reason in zip(("wait", "broken", "wait"), why)]
+    if lang == "de":
+        assert answers[0] == ("🔧 wait (weather) hat nicht geklappt: Der Server hat nicht rechtzeitig geantwortet.",)
+        assert answers[1] == ("🔧 broken (weather) hat nicht geklappt: Der Server hat einen Fehler gemeldet.",)
+        assert answers[2] == ("🔧 wait (weather) hat nicht geklappt: Der Server ist nicht erreichbar.",)
+    else:
+        assert answers[2] == ("🔧 wait (weather) did not work: The server is not reachable.",)
+    raw = " ".join(b for bubbles in answers for b in bubbles)
+    assert "sensor" not in raw and "gave no answer" not in raw and "closed the connection" not in raw
 
 
 # --- streamable HTTP ----------------------------------------------------------------------------------------------

@@ -20,7 +20,7 @@ from bot.settings import Settings
 from bot.web.errors import SearchFailed
 from bot.web.pages import checked_url, refusal, still_allowed
 from bot.web.search import make_search
-from bot.web.toolbox import WebTools, day_bounds, limit_reached
+from bot.web.toolbox import WebTools, day_bounds, limit_reached, may_follow
 from memory.erasure import scoped_tables
 from memory.store import MemoryStore
 from tests.fakes.llm import ScriptedLLM
@@ -169,6 +169,32 @@ def test_a_private_host_is_allowed_only_while_every_hop_before_it_was_allowed() 
     assert chain("Wiki.Home.", "nas.local") == [True, True]
     assert chain("wiki.home", "127.0.0.1") == [True, False]
     assert chain("news.example", "wiki.home") == [False, False], "a public page cannot redirect into the network"
+
+
+@pytest.mark.parametrize(("url", "follows"), [
+    ("https://example.com/x", True),
+    ("HTTPS://Example.COM:443/x/#oben", True),  # the same address, written otherwise
+    ("https://ex", False),  # a part of what the person wrote is not an address they wrote
+    ("https://example.com", False),
+    ("https://example.com/", False),
+    ("https://example.com/x/y", False),
+    ("https://example.com/x?name=Anna", False),
+    ("https://example.co", False),
+    ("http://example.com/x", False),
+    ("https://anna@example.com/x", False),
+    ("https://de.wikipedia.org/wiki/Leipzig_(Stadt)", True),  # brackets of the address stay, the sentence's go
+    ("https://de.wikipedia.org/wiki/Leipzig_(Stadt", False),
+    ("https://kino.example/programm?tag=heute", True),  # the full stop after it is the sentence's
+    ("https://found.example/a", True),  # a search of the turn found it
+    ("https://found.example", False),
+    ("", False),
+])
+def test_after_outside_text_only_a_whole_address_the_person_wrote_or_a_search_found_is_followed(
+    url: str, follows: bool,
+) -> None:
+    wrote = ("Lies https://example.com/x und (siehe https://de.wikipedia.org/wiki/Leipzig_(Stadt)), dann"
+             " https://kino.example/programm?tag=heute.")
+    assert may_follow(url, wrote, {"https://found.example/a/"}) is follows
 
 
 def test_the_sources_line_names_each_site_once_and_counts_the_rest() -> None:

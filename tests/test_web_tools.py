@@ -6,9 +6,11 @@ private; a redirect from it to 127.0.0.1 or 169.254.169.254 (hosts not allowed) 
 from __future__ import annotations
 
 import asyncio
+import gzip
 import json
 import re
 import time
+import zlib
 from collections.abc import AsyncIterator, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -20,12 +22,13 @@ from bot.conversation.engine import Engine, EngineConfig, Incoming
 from bot.conversation.model_answer import MAX_TOOL_ROUNDS
 from bot.conversation.tools import ToolBox
 from bot.llm.port import Completion, ToolCall, ToolSpec, Usage
-from bot.web.pages import PageReader
+from bot.web.errors import PageFailed
+from bot.web.pages import Decoded, PageReader
 from bot.web.search import SearXNG
 from bot.web.toolbox import MAX_PER_TURN, WebTools
 from memory.store import MemoryStore
 from tests.fakes.llm import Call, ScriptedLLM
-from tests.fakes.web import BIG_BYTES, INJECTION, FakeSearchApis, FakeSite, hit, tls_contexts
+from tests.fakes.web import BIG_BYTES, CHUNK, INJECTION, FakeSearchApis, FakeSite, gzip_bomb, hit, tls_contexts
 
 BERLIN = ZoneInfo("Europe/Berlin")
 NOON = datetime(2026, 3, 10, 12, 0, tzinfo=BERLIN).timestamp()
@@ -194,6 +197,42 @@ async def test_a_50_mb_page_is_read_up_to_the_limit_and_the_rest_never_sent(
     assert took < 3.0
 
 
+async def test_a_gzip_bomb_sent_against_the_readers_wish_is_decoded_only_up_to_the_limit(
+    store: MemoryStore, site: FakeSite, web: WebTools,
+) -> None:
+    bomb = gzip_bomb()
+    assert len(bomb) < BIG_BYTES // 100, "the page is small on the wire"
+    chat = ScriptedLLM("chat")
+    engine = make_engine(store, chat, [web])
+    chat.enqueue("", [ToolCall("c1", "read_page", {"url": f"{site.base}/bomb"})])
+    chat.enqueue("Eine lange Seite über Leipzig.")
+    assert await turn(engine, "Lies das") == ("Eine lange Seite über Leipzig.\nQuellen: localhost",)
+    result = tool_result(chat.calls[1])
+    assert result.startswith(f'Page "{site.base}/bomb", title "Klein verpackt".')
+    assert "the page is longer than 1,000,000 bytes, this is its beginning" in result
+    assert "Viel Text über Leipzig und Sachsen." in result and len(result) < 7000
+    # What is decoded at a time: never more than the room left, however much a piece of the body unpacks to.
+    decoded = Decoded("gzip", 1_000_000)
+    pieces = [decoded.feed(bomb[:CHUNK]), decoded.feed(bomb[CHUNK:])]
+    assert [len(p) for p in pieces] == [1_000_000, 0] and decoded.cut
+    zeros = Decoded("gzip", 1_000_000)
+    assert len(zeros.feed(gzip.compress(bytes(BIG_BYTES)))) == 1_000_000 and zeros.cut  # 50 MB of zeros, ~50 KB
+
+
+def test_a_body_as_it_is_is_cut_at_the_limit_and_an_unknown_compression_is_no_page() -> None:
+    plain = Decoded("identity", 10)
+    assert [plain.feed(b"123456"), plain.feed(b"7890")] == [b"123456", b"7890"] and not plain.cut
+    assert plain.feed(b"x") == b"" and plain.cut
+    deflated = Decoded("deflate", 100)
+    assert deflated.feed(zlib.compress(b"Leipzig " * 5)) == b"Leipzig " * 5 and not deflated.cut
+    with pytest.raises(PageFailed, match="compressed in a way that is not read"):
+        Decoded("br", 100)
+    with pytest.raises(PageFailed, match="compressed in a way that is not read"):
+        Decoded("gzip, gzip", 100)
+    with pytest.raises(PageFailed, match="damaged"):
+        Decoded("gzip", 100).feed(b"not gzip at all")
+
+
 async def test_too_many_redirects_an_image_a_missing_page_and_a_page_that_never_ends_are_error_results(
     store: MemoryStore, site: FakeSite,
 ) -> None:
@@ -315,16 +354,18 @@ async def test_after_outside_text_only_an_address_the_person_wrote_or_a_search_f
     chat.enqueue("", [ToolCall("c3", "search_web", {"query": "Leipzig"})])
     chat.enqueue("", [ToolCall("c4", "read_page", {"url": f"{site.base}/article#Geschichte"}),
                       ToolCall("c5", "read_page", {"url": f"{site.base}/injection#oben"}),
-                      ToolCall("c6", "read_page", {"url": f"{site.base}/hop/1?password=hunter2"})])
+                      ToolCall("c6", "read_page", {"url": f"{site.base}/hop/1?password=hunter2"}),
+                      ToolCall("c7", "read_page", {"url": f"{site.base}/inj"})])  # a part of the person's address
     chat.enqueue("Fertig.")
     await turn(engine, f"Lies {site.base}/injection und sag mir, was du über Leipzig findest")
     first = [m.content for m in chat.calls[1].messages if m.role == "tool"]
     assert first[0].startswith("Page") and first[1].startswith("Page"), "both asked for before any outside text"
-    article, again, made_up = [m.content for m in chat.calls[3].messages if m.role == "tool"][-3:]
+    article, again, made_up, cut = [m.content for m in chat.calls[3].messages if m.role == "tool"][-4:]
     assert article.startswith(f'Page "{site.base}/article#Geschichte"') and again.startswith("Page")
-    assert made_up == ("error: after text from the web came in, only an address the person wrote or a search"
-                       " result of this turn is read")
-    assert "/hop/1" not in [path for _, path in site.requests], "the made-up address was never asked"
+    assert made_up == cut == ("error: after text from the web came in, only an address the person wrote or a search"
+                              " result of this turn is read")
+    paths = [path for _, path in site.requests]
+    assert "/hop/1" not in paths and "/inj" not in paths, "the made-up addresses were never asked"
     assert len(await store.web_log.latest(await engine.scope_for("tg:1"))) == 5, "the refusal is no lookup"
 
 

@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from datetime import time as dtime
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 from zoneinfo import ZoneInfo
 
 import jsonschema
@@ -137,8 +137,19 @@ async def _read_diary(args: dict[str, Any], at: ToolContext) -> str:
     return _format([(e.created_at, e.text) for e in entries], at.zone) if entries else "The diary is empty."
 
 
+FailureKind = Literal["timeout", "unreachable", "error", "failed"]
+
+
 class ToolFailed(Exception):
-    """A tool could not do its work (a server down, a limit reached); the message goes to the model as the result."""
+    """A tool could not do its work (a server down, a limit reached); the message goes to the model as the result.
+
+    `why` is what the person is told when a call they said yes to fails (the message is English, for the model and
+    the log): the server did not answer in time, could not be reached, reported an error, or it failed otherwise.
+    """
+
+    def __init__(self, message: str, why: FailureKind = "failed") -> None:
+        super().__init__(message)
+        self.why = why
 
 
 class ToolGone(ToolFailed):
@@ -239,6 +250,9 @@ async def run_tool(call: ToolCall, at: ToolContext, tools: Sequence[Tool] = BUIL
     except ToolFailed as exc:
         log.info("tool %s failed: %s", call.name, exc)
         return f"error: {exc}"
+    except Exception as exc:  # a toolbox's bug or an SDK error it did not map: the turn goes on (cancelling does not)
+        log.exception("tool %s raised unexpectedly", call.name)
+        return f"error: {unexpected(exc)}"
 
 
 async def _hold(tool: Tool, args: dict[str, Any], at: ToolContext) -> str:
@@ -263,6 +277,16 @@ async def run_held(call: HeldCall, at: ToolContext, tools: Sequence[Tool]) -> st
         return await tool.run(dict(call.arguments), at)
     except (ValueError, TypeError) as exc:
         raise ToolFailed(f"bad arguments ({exc})") from exc
+    except ToolFailed:
+        raise
+    except Exception as exc:  # as in run_tool: logged with its traceback, and the person is told it failed
+        log.exception("held call of %s raised unexpectedly", call.tool)
+        raise ToolFailed(unexpected(exc)) from exc
+
+
+def unexpected(exc: Exception) -> str:
+    """What the model is told of an error a tool did not expect (its kind; the traceback goes to the log)."""
+    return f"the tool failed unexpectedly ({type(exc).__name__})"
 
 
 def call_summary(arguments: dict[str, Any], limit: int = 800) -> str:

@@ -111,15 +111,18 @@ class ServerConnection:
             async with asyncio.timeout(timeout + 1):  # the SDK's own timeout first; this one if it hangs elsewhere
                 return await live.client.call_tool(tool, arguments, read_timeout_seconds=timeout)
         except TimeoutError as exc:
-            raise ToolServerError(f"{tool} gave no answer within {timeout:g} s") from exc
+            raise ToolServerError(f"{tool} gave no answer within {timeout:g} s", why="timeout") from exc
         except MCPError as exc:
             if exc.error.code == REQUEST_TIMEOUT:
-                raise ToolServerError(f"{tool} gave no answer within {timeout:g} s") from exc
+                raise ToolServerError(f"{tool} gave no answer within {timeout:g} s", why="timeout") from exc
             if exc.error.code == CONNECTION_CLOSED:
                 log.warning("MCP server %s closed its connection; it is started again at the next call", self.name)
                 await self.close()
-            raise ToolServerError(f"{tool} failed: {reason(exc)}") from exc
-        except (ValidationError, OSError, httpx2.HTTPError) as exc:
+                raise ToolServerError(f"{tool} failed: {reason(exc)}") from exc
+            raise ToolServerError(f"{tool} failed: {reason(exc)}", why="error") from exc
+        except ValidationError as exc:  # the server's answer is not what the protocol says
+            raise ToolServerError(f"{tool} failed: {reason(exc)}", why="error") from exc
+        except (OSError, httpx2.HTTPError) as exc:
             raise ToolServerError(f"{tool} failed: {reason(exc)}") from exc
 
     async def close(self) -> None:

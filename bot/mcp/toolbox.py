@@ -118,11 +118,12 @@ class McpToolBox:
             result = await server.call(name, args)
         except ToolServerError as exc:
             log.warning("MCP tool %s of %s failed: %s", name, server.name, exc)
-            raise ToolFailed(f"the tool server {server.name!r} failed: {exc}") from exc
+            raise ToolFailed(f"the tool server {server.name!r} failed: {exc}", why=exc.why) from exc
         text = result_text(result)
         if result.is_error:
             log.info("MCP tool %s of %s answered with an error", name, server.name)
-            raise ToolFailed(f"{name} reported an error: {clip(' '.join(text.split()), ERROR_CHARS) or 'no details'}")
+            raise ToolFailed(f"{name} reported an error: {clip(' '.join(text.split()), ERROR_CHARS) or 'no details'}",
+                             why="error")
         return text
 
 

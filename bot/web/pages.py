@@ -6,7 +6,8 @@ host by name (MNEMO_WEB_ALLOW_HOSTS). The connection then goes to an address tha
 address, the Host header and TLS name the host), so a second DNS answer cannot send it elsewhere. Redirects are
 followed here, one hop at a time, each checked again; an allowed host counts as allowed only while every hop
 before it was on one too, so a public page cannot redirect the read into the operator's network. The body is
-streamed and cut at the size limit; the whole read has one time limit. The main text is found with trafilatura.
+streamed and cut at the size limit (a compressed one as it is decoded); the whole read has one time limit. The
+main text is found with trafilatura.
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import ipaddress
 import logging
 import socket
 import ssl
+import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol
@@ -31,6 +33,7 @@ MAX_REDIRECTS = 5
 REDIRECTS = frozenset({301, 302, 303, 307, 308})
 HTML_TYPES = frozenset({"text/html", "application/xhtml+xml", ""})  # no type given: read it as HTML
 TEXT_TYPES = HTML_TYPES | {"text/plain"}
+COMPRESSED = frozenset({"gzip", "x-gzip", "deflate"})  # what a server that ignores `Accept-Encoding` may send
 # What makes an address not public, in the order it is named.
 _NOT_PUBLIC = ("loopback", "link_local", "unspecified", "multicast", "reserved", "private")
 
@@ -186,17 +189,41 @@ def _tls_failure(exc: BaseException) -> bool:
     return False
 
 
+class Decoded:
+    """A body decoded as it streams in (as it is, or gzip or deflate) and cut at max_bytes: each raw piece is
+    decompressed only up to the room left, so a small compressed body cannot grow past the limit in memory."""
+
+    def __init__(self, content_encoding: str, max_bytes: int) -> None:
+        codings = [c for c in (c.strip().lower() for c in content_encoding.split(",")) if c not in ("", "identity")]
+        if len(codings) > 1 or (codings and codings[0] not in COMPRESSED):
+            raise PageFailed(f"the page is compressed in a way that is not read ({content_encoding[:50]})")
+        # wbits | 32: zlib finds out from the header whether it is gzip or deflate (zlib) data
+        self._zlib = zlib.decompressobj(zlib.MAX_WBITS | 32) if codings else None
+        self.room, self.cut = max_bytes, False
+
+    def feed(self, raw: bytes) -> bytes:
+        """The next piece of the decoded body, never more than the room left; `cut` is set when there was more."""
+        piece = raw
+        if self._zlib is not None:
+            try:
+                piece = self._zlib.decompress(raw, self.room + 1)  # one byte more tells that there is more
+            except zlib.error as exc:
+                raise PageFailed("the page's compressed body is damaged") from exc
+        if len(piece) > self.room:
+            piece, self.cut = piece[:self.room], True
+        self.room -= len(piece)
+        return piece
+
+
 async def _body(response: httpx.Response, max_bytes: int) -> tuple[bytes, bool]:
-    """The body up to max_bytes, streamed; True when there was more (the rest is never read)."""
-    chunks, size = [], 0
-    async for chunk in response.aiter_bytes():
-        room = max_bytes - size
-        if len(chunk) > room:
-            chunks.append(chunk[:room])
-            return b"".join(chunks), True
-        chunks.append(chunk)
-        size += len(chunk)
-    return b"".join(chunks), False
+    """The body up to max_bytes (decoded), streamed; True when there was more (the rest is never read). A server
+    may compress although asked not to: the body is then decoded here, within the limit, not by httpx."""
+    decoded, chunks = Decoded(response.headers.get("content-encoding", ""), max_bytes), []
+    async for raw in response.aiter_raw():
+        chunks.append(decoded.feed(raw))
+        if decoded.cut:
+            break
+    return b"".join(chunks), decoded.cut
 
 
 def page_text(body: bytes, kind: str, charset: str | None, url: str) -> tuple[str, str]:

@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import logging
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from datetime import time as dtime
 from functools import partial
 from typing import Any
+from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo
 
 from bot.conversation.prompt import quote
@@ -38,6 +40,8 @@ SNIPPET_CHARS = 300
 PAGE_CHARS = 6000  # of a page's main text
 QUERY_CHARS = 300
 MAX_PER_TURN = 6  # lookups in one turn: with the time limit of each, a turn ends in bounded time
+DEFAULT_PORTS = {"http": 80, "https": 443}
+URL_IN_TEXT = re.compile(r"https?://[^\s<>\"'`]+", re.IGNORECASE)
 
 SEARCH_SPEC = ToolSpec(
     "search_web",
@@ -104,16 +108,42 @@ class _Turn:
 
 
 def same_address(url: str) -> str:
-    """A URL as compared with those the person wrote or a search found: without fragment or trailing slash."""
-    return url.split("#", 1)[0].rstrip("/")
+    """A URL as compared with those the person wrote or a search found: scheme and host in lower case, without a
+    default port, fragment or trailing slash ('' for what is no http(s) address)."""
+    try:
+        parts = urlsplit(url.strip())
+        port = parts.port
+    except ValueError:
+        return ""
+    if parts.scheme.lower() not in DEFAULT_PORTS or not parts.hostname:
+        return ""
+    host = f"[{parts.hostname}]" if ":" in parts.hostname else parts.hostname
+    if port is not None and port != DEFAULT_PORTS[parts.scheme.lower()]:
+        host = f"{host}:{port}"
+    if "@" in parts.netloc:  # kept as written: a user part is something a made-up address could carry away
+        host = f"{parts.netloc.rpartition('@')[0]}@{host}"
+    query = f"?{parts.query}" if parts.query else ""
+    return f"{parts.scheme.lower()}://{host}{parts.path.rstrip('/')}{query}"
+
+
+def addresses_in(text: str) -> set[str]:
+    """The http(s) addresses written in a text, compared as `same_address` does (a sentence's closing punctuation,
+    and a closing bracket without its opening one, are not part of them)."""
+    found = set()
+    for match in URL_IN_TEXT.finditer(text):
+        url = match.group().rstrip(".,;:!?'\"»«“”„")
+        while url.endswith(")") and url.count(")") > url.count("("):
+            url = url[:-1].rstrip(".,;:!?")
+        found.add(same_address(url))
+    return found - {""}
 
 
 def may_follow(url: str, person_wrote: str, found: set[str]) -> bool:
-    """Whether a page may be read after outside text came into the turn: only an address the person wrote or a
+    """Whether a page may be read after outside text came into the turn: only a whole address the person wrote or a
     search of this turn found, so a page cannot send the model to an address it made up (one whose query carries
-    what the model knows about the person, say)."""
+    what the model knows about the person, say), nor to a part of one the person wrote."""
     wanted = same_address(url)
-    return bool(wanted) and (wanted in {same_address(u) for u in found} or wanted in person_wrote)
+    return bool(wanted) and (wanted in {same_address(u) for u in found} or wanted in addresses_in(person_wrote))
 
 
 class WebTools:

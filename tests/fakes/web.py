@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import functools
+import gzip
 import json
 import ssl
 from pathlib import Path
@@ -37,6 +39,14 @@ Den Teig eine Stunde kühlen, dann bei 180 Grad etwa 50 Minuten backen.</p>
 
 BIG_BYTES = 50 * 1024 * 1024
 CHUNK = 64 * 1024
+
+
+@functools.cache
+def gzip_bomb() -> bytes:
+    """A page of BIG_BYTES (one short paragraph over and over) that gzip makes about a thousand times smaller."""
+    head = b"<html><head><title>Klein verpackt</title></head><body><article>"
+    paragraph = ("<p>" + "Viel Text über Leipzig und Sachsen. " * 40 + "</p>\n").encode()
+    return gzip.compress(head + paragraph * ((BIG_BYTES - len(head)) // len(paragraph)), compresslevel=9)
 
 
 def tls_contexts(folder: Path, name: str = "localhost") -> tuple[ssl.SSLContext, ssl.SSLContext]:
@@ -134,6 +144,11 @@ class FakeSite(LocalServer):
             self.big_done.set()
         return response
 
+    async def _bomb(self, request: web.Request) -> web.Response:
+        # gzip although the reader asked for `Accept-Encoding: identity`
+        return web.Response(body=gzip_bomb(), headers={"Content-Type": "text/html; charset=utf-8",
+                                                        "Content-Encoding": "gzip"})
+
     async def _injection(self, request: web.Request) -> web.Response:
         return web.Response(text=INJECTED_PAGE, content_type="text/html", charset="utf-8")
 
@@ -169,7 +184,7 @@ class FakeSite(LocalServer):
     def _app(self) -> web.Application:
         app = web.Application(middlewares=[self._record])
         for path, handler in (("/article", self._article), ("/hop/{n}", self._hop), ("/loop", self._loop),
-                              ("/big", self._big), ("/injection", self._injection),
+                              ("/big", self._big), ("/bomb", self._bomb), ("/injection", self._injection),
                               ("/to-loopback", self._to_loopback), ("/to-metadata", self._to_metadata),
                               ("/image", self._image), ("/plain", self._plain), ("/endless", self._endless)):
             app.router.add_get(path, handler)

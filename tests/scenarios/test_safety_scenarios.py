@@ -74,7 +74,7 @@ async def test_a_pending_question_never_swallows_a_crisis_or_an_everyday_message
     shown = await say(tg, "Nein. Ich kann nicht mehr, ich will nicht mehr leben.")
     text = final_text(tg, shown)
     assert "Ich bin da und höre dir zu." in text and HELP in text
-    assert "Okay, das merke ich mir nicht." not in text and "Soll ich mir das merken?" not in text
+    assert "In Ordnung, das merke ich mir nicht." not in text and "Soll ich mir das merken?" not in text
     assert all(not m.get("reply_markup") for m in shown)  # no question, no buttons in a crisis answer
     assert [m for m in shown if m.get("kind") == "text"] == []  # sent whole: no half-written preview first
 
