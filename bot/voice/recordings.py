@@ -5,16 +5,15 @@ folders. A recording belongs to its message: it goes with the scope on /deleteme
 """
 from __future__ import annotations
 
-import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
+from bot.private_files import private_folders, write_private
 from bot.voice.audio import audio_format
 from memory.models import Scope
 
 RECORDINGS_DIR = "recordings"
-PRIVATE_DIR, PRIVATE_FILE = 0o700, 0o600
 
 
 @dataclass(frozen=True)
@@ -37,20 +36,11 @@ def scope_folder(data_dir: Path, scope: Scope) -> Path:
 
 
 def keep_recording(data_dir: Path, scope: Scope, message_id: int, audio: bytes) -> Path:
-    """Write a voice note's audio as the file of its logged message (0600; a replayed note overwrites it whole)."""
+    """Write a voice note's audio as the file of its logged message (0600; a replayed note replaces it whole)."""
     folder = scope_folder(data_dir, scope)
-    for part in (recordings_root(data_dir), folder.parent, folder):
-        part.mkdir(mode=PRIVATE_DIR, exist_ok=True)
+    private_folders(data_dir, folder)
     path = folder / f"{message_id}.{audio_format(audio) or 'audio'}"
-    partial = path.with_suffix(".part")
-    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, PRIVATE_FILE)
-    try:
-        with os.fdopen(fd, "wb") as file:
-            file.write(audio)
-        os.replace(partial, path)
-    except BaseException:
-        partial.unlink(missing_ok=True)
-        raise
+    write_private(path, audio)
     return path
 
 
@@ -59,8 +49,7 @@ def recordings_of(data_dir: Path, scope: Scope) -> list[Recording]:
     folder = scope_folder(data_dir, scope)
     if not folder.is_dir():
         return []
-    found = [Recording(int(p.stem), p, p.stat().st_size) for p in folder.iterdir() if p.stem.isdigit()
-             and p.suffix != ".part"]
+    found = [Recording(int(p.stem), p, p.stat().st_size) for p in folder.iterdir() if p.stem.isdigit()]
     return sorted(found, key=lambda r: r.message_id)
 
 
