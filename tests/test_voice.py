@@ -212,6 +212,13 @@ async def test_with_voice_keep_the_audio_is_its_messages_private_file_listed_by_
     try:
         audio.hear(status=500)  # not heard: nothing kept, as nothing is logged
         await answer(engine, voice_note(sent))
+        carla = await engine.scope_for("carla")
+        await engine.incognito.switch_on(carla, None)  # incognito: heard and answered, nothing of it kept
+        audio.hear("Ganz unter uns.")
+        chat.enqueue("Bleibt unter uns.")
+        assert (await answer(engine, voice_note(spoken("Ganz unter uns"), user="carla"))).bubbles[-1] == \
+            "Bleibt unter uns."
+        assert audio.uploads[-1].fields["model"] == "whisper-1" and len(audio.uploads) == 2  # it was heard
         assert not (tmp_path / "recordings").exists()
         for user, data, heard in (("anna", sent, f"{CAKE}."), ("ben", bens, "Ich war heute schwimmen.")):
             audio.hear(heard)
