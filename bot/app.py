@@ -59,7 +59,7 @@ def engine_config(settings: Settings) -> EngineConfig:
         vision=vision_on(settings.vision, settings.chat_model), image_max_bytes=settings.image_max_bytes,
         image_max_pixels=settings.image_max_pixels,
         voice_max_bytes=settings.voice_max_bytes, voice_max_seconds=settings.voice_max_seconds,
-        speech_max_chars=settings.speech_max_chars,
+        voice_keep=settings.voice_keep, speech_max_chars=settings.speech_max_chars,
     )
 
 

@@ -129,6 +129,7 @@ class Settings(BaseSettings):
     speech_max_chars: int = Field(default=600, ge=50)  # a spoken reply is cut at a sentence's end within this
     voice_max_bytes: int = Field(default=20_000_000, gt=0)  # a larger voice note is not even downloaded
     voice_max_seconds: float = Field(default=300.0, gt=0)  # when the messenger tells a voice note's length
+    voice_keep: bool = False  # keep each heard voice note's audio under data_dir/recordings (0600); /deleteme erases
     # mnemo's own web server (bot/web_page): /metrics and /healthz; off unless an address is given.
     web_listen: str = ""  # host:port, e.g. 127.0.0.1:8377 or [::1]:8377; empty: no server
     metrics_token: str | None = None  # Bearer token for /metrics and /healthz from anywhere but localhost

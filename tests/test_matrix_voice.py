@@ -58,15 +58,15 @@ async def world(tmp_path: Path, store: MemoryStore, audio: FakeAudioAPI) -> Asyn
 
 
 async def send_voice(anna: Human, room: str, data: bytes, encrypted: bool, size: int | None = None,
-                     reply_to: str | None = None) -> str:
+                     reply_to: str | None = None, milliseconds: int = 2000) -> str:
     """Upload a voice note and post it as Element does (m.audio flagged as a voice message); its event id."""
     uploaded, keys = await anna.client.upload(io.BytesIO(data), content_type="audio/ogg", filename="voice.ogg",
                                               encrypt=encrypted, filesize=len(data))
     assert isinstance(uploaded, UploadResponse), uploaded
     content: dict[str, Any] = {
         "msgtype": "m.audio", "body": "Voice message",
-        "info": {"mimetype": "audio/ogg", "size": len(data) if size is None else size, "duration": 2000},
-        "org.matrix.msc1767.audio": {"duration": 2000}, "org.matrix.msc3245.voice": {},
+        "info": {"mimetype": "audio/ogg", "size": len(data) if size is None else size, "duration": milliseconds},
+        "org.matrix.msc1767.audio": {"duration": milliseconds}, "org.matrix.msc3245.voice": {},
     }
     if reply_to is not None:
         content["m.relates_to"] = {"m.in_reply_to": {"event_id": reply_to}}
@@ -132,6 +132,10 @@ async def test_voice_notes_in_a_plain_room_and_a_refusal_by_size(world: World, a
         await send_voice(anna, room, spoken("Hallo"), encrypted=False, size=60 * 1024 * 1024)  # it says 60 MB
         assert texts(await anna.wait_for(room, world.from_bot)) == \
             [t("de", "voice_too_big", size="62,9", limit="20")]
+        await send_voice(anna, room, spoken("Hallo"), encrypted=False, milliseconds=3_600_000)  # it says an hour
+        assert texts(await anna.wait_for(room, world.from_bot)) == \
+            [t("de", "voice_too_long", seconds="3600", limit="300")]
+        assert len(audio.uploads) == uploads  # neither refused note was sent to the service
         audio.hear(status=500)
         await send_voice(anna, room, spoken("Hallo"), encrypted=False)
         assert texts(await anna.wait_for(room, world.from_bot)) == [t("de", "voice_backend_down")]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 from collections.abc import AsyncIterator, Sequence
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,7 @@ from bot.app import engine_config
 from bot.channels.console import ConsoleChannel
 from bot.commands.runner import Commands
 from bot.conversation.engine import Engine, EngineConfig, Incoming, Reply
-from bot.conversation.reacting import OFFER, REACTIONS, chosen_reaction, day_of, feedback_emoji, may_react
+from bot.conversation.reacting import OFFER, REACTIONS, chosen_reaction, day_of, feedback_emoji, may_react, offer_line
 from bot.conversation.replies import Quoted, Reaction
 from bot.conversation.safety import crisis_help
 from bot.conversation.tools import Tool, ToolContext
@@ -121,6 +122,28 @@ async def test_the_companion_reacts_with_the_emoji_it_chose_and_the_marker_is_ne
     scope = await engine.scope_for("tg:1")
     assert (await store.messages.recent(scope))[-1].text == "Glückwunsch, das hast du dir verdient!"
     assert await store.reactions.given(scope, NOON - 60, NOON + 60) == 1
+
+
+def test_the_offer_names_the_mood_only_when_there_is_one() -> None:
+    assert offer_line("") == offer_line("  ") == OFFER
+    assert offer_line(" stolz auf sie.\n") == \
+        OFFER + " Your mood towards the person now: stolz auf sie. If you react, the emoji fits this mood."
+
+
+async def test_the_offer_the_model_gets_names_the_companions_mood_towards_the_person(
+    engine: Engine, chat: ScriptedLLM, store: MemoryStore,
+) -> None:
+    scope = await engine.scope_for("tg:1")
+    chat.enqueue("Hallo!")
+    await answer(engine, "Hallo", channel_message_id="m0")
+    assert offered(chat) and "Your mood towards the person now" not in chat.calls[-1].prompt  # no mood yet
+    mood = "gerührt und ein bisschen stolz auf Anna"
+    await store.relationships.save(scope, replace(await store.relationships.get(scope), mood=mood), [], "test")
+    chat.enqueue("Das ist ja wunderbar! [REACT: 🥰]")
+    reply = await answer(engine, "Ich habe die Prüfung bestanden!", channel_message_id="m1")
+    offer = next(line for line in chat.calls[-1].prompt.splitlines() if line.startswith(OFFER[:40]))
+    assert offer == OFFER + f" Your mood towards the person now: {mood}. If you react, the emoji fits this mood."
+    assert reply.reaction == "🥰"
 
 
 async def test_at_most_a_few_reactions_a_day_per_person(engine: Engine, chat: ScriptedLLM, clock: Clock) -> None:

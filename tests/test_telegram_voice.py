@@ -145,6 +145,21 @@ async def test_bad_voice_notes_are_answered_briefly_and_the_next_message_is_answ
     assert await texts_after(tg, 5) == ["Jetzt klappt es."]
 
 
+async def test_a_voice_note_longer_than_the_limit_by_its_stated_duration_is_never_fetched(
+    tg: FakeTelegram, channel: TelegramChannel, chat: ScriptedLLM, store: MemoryStore, audio: FakeAudioAPI,
+) -> None:
+    tg.send_media(USER, "voice", spoken("Ich erzähle dir eine Stunde lang alles"), duration=3600)
+    assert await texts_after(tg, 0) == [t("de", "voice_too_long", seconds="3600", limit="300")]
+    assert "getFile" not in tg.calls and tg.downloads == [] and audio.uploads == []
+    assert await store.messages.count(await store.scope("mnemo", f"tg:{USER}")) == 0
+
+    audio.hear("Kurz gesagt: alles gut.")  # one within the limit is fetched and heard as before
+    chat.enqueue("Schön zu hören.")
+    tg.send_media(USER, "voice", spoken("Kurz gesagt alles gut"), duration=300)
+    assert await texts_after(tg, 1) == ["Schön zu hören."]
+    assert "getFile" in tg.calls and len(tg.downloads) == 1 and len(audio.uploads) == 1
+
+
 async def test_a_crisis_in_a_voice_note_gets_the_help_lines_and_no_voice(
     tg: FakeTelegram, channel: TelegramChannel, chat: ScriptedLLM, engine: Engine, audio: FakeAudioAPI,
 ) -> None:

@@ -3,6 +3,7 @@ OpenAI audio API, real OGG/Opus made by espeak-ng and opusenc, a real store in t
 from __future__ import annotations
 
 import dataclasses
+import json
 import re
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -26,6 +27,7 @@ from bot.settings import Settings, load_settings
 from bot.texts import t
 from bot.voice.audio import audio_format, ogg_seconds
 from bot.voice.openai_audio import OpenAISpeaker, OpenAITranscriber
+from bot.voice.recordings import where_kept
 from bot.voice.spoken import speakable, speaks
 from memory.store import MemoryStore
 from tests.fakes.audio import ogg_problem, spoken, wav_silence
@@ -199,6 +201,54 @@ async def test_the_audio_is_not_kept_anywhere_after_the_transcript(
         if path.is_file():
             content = path.read_bytes()
             assert not any(piece in content for piece in pieces), f"the voice note's audio is in {path}"
+
+
+async def test_with_voice_keep_the_audio_is_its_messages_private_file_listed_by_export_and_gone_after_deleteme(
+    store: MemoryStore, chat: ScriptedLLM, background: ScriptedLLM, audio: FakeAudioAPI, tmp_path: Path,
+) -> None:
+    engine = make_engine(store, chat, background, audio, voice_keep=True)
+    commands = Commands(engine)
+    sent, bens = spoken(CAKE), spoken("Ich war heute schwimmen")
+    try:
+        audio.hear(status=500)  # not heard: nothing kept, as nothing is logged
+        await answer(engine, voice_note(sent))
+        carla = await engine.scope_for("carla")
+        await engine.incognito.switch_on(carla, None)  # incognito: heard and answered, nothing of it kept
+        audio.hear("Ganz unter uns.")
+        chat.enqueue("Bleibt unter uns.")
+        assert (await answer(engine, voice_note(spoken("Ganz unter uns"), user="carla"))).bubbles[-1] == \
+            "Bleibt unter uns."
+        assert audio.uploads[-1].fields["model"] == "whisper-1" and len(audio.uploads) == 2  # it was heard
+        assert not (tmp_path / "recordings").exists()
+        for user, data, heard in (("anna", sent, f"{CAKE}."), ("ben", bens, "Ich war heute schwimmen.")):
+            audio.hear(heard)
+            chat.enqueue("Schön!")
+            await answer(engine, voice_note(data, user=user))
+        anna, ben = await engine.scope_for("anna"), await engine.scope_for("ben")
+        [message] = [m for m in await store.messages.recent(anna) if m.role == "user"]
+        kept = tmp_path / "recordings" / "mnemo" / str(anna.id) / f"{message.id}.ogg"
+        assert kept.read_bytes() == sent and kept.stat().st_mode & 0o777 == 0o600
+        assert (kept.parent.stat().st_mode & 0o777) == 0o700 and message.origin == "voice"
+        assert where_kept(tmp_path, True).endswith("2 file(s), deleted with the person's /deleteme")
+
+        exported = await commands.run("anna", "/export")
+        assert exported is not None and exported.document is not None
+        listed = json.loads(exported.document.content)["voice_recordings"]
+        assert listed == [{"message_id": message.id, "file": f"recordings/mnemo/{anna.id}/{message.id}.ogg",
+                           "bytes": len(sent)}]
+
+        await commands.run("anna", "/deleteme")
+        await commands.press("anna", "deleteme:yes")
+        assert not kept.exists() and not kept.parent.exists()
+        [bens_file] = (tmp_path / "recordings" / "mnemo" / str(ben.id)).iterdir()  # only the caller's went
+        assert bens_file.read_bytes() == bens
+        assert where_kept(tmp_path, False) == (f"not kept now; 1 file(s) kept earlier remain in "
+                                               f"{tmp_path / 'recordings'} until their person's /deleteme")
+    finally:
+        await engine.drain()
+        await engine.close()
+        for backend in (engine.voice.transcriber, engine.voice.speaker):
+            await backend.aclose()  # type: ignore[union-attr]
 
 
 async def test_a_crisis_said_in_a_voice_note_gets_the_crisis_answer_as_text_only(

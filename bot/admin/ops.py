@@ -11,6 +11,7 @@ from typing import Any
 
 from bot.errors import BotError, ConfigError, LLMError
 from bot.settings import Settings
+from bot.voice.recordings import where_kept
 from memory import integrity
 from memory.admission import OUTCOMES
 from memory.backup import backup, backup_name
@@ -207,6 +208,7 @@ async def doctor(settings: Settings, *, check_model: bool = True) -> list[Check]
     if check_model:
         checks.append(await _model_check(settings))
     checks.extend(await _messenger_checks(settings))
+    checks.append(Check("voice recordings", True, where_kept(settings.data_dir, settings.voice_keep)))
     checks.extend(await mcp_checks(settings))
     now = datetime.now(settings.zone)
     checks.append(Check("clock", now.year >= 2024, f"{now:%Y-%m-%d %H:%M %Z} in {settings.timezone}"))

@@ -193,11 +193,12 @@ class Channel(ABC, Generic[W, H]):
         async with self._once(scope, ref):
             yield pressed
 
-    def hears(self, size: int | None) -> bool:
-        """Whether a voice note of this size (None: not told) is worth downloading: the engine can hear it and it is
-        not too large (else the engine answers from its size alone)."""
-        limit = self.engine.config.voice_max_bytes
-        return self.engine.voice.transcriber is not None and (size is None or size <= limit)
+    def hears(self, size: int | None, seconds: float | None = None) -> bool:
+        """Whether a voice note of this size and length (None: not told) is worth downloading: the engine can hear it
+        and it is neither too large nor too long (else the engine answers from what the messenger told alone)."""
+        config = self.engine.config
+        return (self.engine.voice.transcriber is not None and (size is None or size <= config.voice_max_bytes)
+                and (seconds is None or seconds <= config.voice_max_seconds))
 
     # --- pairing ----------------------------------------------------------------------------------
 

@@ -32,4 +32,5 @@ class EngineConfig:
     image_max_pixels: int = 25_000_000  # a picture with more pixels (width x height) is refused
     voice_max_bytes: int = 20_000_000  # a larger voice note is refused (and not downloaded by the channel)
     voice_max_seconds: float = 300.0  # a longer voice note (as the messenger tells) is refused before it is heard
+    voice_keep: bool = False  # a heard voice note's audio kept as its message's file (voice/recordings.py)
     speech_max_chars: int = 600  # a spoken reply says the whole sentences that fit in this many characters

@@ -99,6 +99,7 @@ class Engine:
             self._rate_limit,  # too many messages: refused, neither read nor stored
             self.photos.check,  # a picture too large, of another kind or damaged: refused (a crisis goes on without it)
             self._log,  # passes on: the message is logged before anything is decided
+            self.voice.keep,  # passes on: a heard voice note's audio kept as its message's file (MNEMO_VOICE_KEEP)
             self._crisis,  # signs of crisis: the model with the safety rules and the help lines, nothing else
             self._logged(self.photos.unseen),  # a photo without words, and a model that cannot see: one sentence
             self._logged(self._open_question),  # a yes or no decides the open question (never one under a picture)

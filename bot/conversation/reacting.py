@@ -1,5 +1,6 @@
 """The companion's emoji on a person's message: whether it may react now, which emoji the model chose, the line that
-offers it; and which of the person's reactions are kept as feedback. All pure."""
+offers it (naming the companion's mood towards the person); and which of the person's reactions are kept as feedback.
+All pure."""
 from __future__ import annotations
 
 import re
@@ -19,6 +20,13 @@ _VARIANTS = re.compile("[\ufe0f\U0001f3fb-\U0001f3ff]")  # variation selector an
 OFFER = ("You may put one emoji reaction on the person's message, as a friend does in a messenger, when it shows how "
          "you feel about it: write [REACT: emoji] anywhere in your reply, with exactly one of "
          + " ".join(REACTIONS) + ". Most messages need none.")
+MOOD = " Your mood towards the person now: {mood}. If you react, the emoji fits this mood."
+
+
+def offer_line(mood: str) -> str:
+    """The offer to react, naming the companion's mood towards the person (the reflection's) when it has one."""
+    mood = " ".join(mood.split()).rstrip(".")
+    return OFFER + (MOOD.format(mood=mood) if mood else "")
 
 
 def chosen_reaction(content: str) -> str:

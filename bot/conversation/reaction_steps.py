@@ -8,7 +8,7 @@ from dataclasses import replace
 from zoneinfo import ZoneInfo
 
 from bot.conversation.config import EngineConfig
-from bot.conversation.reacting import OFFER, chosen_reaction, day_of, feedback_emoji, may_react
+from bot.conversation.reacting import chosen_reaction, day_of, feedback_emoji, may_react, offer_line
 from bot.conversation.replies import Reaction
 from bot.conversation.turn import Turn
 from memory.models import Scope
@@ -27,8 +27,8 @@ class ReactionSteps:
         self.store, self.config, self.clock, self.scope_for, self.zone_for = store, config, clock, scope_for, zone_for
 
     async def offer(self, turn: Turn) -> None:
-        """Offer the model one emoji on the message, unless reactions are off, the day's are given, it is a crisis,
-        or it is a group's message that did not address the companion."""
+        """Offer the model one emoji on the message, in the companion's mood towards the person, unless reactions are
+        off, the day's are given, it is a crisis, or it is a group's message that did not address the companion."""
         incoming, per_day = turn.incoming, self.config.reactions_per_day
         group = is_group_scope(incoming.user_id)
         if not may_react(per_day, 0, group=group, addressed=incoming.addressed, crisis=turn.crisis):
@@ -37,7 +37,8 @@ class ReactionSteps:
         given = await self.store.reactions.given(turn.scope, since, until)
         if may_react(per_day, given, group=group, addressed=incoming.addressed, crisis=turn.crisis):
             turn.may_react = True
-            turn.hints.append(OFFER)
+            relationship = await self.store.relationships.get(turn.scope)
+            turn.hints.append(offer_line(relationship.mood))
 
     async def give(self, turn: Turn) -> None:
         """The first emoji the model chose that is one of the allowed goes on the message, counted in the day."""

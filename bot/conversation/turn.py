@@ -65,6 +65,7 @@ class Turn:
     reply: Reply | None = None  # the model's answer, once written
     hints: list[str] = field(default_factory=list)  # lines for the model's context that the steps computed
     origin: str = "text"  # how the person sent it: 'text', or 'voice' (`incoming.text` is then the transcript)
+    recording: bytes = b""  # a heard voice note's audio, until the step after the log keeps it (MNEMO_VOICE_KEEP)
     may_react: bool = False  # the companion may put an emoji on this message (offered to the model)
     reactions: list[str] = field(default_factory=list)  # what the model's [REACT: …] markers named
     picture: Image | None = None  # the message's picture as the model gets it (only when the model sees pictures)

@@ -3,7 +3,8 @@ reply spoken (the Speaker, as the scope's /voice mode says).
 
 A voice note is handled like a typed message whose text is its transcript: crisis detection on the transcript, a
 transcribed "ja" answers the open question, but a transcript never runs a command (only typed text is one). The
-audio is not kept: once heard, only the transcript is logged, with the origin 'voice'. A crisis answer is never
+audio is not kept: once heard, only the transcript is logged, with the origin 'voice' (unless MNEMO_VOICE_KEEP: then
+the step after the log writes it as the message's file, bot/voice/recordings.py). A crisis answer is never
 spoken (it goes as text, so the help lines can be read and tapped); the program's own short answers are not
 spoken either, only the model's replies.
 """
@@ -20,6 +21,7 @@ from bot.texts import t
 from bot.voice.audio import audio_format, ogg_seconds
 from bot.voice.errors import VoiceError, VoiceUnavailable
 from bot.voice.port import Speaker, Transcriber
+from bot.voice.recordings import keep_recording
 from bot.voice.spoken import MODES, VoiceMode, speakable, speaks
 from memory.models import Scope
 from memory.pairing import is_group_scope
@@ -115,10 +117,28 @@ class VoiceNotes:
         self._heard(turn, text)
         return None
 
+    async def keep(self, turn: Turn) -> None:
+        """Keep a heard voice note's audio as the file of its logged message (MNEMO_VOICE_KEEP; a note heard again after
+        a crash is written again). A disk that refuses it is logged; the message is answered all the same."""
+        audio, turn.recording = turn.recording, b""
+        if not audio:
+            return
+        data_dir = self.store.db.path.parent  # the data directory holds the database file
+        try:
+            path = keep_recording(data_dir, turn.scope, turn.message_id, audio)
+        except OSError:
+            log.exception("the audio of voice note %s (message %s) could not be kept",
+                          turn.incoming.channel_message_id, turn.message_id)
+            return
+        log.info("voice note %s kept as %s", turn.incoming.channel_message_id, path)
+
     def _heard(self, turn: Turn, text: str) -> None:
-        """From here on the turn's text is the transcript (the audio is let go); a crisis in it is seen."""
+        """From here on the turn's text is the transcript (the audio is let go, or held for `keep` when it is kept);
+        a crisis in it is seen."""
         attachment = turn.incoming.attachment
         assert attachment is not None  # only a voice note is heard
+        if self.config.voice_keep:
+            turn.recording = attachment.data
         turn.incoming = replace(turn.incoming, text=text, attachment=replace(attachment, data=b""))
         turn.crisis = turn.crisis or signals_crisis(text[:CRISIS_SCAN_CHARS])
         turn.hints.append(HEARD)

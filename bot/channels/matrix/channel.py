@@ -322,7 +322,7 @@ class MatrixChannel(MatrixPresses):
             return
         content = event.source.get("content", {})
         found = voice_note(content)
-        data = await self.out.download(event) if self.hears(found.size) else b""
+        data = await self.out.download(event) if self.hears(found.size, found.seconds) else b""
         attachment = dataclasses.replace(found, data=data, size=found.size if found.size else len(data))
         text = media_caption(content)
         await self.take_text(await self._message_turn(room, event, route, replayed, text, attachment=attachment))

@@ -3,24 +3,15 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from pathlib import Path
 
 from nio import AsyncClient, LoginResponse, WhoamiResponse
 
 from bot.channels.matrix.messages import failure
 from bot.errors import ConfigError, MatrixError
+from bot.private_files import write_private
 
 log = logging.getLogger(__name__)
-
-
-def write_private(path: Path, text: str) -> None:
-    """Write a file only its owner may read, replacing the old one in one step."""
-    tmp = path.with_name(path.name + ".tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(text)
-    os.replace(tmp, path)
 
 
 class Session:

@@ -2,7 +2,8 @@
 Telegram message brings, downloaded through getFile.
 
 Nothing larger than the engine's limit is downloaded: the size Telegram names (in the message, else in getFile's
-answer) is checked first, and a picture over it is handed on without its bytes, so the engine says it is too large.
+answer) is checked first, and a picture over it is handed on without its bytes, so the engine says it is too large;
+a voice note longer than the limit (the duration the message states) is not downloaded either.
 A photo comes in several sizes; the largest that fits is taken. Bots can download at most 20 MB from Telegram.
 """
 from __future__ import annotations
@@ -111,13 +112,14 @@ def voice_file(message: Message) -> VoiceFile | None:
     return None
 
 
-async def voice_of(message: Message, hears: Callable[[int | None], bool]) -> Attachment | None:
-    """The message's voice note, downloaded unless `hears` says its stated size is too large; None without one."""
+async def voice_of(message: Message, hears: Callable[[int | None, float | None], bool]) -> Attachment | None:
+    """The message's voice note, downloaded unless `hears` says its stated size or duration is too much; None without
+    one."""
     found = voice_file(message)
     if found is None:
         return None
     data = b""
-    if hears(found.size):
+    if hears(found.size, found.seconds):
         file = await message.get_bot().get_file(found.file_id)
         data = bytes(await file.download_as_bytearray(read_timeout=DOWNLOAD_SECONDS))
     return Attachment("voice", data, found.mime, found.size if found.size is not None else len(data), found.name,
