@@ -8,11 +8,13 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from bot.commands.call import Call
 from bot.texts import TEXTS, t
 from memory.models import Scope
+from memory.numbers import Kind
 from memory.web_access import WebSession
 
 ENV = Environment(loader=PackageLoader("bot.web_page", "templates"), autoescape=select_autoescape(default=True),
@@ -36,6 +38,15 @@ class Viewer:
     def t(self, key: str, **values: object) -> str:
         """The text `key` in the viewer's language."""
         return t(self.lang, key, **values)
+
+
+async def numbered(request: Request, viewer: Viewer, kind: Kind) -> int:
+    """The id of the item whose number the URL carries: the person's own number, as the chat shows it.
+
+    The page never puts the ids all users share into a URL or a form (they would let anyone count the others'
+    items from the gaps); a number of another scope, or one never given, raises NotFound (404).
+    """
+    return await viewer.call.store.numbers.item(viewer.scope, kind, request.path_params["number"])
 
 
 def when(lang: str, zone: ZoneInfo, ts: float | None, day_only: bool = False) -> str:
