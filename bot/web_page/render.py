@@ -1,5 +1,5 @@
 """Rendering the web page: Jinja templates (every value escaped), the texts in the viewer's language, times in
-the deployment's zone, and the small pages that say what went wrong."""
+the zone of the memory shown, and the small pages that say what went wrong."""
 from __future__ import annotations
 
 import datetime as dt
@@ -30,7 +30,7 @@ class Viewer:
     base: str  # '/web' or '/web/g/<id>'
     call: Call  # for changes made exactly as the chat's commands make them
     groups: list[Scope]  # the groups this viewer may switch to
-    zone: ZoneInfo
+    zone: ZoneInfo  # the zone of the memory shown (the person's or group's setting, else the deployment's)
     companion: str  # the companion's name
     path: str = "/web/"  # the page being looked at (where the language switch comes back to)
     nav: tuple[tuple[str, str], ...] = ()  # the menu: (path below the base, text key) per section
@@ -50,7 +50,7 @@ async def numbered(request: Request, viewer: Viewer, kind: Kind) -> int:
 
 
 def when(lang: str, zone: ZoneInfo, ts: float | None, day_only: bool = False) -> str:
-    """A timestamp as the viewer reads it, in the deployment's zone ('' for none)."""
+    """A timestamp as the viewer reads it, in `zone` ('' for none)."""
     if ts is None:
         return ""
     fmt = t(lang, "page_day_format" if day_only else "page_when_format")
