@@ -16,6 +16,7 @@ from scheduler.checkin import check_in
 from scheduler.reflection import update_relationship
 from scheduler.relationship_rules import FREEZE, Proposal
 from tests.fakes.llm import ScriptedLLM
+from tests.test_telegram_polish import Sender
 
 BERLIN, UTC = ZoneInfo("Europe/Berlin"), ZoneInfo("UTC")
 LATE = datetime(2026, 11, 25, 0, 34, tzinfo=BERLIN)  # 2026-11-24 23:34 UTC
@@ -30,11 +31,6 @@ class Composer:
     async def compose_proactive(self, scope: Scope, reason: str, detail: str) -> str:
         self.details.append(detail)
         return "Wie war dein Tag?"
-
-
-class Sender:
-    async def deliver(self, scope: Scope, text: str, *, buttons: object = ()) -> bool:
-        return True
 
 
 @pytest.fixture
