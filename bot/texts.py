@@ -198,7 +198,7 @@ TEXTS: dict[str, dict[str, str]] = {
     "pair_list_empty": {"de": "Keine offenen Anfragen.", "en": "No open requests."},
     "pair_list_head": {"de": "Offene Anfragen (/pair CODE schaltet frei):",
                        "en": "Open requests (/pair CODE approves):"},
-    "pair_usage": {"de": "/pair – offene Anfragen, /pair CODE – freischalten, /pair revoke ID – Zugang entziehen",
+    "pair_usage": {"de": "/pair – offene Anfragen, /pair CODE – freischalten, /pair entziehen ID – Zugang entziehen",
                    "en": "/pair – open requests, /pair CODE – approve, /pair revoke ID – revoke access"},
 
     # --- relationship ----------------------------------------------------------------------
@@ -263,7 +263,8 @@ TEXTS: dict[str, dict[str, str]] = {
     "date_birthday": {"de": "Geburtstag", "en": "Birthday"},
     "date_anniversary": {"de": "Jahrestag", "en": "Anniversary"},
     "date_other": {"de": "Jährlicher Tag", "en": "Yearly date"},
-    "people_usage": {"de": "/people 3 – mehr über #3 · /people rename 3 Mia · /people merge 3 5 · /people forget 3",
+    "people_usage": {"de": "/people 3 – mehr über #3 · /people umbenennen 3 Mia · /people zusammenführen 3 5 · "
+                           "/people vergessen 3",
                      "en": "/people 3 – more about #3 · /people rename 3 Mia · /people merge 3 5 · /people forget 3"},
     "people_unnamed": {"de": "(Name unbekannt)", "en": "(name unknown)"},
     "people_also": {"de": "auch: {names}", "en": "also: {names}"},

@@ -1,10 +1,10 @@
 """Each user's own numbers for what they see (#1, #2, …), so the ids all users share never show.
 
-A scope's notes, rules, reminders and people are numbered from 1, oldest first. A number is given the first
-time an item is shown (every older item of its kind that has none yet is numbered with it, so the numbers
-follow the order the items were made) and never given again in that scope: not after the item is gone, not
-after /deleteme (the counter stays, without anything else of the user), so a stale button never hits a
-newer item. A number resolves only within its own scope; another scope's number finds nothing.
+A scope's notes, rules, reminders, people, open topics and profile entries are numbered from 1, oldest first.
+A number is given the first time an item is shown (every older item of its kind that has none yet is numbered
+with it, so the numbers follow the order the items were made) and never given again in that scope: not after
+the item is gone, not after /deleteme (the counter stays, without anything else of the user), so a stale button
+never hits a newer item. A number resolves only within its own scope; another scope's number finds nothing.
 """
 from __future__ import annotations
 
@@ -15,14 +15,15 @@ from memory.db import Database, Tx
 from memory.errors import NotFound
 from memory.models import Scope
 
-Kind = Literal["note", "rule", "reminder", "person", "profile", "candidate"]
+Kind = Literal["note", "rule", "reminder", "person", "profile", "candidate", "topic", "profile_entry"]
 TABLES: dict[str, str] = {"note": "notes", "rule": "learned_rules", "reminder": "reminders", "person": "people",
                           "profile": "pending_profile",  # profile: facts waiting for the person's yes
-                          "candidate": "review_candidates"}  # imported, waiting for /review
+                          "candidate": "review_candidates",  # imported, waiting for /review
+                          "topic": "open_topics", "profile_entry": "profile_entries"}  # the web page's links
 
 
 class Numbers:
-    """Give and resolve the per-scope numbers of notes, rules, reminders and people."""
+    """Give and resolve the per-scope numbers of the kinds of items in TABLES."""
 
     def __init__(self, db: Database) -> None:
         self.db = db

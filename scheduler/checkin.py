@@ -115,6 +115,13 @@ def chances(record: dict[str, Any]) -> tuple[float | None, str | None]:
     return (chance.timestamp(), None) if chance else (None, held_back_by(facts))
 
 
+def dates_line(facts: CheckinFacts) -> str:
+    """Now and the person's last message for the model, both in the person's zone (it reads them side by side)."""
+    last = facts.last_user_message
+    said = f" Last message of the person: {last.astimezone(facts.zone):%A %Y-%m-%d %H:%M}." if last else ""
+    return f"Now: {facts.now.astimezone(facts.zone):%A %Y-%m-%d %H:%M}.{said}"
+
+
 async def check_in(
     store: MemoryStore, composer: Composer, sender: Sender, scope: Scope, now: float, zone: ZoneInfo,
     silence: timedelta | None = None,
@@ -134,8 +141,7 @@ async def _write(store: MemoryStore, composer: Composer, sender: Sender, scope: 
     decision = decide_checkin(facts)
     if not decision.send:
         return decision
-    dates = f"Now: {facts.now:%A %Y-%m-%d %H:%M}. Last message of the person: {facts.last_user_message:%Y-%m-%d %H:%M}."
-    text = (await composer.compose_proactive(scope, decision.reason, f"{decision.detail}\n{dates}")).strip()
+    text = (await composer.compose_proactive(scope, decision.reason, f"{decision.detail}\n{dates_line(facts)}")).strip()
     if not text:
         return Decision(False, "model declined")
     if repeats(text, await store.messages.proactive_texts_since(scope, now - REPEAT_WINDOW)):

@@ -93,14 +93,15 @@ class Change:
     applied: int
     before: int | str
     after: int | str
-    rules: tuple[tuple[str, str], ...] = ()  # (code, detail), e.g. ("freeze", "2026-12-01")
+    rules: tuple[tuple[str, str], ...] = ()  # (code, detail), e.g. ("freeze", "1764576000": the unix time it ends)
 
     @property
     def reason(self) -> str:
         """The rules that shaped the change, in words (for the audit log)."""
         if not self.rules:
             return "as proposed"
-        return "; ".join(REASONS[code].format(detail=detail) for code, detail in self.rules)
+        return "; ".join(REASONS[code].format(detail=_utc(detail) if code == "freeze" else detail)
+                         for code, detail in self.rules)
 
 
 def max_stage(wish: str) -> str:
@@ -140,8 +141,9 @@ def _value_change(name: str, current: int, asked: int) -> Change:
     return Change(name, asked, final - current, current, final, tuple(rules))
 
 
-def _day(moment: float) -> str:
-    return datetime.fromtimestamp(moment, UTC).strftime("%Y-%m-%d %H:%M UTC")
+def _utc(moment: str) -> str:
+    """A freeze's end for the log (operators read UTC); the person sees it in their own zone (relationship_view)."""
+    return datetime.fromtimestamp(float(moment), UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def decide_stage(state: Relationship, now: float, wish: str) -> Change | None:
@@ -162,7 +164,7 @@ def decide_stage(state: Relationship, now: float, wish: str) -> Change | None:
         return Change("stage", 1, 0, stage, stage, (rule, ("wish", wish)))
     frozen_until = state.stage_changed_at + FREEZE.total_seconds()
     if now < frozen_until:
-        return Change("stage", direction, 0, stage, stage, (rule, ("freeze", _day(frozen_until))))
+        return Change("stage", direction, 0, stage, stage, (rule, ("freeze", f"{frozen_until:.0f}")))
     return Change("stage", direction, direction, stage, STAGES[index + direction], (rule,))
 
 

@@ -16,6 +16,7 @@ from bot.cli import main
 from bot.commands.catalog import COMMANDS, menu
 from bot.commands.runner import Commands
 from bot.conversation.engine import Engine, EngineConfig
+from bot.texts import TEXTS
 from memory.store import MemoryStore
 from tests.fakes.embedder import FakeEmbedder
 from tests.fakes.llm import ScriptedLLM
@@ -117,6 +118,23 @@ async def test_profile_keys_and_undo_lines_are_german(commands: Commands, store:
     assert await said(commands, "/undo") == "Rückgängig gemacht:\n• Regel #1 geändert: Antworte kurz."
     assert await said(commands, "/undo") == "Rückgängig gemacht:\n• Profileintrag angelegt: Blau"
     assert not ENGLISH.search(await said(commands, "/undo"))
+
+
+# A command with its sub-command or argument word in a usage line ('/people rename', '!pair revoke').
+SUBCOMMAND = re.compile(r"[/!]([a-z]+) ([a-zäöüß]+)\b")
+SAME_IN_BOTH = {"auto"}  # '/voice auto' is German too
+
+
+async def test_german_usage_and_help_texts_show_the_german_sub_commands(commands: Commands) -> None:
+    english = {m.groups() for text in TEXTS.values() for m in SUBCOMMAND.finditer(text["en"])}
+    english = {pair for pair in english if pair[1] not in SAME_IN_BOTH}
+    assert ("people", "rename") in english and ("pair", "revoke") in english  # the check sees what it looks for
+    shown = {key: text["de"] for key, text in TEXTS.items()}
+    shown |= {"/help": await said(commands, "/help"), "/people x": await said(commands, "/people umbenennen")}
+    found = {key: pair for key, text in shown.items() for m in SUBCOMMAND.finditer(text)
+             if (pair := m.groups()) in english}
+    assert found == {}
+    assert "/people umbenennen 3 Mia" in TEXTS["people_usage"]["de"] and "/pair entziehen" in TEXTS["pair_usage"]["de"]
 
 
 def test_the_menu_names_memories_and_reminders_apart() -> None:

@@ -16,6 +16,7 @@ from bot.conversation.safety import crisis_help
 from bot.errors import LLMUnavailable
 from bot.learning.corrections import profile_value
 from bot.llm.port import Completion, ToolCall, Usage
+from bot.texts import t
 from memory.store import MemoryStore
 from tests.fakes.llm import Call, ScriptedLLM
 
@@ -222,7 +223,7 @@ async def test_a_restart_keeps_the_open_question_the_why_notes_and_the_reminder_
     chat.enqueue("Klingt schön!")
     await first.handle(Incoming("anna", "Ich übe heute Cello"))
     reply = await first.handle(Incoming("anna", "Erinnere mich morgen"))
-    assert reply is not None and "Woran" in reply.bubbles[0] or "Wann" in reply.bubbles[0]
+    assert reply is not None and reply.bubbles == (t("de", "reminder_ask_time"),)  # the reminder asks for its time
     await first.close()
 
     second = make_engine(store, chat, clock)  # a new process on the same database

@@ -180,7 +180,7 @@ async def test_an_admin_approves_in_the_chat_and_an_old_code_has_expired(
         now[0] += 11 * 60
         assert await answer(tg, USER, f"/pair {late}") == [t("de", "pair_expired", code=late)]
         assert await answer(tg, USER, f"/pair revoke tg:{STRANGER}") == [t("de", "pair_revoked", user=f"tg:{STRANGER}")]
-        assert await answer(tg, USER, "/pair revoke tg:12345") == [t("de", "pair_not_approved", user="tg:12345")]
+        assert await answer(tg, USER, "/pair entziehen tg:12345") == [t("de", "pair_not_approved", user="tg:12345")]
 
 
 async def test_refuse_and_silent_modes_and_the_flood_limit(store: MemoryStore) -> None:

@@ -44,20 +44,21 @@ async def test_rules_are_shown_with_their_state_and_switched(web: WebPage) -> No
     store = web.engine.store
     rule = await store.rules.propose(scope, "Antworte kürzer.")
     await store.rules.decide(scope, rule.id, "active")
+    number = await web.number(scope, "rule", rule.id)
     browser = await web.signed_in("tg:42")
     page = await browser.page("/web/rules")
     assert page.status_code == 200 and "Antworte kürzer." in page.text and "Aktiv" in page.text
-    assert (await browser.post(f"/web/rules/{rule.id}", {"action": "off"})).headers["location"] == \
+    assert (await browser.post(f"/web/rules/{number}", {"action": "off"})).headers["location"] == \
         "/web/rules?done=page_rule_off"
     assert (await store.rules.get(scope, rule.id)).status == "disabled"
     assert "Ausgeschaltet" in (await browser.page("/web/rules")).text
-    stale = await browser.post(f"/web/rules/{rule.id}", {"action": "off"})  # switched off already
+    stale = await browser.post(f"/web/rules/{number}", {"action": "off"})  # switched off already
     assert stale.headers["location"] == "/web/rules?done=page_rule_stale"
-    await browser.post(f"/web/rules/{rule.id}", {"action": "on"})
+    await browser.post(f"/web/rules/{number}", {"action": "on"})
     assert (await store.rules.get(scope, rule.id)).status == "active"
     await web.commands.run("tg:42", "/undo")
     assert (await store.rules.get(scope, rule.id)).status == "disabled", "/undo takes the page's change back"
-    await browser.post(f"/web/rules/{rule.id}", {"action": "del"})
+    await browser.post(f"/web/rules/{number}", {"action": "del"})
     assert await store.rules.list(scope) == []
     await web.commands.run("tg:42", "/undo")
     assert [r.text for r in await store.rules.list(scope)] == ["Antworte kürzer."]
@@ -65,14 +66,18 @@ async def test_rules_are_shown_with_their_state_and_switched(web: WebPage) -> No
 
 async def test_rule_refusals(web: WebPage) -> None:
     scope = await hello(web)
-    theirs = await web.engine.store.rules.propose(await hello(web, "tg:77"), "Sag Sie.")
-    mine = await web.engine.store.rules.propose(scope, "<script>alert(1)</script>")
+    store, their_scope = web.engine.store, await hello(web, "tg:77")
+    await store.rules.decide(their_scope, (await store.rules.propose(their_scope, "Sei locker.")).id, "active")
+    theirs = await store.rules.propose(their_scope, "Sag Sie.")
+    their_number = await web.number(their_scope, "rule", theirs.id)  # their #2; this person has only #1
+    mine = await store.rules.propose(scope, "<script>alert(1)</script>")
+    number = await web.number(scope, "rule", mine.id)
     browser = await web.signed_in("tg:42")
     page = await browser.page("/web/rules")
     assert "<script>alert(1)</script>" not in page.text and "&lt;script&gt;" in page.text and "Sag Sie" not in page.text
-    assert (await browser.post(f"/web/rules/{theirs.id}", {"action": "yes"})).status_code == 404
-    assert (await browser.post(f"/web/rules/{mine.id}", {"action": "yes"}, token=False)).status_code == 403
-    assert (await browser.post(f"/web/rules/{mine.id}", {"action": "maybe"})).status_code == 400
+    assert (await browser.post(f"/web/rules/{their_number}", {"action": "yes"})).status_code == 404
+    assert (await browser.post(f"/web/rules/{number}", {"action": "yes"}, token=False)).status_code == 403
+    assert (await browser.post(f"/web/rules/{number}", {"action": "maybe"})).status_code == 400
     assert (await web.engine.store.rules.get(scope, mine.id)).status == "pending"
     assert (await web.engine.store.rules.get(await web.engine.scope_for("tg:77"), theirs.id)).status == "pending"
 
@@ -91,7 +96,7 @@ async def test_a_rule_the_chat_asks_about_is_decided_once(web: WebPage, chat: Sc
     browser = await web.signed_in("tg:42")
     page = await browser.page("/web/rules")
     assert "Wartet im Chat auf deine Antwort" in page.text and 'value="yes"' in page.text
-    await browser.post(f"/web/rules/{pending.id}", {"action": "yes"})
+    await browser.post(f"/web/rules/{number}", {"action": "yes"})
     assert (await store.rules.get(scope, pending.id)).status == "active"
 
     pressed = await web.commands.press("tg:42", f"rule:no:{number}")  # the chat's button, pressed afterwards
@@ -111,7 +116,7 @@ async def test_a_rule_dropped_on_the_page_is_not_taken_by_a_later_yes_button(web
     number = await store.numbers.of(scope, "rule", rule.id)
     browser = await web.signed_in("tg:42")
     await browser.page("/web/rules")
-    done = await browser.post(f"/web/rules/{rule.id}", {"action": "no"})
+    done = await browser.post(f"/web/rules/{number}", {"action": "no"})
     assert done.headers["location"] == "/web/rules?done=page_rule_dropped"
     assert (await web.commands.press("tg:42", f"rule:yes:{number}")).stale
     assert (await store.rules.get(scope, rule.id)).status == "rejected"
@@ -125,19 +130,24 @@ async def test_topics_marked_done_or_dropped_and_undone(web: WebPage) -> None:
     store = web.engine.store
     dentist = await store.topics.add(scope, "Wie war der Zahnarzt?", due_at=1_900_000_000.0)
     garden = await store.topics.add(scope, "Blüht der Garten?")
-    theirs = await store.topics.add(await hello(web, "tg:77"), "Geheimes Thema")
+    their_scope = await hello(web, "tg:77")
+    for text in ("Erstes", "Zweites"):
+        await store.topics.add(their_scope, f"{text} Thema")
+    theirs = await web.number(their_scope, "topic", (await store.topics.add(their_scope, "Geheimes Thema")).id)
+    dentist_number, garden_number = [await web.number(scope, "topic", x.id) for x in (dentist, garden)]
     browser = await web.signed_in("tg:42")
     page = await browser.page("/web/topics")
     assert "Wie war der Zahnarzt?" in page.text and "Fällig: " in page.text and "Jederzeit" in page.text
     assert "Geheimes Thema" not in page.text
-    assert (await browser.post(f"/web/topics/{theirs.id}", {"action": "done"})).status_code == 404
-    assert (await browser.post(f"/web/topics/{dentist.id}", {"action": "done"}, token=False)).status_code == 403
-    assert (await browser.post(f"/web/topics/{dentist.id}", {"action": "later"})).status_code == 400
+    assert f'/web/topics/{garden_number}"' in page.text
+    assert theirs == 3 and (await browser.post(f"/web/topics/{theirs}", {"action": "done"})).status_code == 404
+    assert (await browser.post(f"/web/topics/{dentist_number}", {"action": "done"}, token=False)).status_code == 403
+    assert (await browser.post(f"/web/topics/{dentist_number}", {"action": "later"})).status_code == 400
     assert len(await store.topics.list(scope, "open")) == 2
-    assert (await browser.post(f"/web/topics/{dentist.id}", {"action": "done"})).status_code == 303
-    assert (await browser.post(f"/web/topics/{garden.id}", {"action": "drop"})).status_code == 303
+    assert (await browser.post(f"/web/topics/{dentist_number}", {"action": "done"})).status_code == 303
+    assert (await browser.post(f"/web/topics/{garden_number}", {"action": "drop"})).status_code == 303
     assert {x.id: x.status for x in await store.topics.all(scope)} == {dentist.id: "done", garden.id: "dropped"}
-    assert (await browser.post(f"/web/topics/{garden.id}", {"action": "drop"})).status_code == 404  # not open now
+    assert (await browser.post(f"/web/topics/{garden_number}", {"action": "drop"})).status_code == 404  # not open
     await web.commands.run("tg:42", "/undo")
     assert [x.id for x in await store.topics.list(scope, "open")] == [garden.id]
 
@@ -151,24 +161,28 @@ async def test_reminder_edit_and_delete_and_refusals(web: WebPage) -> None:
     await store.preferences.set(scope, "timezone", BERLIN_TEXT)
     due = datetime.now(BERLIN).replace(second=0, microsecond=0) + timedelta(days=2)
     tea = await store.reminders.add(scope, "Tee <kochen>", due.timestamp(), "daily")
-    theirs = await store.reminders.add(await hello(web, "tg:77"), "Fremd", due.timestamp())
+    their_scope = await hello(web, "tg:77")
+    await store.reminders.add(their_scope, "Auch fremd", due.timestamp())
+    stranger = await store.reminders.add(their_scope, "Fremd", due.timestamp())
+    theirs = await web.number(their_scope, "reminder", stranger.id)
+    number = await web.number(scope, "reminder", tea.id)
     browser = await web.signed_in("tg:42")
     page = await browser.page("/web/reminders")
     assert page.status_code == 200 and "Tee &lt;kochen&gt;" in page.text and "Fremd" not in page.text
     assert f'value="{due:%Y-%m-%dT%H:%M}"' in page.text and f"jeden Tag um {due:%H:%M}" in page.text
     later = due + timedelta(hours=3)
     form = {"text": "Tee kochen", "due": f"{later:%Y-%m-%dT%H:%M}"}
-    assert (await browser.post(f"/web/reminders/{theirs.id}/edit", form)).status_code == 404
-    assert (await browser.post(f"/web/reminders/{theirs.id}/delete")).status_code == 404
-    assert (await browser.post(f"/web/reminders/{tea.id}/edit", form, token=False)).status_code == 403
+    assert theirs == 2 and (await browser.post(f"/web/reminders/{theirs}/edit", form)).status_code == 404
+    assert (await browser.post(f"/web/reminders/{theirs}/delete")).status_code == 404
+    assert (await browser.post(f"/web/reminders/{number}/edit", form, token=False)).status_code == 403
     past = datetime.now(BERLIN) - timedelta(hours=1)
     for bad in ({"text": "Tee", "due": f"{past:%Y-%m-%dT%H:%M}"}, {"text": "Tee", "due": ""},
                 {"text": "Tee", "due": "morgen"}, {"text": "  ", "due": form["due"]}):
-        assert (await browser.post(f"/web/reminders/{tea.id}/edit", bad)).status_code == 400
+        assert (await browser.post(f"/web/reminders/{number}/edit", bad)).status_code == 400
     unchanged = await store.reminders.get(scope, tea.id)
     assert (unchanged.text, unchanged.due_at.timestamp()) == ("Tee <kochen>", due.timestamp())
 
-    done = await browser.post(f"/web/reminders/{tea.id}/edit", form)
+    done = await browser.post(f"/web/reminders/{number}/edit", form)
     assert done.headers["location"] == "/web/reminders?done=page_reminder_changed"
     edited = await store.reminders.get(scope, tea.id)
     assert (edited.text, edited.due_at.astimezone(BERLIN), edited.repeat) == ("Tee kochen", later, "daily")
@@ -176,9 +190,9 @@ async def test_reminder_edit_and_delete_and_refusals(web: WebPage) -> None:
     back = await store.reminders.get(scope, tea.id)
     assert (back.text, back.due_at.timestamp(), back.status) == ("Tee <kochen>", due.timestamp(), "active")
 
-    assert (await browser.post(f"/web/reminders/{tea.id}/delete")).status_code == 303
+    assert (await browser.post(f"/web/reminders/{number}/delete")).status_code == 303
     assert (await store.reminders.get(scope, tea.id)).status == "cancelled"
-    assert (await browser.post(f"/web/reminders/{tea.id}/edit", form)).status_code == 404  # not active any more
+    assert (await browser.post(f"/web/reminders/{number}/edit", form)).status_code == 404  # not active any more
     assert "Keine aktiven Erinnerungen." in (await browser.page("/web/reminders")).text
 
 
@@ -211,7 +225,8 @@ async def test_a_reminder_moved_on_the_page_fires_once_at_the_new_time(store: Me
         async for web in web_page(engine, clock=clock):
             browser = await web.signed_in("tg:42")
             await browser.page("/web/reminders")
-            moved = await browser.post(f"/web/reminders/{dentist.id}/edit",
+            number = await web.number(scope, "reminder", dentist.id)
+            moved = await browser.post(f"/web/reminders/{number}/edit",
                                        {"text": "Zahnarzt", "due": f"{new:%Y-%m-%dT%H:%M}"})
             assert moved.status_code == 303
             job = scheduler._aps.get_job(f"reminder:{dentist.id}") if scheduler._aps else None  # noqa: SLF001
@@ -234,14 +249,15 @@ async def test_a_groups_reminders_and_rules_for_an_admin(web: WebPage) -> None:
     due = datetime.now(BERLIN) + timedelta(days=1)
     fest = await store.reminders.add(scope, "Sommerfest", due.timestamp())
     rule = await store.rules.propose(scope, "Fass dich kurz.")
+    rule_number, fest_number = await web.number(scope, "rule", rule.id), await web.number(scope, "reminder", fest.id)
     member = await web.signed_in("tg:42")
     assert (await member.page(f"/web/g/{scope.id}/reminders")).status_code == 404
     admin: Browser = await web.signed_in(ADMIN)
     assert "Sommerfest" in (await admin.page(f"/web/g/{scope.id}/reminders")).text
     assert "Fass dich kurz." in (await admin.page(f"/web/g/{scope.id}/rules")).text
-    assert (await admin.post(f"/web/rules/{rule.id}", {"action": "yes"})).status_code == 404  # not their own
-    done = await admin.post(f"/web/g/{scope.id}/rules/{rule.id}", {"action": "yes"})
+    assert (await admin.post(f"/web/rules/{rule_number}", {"action": "yes"})).status_code == 404  # not their own
+    done = await admin.post(f"/web/g/{scope.id}/rules/{rule_number}", {"action": "yes"})
     assert done.headers["location"] == f"/web/g/{scope.id}/rules?done=page_rule_applied"
     assert (await store.rules.get(scope, rule.id)).status == "active"
-    assert (await admin.post(f"/web/g/{scope.id}/reminders/{fest.id}/delete")).status_code == 303
+    assert (await admin.post(f"/web/g/{scope.id}/reminders/{fest_number}/delete")).status_code == 303
     assert (await store.reminders.get(scope, fest.id)).status == "cancelled"

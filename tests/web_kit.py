@@ -16,6 +16,8 @@ from bot.web_page.links import WebLinks
 from bot.web_page.metrics import PrometheusMetrics
 from bot.web_page.routes import web_app
 from bot.web_page.site import Site
+from memory.models import Scope
+from memory.numbers import Kind
 
 BASE = "http://127.0.0.1:8377"
 LINK = re.compile(r"http://127\.0\.0\.1:8377(/web/login\?t=[\w-]+)")
@@ -85,6 +87,10 @@ class WebPage:
         browser = self.browser()
         await browser.log_in(self.commands, user_id)
         return browser
+
+    async def number(self, scope: Scope, kind: Kind, item_id: int) -> int:
+        """The number the page's URLs carry for one of the scope's items (the chat's number, never the id)."""
+        return await self.engine.store.numbers.of(scope, kind, item_id)
 
 
 async def web_page(engine: Engine, admins: frozenset[str] = frozenset(),

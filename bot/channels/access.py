@@ -24,6 +24,7 @@ log = logging.getLogger(__name__)
 UnknownUsers = Literal["pair", "refuse", "silent"]
 Welcome = Callable[[ApprovedUser], Awaitable[None]]
 WELCOME_EVERY = 3.0  # seconds between looks for users approved by `mnemo pair approve` (another process)
+REVOKE_WORDS = ("revoke", "entziehen")  # '/pair revoke USER' in either language
 
 
 @dataclass(frozen=True)
@@ -104,14 +105,14 @@ class Access:
         return t(self.lang, "pairing_full" if mode == "pair" else "refused")
 
     async def admin_command(self, user_id: str, text: str) -> AdminAnswer | None:
-        """Run '/pair', '/pair CODE' or '/pair revoke USER' for an admin; None for anyone or anything else."""
+        """Run '/pair', '/pair CODE' or '/pair revoke USER' (German: entziehen) for an admin; None for anything else."""
         parsed = parse_command(text)
         if parsed is None or parsed[0] != "pair" or not self.is_admin(user_id):
             return None
         words = parsed[1].split()
         if not words:
             return AdminAnswer(describe_pending(await self.store.pending(self.clock()), self.lang, self.clock()))
-        if words[0].lower() == "revoke" and len(words) == 2:
+        if words[0].lower() in REVOKE_WORDS and len(words) == 2:
             return AdminAnswer(await self.revoke(words[1], by=user_id))
         if len(words) != 1:
             return AdminAnswer(t(self.lang, "pair_usage"))

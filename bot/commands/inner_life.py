@@ -57,7 +57,7 @@ async def relationship(call: Call, args: str) -> Reply:
     state = await call.store.relationships.get(call.scope)
     wish = wish_of(await call.store.companions.get(call.scope.companion_id))
     history = await call.store.relationships.history(call.scope, 6)
-    return Reply((show(call.lang, state, wish, history, call.zone),))
+    return Reply((show(call.lang, state, wish, history, await call.engine.zone_for(call.scope)),))
 
 
 def failure_key(exc: BaseException, job: str) -> str:

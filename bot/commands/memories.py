@@ -207,7 +207,7 @@ async def undo(call: Call, args: str) -> Reply:
         return Reply((call.t("undo_final"),))
     numbers |= await numbers_of(call, restored)  # what is back now (the same number as before)
     lines = [call.t("undo_done")] + [
-        describe_change(call.lang, e, call.zone) if e.item_type == "relationship"
+        describe_change(call.lang, e, await call.engine.zone_for(scope)) if e.item_type == "relationship"
         else undo_line(e, numbers.get((e.item_type, e.item_id or 0)), call.lang) for e in restored]
     return Reply(("\n".join(lines),))
 

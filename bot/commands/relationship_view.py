@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import tzinfo
+from datetime import datetime, tzinfo
 
 from bot.conversation.prompt import clip
 from bot.texts import TEXTS, t
@@ -17,30 +17,40 @@ def _stage(lang: str, stage: str) -> str:
     return t(lang, f"stage_{stage}") if f"stage_{stage}" in TEXTS else stage
 
 
-def _why(lang: str, entry: AuditEntry, *, asked: bool) -> str:
-    """The rules behind a change (and what the reflection asked for), in the user's language."""
+def frozen_until(detail: str, zone: tzinfo) -> str:
+    """When a stage freeze ends, in the person's zone; an entry from before carries its text, shown as it is."""
+    try:
+        moment = float(detail)
+    except ValueError:
+        return detail
+    return datetime.fromtimestamp(moment, zone).strftime("%d.%m.%Y %H:%M")
+
+
+def _why(lang: str, entry: AuditEntry, zone: tzinfo, *, asked: bool) -> str:
+    """The rules behind a change (and what the reflection asked for), in the user's language and zone."""
     after = entry.after or {}
     rules = after.get("rules") or []
     parts = [t(lang, "rel_asked", asked=int(after["asked"]))] if asked and rules and after.get("asked") else []
     for code, detail in rules:
-        shown = _stage(lang, max_stage(detail)) if code in ("wish", "limit") else detail
+        shown = (_stage(lang, max_stage(detail)) if code in ("wish", "limit")
+                 else frozen_until(detail, zone) if code == "freeze" else detail)
         parts.append(t(lang, f"rel_rule_{code}", detail=shown))
     return f" ({'; '.join(parts)})" if parts else ""
 
 
 def describe_change(lang: str, entry: AuditEntry, zone: tzinfo) -> str:
-    """One line for one audited relationship change."""
+    """One line for one audited relationship change, its times in `zone` (the person's)."""
     before, after = entry.before or {}, entry.after or {}
     when = entry.created_at.astimezone(zone).strftime("%d.%m.")
     if "stage" in before:
         move = _stage(lang, str(before["stage"]))
         if after.get("stage") != before["stage"]:
             move += f" → {_stage(lang, str(after.get('stage')))}"
-        return f"• {when} {t(lang, 'value_stage')}: {move}{_why(lang, entry, asked=False)}"
+        return f"• {when} {t(lang, 'value_stage')}: {move}{_why(lang, entry, zone, asked=False)}"
     for name in VALUES:
         if name in before:
             label = t(lang, f"value_{name}")
-            return f"• {when} {label} {before[name]} → {after.get(name)}{_why(lang, entry, asked=True)}"
+            return f"• {when} {label} {before[name]} → {after.get(name)}{_why(lang, entry, zone, asked=True)}"
     for name in TEXT_FIELDS:
         if name in after:
             if name == "mood":

@@ -1,5 +1,5 @@
 """Rendering the web page: Jinja templates (every value escaped), the texts in the viewer's language, times in
-the deployment's zone, and the small pages that say what went wrong."""
+the zone of the memory shown, and the small pages that say what went wrong."""
 from __future__ import annotations
 
 import datetime as dt
@@ -8,11 +8,13 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from bot.commands.call import Call
 from bot.texts import TEXTS, t
 from memory.models import Scope
+from memory.numbers import Kind
 from memory.web_access import WebSession
 
 ENV = Environment(loader=PackageLoader("bot.web_page", "templates"), autoescape=select_autoescape(default=True),
@@ -28,7 +30,7 @@ class Viewer:
     base: str  # '/web' or '/web/g/<id>'
     call: Call  # for changes made exactly as the chat's commands make them
     groups: list[Scope]  # the groups this viewer may switch to
-    zone: ZoneInfo
+    zone: ZoneInfo  # the zone of the memory shown (the person's or group's setting, else the deployment's)
     companion: str  # the companion's name
     path: str = "/web/"  # the page being looked at (where the language switch comes back to)
     nav: tuple[tuple[str, str], ...] = ()  # the menu: (path below the base, text key) per section
@@ -38,8 +40,17 @@ class Viewer:
         return t(self.lang, key, **values)
 
 
+async def numbered(request: Request, viewer: Viewer, kind: Kind) -> int:
+    """The id of the item whose number the URL carries: the person's own number, as the chat shows it.
+
+    The page never puts the ids all users share into a URL or a form (they would let anyone count the others'
+    items from the gaps); a number of another scope, or one never given, raises NotFound (404).
+    """
+    return await viewer.call.store.numbers.item(viewer.scope, kind, request.path_params["number"])
+
+
 def when(lang: str, zone: ZoneInfo, ts: float | None, day_only: bool = False) -> str:
-    """A timestamp as the viewer reads it, in the deployment's zone ('' for none)."""
+    """A timestamp as the viewer reads it, in `zone` ('' for none)."""
     if ts is None:
         return ""
     fmt = t(lang, "page_day_format" if day_only else "page_when_format")

@@ -114,7 +114,7 @@ def signed_in(site: Site, handler: Handler) -> Callable[[Request], Awaitable[Res
                 return problem_page(lang, "page_forbidden", 403)
         base = "/web" if group is None else f"/web/g/{group}"
         viewer = Viewer(session, scope, lang, base, site.call(scope, lang), await site.groups(session),
-                        site.commands.engine.config.zone, site.commands.engine.config.companion_name,
+                        await site.commands.engine.zone_for(scope), site.commands.engine.config.companion_name,
                         request.url.path, site.nav)
         try:
             return await handler(request, viewer)

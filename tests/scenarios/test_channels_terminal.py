@@ -63,3 +63,20 @@ async def test_deleteme_asked_before_a_restart_is_confirmed_after_it_and_a_stale
     notes, rules, messages = await counts(tmp_path)
     assert (notes, rules) == (0, [])
     assert messages == 2  # the "2" came after the choice was answered: a message to the model, and its reply
+
+
+async def test_a_profile_question_asked_before_a_restart_is_decided_by_a_yes_after_it(tmp_path: Path) -> None:
+    async with await MemoryStore.open(tmp_path, FakeEmbedder(), semantic_dedupe=0.97) as store:
+        scope = await store.scope("mnemo", CONSOLE_USER)  # what an extraction held back for the person's yes
+        await store.profile.propose(scope, "facts", "work", "Lehrerin")
+    chat = ScriptedLLM("chat")
+    chat.responder = lambda call: "Schön."
+    before = await session(tmp_path, chat, "Ich komme gerade aus der Schule.")
+    assert t("de", "profile_question", fact="Arbeit: Lehrerin") in before and "  1) Ja\n  2) Nein" in before
+    after = await session(tmp_path, chat, "ja")
+    assert t("de", "profile_saved", fact="Arbeit: Lehrerin") in after
+    assert len(chat.calls) == 1  # the "ja" after the restart answered the question and never reached the model
+    async with await MemoryStore.open(tmp_path, FakeEmbedder(), semantic_dedupe=0.97) as store:
+        scope = await store.scope("mnemo", CONSOLE_USER)
+        assert [(e.key, e.value) for e in await store.profile.list(scope)] == [("work", "Lehrerin")]
+        assert await store.profile.pending(scope) is None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from starlette.datastructures import QueryParams
 from starlette.requests import Request
@@ -19,7 +20,7 @@ from bot.conversation.turn import check_input
 from bot.history.approval import provenances
 from bot.texts import TEXTS
 from bot.web_page.paging import day_start
-from bot.web_page.render import Viewer, back_to, bad_input, render
+from bot.web_page.render import Viewer, back_to, bad_input, numbered, render
 from bot.web_page.site import Page
 from memory.models import Note
 from memory.notes import NOTE_KINDS, NoteFilter
@@ -33,7 +34,10 @@ class BadFilter(ValueError):
 
 
 def read_filter(params: QueryParams, zone: dt.tzinfo) -> tuple[NoteFilter, int]:
-    """The filter and the page number a list's query asks for; BadFilter when one of them is not understood."""
+    """The filter and the page number a list's query asks for; BadFilter when one of them is not understood.
+
+    The filter's person is the person's number as the page shows it (not yet the id behind it).
+    """
     kind = params.get("kind", "")
     if kind and kind not in NOTE_KINDS:
         raise BadFilter(kind)
@@ -63,8 +67,9 @@ async def show_list(request: Request, viewer: Viewer) -> Response:
         which, page = read_filter(params, viewer.zone)
     except BadFilter as exc:
         return bad_input(viewer, str(exc))
-    if which.person_id is not None:
-        await store.people.get(scope, which.person_id)  # another scope's person: 404
+    if which.person_id is not None:  # the person's number; another scope's or a forgotten person: 404
+        person = await store.people.get(scope, await store.numbers.item(scope, "person", which.person_id))
+        which = replace(which, person_id=person.id)
     words = params.get("q", "").strip()
     notes: Sequence[Note]
     if words:
@@ -78,15 +83,17 @@ async def show_list(request: Request, viewer: Viewer) -> Response:
         total = await store.notes.count_found(scope, which)
         notes = await store.notes.find(scope, which, limit=PAGE, offset=page * PAGE)
     paging = {key: value for key, value in params.items() if key not in ("page", "done")}
+    people = await store.people.all(scope)
+    numbers = await store.numbers.of_many(scope, "person", [p.id for p in people])
     return render(viewer, "notes.html", done=params.get("done"), notes=await _shown(viewer, notes), total=total,
                   page=page, pages=max(1, -(-total // PAGE)), paging=paging, kinds=NOTE_KINDS,
-                  people=await store.people.all(scope), chosen=params, label=labeller(viewer))
+                  people=[(numbers[p.id], p.name) for p in people], chosen=params, label=labeller(viewer))
 
 
 async def show_note(request: Request, viewer: Viewer) -> Response:
-    """GET /notes/{id}: one note, where it came from and the messages it was learned from."""
+    """GET /notes/{number}: one note, where it came from and the messages it was learned from."""
     store, scope = viewer.call.store, viewer.scope
-    note = await store.notes.get(scope, request.path_params["note_id"])
+    note = await store.notes.get(scope, await numbered(request, viewer, "note"))
     messages = [m for m in [await store.messages.get(scope, i) for i in note.source_message_ids] if m is not None]
     shown = (await _shown(viewer, [note]))[0]
     return render(viewer, "note.html", done=request.query_params.get("done"), item=shown, messages=messages,
@@ -105,39 +112,39 @@ async def _shown(viewer: Viewer, notes: Sequence[Note]) -> list[dict[str, object
 
 
 async def edit(request: Request, viewer: Viewer) -> Response:
-    """POST /notes/{id}/edit: a new text (re-embedded, re-indexed, audited; /undo takes it back)."""
-    note = await _live(viewer, request.path_params["note_id"])
+    """POST /notes/{number}/edit: a new text (re-embedded, re-indexed, audited; /undo takes it back)."""
+    number = request.path_params["number"]
+    note = await _live(viewer, await numbered(request, viewer, "note"))
     if note is None:
-        return back_to(viewer, f"/notes/{request.path_params['note_id']}", "page_note_closed")
+        return back_to(viewer, f"/notes/{number}", "page_note_closed")
     text = str((await request.form()).get("text") or "")
     unfit = check_input(text, viewer.call.engine.config.max_message_chars)
     if unfit is not None:
         return bad_input(viewer, viewer.t(f"page_note_text_{unfit}"))
     await viewer.call.store.notes.edit(viewer.scope, note.id, text, reason="web page")
-    return back_to(viewer, f"/notes/{note.id}", "page_note_edited")
+    return back_to(viewer, f"/notes/{number}", "page_note_edited")
 
 
 async def mark_wrong(request: Request, viewer: Viewer) -> Response:
-    """POST /notes/{id}/wrong: it was never true (closed; its copies lose it too)."""
+    """POST /notes/{number}/wrong: it was never true (closed; its copies lose it too)."""
     return await _close(request, viewer, wrong=True)
 
 
 async def mark_outdated(request: Request, viewer: Viewer) -> Response:
-    """POST /notes/{id}/outdated: it was true until now (closed; kept as history)."""
+    """POST /notes/{number}/outdated: it was true until now (closed; kept as history)."""
     return await _close(request, viewer, wrong=False)
 
 
 async def _close(request: Request, viewer: Viewer, *, wrong: bool) -> Response:
-    note_id = request.path_params["note_id"]
-    closed = await close_note(viewer.call, note_id, wrong=wrong, reason="web page")
+    closed = await close_note(viewer.call, await numbered(request, viewer, "note"), wrong=wrong, reason="web page")
     if closed is None:
-        return back_to(viewer, f"/notes/{note_id}", "page_note_closed")
+        return back_to(viewer, f"/notes/{request.path_params['number']}", "page_note_closed")
     return back_to(viewer, "/notes", "page_note_marked_wrong" if wrong else "page_note_marked_outdated")
 
 
 async def forget(request: Request, viewer: Viewer) -> Response:
-    """POST /notes/{id}/forget: gone for good, and rewritten out of its copies (as /forget does it)."""
-    await forget_note(viewer.call, request.path_params["note_id"], reason="web page")
+    """POST /notes/{number}/forget: gone for good, and rewritten out of its copies (as /forget does it)."""
+    await forget_note(viewer.call, await numbered(request, viewer, "note"), reason="web page")
     return back_to(viewer, "/notes", "page_note_forgotten")
 
 
@@ -149,10 +156,10 @@ async def _live(viewer: Viewer, note_id: int) -> Note | None:
 
 PAGES = [
     Page("/notes", show_list),
-    Page("/notes/{note_id:int}", show_note),
-    Page("/notes/{note_id:int}/edit", edit, ("POST",)),
-    Page("/notes/{note_id:int}/wrong", mark_wrong, ("POST",)),
-    Page("/notes/{note_id:int}/outdated", mark_outdated, ("POST",)),
-    Page("/notes/{note_id:int}/forget", forget, ("POST",)),
+    Page("/notes/{number:int}", show_note),  # the person's own note number, as the chat shows it
+    Page("/notes/{number:int}/edit", edit, ("POST",)),
+    Page("/notes/{number:int}/wrong", mark_wrong, ("POST",)),
+    Page("/notes/{number:int}/outdated", mark_outdated, ("POST",)),
+    Page("/notes/{number:int}/forget", forget, ("POST",)),
 ]
 MENU = ("/notes", "page_notes")

@@ -6,7 +6,7 @@ from starlette.responses import Response
 
 from bot.commands.people_views import date_text, display_name, forget
 from bot.conversation.replies import item_id
-from bot.web_page.render import Viewer, back_to, bad_input, render
+from bot.web_page.render import Viewer, back_to, bad_input, numbered, render
 from bot.web_page.site import Page
 from memory.models import Person
 
@@ -26,56 +26,59 @@ async def show_all(request: Request, viewer: Viewer) -> Response:
 
 
 async def show_one(request: Request, viewer: Viewer) -> Response:
-    """GET /people/<id>: one person with their relations, dates and facts, and the forms to change them."""
+    """GET /people/<number>: one person with their relations, dates and facts, and the forms to change them."""
     store, scope = viewer.call.store, viewer.scope
-    person = await store.people.get(scope, request.path_params["person_id"])
+    person = await person_of(request, viewer)
     others = [p for p in await store.people.all(scope) if p.id != person.id]
+    numbers = await store.numbers.of_many(scope, "person", [p.id for p in others])
     history = [(relation, end) for relation, _start, end in await store.people.history(scope, person.id)
                if end is not None]
     return render(viewer, "person.html", done=request.query_params.get("done"), person=person,
-                  name=display_name(person), number=await store.numbers.of(scope, "person", person.id),
+                  name=display_name(person), number=request.path_params["number"],
                   history=history, links=await store.people.links(scope, person.id),
                   dates=[date_text(d.date, viewer.lang) for d in await store.person_dates.of(scope, person.id)],
                   facts=await store.people.facts(scope, person.id, 1000),
-                  others=[(p.id, display_name(p)) for p in others])
+                  others=[(numbers[p.id], display_name(p)) for p in others])
 
 
 async def person_of(request: Request, viewer: Viewer) -> Person:
-    """The person the URL names, of the scope shown (NotFound: 404)."""
-    return await viewer.call.store.people.get(viewer.scope, request.path_params["person_id"])
+    """The person whose number the URL carries, of the scope shown (NotFound: 404)."""
+    return await viewer.call.store.people.get(viewer.scope, await numbered(request, viewer, "person"))
 
 
 async def rename(request: Request, viewer: Viewer) -> Response:
-    """POST /people/<id>/rename: a new name; the old one stays as an alias."""
+    """POST /people/<number>/rename: a new name; the old one stays as an alias."""
     person = await person_of(request, viewer)
     name = str((await request.form()).get("name") or "").strip()
     if not name:
         return bad_input(viewer, viewer.t("page_person_name_missing"))
     await viewer.call.store.people.rename(viewer.scope, person.id, name, reason=REASON)
-    return back_to(viewer, f"/people/{person.id}", "page_person_renamed")
+    return back_to(viewer, f"/people/{request.path_params['number']}", "page_person_renamed")
 
 
 async def merge(request: Request, viewer: Viewer) -> Response:
-    """POST /people/<id>/merge: the other person picked becomes one with this one (this one is kept)."""
+    """POST /people/<number>/merge: the other person picked (by number) becomes one with this one (this one is kept)."""
     person = await person_of(request, viewer)
     other = item_id(str((await request.form()).get("other") or ""))
-    if other is None or other == person.id:
+    if other is None or other == request.path_params["number"]:
         return bad_input(viewer, viewer.t("page_person_other_missing"))
-    await viewer.call.store.people.merge(viewer.scope, person.id, other, reason=REASON)
-    return back_to(viewer, f"/people/{person.id}", "page_person_merged")
+    store = viewer.call.store
+    await store.people.merge(viewer.scope, person.id, await store.numbers.item(viewer.scope, "person", other),
+                             reason=REASON)
+    return back_to(viewer, f"/people/{request.path_params['number']}", "page_person_merged")
 
 
 async def forget_person(request: Request, viewer: Viewer) -> Response:
-    """POST /people/<id>/forget: forget them for good, and rewrite what was written about them (as the chat)."""
+    """POST /people/<number>/forget: forget them for good, and rewrite what was written about them (as the chat)."""
     person = await person_of(request, viewer)
     call = viewer.call
     await forget(call.store, viewer.scope, person, viewer.lang, call.engine.background, reason=REASON)
     return back_to(viewer, "/people", "page_person_forgotten")
 
 
-PAGES = [Page("/people", show_all), Page("/people/{person_id:int}", show_one),
-         Page("/people/{person_id:int}/rename", rename, ("POST",)),
-         Page("/people/{person_id:int}/merge", merge, ("POST",)),
-         Page("/people/{person_id:int}/forget", forget_person, ("POST",))]
+PAGES = [Page("/people", show_all), Page("/people/{number:int}", show_one),  # the person's number, as in the chat
+         Page("/people/{number:int}/rename", rename, ("POST",)),
+         Page("/people/{number:int}/merge", merge, ("POST",)),
+         Page("/people/{number:int}/forget", forget_person, ("POST",))]
 MENU = ("/people", "page_people")
 

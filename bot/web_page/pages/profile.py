@@ -9,22 +9,25 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from bot.profile_keys import profile_key
-from bot.web_page.render import Viewer, back_to, render
+from bot.web_page.render import Viewer, back_to, numbered, render
 from bot.web_page.site import Page
 
 
 async def show(request: Request, viewer: Viewer) -> Response:
     """GET /profile: the entries, most important first, by their keys in the viewer's language."""
-    entries = await viewer.call.store.profile.list(viewer.scope)
-    return render(viewer, "profile.html", done=request.query_params.get("done"), entries=entries,
+    store, scope = viewer.call.store, viewer.scope
+    entries = await store.profile.list(scope)
+    numbers = await store.numbers.of_many(scope, "profile_entry", [e.id for e in entries])
+    return render(viewer, "profile.html", done=request.query_params.get("done"), entries=entries, numbers=numbers,
                   key_name=lambda key: profile_key(key, viewer.lang))
 
 
 async def delete(request: Request, viewer: Viewer) -> Response:
-    """POST /profile/{id}/delete: the entry goes (another scope's id: 404)."""
-    await viewer.call.store.profile.delete(viewer.scope, request.path_params["entry_id"], reason="web page")
+    """POST /profile/{number}/delete: the entry goes (another scope's number: 404)."""
+    await viewer.call.store.profile.delete(viewer.scope, await numbered(request, viewer, "profile_entry"),
+                                           reason="web page")
     return back_to(viewer, "/profile", "page_profile_deleted")
 
 
-PAGES = [Page("/profile", show), Page("/profile/{entry_id:int}/delete", delete, ("POST",))]
+PAGES = [Page("/profile", show), Page("/profile/{number:int}/delete", delete, ("POST",))]
 MENU = ("/profile", "page_profile")

@@ -11,7 +11,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from bot.conversation.reminder_requests import due_words, user_zone
-from bot.web_page.render import Viewer, back_to, bad_input, render
+from bot.web_page.render import Viewer, back_to, bad_input, numbered, render
 from bot.web_page.site import Page
 
 INPUT_FORMAT = "%Y-%m-%dT%H:%M"  # what a datetime-local input sends (seconds are left out)
@@ -38,9 +38,9 @@ async def show(request: Request, viewer: Viewer) -> Response:
 
 
 async def edit(request: Request, viewer: Viewer) -> Response:
-    """POST /reminders/<id>/edit: a new text and next time (in the future); nothing changes on bad input."""
+    """POST /reminders/<number>/edit: a new text and next time (in the future); nothing changes on bad input."""
     store, scope, call = viewer.call.store, viewer.scope, viewer.call
-    reminder = await store.reminders.get(scope, request.path_params["reminder_id"])
+    reminder = await store.reminders.get(scope, await numbered(request, viewer, "reminder"))
     form = await request.form()
     text = " ".join(str(form.get("text") or "").split())[:TEXT_CHARS]
     due = parse_due(str(form.get("due") or ""), await user_zone(store, scope, viewer.zone))
@@ -54,11 +54,11 @@ async def edit(request: Request, viewer: Viewer) -> Response:
 
 
 async def delete(request: Request, viewer: Viewer) -> Response:
-    """POST /reminders/<id>/delete: cancel it, as the chat's delete button does."""
-    await viewer.call.store.reminders.cancel(viewer.scope, request.path_params["reminder_id"])
+    """POST /reminders/<number>/delete: cancel it, as the chat's delete button does."""
+    await viewer.call.store.reminders.cancel(viewer.scope, await numbered(request, viewer, "reminder"))
     return back_to(viewer, "/reminders", "page_reminder_deleted")
 
 
-PAGES = [Page("/reminders", show), Page("/reminders/{reminder_id:int}/edit", edit, ("POST",)),
-         Page("/reminders/{reminder_id:int}/delete", delete, ("POST",))]
+PAGES = [Page("/reminders", show), Page("/reminders/{number:int}/edit", edit, ("POST",)),
+         Page("/reminders/{number:int}/delete", delete, ("POST",))]
 MENU = ("/reminders", "page_reminders")

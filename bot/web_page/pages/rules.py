@@ -5,7 +5,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from bot.commands.learned import RULE_ACTIONS, change_rule
-from bot.web_page.render import Viewer, back_to, bad_input, render
+from bot.web_page.render import Viewer, back_to, bad_input, numbered, render
 from bot.web_page.site import Page
 
 # The text saying what an action did, shown once after it.
@@ -22,10 +22,10 @@ async def show(request: Request, viewer: Viewer) -> Response:
 
 
 async def change(request: Request, viewer: Viewer) -> Response:
-    """POST /rules/<id>: action yes/no (a pending rule), on/off, or del; one decided meanwhile stays as it is."""
+    """POST /rules/<number>: action yes/no (a pending rule), on/off, or del; one decided meanwhile stays as it is."""
     store, scope = viewer.call.store, viewer.scope
     action = str((await request.form()).get("action") or "")
-    rule = await store.rules.get(scope, request.path_params["rule_id"])
+    rule = await store.rules.get(scope, await numbered(request, viewer, "rule"))
     if action not in RULE_ACTIONS:
         return bad_input(viewer, viewer.t("page_rule_action_unknown"))
     if not await change_rule(store, scope, rule, action, "web page"):
@@ -33,5 +33,5 @@ async def change(request: Request, viewer: Viewer) -> Response:
     return back_to(viewer, "/rules", DONE[action])
 
 
-PAGES = [Page("/rules", show), Page("/rules/{rule_id:int}", change, ("POST",))]
+PAGES = [Page("/rules", show), Page("/rules/{number:int}", change, ("POST",))]
 MENU = ("/rules", "page_rules")

@@ -4,7 +4,7 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.responses import Response
 
-from bot.web_page.render import Viewer, back_to, bad_input, render
+from bot.web_page.render import Viewer, back_to, bad_input, numbered, render
 from bot.web_page.site import Page
 from memory.errors import NotFound
 
@@ -14,14 +14,16 @@ ACTIONS = {"done": ("done", "page_topic_done"), "drop": ("dropped", "page_topic_
 
 async def show(request: Request, viewer: Viewer) -> Response:
     """GET /topics: the open topics, soonest due first."""
-    topics = await viewer.call.store.topics.list(viewer.scope, "open")
-    return render(viewer, "topics.html", done=request.query_params.get("done"), topics=topics)
+    store, scope = viewer.call.store, viewer.scope
+    topics = await store.topics.list(scope, "open")
+    numbers = await store.numbers.of_many(scope, "topic", [topic.id for topic in topics])
+    return render(viewer, "topics.html", done=request.query_params.get("done"), topics=topics, numbers=numbers)
 
 
 async def change(request: Request, viewer: Viewer) -> Response:
-    """POST /topics/<id>: action done or drop, for an open topic of the scope shown (else 404)."""
+    """POST /topics/<number>: action done or drop, for an open topic of the scope shown (else 404)."""
     store, scope = viewer.call.store, viewer.scope
-    topic_id = request.path_params["topic_id"]
+    topic_id = await numbered(request, viewer, "topic")
     if topic_id not in {topic.id for topic in await store.topics.list(scope, "open")}:
         raise NotFound(f"open topic {topic_id}")
     action = ACTIONS.get(str((await request.form()).get("action") or ""))
@@ -32,5 +34,5 @@ async def change(request: Request, viewer: Viewer) -> Response:
     return back_to(viewer, "/topics", done)
 
 
-PAGES = [Page("/topics", show), Page("/topics/{topic_id:int}", change, ("POST",))]
+PAGES = [Page("/topics", show), Page("/topics/{number:int}", change, ("POST",))]
 MENU = ("/topics", "page_topics")
