@@ -43,7 +43,8 @@ async def test_a_yes_stores_the_note_with_its_original_time_and_provenance(web: 
     (first,) = await store.imports.next_group(scope, 10)
     browser = await web.signed_in("tg:42")
     await browser.page("/web/review")
-    kept = await browser.post("/web/review/one", {"id": str(first.id), "action": "yes"})
+    kept = await browser.post("/web/review/one", {"number": str(await web.number(scope, "candidate", first.id)),
+                                                  "action": "yes"})
     assert kept.status_code == 303 and kept.headers["location"] == "/web/review?done=page_review_kept"
     (note,) = await store.notes.list(scope)
     assert note.text == "Anna spiele seit Jahren Instrument Nummer 0." and note.created_at == MARCH
@@ -62,7 +63,8 @@ async def test_a_no_stores_nothing(web: WebPage) -> None:
     (first,) = await store.imports.next_group(scope, 10)
     browser = await web.signed_in("tg:42")
     await browser.page("/web/review")
-    dropped = await browser.post("/web/review/one", {"id": str(first.id), "action": "no"})
+    dropped = await browser.post("/web/review/one", {"number": str(await web.number(scope, "candidate", first.id)),
+                                                     "action": "no"})
     assert dropped.headers["location"] == "/web/review?done=page_review_dropped"
     assert await store.notes.count(scope) == 0 and await store.imports.pending_count(scope) == 0
     assert (await store.imports.candidate(scope, first.id)).status == "rejected"
@@ -78,7 +80,8 @@ async def test_all_yes_decides_the_shown_group_and_no_other(web: WebPage) -> Non
     browser = await web.signed_in("tg:42")
     page = await browser.page("/web/review")
     assert "Anna hat einen Kater." in page.text and "Anna läuft gern." not in page.text
-    kept = await browser.post("/web/review/group", {"first": str(group[0].id), "last": str(group[1].id),
+    kept = await browser.post("/web/review/group", {"first": str(await web.number(scope, "candidate", group[0].id)),
+                                                    "last": str(await web.number(scope, "candidate", group[1].id)),
                                                     "action": "yes"})
     assert kept.headers["location"] == "/web/review?done=page_review_kept"
     assert sorted(n.text for n in await store.notes.list(scope)) == ["Anna hat einen Kater.", "Anna wohnt in Leipzig."]
@@ -107,21 +110,24 @@ async def test_refusals_change_nothing(web: WebPage) -> None:
     scope = await hello(web)
     store = web.engine.store
     (mine,) = await queued(store, scope, fact("Anna wohnt in Leipzig."))
-    (theirs,) = await queued(store, await hello(web, "tg:77"), fact("Bernd wohnt in Rom."))
+    other = await hello(web, "tg:77")
+    _, theirs = await queued(store, other, fact("Bernd wohnt in Rom."), fact("Bernd spielt Geige."))
     browser = await web.signed_in("tg:42")
     await browser.page("/web/review")
-    assert (await browser.post("/web/review/one", {"id": str(theirs.id), "action": "yes"})).status_code == 404
-    assert (await browser.post("/web/review/group", {"first": str(theirs.id), "last": str(theirs.id),
+    mine_no, theirs_no = str(await web.number(scope, "candidate", mine.id)), str(await web.number(
+        other, "candidate", theirs.id))
+    assert (mine_no, theirs_no) == ("1", "2")  # numbers per person: the other's 2 is no number of this person
+    assert (await browser.post("/web/review/one", {"number": theirs_no, "action": "yes"})).status_code == 404
+    assert (await browser.post("/web/review/group", {"first": theirs_no, "last": theirs_no,
                                                      "action": "yes"})).status_code == 404
-    no_token = await browser.post("/web/review/one", {"id": str(mine.id), "action": "yes"}, token=False)
+    no_token = await browser.post("/web/review/one", {"number": mine_no, "action": "yes"}, token=False)
     assert no_token.status_code == 403
-    for bad in ({"id": "abc", "action": "yes"}, {"id": "", "action": "yes"}, {"id": "-1", "action": "no"},
-                {"id": "9" * 30, "action": "no"}, {"id": str(mine.id), "action": "maybe"}, {"id": str(mine.id)}):
+    for bad in ({"number": "abc", "action": "yes"}, {"number": "", "action": "yes"}, {"number": "-1", "action": "no"},
+                {"number": "9" * 30, "action": "no"}, {"number": mine_no, "action": "maybe"}, {"number": mine_no}):
         assert (await browser.post("/web/review/one", bad)).status_code == 400, bad
-    assert (await browser.post("/web/review/group", {"first": str(mine.id), "last": "x", "action": "yes"})
+    assert (await browser.post("/web/review/group", {"first": mine_no, "last": "x", "action": "yes"})
             ).status_code == 400
     assert await store.notes.count(scope) == 0 and (await store.imports.candidate(scope, mine.id)).status == "pending"
-    other = await web.engine.scope_for("tg:77")
     assert (await store.imports.candidate(other, theirs.id)).status == "pending"
 
 
@@ -133,12 +139,13 @@ async def test_a_groups_queue_is_for_mnemos_admins_only(web: WebPage) -> None:
     await hello(web)
     member = await web.signed_in("tg:42")
     assert (await member.page(f"/web/g/{scope.id}/review")).status_code == 404
-    refused = await member.post(f"/web/g/{scope.id}/review/one", {"id": str(candidate.id), "action": "yes"})
+    number = str(await web.number(scope, "candidate", candidate.id))
+    refused = await member.post(f"/web/g/{scope.id}/review/one", {"number": number, "action": "yes"})
     assert refused.status_code == 404 and await web.engine.store.notes.count(scope) == 0
     await hello(web, ADMIN)
     admin = await web.signed_in(ADMIN)
     assert "Das Sommerfest ist im Juli." in (await admin.page(f"/web/g/{scope.id}/review")).text
-    kept = await admin.post(f"/web/g/{scope.id}/review/one", {"id": str(candidate.id), "action": "yes"})
+    kept = await admin.post(f"/web/g/{scope.id}/review/one", {"number": number, "action": "yes"})
     assert kept.headers["location"] == f"/web/g/{scope.id}/review?done=page_review_kept"
     assert [n.text for n in await web.engine.store.notes.list(scope)] == ["Das Sommerfest ist im Juli."]
 
@@ -152,8 +159,9 @@ async def test_a_candidate_decided_in_the_chat_meanwhile_is_left_as_it_is(web: W
     assert "Instrument Nummer 0" in (await browser.page("/web/review")).text  # shown on the page, then …
     await web.commands.run("tg:42", "/review")
     assert (await web.commands.press("tg:42", "review:no:1")).text.startswith(t("de", "review_dropped", text=""))
-    for path, form in (("/web/review/one", {"id": str(first.id)}),
-                       ("/web/review/group", {"first": str(first.id), "last": str(first.id)})):
+    number = str(await web.number(scope, "candidate", first.id))
+    for path, form in (("/web/review/one", {"number": number}),
+                       ("/web/review/group", {"first": number, "last": number})):
         stale = await browser.post(path, form | {"action": "yes"})
         assert stale.headers["location"] == "/web/review?done=page_review_stale"
     assert await store.notes.count(scope) == 0 and (await store.imports.candidate(scope, first.id)).status == "rejected"

@@ -22,6 +22,7 @@ class Shown:
     """One candidate on the page: its text in the viewer's language and what it is beside the memory."""
 
     candidate: Candidate
+    number: int  # the person's own number of the candidate, as the chat shows it (never the shared id)
     text: str
     beside: Beside
 
@@ -30,38 +31,44 @@ async def show(request: Request, viewer: Viewer) -> Response:
     """GET /review: the next group of waiting candidates; an empty queue says so."""
     store, scope = viewer.call.store, viewer.scope
     group = await store.imports.next_group(scope, PAGE)
-    shown = [Shown(c, shown_text(c.text, viewer.lang), await beside(store, scope, c)) for c in group]
+    numbers = await store.numbers.of_many(scope, "candidate", [c.id for c in group])
+    shown = [Shown(c, numbers[c.id], shown_text(c.text, viewer.lang), await beside(store, scope, c)) for c in group]
     waiting = await store.imports.pending_count(scope)
     return render(viewer, "review.html", done=request.query_params.get("done"), shown=shown,
                   heading=heading(waiting, viewer.lang) if group else "",
                   group=group_heading(group[0], viewer.lang) if group else "")
 
 
-def _id(value: object) -> int | None:
-    """A candidate id from the form, or None when it is none (or too long for SQLite's integers)."""
+def _number(value: object) -> int | None:
+    """A candidate's number from the form, or None when it is none (or too long for SQLite's integers)."""
     text = str(value or "")
     return int(text) if text.isascii() and text.isdigit() and len(text) < 19 else None
 
 
 async def decide_one(request: Request, viewer: Viewer) -> Response:
-    """POST /review/one: `id` and action yes/no decide one candidate."""
+    """POST /review/one: `number` and action yes/no decide one candidate."""
     form = await request.form()
-    action, candidate_id = str(form.get("action") or ""), _id(form.get("id"))
-    if action not in ACTIONS or candidate_id is None:
-        return bad_input(viewer, f"{action} {form.get('id') or ''}".strip() or "–")
-    chosen = [await viewer.call.store.imports.candidate(viewer.scope, candidate_id)]
+    action, number = str(form.get("action") or ""), _number(form.get("number"))
+    if action not in ACTIONS or number is None:
+        return bad_input(viewer, f"{action} {form.get('number') or ''}".strip() or "–")
+    chosen = [await _candidate(viewer, number)]
     return await _decided(viewer, chosen, ACTIONS[action])
 
 
 async def decide_group(request: Request, viewer: Viewer) -> Response:
-    """POST /review/group: `first`, `last` and action yes/no decide the group as it was shown ("alle ✓")."""
+    """POST /review/group: `first`, `last` (numbers) and action yes/no decide the group as it was shown ("alle ✓")."""
     form = await request.form()
-    action, first_id, last_id = str(form.get("action") or ""), _id(form.get("first")), _id(form.get("last"))
-    if action not in ACTIONS or first_id is None or last_id is None:
+    action, first_no, last_no = str(form.get("action") or ""), _number(form.get("first")), _number(form.get("last"))
+    if action not in ACTIONS or first_no is None or last_no is None:
         return bad_input(viewer, f"{action} {form.get('first') or ''} {form.get('last') or ''}".strip() or "–")
-    store, scope = viewer.call.store, viewer.scope
-    first, last = await store.imports.candidate(scope, first_id), await store.imports.candidate(scope, last_id)
-    return await _decided(viewer, await span(store, scope, first, last), ACTIONS[action])
+    first, last = await _candidate(viewer, first_no), await _candidate(viewer, last_no)
+    return await _decided(viewer, await span(viewer.call.store, viewer.scope, first, last), ACTIONS[action])
+
+
+async def _candidate(viewer: Viewer, number: int) -> Candidate:
+    """The candidate behind the person's number; NotFound (404) for a number of another scope or none."""
+    store = viewer.call.store
+    return await store.imports.candidate(viewer.scope, await store.numbers.item(viewer.scope, "candidate", number))
 
 
 async def _decided(viewer: Viewer, chosen: list[Candidate], keep: bool) -> Response:
