@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from typing import Literal
 
+from bot.command_texts import COMMAND_TEXTS
 from bot.conversation.picture_texts import PICTURE_TEXTS
 from bot.history.preview_texts import HISTORY_TEXTS
 from bot.history.texts import REVIEW_TEXTS
@@ -60,116 +61,6 @@ TEXTS: dict[str, dict[str, str]] = {
                           "en": "Only this group's admins may decide that."},
     "no": {"de": "Nein", "en": "No"},
     "empty": {"de": "Die Nachricht war leer.", "en": "That message was empty."},
-    # --- commands -------------------------------------------------------------------------
-    "start": {
-        "de": "Hallo! Ich bin {name}. Schreib mir einfach – ich merke mir, was dir wichtig ist. /help zeigt, "
-              "wie du ansehen und korrigieren kannst, was ich mir gemerkt habe.",
-        "en": "Hi! I'm {name}. Just write to me – I remember what matters to you. /help shows how to see "
-              "and correct my memories.",
-    },
-    "help_head": {"de": "Das kannst du mit mir machen:", "en": "What you can do:"},
-    "unknown_command": {"de": "Den Befehl kenne ich nicht. /help zeigt alle.",
-                        "en": "I don't know that command. /help lists them all."},
-    "memories_empty": {"de": "Ich habe mir noch nichts über dich gemerkt.",
-                       "en": "I haven't noted anything about you yet."},
-    "memories_head": {"de": "Was ich mir gemerkt habe ({first}–{last} von {total}):",
-                      "en": "What I remember ({first}–{last} of {total}):"},
-    "memories_found": {"de": "Dazu habe ich gefunden:", "en": "This is what I found:"},
-    "memories_none_found": {"de": "Dazu habe ich nichts gefunden.", "en": "I found nothing about that."},
-    "forget_usage": {"de": "Was soll ich vergessen? /forget 12 oder /forget Stichwort",
-                     "en": "What shall I forget? /forget 12 or /forget keyword"},
-    "forget_confirm": {"de": "Soll ich das vergessen?", "en": "Shall I forget this?"},
-    "forget_pick": {"de": "Was davon soll ich vergessen?", "en": "Which memory shall I forget?"},
-    "forget_done": {"de": "Vergessen: {text}", "en": "Forgotten: {text}"},
-    "forget": {"de": "Vergessen", "en": "Forget"},
-    "cancel": {"de": "Abbrechen", "en": "Cancel"},
-    "cancelled": {"de": "Abgebrochen – nichts geändert.", "en": "Cancelled – nothing changed."},
-    "diary_empty": {"de": "Mein Tagebuch ist noch leer.", "en": "My diary is still empty."},
-    "rules_empty": {"de": "Ich habe noch keine Regeln von dir gelernt.",
-                    "en": "I haven't learned any rules from you yet."},
-    "rules_head": {"de": "Regeln, die du mir beigebracht hast:", "en": "Rules you taught me:"},
-    "rule_active": {"de": "aktiv", "en": "active"},
-    "rule_disabled": {"de": "aus", "en": "off"},
-    "rule_pending": {"de": "wartet auf dein Ja", "en": "waiting for your yes"},
-    "rule_off": {"de": "Aus #{id}", "en": "Off #{id}"},
-    "rule_on": {"de": "An #{id}", "en": "On #{id}"},
-    "rule_delete": {"de": "Löschen #{id}", "en": "Delete #{id}"},
-    "rule_turned_off": {"de": "Regel #{id} ist aus.", "en": "Rule #{id} is off."},
-    "rule_turned_on": {"de": "Regel #{id} ist wieder an.", "en": "Rule #{id} is on again."},
-    "rule_deleted": {"de": "Regel #{id} ist gelöscht.", "en": "Rule #{id} is deleted."},
-    "profile_empty": {"de": "Dein Profil ist noch leer.", "en": "Your profile is still empty."},
-    "profile_head": {"de": "Dein Profil:", "en": "Your profile:"},
-    "thoughts_empty": {"de": "Ich habe noch keine Gedanken notiert.", "en": "I haven't written down any thoughts yet."},
-    "thoughts_head": {"de": "Meine letzten Gedanken:", "en": "My latest thoughts:"},
-    "topics_empty": {"de": "Gerade steht nichts offen, wonach ich fragen wollte.",
-                     "en": "Nothing open I meant to ask about."},
-    "topics_head": {"de": "Worauf ich zurückkommen möchte:", "en": "What I want to come back to:"},
-    "export_ready": {"de": "Hier sind alle deine Daten.", "en": "Here is all your data."},
-    "deleteme_confirm": {
-        "de": "Soll ich wirklich alles über dich löschen – Nachrichten, Erinnerungen, Profil, Regeln? "
-              "Das lässt sich nicht rückgängig machen.",
-        "en": "Shall I really delete everything about you – messages, memories, profile, rules? This cannot be undone.",
-    },
-    "deleteme_yes": {"de": "Ja, alles löschen", "en": "Yes, delete everything"},
-    "deleteme_done": {"de": "Erledigt. Ich habe alles über dich gelöscht.",
-                      "en": "Done. I have deleted everything about you."},
-    "settings_head": {"de": "Deine Einstellungen:", "en": "Your settings:"},
-    "settings_usage": {
-        "de": "Ändern mit z. B. /settings tagebuch 23:30, /settings tagebuch an, /settings nachdenken 22:00, "
-              "/settings zeiten 9-21, /settings nachfragen aus, /settings morgen 7:30 (aus, täglich, gelernt, "
-              "leer gruß, leer nichts), /settings geburtstage vortag, /settings ort 52.52,13.40, "
-              "/settings hinweise an",
-        "en": "Change with e.g. /settings diary 23:30, /settings diary on, /settings reflection 22:00, "
-              "/settings hours 9-21, /settings checkins off, /settings morning 7:30 (off, daily, learned, "
-              "empty greeting, empty nothing), /settings birthdays day before, /settings place 52.52,13.40, "
-              "/settings notices on",
-    },
-    "settings_bad": {"de": "Das verstehe ich nicht – erwartet: {expected}",
-                     "en": "I don't understand – expected: {expected}"},
-    "settings_saved": {"de": "Gespeichert.", "en": "Saved."},
-    "on": {"de": "an", "en": "on"},
-    "off": {"de": "aus", "en": "off"},
-    "think_nothing": {"de": "Ich habe nachgedacht, aber nichts Neues gefunden.",
-                      "en": "I reflected but found nothing new."},
-    "diary_nothing": {"de": "Heute gab es kein Gespräch – also auch keinen Eintrag.",
-                      "en": "No conversation today – so no entry."},
-    "job_failed": {"de": "Das hat gerade nicht geklappt – mein Sprachmodell antwortet nicht.",
-                   "en": "That didn't work – my language model is not answering."},
-    "not_yet": {
-        "de": "Das kann ich noch nicht auf Knopfdruck – Nachdenken und Tagebuch kommen mit dem Zeitplaner.",
-        "en": "I can't do that on demand yet – reflection and the diary come with the scheduler.",
-    },
-    "undo_nothing": {"de": "Es gibt nichts, was ich rückgängig machen könnte.", "en": "There is nothing to undo."},
-    "undo_done": {"de": "Rückgängig gemacht:", "en": "Undone:"},
-    "why_nothing": {
-        "de": "Dazu habe ich gerade keine Erinnerung benutzt.",
-        "en": "I didn't use any memory for that just now.",
-    },
-    "why_head": {"de": "Das habe ich mir gemerkt – und daher stammt es:",
-                 "en": "This is what I noted – and where it came from:"},
-    "why_source": {"de": "du schriebst am {when}", "en": "you wrote on {when}"},
-    "why_no_source": {"de": "(keine Quelle gespeichert)", "en": "(no source stored)"},
-    "why_wrong": {"de": "Falsch #{id}", "en": "Wrong #{id}"},
-    "why_outdated": {"de": "Veraltet #{id}", "en": "Outdated #{id}"},
-    "why_forget": {"de": "Vergessen #{id}", "en": "Forget #{id}"},
-    "why_closed": {"de": "Erledigt – das nehme ich nicht mehr an: {text}", "en": "Done – I no longer assume: {text}"},
-    "button_stale": {"de": "Das ist schon erledigt.", "en": "That's already done."},
-    "button_unknown": {"de": "Diese Auswahl gibt es nicht (mehr).", "en": "That choice doesn't exist (anymore)."},
-    "next": {"de": "Weiter ▶", "en": "Next ▶"},
-    "back": {"de": "◀ Zurück", "en": "◀ Back"},
-    "not_text_kind": {"de": "Mit dieser Art von Nachricht kann ich leider nichts anfangen.",
-                      "en": "Sorry, I can't do anything with this kind of message."},
-    "refused": {"de": "Ich spreche nur mit Menschen, die mein Betreiber freigeschaltet hat.",
-                "en": "I only talk to people my operator has allowed."},
-    "thinking": {"de": "…", "en": "…"},
-    "react_with": {"de": "Reagiere mit:", "en": "React with:"},
-    "export_as_text": {"de": "Die Datei ließ sich nicht hochladen – hier sind deine Daten als Text (gekürzt):",
-                       "en": "The file could not be uploaded – here is your data as text (shortened):"},
-    "failed": {
-        "de": "Da ist bei mir etwas schiefgegangen – versuch es bitte gleich noch einmal.",
-        "en": "Something went wrong on my side – please try again in a moment.",
-    },
-
     # --- pairing (unknown users) and admin commands --------------------------------------------------------
     "pairing_code": {
         "de": "Hallo! Wir kennen uns noch nicht. Dein Kopplungscode ist {code} (gültig {minutes} Minuten). "
@@ -434,6 +325,7 @@ TEXTS: dict[str, dict[str, str]] = {
               "Write /incognito off and ask me again.",
     },
     "incognito_forever": {"de": "bis /incognito aus", "en": "until /incognito off"},
+    **COMMAND_TEXTS,
     **PROACTIVE_TEXTS,
     **HISTORY_TEXTS,
     **REVIEW_TEXTS,
