@@ -7,13 +7,14 @@ import logging
 import signal
 from collections.abc import AsyncIterator
 
-from bot.channels.matrix.channel import MatrixChannel, MatrixConfig
+from bot.channels.matrix.channel import MatrixChannel
+from bot.channels.matrix.config import MatrixConfig
 from bot.channels.port import Messenger
 from bot.channels.push import ChannelSender, Pushes
 from bot.channels.telegram.channel import TelegramChannel, TelegramConfig
 from bot.commands.runner import Commands
 from bot.conversation.engine import Engine, EngineConfig
-from bot.conversation.suggestions import SuggestionBox
+from bot.conversation.suggestion_tool import SuggestionBox
 from bot.conversation.tools import ToolBox
 from bot.errors import ConfigError, LLMError
 from bot.llm.factory import make_llm
@@ -24,14 +25,14 @@ from bot.llm.writer import LLMWriter
 from bot.mcp.config import read_servers
 from bot.mcp.toolbox import open_toolbox
 from bot.metrics import NO_METRICS, Metrics
+from bot.open_meteo import OpenMeteo
 from bot.settings import Settings
 from bot.texts import t
 from bot.voice.openai_audio import OpenAISpeaker, OpenAITranscriber
-from bot.weather import OpenMeteo
 from bot.web.toolbox import web_tools
 from bot.web_page.health import Running
 from bot.web_page.links import WebLinks, base_url
-from bot.web_page.metrics import PrometheusMetrics
+from bot.web_page.prometheus import PrometheusMetrics
 from bot.web_page.routes import web_app
 from bot.web_page.server import WebServer, listen_address
 from bot.web_page.site import Site

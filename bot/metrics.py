@@ -1,7 +1,7 @@
 """The `Metrics` port: what the engine, the channels, the models and the scheduler count, and a no-op default.
 
 Labels stay small and bounded: a channel's name, a purpose ('chat', 'background'), a job's kind, an error's kind;
-never a user id or a text. The Prometheus implementation lives in `bot/web_page/metrics.py`.
+never a user id or a text. The Prometheus implementation lives in `bot/web_page/prometheus.py`.
 """
 from __future__ import annotations
 

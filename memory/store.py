@@ -17,7 +17,7 @@ from memory.embedder import Embedder, calibration
 from memory.failures import FailureCounts
 from memory.history_imports import HistoryImports
 from memory.inbox import Inbox
-from memory.incognito import IncognitoLog
+from memory.incognito_state import IncognitoLog
 from memory.index import SearchIndex, touch
 from memory.journal import Journal
 from memory.learned_rules import Rules
@@ -36,7 +36,7 @@ from memory.ranking import Weights
 from memory.reactions import Reactions
 from memory.relationship import Relationships
 from memory.reminders import Reminders
-from memory.rhythm import RhythmStore
+from memory.rhythm_weights import RhythmStore
 from memory.runs import Runs
 from memory.state import ScopeState
 from memory.suggestions import Suggestions

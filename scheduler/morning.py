@@ -26,7 +26,7 @@ from memory.reminders import StoredReminder
 from memory.store import MemoryStore
 from scheduler.delivery import OutboxSender
 from scheduler.ports import Composer, Weather
-from scheduler.weather import weather_line
+from scheduler.weather_line import weather_line
 from scheduler.yearly_dates import DueDate, dates_ahead
 
 log = logging.getLogger(__name__)

@@ -12,7 +12,7 @@ import pytest
 from bot.channels.telegram.channel import TelegramChannel
 from bot.commands.catalog import BY_NAME
 from bot.conversation.engine import Engine, EngineConfig, Incoming
-from bot.conversation.incognito import Switch, asks_for_reminder, parse_switch
+from bot.conversation.incognito_turns import Switch, asks_for_reminder, parse_switch
 from bot.texts import t
 from memory.store import MemoryStore
 from tests.fakes.embedder import FakeEmbedder

@@ -33,7 +33,8 @@ from nio import (
 )
 
 from bot.app import matrix_config
-from bot.channels.matrix.channel import MatrixChannel, MatrixConfig
+from bot.channels.matrix.channel import MatrixChannel
+from bot.channels.matrix.config import MatrixConfig
 from bot.channels.matrix.messages import (
     KEYCAPS,
     fit_messages,

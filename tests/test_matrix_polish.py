@@ -471,7 +471,8 @@ CHILD = textwrap.dedent('''
     from pathlib import Path
     from bot.commands.runner import Commands
     from bot.conversation.engine import Engine, EngineConfig
-    from bot.channels.matrix.channel import MatrixChannel, MatrixConfig
+    from bot.channels.matrix.channel import MatrixChannel
+    from bot.channels.matrix.config import MatrixConfig
     from memory.store import MemoryStore
     from tests.fakes.embedder import FakeEmbedder
 

@@ -11,7 +11,7 @@ import pytest
 from bot.conversation.engine import Engine, EngineConfig, Incoming
 from bot.errors import LLMUnavailable
 from bot.llm.writer import LLMWriter
-from bot.weather import OpenMeteo
+from bot.open_meteo import OpenMeteo
 from memory import audit
 from memory.kinship import PersonDraft
 from memory.models import Scope

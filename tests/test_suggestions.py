@@ -15,7 +15,7 @@ from bot.cli import main
 from bot.commands.runner import Commands
 from bot.conversation.engine import Engine, EngineConfig, Incoming
 from bot.conversation.markers import defuse, preview_text, split_markers
-from bot.conversation.suggestions import ANSWERS, MARKER, SUGGEST, SuggestionBox
+from bot.conversation.suggestion_tool import ANSWERS, MARKER, SUGGEST, SuggestionBox
 from bot.conversation.tools import Tool, ToolBox, ToolContext
 from bot.llm.port import ToolCall, ToolSpec
 from bot.settings import Settings

@@ -13,7 +13,7 @@ from bot.commands.runner import Commands
 from bot.conversation.engine import Engine
 from bot.web_page.health import Running
 from bot.web_page.links import WebLinks
-from bot.web_page.metrics import PrometheusMetrics
+from bot.web_page.prometheus import PrometheusMetrics
 from bot.web_page.routes import web_app
 from bot.web_page.site import Site
 from memory.models import Scope

@@ -4,7 +4,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from bot.commands.call import Call
-from bot.conversation.incognito import parse_switch, until_words
+from bot.conversation.incognito_turns import parse_switch, until_words
 from bot.conversation.replies import Reply
 
 

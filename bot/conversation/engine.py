@@ -20,7 +20,7 @@ from zoneinfo import ZoneInfo
 from bot.conversation.absence import Absences
 from bot.conversation.bubbles import split_bubbles
 from bot.conversation.config import EngineConfig
-from bot.conversation.incognito import IncognitoTurns
+from bot.conversation.incognito_turns import IncognitoTurns
 from bot.conversation.learning_runs import LearningRuns
 from bot.conversation.model_answer import ModelAnswers, Prompt, asks_about_diary
 from bot.conversation.photo_steps import PhotoSteps

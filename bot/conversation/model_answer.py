@@ -12,7 +12,7 @@ from bot.conversation.markers import Marker, preview_text, split_markers
 from bot.conversation.prompt import QUOTED_CHARS, PromptContext, build_prompt, own_questions, quote
 from bot.conversation.replies import Quoted
 from bot.conversation.safety import crisis_help, signals_crisis
-from bot.conversation.suggestions import SUGGEST
+from bot.conversation.suggestion_tool import SUGGEST
 from bot.conversation.tools import (
     Tool,
     ToolBox,

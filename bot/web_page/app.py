@@ -13,9 +13,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from bot.web_page.access import operator_may
 from bot.web_page.health import Running, health
-from bot.web_page.metrics import PrometheusMetrics
+from bot.web_page.operator_access import operator_may
+from bot.web_page.prometheus import PrometheusMetrics
 
 PROMETHEUS_TEXT = "text/plain; version=0.0.4; charset=utf-8"
 

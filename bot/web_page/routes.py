@@ -11,7 +11,6 @@ from bot.web_page.app import make_app
 from bot.web_page.headers import SecurityHeaders
 from bot.web_page.health import Running
 from bot.web_page.login import language_page, login_routes
-from bot.web_page.metrics import PrometheusMetrics
 from bot.web_page.pages import (
     account,
     changes,
@@ -26,6 +25,7 @@ from bot.web_page.pages import (
     rules,
     topics,
 )
+from bot.web_page.prometheus import PrometheusMetrics
 from bot.web_page.site import Page, Site, mounted
 
 # The sections in the menu's order; each module has PAGES (its routes) and MENU (its path and text key).

@@ -8,7 +8,7 @@ async def m028_rhythm(tx: Tx) -> None:
     """When a person writes and answers, per local weekday (0 = Monday) and hour: a decaying histogram.
 
     `wrote` counts every message of the person, `answered` those that answered a check-in; both as they
-    stood at `updated_at` (they halve every few weeks from then on, memory.rhythm).
+    stood at `updated_at` (they halve every few weeks from then on, memory.rhythm_weights).
     """
     await tx.execute(
         """CREATE TABLE rhythm (

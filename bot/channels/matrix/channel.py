@@ -20,8 +20,6 @@ import dataclasses
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, TypeVar
 
 import aiohttp
@@ -41,11 +39,10 @@ from nio import (
     RoomMessageNotice,
     RoomMessageText,
 )
-from nio.crypto import ENCRYPTION_ENABLED
 
-from bot.channels.access import AccessConfig, UnknownUsers
 from bot.channels.base import Turn, after_press
 from bot.channels.matrix.choices import Reactions
+from bot.channels.matrix.config import E2E_AVAILABLE, RETRIES, MatrixConfig, access_config
 from bot.channels.matrix.images import ImageEvent, caption_of, picture_of
 from bot.channels.matrix.keys import WaitingForKeys
 from bot.channels.matrix.messages import (
@@ -83,38 +80,7 @@ from bot.texts import t
 
 log = logging.getLogger(__name__)
 
-E2E_AVAILABLE: bool = ENCRYPTION_ENABLED  # matrix-nio[e2e] (vodozemac) is installed
-TIMELINE_LIMIT = 50  # events per room and sync; an older gap is fetched page by page
-RETRIES = 3  # nio's retries of a request that cannot connect (its default is forever)
-
 P = TypeVar("P")
-
-
-@dataclass(frozen=True)
-class MatrixConfig:
-    """The Matrix channel's part of the settings."""
-
-    homeserver: str
-    user_id: str
-    password: str | None = None
-    access_token: str | None = None
-    allowed_users: frozenset[str] = frozenset()
-    admins: frozenset[str] = frozenset()  # Matrix ids that may approve pairing codes with !pair
-    unknown_users: UnknownUsers = "pair"
-    pairing_minutes: float = 10.0
-    allowed_rooms: frozenset[str] = frozenset()  # room ids ('!abc:example.org') or aliases ('#family:example.org')
-    streaming: bool = True
-    data_dir: Path = Path("matrix")
-    device_name: str = "mnemo"
-    encryption: bool = E2E_AVAILABLE
-    timeline_limit: int = TIMELINE_LIMIT
-
-
-def access_config(config: MatrixConfig) -> AccessConfig:
-    """The access part of the Matrix settings (admins of other channels are left out)."""
-    return AccessConfig(allowed=frozenset(config.allowed_users),
-                        admins=frozenset(a for a in config.admins if a.startswith("@")),
-                        unknown_users=config.unknown_users, pairing_minutes=config.pairing_minutes)
 
 
 def bang(text: str) -> str:

@@ -25,7 +25,7 @@ from bot.conversation.tools import ToolContext
 from bot.conversation.turn import Step, Turn
 from bot.errors import LLMError
 from bot.texts import t
-from memory.incognito import Incognito, Stretch
+from memory.incognito_state import Incognito, Stretch
 from memory.models import Message, Scope
 from memory.store import MemoryStore
 from scheduler.reminder_times import AskBack, explicit_request, parse_reminder
