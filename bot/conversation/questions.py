@@ -12,7 +12,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from bot.conversation.bubbles import split_bubbles
+from bot.conversation.bubbles import fit_bubbles
 from bot.conversation.consent import yes_or_no
 from bot.conversation.prompt import clip
 from bot.conversation.replies import Button, Reply
@@ -170,7 +170,7 @@ class OpenQuestions:
             return
         text, buttons = await self.asking(scope, question)
         await self.store.state.put(scope, QUESTION, question.as_dict(), self.clock())
-        turn.reply = Reply(split_bubbles("\n\n".join(reply.bubbles) + "\n\n" + text), buttons=(buttons,))
+        turn.reply = Reply(fit_bubbles((*reply.bubbles, text)), buttons=(buttons,))  # the bubbles as they were split
 
     async def asking(self, scope: Scope, question: OpenQuestion) -> tuple[str, tuple[Button, ...]]:
         """The sentence that asks a question and its yes/no buttons (by the person's own number)."""
