@@ -1,0 +1,71 @@
+"""The house rules of issue 21, checked on the source tree: layers import downwards only, a port imports no
+engine, every module says in its first line what it is for, and no module grows past about 400 lines."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+LAYERS = ("bot", "scheduler", "memory")  # each may import only the ones after it
+MAX_LINES = 420  # "about 400"; frozen migrations are history and exempt
+# The engine and the packages built on it: a port (the contract an outside service or a channel implements)
+# must not reach them.
+HIGH_LEVEL = ("bot.conversation.engine", "bot.commands", "bot.channels.telegram", "bot.channels.matrix",
+              "bot.app", "bot.cli", "bot.web_page")
+
+
+def modules() -> list[Path]:
+    return sorted(p for layer in LAYERS for p in (ROOT / layer).rglob("*.py"))
+
+
+def imported(path: Path) -> set[str]:
+    """Every module a file imports, at any depth of the file (imports inside functions count too)."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+            names.update(f"{node.module}.{alias.name}" for alias in node.names)
+    return names
+
+
+def name_of(path: Path) -> str:
+    return ".".join(path.relative_to(ROOT).with_suffix("").parts)
+
+
+def test_layers_import_only_downwards() -> None:
+    upward = []
+    for path in modules():
+        layer = path.relative_to(ROOT).parts[0]
+        above = LAYERS[:LAYERS.index(layer)]
+        upward += [f"{name_of(path)} imports {name}" for name in imported(path)
+                   if name.split(".")[0] in above]
+    assert upward == []
+
+
+def test_a_port_imports_no_engine_channel_or_command() -> None:
+    ports = [p for p in modules() if p.name in ("port.py", "ports.py")]
+    assert len(ports) >= 4  # the LLM, voice, channel and scheduler ports
+    reaching = [f"{name_of(p)} imports {name}" for p in ports for name in imported(p)
+                if any(name == high or name.startswith(high + ".") for high in HIGH_LEVEL)]
+    assert reaching == []
+
+
+def test_every_module_opens_with_a_line_saying_what_it_is_for() -> None:
+    silent = []
+    for path in modules():
+        doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8")))
+        if path.name != "__init__.py" or path.stat().st_size > 0:
+            if not doc or not doc.splitlines()[0].strip():
+                silent.append(name_of(path))
+    assert silent == []
+
+
+@pytest.mark.parametrize("layer", LAYERS)
+def test_no_module_is_over_about_400_lines(layer: str) -> None:
+    long = {name_of(p): n for p in (ROOT / layer).rglob("*.py")
+            if "migrations" not in p.parts and (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
+    assert long == {}
