@@ -19,6 +19,7 @@ from bot.conversation.prompt import origin_note
 from bot.conversation.replies import Attachment, Incoming, Reply
 from bot.conversation.safety import crisis_help
 from bot.conversation.tools import transcript_lines
+from bot.conversation.turn import Turn
 from bot.conversation.voice_notes import HEARD, megabytes, voice_problem, with_transcript
 from bot.errors import LLMUnavailable
 from bot.learning.why import explain
@@ -244,6 +245,34 @@ async def test_with_voice_keep_the_audio_is_its_messages_private_file_listed_by_
         assert bens_file.read_bytes() == bens
         assert where_kept(tmp_path, False) == (f"not kept now; 1 file(s) kept earlier remain in "
                                                f"{tmp_path / 'recordings'} until their person's /deleteme")
+    finally:
+        await engine.drain()
+        await engine.close()
+        for backend in (engine.voice.transcriber, engine.voice.speaker):
+            await backend.aclose()  # type: ignore[union-attr]
+
+
+async def test_a_recording_whose_message_deleteme_took_meanwhile_is_not_left_behind(
+    store: MemoryStore, chat: ScriptedLLM, background: ScriptedLLM, audio: FakeAudioAPI, tmp_path: Path,
+) -> None:
+    engine = make_engine(store, chat, background, audio, voice_keep=True)
+    commands = Commands(engine)
+    sent = spoken(CAKE)
+    try:
+        audio.hear(f"{CAKE}.")
+        chat.enqueue("Schön!")
+        await answer(engine, voice_note(sent))
+        anna = await engine.scope_for("anna")
+        [message] = [m for m in await store.messages.recent(anna) if m.role == "user"]
+        folder = tmp_path / "recordings" / "mnemo" / str(anna.id)
+        await commands.run("anna", "/deleteme")
+        await commands.press("anna", "deleteme:yes")
+        assert not folder.exists()
+        # A turn of that voice note between its log step and its keep step while /deleteme ran: the keep comes last.
+        late = Turn(voice_note(sent), crisis=False, found_scope=anna, logged_id=message.id, recording=sent)
+        await engine.voice.keep(late)
+        assert not folder.exists()
+        assert late.recording == b""  # the audio is let go all the same
     finally:
         await engine.drain()
         await engine.close()

@@ -21,7 +21,7 @@ from bot.texts import t
 from bot.voice.audio import audio_format, ogg_seconds
 from bot.voice.errors import VoiceError, VoiceUnavailable
 from bot.voice.port import Speaker, Transcriber
-from bot.voice.recordings import keep_recording
+from bot.voice.recordings import forget_recording, keep_recording
 from bot.voice.spoken import MODES, VoiceMode, speakable, speaks
 from memory.models import Scope
 from memory.pairing import is_group_scope
@@ -126,6 +126,11 @@ class VoiceNotes:
         data_dir = self.store.db.path.parent  # the data directory holds the database file
         try:
             path = keep_recording(data_dir, turn.scope, turn.message_id, audio)
+            # Written first, then checked: a /deleteme that took the message meanwhile finds the file or leaves it
+            # to this check, so no recording outlives its message.
+            if await self.store.messages.get(turn.scope, turn.message_id) is None:
+                forget_recording(path)
+                return
         except OSError:
             log.exception("the audio of voice note %s (message %s) could not be kept",
                           turn.incoming.channel_message_id, turn.message_id)

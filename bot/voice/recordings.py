@@ -44,6 +44,13 @@ def keep_recording(data_dir: Path, scope: Scope, message_id: int, audio: bytes) 
     return path
 
 
+def forget_recording(path: Path) -> None:
+    """Delete one recording, and its scope's folder when that leaves it empty."""
+    path.unlink(missing_ok=True)
+    if path.parent.is_dir() and not any(path.parent.iterdir()):
+        path.parent.rmdir()
+
+
 def recordings_of(data_dir: Path, scope: Scope) -> list[Recording]:
     """The scope's kept voice notes, oldest message first."""
     folder = scope_folder(data_dir, scope)
