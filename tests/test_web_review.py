@@ -4,15 +4,18 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
+import httpx
 import pytest
 
 from bot.conversation.engine import Engine
 from bot.conversation.replies import Incoming
 from bot.texts import t
+from memory.history_imports import Candidate
+from memory.models import Scope
 from tests.test_history_import import MARCH, fact, queued
 from tests.test_review_channels import queue
 from tests.test_web_rules_reminders import ADMIN, hello
-from tests.web_kit import WebPage, web_page
+from tests.web_kit import Browser, WebPage, web_page
 
 
 @pytest.fixture
@@ -36,15 +39,22 @@ async def test_the_queue_is_shown_as_in_the_chat_and_an_empty_one_says_so(web: W
     assert t("de", "review_empty") in (await other.page("/web/review")).text
 
 
-async def test_a_yes_stores_the_note_with_its_original_time_and_provenance(web: WebPage) -> None:
+async def first_decided(web: WebPage, conversations: int,
+                        action: str) -> tuple[Scope, Candidate, Browser, httpx.Response]:
+    """Anna's queue of `conversations` imported conversations on the page, its first candidate decided by `action`."""
     scope = await hello(web)
-    store = web.engine.store
-    await queue(store, scope, 2)
-    (first,) = await store.imports.next_group(scope, 10)
+    await queue(web.engine.store, scope, conversations)
+    (first,) = await web.engine.store.imports.next_group(scope, 10)
     browser = await web.signed_in("tg:42")
     await browser.page("/web/review")
-    kept = await browser.post("/web/review/one", {"number": str(await web.number(scope, "candidate", first.id)),
-                                                  "action": "yes"})
+    decided = await browser.post("/web/review/one", {"number": str(await web.number(scope, "candidate", first.id)),
+                                                     "action": action})
+    return scope, first, browser, decided
+
+
+async def test_a_yes_stores_the_note_with_its_original_time_and_provenance(web: WebPage) -> None:
+    scope, _, browser, kept = await first_decided(web, 2, "yes")
+    store = web.engine.store
     assert kept.status_code == 303 and kept.headers["location"] == "/web/review?done=page_review_kept"
     (note,) = await store.notes.list(scope)
     assert note.text == "Anna spiele seit Jahren Instrument Nummer 0." and note.created_at == MARCH
@@ -57,14 +67,8 @@ async def test_a_yes_stores_the_note_with_its_original_time_and_provenance(web: 
 
 
 async def test_a_no_stores_nothing(web: WebPage) -> None:
-    scope = await hello(web)
+    scope, first, browser, dropped = await first_decided(web, 1, "no")
     store = web.engine.store
-    await queue(store, scope, 1)
-    (first,) = await store.imports.next_group(scope, 10)
-    browser = await web.signed_in("tg:42")
-    await browser.page("/web/review")
-    dropped = await browser.post("/web/review/one", {"number": str(await web.number(scope, "candidate", first.id)),
-                                                     "action": "no"})
     assert dropped.headers["location"] == "/web/review?done=page_review_dropped"
     assert await store.notes.count(scope) == 0 and await store.imports.pending_count(scope) == 0
     assert (await store.imports.candidate(scope, first.id)).status == "rejected"
