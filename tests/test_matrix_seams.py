@@ -350,7 +350,7 @@ async def test_an_encrypted_message_is_answered_when_its_key_comes_late_and_told
         request = await key_request_from(anna, bot.bot_id)  # the bot asks the sender for the key
         assert request.session_id == anna.client.olm.outbound_group_sessions[room].id  # type: ignore[union-attr]
         assert await quiet(anna, room, bot) == [] and await unhandled(bot) == 1
-    assert await doctor_line(bot) == "waiting for their key: 1"
+    assert await doctor_line(bot) == "waiting for their key: 1; given up: 0"
 
     bot.chat.enqueue("Schön, Evelyn.")
     async with running(bot.channel(allowed_users=allowed, encryption=True)):  # kept across a restart
@@ -373,7 +373,7 @@ async def test_an_encrypted_message_is_answered_when_its_key_comes_late_and_told
     assert [m.text for m in await bot.store.messages.recent(scope) if m.role == "user"] == [
         "Mein Geheimnis: ich heiße Evelyn."]
     assert len(bot.chat.calls) == 1 and secret != lost
-    assert await doctor_line(bot) == "waiting for their key: 0"
+    assert await doctor_line(bot) == "waiting for their key: 0; given up: 1"  # the operator still sees it
 
 
 @ON_ONE_SYNAPSE

@@ -246,11 +246,13 @@ async def _database_checks(settings: Settings, embedder: Embedder) -> list[Check
 
 
 async def _matrix_unreadable(store: MemoryStore) -> Check:
-    """How many encrypted Matrix events wait for their key (answered once it comes, given up after minutes)."""
+    """How many encrypted Matrix events wait for their key (answered once it comes) and how many were given up (the
+    person was told) since the database began."""
     from bot.channels.matrix.rooms import still_encrypted
 
     waiting = still_encrypted(entry.payload for entry in await store.inbox.unhandled("matrix"))
-    return Check("matrix encrypted events", True, f"waiting for their key: {waiting}")
+    given_up = await store.failures.get("matrix.unreadable")
+    return Check("matrix encrypted events", True, f"waiting for their key: {waiting}; given up: {given_up}")
 
 
 async def _model_check(settings: Settings) -> Check:

@@ -247,6 +247,7 @@ class MatrixChannel(MatrixPresses):
         if readable is None:
             if not await keys.keep(item, event):
                 return False
+            await self.engine.store.failures.add("matrix.unreadable")  # given up: counted for `mnemo doctor`
             if item.route.kind == "private":
                 await self._say(room.room_id, t(self.lang, "matrix_undecryptable"), reply_to=event.event_id,
                                 txn=transaction_id(event.event_id, "unreadable"))
