@@ -57,6 +57,11 @@ def sqlite_module() -> Any:
     )
 
 
+def _fold(value: object) -> object:
+    """A text case folded for comparing (umlauts too, "ß" as "ss"); anything else as it is."""
+    return value.casefold() if isinstance(value, str) else value
+
+
 def connect_sync(path: Path | str, journal: str = "WAL") -> Any:
     """Open a connection in autocommit mode with sqlite-vec loaded, WAL on and deleted content zeroed.
 
@@ -69,6 +74,8 @@ def connect_sync(path: Path | str, journal: str = "WAL") -> Any:
     conn.enable_load_extension(True)
     sqlite_vec.load(conn)
     conn.enable_load_extension(False)
+    # fold(text): case folded as Python folds it (SQLite's LIKE folds ASCII only: "Äpfel" would miss "äpfel").
+    conn.create_function("fold", 1, _fold, deterministic=True)
     # Deleted rows and freed pages are overwritten with zeros, so what a user deletes leaves no bytes behind.
     conn.execute("PRAGMA secure_delete=ON")
     conn.execute(f"PRAGMA journal_mode={journal}")

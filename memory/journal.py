@@ -166,12 +166,14 @@ class Journal:
 
     async def listing(self, scope: Scope, words: Sequence[str] = (), start: float | None = None,
                       end: float | None = None, limit: int = 20, offset: int = 0) -> list[Message]:
-        """Messages newest first, containing every one of `words` (any case) and in [start, end) where given."""
+        """Messages newest first, containing every one of `words` (any case, umlauts too) and in [start, end) where
+        given."""
         sql = f"SELECT {_COLUMNS} FROM messages WHERE scope_id = ?"
         args: list[Any] = [scope.id]
         for word in words:
-            sql += " AND text LIKE ? ESCAPE '\\'"
-            args.append("%" + word.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%")
+            sql += " AND fold(text) LIKE ? ESCAPE '\\'"
+            folded = word.casefold()
+            args.append("%" + folded.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%")
         if start is not None:
             sql += " AND created_at >= ?"
             args.append(start)

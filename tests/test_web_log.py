@@ -86,6 +86,10 @@ async def test_the_log_searches_words_and_days_and_refuses_a_date_that_is_no_dat
     assert "(Sprachnachricht)" in page.text and "&lt;script&gt;" in page.text
     found = await browser.page("/web/log?q=zoo")
     assert "im Zoo" in found.text and "der Zoo" in found.text and "regnet" not in found.text
+    await journal.add(scope, "user", "Äpfel von der Straße", created_at=old + 5 * day)
+    for query in ("äpfel", "ÄPFEL", "STRASSE", "straße"):  # case folded beyond ASCII, as German needs it
+        assert "Äpfel von der Straße" in (await browser.page(f"/web/log?q={query}")).text, query
+    assert "Äpfel" not in (await browser.page("/web/log?q=apfel")).text  # folding keeps the umlaut
     days = await browser.page("/web/log?from=2026-09-24&to=2026-09-24")
     assert "regnet" in days.text and "Zoo" not in days.text.split("</form>", 1)[1]
     assert (await browser.page("/web/log?from=2026-13-40")).status_code == 400
