@@ -210,6 +210,7 @@ PAGE_TEXTS: dict[str, dict[str, str]] = {
     "page_log_to": {"de": "Bis", "en": "To"},
     "page_log_search": {"de": "Suchen", "en": "Search"},
     "page_log_you": {"de": "Du", "en": "You"},
+    "page_log_member": {"de": "Mitglied", "en": "Member"},  # a group's log: the text begins with the name
     "page_log_none": {"de": "Keine Nachrichten gefunden.", "en": "No messages found."},
     "page_log_incognito": {
         "de": "Inkognito von {start} bis {end}: {count} Nachrichten, nichts davon gespeichert.",

@@ -11,6 +11,7 @@ from bot.learning.why import said
 from bot.web_page.paging import day_start, paging
 from bot.web_page.render import Viewer, bad_input, render, when
 from bot.web_page.site import Page
+from memory.pairing import is_group_scope
 
 
 async def show(request: Request, viewer: Viewer) -> Response:
@@ -32,7 +33,8 @@ async def show(request: Request, viewer: Viewer) -> Response:
                  if m.role == "user" and m.origin != "text" else "") for m in found[:asked.size]]
     kept = urlencode({k: v for k, v in (("q", words), ("from", first), ("to", last)) if v})
     return render(viewer, "log.html", messages=messages, stretches=stretches, words=words, first=first,
-                  last=last, page=asked.number, more=len(found) > asked.size, query=f"{kept}&" if kept else "")
+                  last=last, page=asked.number, more=len(found) > asked.size, query=f"{kept}&" if kept else "",
+                  group=is_group_scope(viewer.scope.user_id))  # a group's messages are its members', not "Du"
 
 
 PAGES = [Page("/log", show)]
