@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.admin import ops
 from bot.app import engine_config, voice_backends
 from bot.channels.base import answer as channel_answer
 from bot.commands.runner import Commands
@@ -237,6 +238,9 @@ async def test_with_voice_keep_the_audio_is_its_messages_private_file_listed_by_
         listed = json.loads(exported.document.content)["voice_recordings"]
         assert listed == [{"message_id": message.id, "file": f"recordings/mnemo/{anna.id}/{message.id}.ogg",
                            "bytes": len(sent)}]
+        operator = Settings(_env_file=None, data_dir=tmp_path,  # type: ignore[call-arg]
+                            embedding_model="tests.fakes.embedder:FakeEmbedder")
+        assert (await ops.export_user(operator, "anna"))["voice_recordings"] == listed  # `mnemo export`: the same
 
         await commands.run("anna", "/deleteme")
         await commands.press("anna", "deleteme:yes")

@@ -11,7 +11,7 @@ from typing import Any
 
 from bot.errors import BotError, ConfigError, LLMError
 from bot.settings import Settings
-from bot.voice.recordings import where_kept
+from bot.voice.recordings import exported, where_kept
 from memory import integrity
 from memory.admission import OUTCOMES
 from memory.backup import backup, backup_name
@@ -129,7 +129,7 @@ async def export_user(settings: Settings, user_id: str) -> dict[str, Any]:
     """All of one user's data with this companion, as a JSON-ready document."""
     store = await open_store(settings)
     try:
-        return await store.export(await store.scope(settings.companion_id, user_id))
+        return await exported(store, await store.scope(settings.companion_id, user_id))  # the chat's /export
     finally:
         await store.close()
 

@@ -7,7 +7,7 @@ from bot.admin.analysis_report import delete_reports_about
 from bot.commands.call import Call, Pressed
 from bot.commands.checkins import learned_hours_line
 from bot.conversation.replies import Button, Document, Reply
-from bot.voice.recordings import delete_recordings, recordings_of
+from bot.voice.recordings import delete_recordings, exported
 from bot.web.toolbox import find_web_tools, used_today
 from memory.pairing import is_group_scope
 from memory.preferences import Preferences, parse_value
@@ -101,11 +101,7 @@ def morning_lines(call: Call, p: Preferences) -> str:
 async def export_file(call: Call) -> Document:
     """Everything stored about the user as the JSON file /export sends (and the web page downloads); kept voice notes
     are listed (message, file under the data directory, bytes), not copied in: the operator hands them out."""
-    data = await call.store.export(call.scope)
-    data_dir = call.store.db.path.parent
-    data["voice_recordings"] = [{"message_id": r.message_id, "file": str(r.path.relative_to(data_dir)),
-                                 "bytes": r.size} for r in recordings_of(data_dir, call.scope)]
-    body = json.dumps(data, ensure_ascii=False, indent=2).encode("utf-8")
+    body = json.dumps(await exported(call.store, call.scope), ensure_ascii=False, indent=2).encode("utf-8")
     return Document("mnemo-export.json", body)
 
 

@@ -8,10 +8,12 @@ from __future__ import annotations
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from bot.private_files import private_folders, write_private
 from bot.voice.audio import audio_format
 from memory.models import Scope
+from memory.store import MemoryStore
 
 RECORDINGS_DIR = "recordings"
 
@@ -67,6 +69,16 @@ def delete_recordings(data_dir: Path, scope: Scope) -> int:
     if folder.is_dir():
         shutil.rmtree(folder)
     return count
+
+
+async def exported(store: MemoryStore, scope: Scope) -> dict[str, Any]:
+    """Everything stored about the scope, as /export, the web page and `mnemo export` give it: the store's export
+    with the kept voice notes listed (message, file under the data directory, bytes), not copied in."""
+    data = await store.export(scope)
+    data_dir = store.db.path.parent
+    data["voice_recordings"] = [{"message_id": r.message_id, "file": str(r.path.relative_to(data_dir)),
+                                 "bytes": r.size} for r in recordings_of(data_dir, scope)]
+    return data
 
 
 def where_kept(data_dir: Path, keep: bool) -> str:
