@@ -130,10 +130,25 @@ async def engine(store: MemoryStore, chat: ScriptedLLM, background: ScriptedLLM,
                  audio: FakeAudioAPI) -> AsyncIterator[Engine]:
     e = make_engine(store, chat, background, audio)
     yield e
+    await shut(e)
+
+
+@pytest.fixture
+async def keeping(store: MemoryStore, chat: ScriptedLLM, background: ScriptedLLM,
+                  audio: FakeAudioAPI) -> AsyncIterator[Engine]:
+    """An engine that keeps the audio of the voice notes it hears (MNEMO_VOICE_KEEP)."""
+    e = make_engine(store, chat, background, audio, voice_keep=True)
+    yield e
+    await shut(e)
+
+
+async def shut(e: Engine) -> None:
+    """Let the engine's background work finish, then close it and its voice backends."""
     await e.drain()
     await e.close()
     for backend in (e.voice.transcriber, e.voice.speaker):
-        await backend.aclose()  # type: ignore[union-attr]
+        if backend is not None:
+            await backend.aclose()  # type: ignore[union-attr]
 
 
 _refs = iter(range(1, 10_000))
@@ -206,82 +221,70 @@ async def test_the_audio_is_not_kept_anywhere_after_the_transcript(
 
 
 async def test_with_voice_keep_the_audio_is_its_messages_private_file_listed_by_export_and_gone_after_deleteme(
-    store: MemoryStore, chat: ScriptedLLM, background: ScriptedLLM, audio: FakeAudioAPI, tmp_path: Path,
+    keeping: Engine, store: MemoryStore, chat: ScriptedLLM, audio: FakeAudioAPI, tmp_path: Path,
 ) -> None:
-    engine = make_engine(store, chat, background, audio, voice_keep=True)
+    engine = keeping
     commands = Commands(engine)
     sent, bens = spoken(CAKE), spoken("Ich war heute schwimmen")
-    try:
-        audio.hear(status=500)  # not heard: nothing kept, as nothing is logged
-        await answer(engine, voice_note(sent))
-        carla = await engine.scope_for("carla")
-        await engine.incognito.switch_on(carla, None)  # incognito: heard and answered, nothing of it kept
-        audio.hear("Ganz unter uns.")
-        chat.enqueue("Bleibt unter uns.")
-        assert (await answer(engine, voice_note(spoken("Ganz unter uns"), user="carla"))).bubbles[-1] == \
-            "Bleibt unter uns."
-        assert audio.uploads[-1].fields["model"] == "whisper-1" and len(audio.uploads) == 2  # it was heard
-        assert not (tmp_path / "recordings").exists()
-        for user, data, heard in (("anna", sent, f"{CAKE}."), ("ben", bens, "Ich war heute schwimmen.")):
-            audio.hear(heard)
-            chat.enqueue("Schön!")
-            await answer(engine, voice_note(data, user=user))
-        anna, ben = await engine.scope_for("anna"), await engine.scope_for("ben")
-        [message] = [m for m in await store.messages.recent(anna) if m.role == "user"]
-        kept = tmp_path / "recordings" / "mnemo" / str(anna.id) / f"{message.id}.ogg"
-        assert kept.read_bytes() == sent and kept.stat().st_mode & 0o777 == 0o600
-        assert (kept.parent.stat().st_mode & 0o777) == 0o700 and message.origin == "voice"
-        assert where_kept(tmp_path, True).endswith("2 file(s), deleted with the person's /deleteme")
+    audio.hear(status=500)  # not heard: nothing kept, as nothing is logged
+    await answer(engine, voice_note(sent))
+    carla = await engine.scope_for("carla")
+    await engine.incognito.switch_on(carla, None)  # incognito: heard and answered, nothing of it kept
+    audio.hear("Ganz unter uns.")
+    chat.enqueue("Bleibt unter uns.")
+    assert (await answer(engine, voice_note(spoken("Ganz unter uns"), user="carla"))).bubbles[-1] == \
+        "Bleibt unter uns."
+    assert audio.uploads[-1].fields["model"] == "whisper-1" and len(audio.uploads) == 2  # it was heard
+    assert not (tmp_path / "recordings").exists()
+    for user, data, heard in (("anna", sent, f"{CAKE}."), ("ben", bens, "Ich war heute schwimmen.")):
+        audio.hear(heard)
+        chat.enqueue("Schön!")
+        await answer(engine, voice_note(data, user=user))
+    anna, ben = await engine.scope_for("anna"), await engine.scope_for("ben")
+    [message] = [m for m in await store.messages.recent(anna) if m.role == "user"]
+    kept = tmp_path / "recordings" / "mnemo" / str(anna.id) / f"{message.id}.ogg"
+    assert kept.read_bytes() == sent and kept.stat().st_mode & 0o777 == 0o600
+    assert (kept.parent.stat().st_mode & 0o777) == 0o700 and message.origin == "voice"
+    assert where_kept(tmp_path, True).endswith("2 file(s), deleted with the person's /deleteme")
 
-        exported = await commands.run("anna", "/export")
-        assert exported is not None and exported.document is not None
-        listed = json.loads(exported.document.content)["voice_recordings"]
-        assert listed == [{"message_id": message.id, "file": f"recordings/mnemo/{anna.id}/{message.id}.ogg",
-                           "bytes": len(sent)}]
-        operator = Settings(_env_file=None, data_dir=tmp_path,  # type: ignore[call-arg]
-                            embedding_model="tests.fakes.embedder:FakeEmbedder")
-        assert (await ops.export_user(operator, "anna"))["voice_recordings"] == listed  # `mnemo export`: the same
+    exported = await commands.run("anna", "/export")
+    assert exported is not None and exported.document is not None
+    listed = json.loads(exported.document.content)["voice_recordings"]
+    assert listed == [{"message_id": message.id, "file": f"recordings/mnemo/{anna.id}/{message.id}.ogg",
+                       "bytes": len(sent)}]
+    operator = Settings(_env_file=None, data_dir=tmp_path,  # type: ignore[call-arg]
+                        embedding_model="tests.fakes.embedder:FakeEmbedder")
+    assert (await ops.export_user(operator, "anna"))["voice_recordings"] == listed  # `mnemo export`: the same
 
-        await commands.run("anna", "/deleteme")
-        await commands.press("anna", "deleteme:yes")
-        assert not kept.exists() and not kept.parent.exists()
-        [bens_file] = (tmp_path / "recordings" / "mnemo" / str(ben.id)).iterdir()  # only the caller's went
-        assert bens_file.read_bytes() == bens
-        assert where_kept(tmp_path, False) == (f"not kept now; 1 file(s) kept earlier remain in "
-                                               f"{tmp_path / 'recordings'} until their person's /deleteme")
-    finally:
-        await engine.drain()
-        await engine.close()
-        for backend in (engine.voice.transcriber, engine.voice.speaker):
-            await backend.aclose()  # type: ignore[union-attr]
+    await commands.run("anna", "/deleteme")
+    await commands.press("anna", "deleteme:yes")
+    assert not kept.exists() and not kept.parent.exists()
+    [bens_file] = (tmp_path / "recordings" / "mnemo" / str(ben.id)).iterdir()  # only the caller's went
+    assert bens_file.read_bytes() == bens
+    assert where_kept(tmp_path, False) == (f"not kept now; 1 file(s) kept earlier remain in "
+                                           f"{tmp_path / 'recordings'} until their person's /deleteme")
 
 
 async def test_a_recording_whose_message_deleteme_took_meanwhile_is_not_left_behind(
-    store: MemoryStore, chat: ScriptedLLM, background: ScriptedLLM, audio: FakeAudioAPI, tmp_path: Path,
+    keeping: Engine, store: MemoryStore, chat: ScriptedLLM, audio: FakeAudioAPI, tmp_path: Path,
 ) -> None:
-    engine = make_engine(store, chat, background, audio, voice_keep=True)
+    engine = keeping
     commands = Commands(engine)
     sent = spoken(CAKE)
-    try:
-        audio.hear(f"{CAKE}.")
-        chat.enqueue("Schön!")
-        await answer(engine, voice_note(sent))
-        anna = await engine.scope_for("anna")
-        [message] = [m for m in await store.messages.recent(anna) if m.role == "user"]
-        folder = tmp_path / "recordings" / "mnemo" / str(anna.id)
-        await commands.run("anna", "/deleteme")
-        await commands.press("anna", "deleteme:yes")
-        assert not folder.exists()
-        # A turn of that voice note between its log step and its keep step while /deleteme ran: the keep comes last.
-        late = Turn(voice_note(sent), crisis=False, found_scope=anna, logged_id=message.id, recording=sent)
-        await engine.voice.keep(late)
-        assert not folder.exists()
-        assert late.recording == b""  # the audio is let go all the same
-    finally:
-        await engine.drain()
-        await engine.close()
-        for backend in (engine.voice.transcriber, engine.voice.speaker):
-            await backend.aclose()  # type: ignore[union-attr]
+    audio.hear(f"{CAKE}.")
+    chat.enqueue("Schön!")
+    await answer(engine, voice_note(sent))
+    anna = await engine.scope_for("anna")
+    [message] = [m for m in await store.messages.recent(anna) if m.role == "user"]
+    folder = tmp_path / "recordings" / "mnemo" / str(anna.id)
+    await commands.run("anna", "/deleteme")
+    await commands.press("anna", "deleteme:yes")
+    assert not folder.exists()
+    # A turn of that voice note between its log step and its keep step while /deleteme ran: the keep comes last.
+    late = Turn(voice_note(sent), crisis=False, found_scope=anna, logged_id=message.id, recording=sent)
+    await engine.voice.keep(late)
+    assert not folder.exists()
+    assert late.recording == b""  # the audio is let go all the same
 
 
 async def test_a_crisis_said_in_a_voice_note_gets_the_crisis_answer_as_text_only(
