@@ -149,8 +149,11 @@ def test_a_spent_budget_pauses_with_exit_3_and_the_next_run_goes_on(
     assert asyncio.run(import_history(settings, namespace(export, preview=True), llm=model)) == 0
     previewed = capsys.readouterr().out
     assert "ChatGPT" in previewed and "Continuing" not in previewed and model.calls == []  # a preview continues nothing
-    assert asyncio.run(import_history(settings, namespace(export), llm=model)) == 0  # no cap: goes on
-    assert "Continuing the import" in capsys.readouterr().out and model.calls
+    since = date(2020, 1, 1)  # another option than the first run's: said, and the first run's kept
+    assert asyncio.run(import_history(settings, namespace(export, since=since), llm=model)) == 0  # no cap: goes on
+    resumed = capsys.readouterr().out
+    assert "Continuing the import" in resumed and model.calls
+    assert "It goes on with the options it began with (--since 2020-01-01, not (none))." in resumed
 
 
 def test_a_claude_export_queues_the_persons_statements(settings: Settings, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]

@@ -100,10 +100,12 @@ async def import_history(
         options: dict[str, Any] = {"since": args.since.isoformat() if args.since else None, "person": args.person,
                                    "chat": args.chat, "format": fmt}
         if earlier is not None:
-            options = earlier.options  # a resumed import reads the file as it began to
             if not args.preview:  # a preview continues nothing
                 print(f"Continuing the import of {path.name} after {earlier.conversations_done} conversations.",
                       file=out)
+            if changed := _changed(options, earlier.options):  # said, not silently dropped
+                print(f"It goes on with the options it began with ({changed}).", file=out)
+            options = earlier.options  # a resumed import reads the file as it began to
 
         def conversations(progress: Any = None) -> Any:
             since = date.fromisoformat(options["since"]) if options.get("since") else None
@@ -158,6 +160,12 @@ async def _report(outcome: ImportOutcome, total: int, budget: Any, out: TextIO) 
     if done.failed_batches:
         print(f"{done.failed_batches} batches were skipped: the model's answer was not the JSON asked for.", file=out)
     return 0
+
+
+def _changed(asked: dict[str, Any], first: dict[str, Any]) -> str:
+    """The reading options given now that differ from the first run's, as 'since 2024-01-01, not 2023-01-01'."""
+    return "; ".join(f"--{key} {asked.get(key) or '(none)'}, not {first.get(key) or '(none)'}"
+                     for key in ("since", "person", "chat") if asked.get(key) != first.get(key))
 
 
 def _folder_hash(folder: Path) -> str:
