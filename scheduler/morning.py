@@ -8,7 +8,8 @@ message goes out. Both go through the outbox (kinds "morning" and "date"): they 
 do not count against check-ins. A message already in the outbox for the local day is not made again
 (a restart, a second run), and group chats get neither. The date push stands aside only for a brief that
 carries the dates: one made and not given up, or one still to come that day; when the day's brief is
-dropped or fails, the planner pushes the dates on its next run.
+dropped or fails, the planner pushes the dates on its next run. A brief made after the day's date push (a
+restart after both times) leaves out what the push named.
 """
 from __future__ import annotations
 
@@ -209,6 +210,10 @@ async def send_brief(ctx: Context, scope: Scope, now: float, reads_in_the_mornin
     if await sent_today(ctx.store, scope, "morning", local.date(), zone):
         return "already made for today"
     dates = dates_ahead(await ctx.store.person_dates.all(scope), now, zone)
+    if await made_today(ctx.store, scope, "date", local.date(), zone) is not None:
+        # The day's date push came first (a restart after both times): what it named is not said twice.
+        pushed = dates_to_push(prefs, local.date(), dates, brief_carries=False)
+        dates = [d for d in dates if d not in pushed]
     facts = brief_facts(local, await ctx.store.reminders.active(scope), await ctx.store.topics.list(scope), dates,
                         await weather_for(ctx.weather, prefs, local.date(), zone, ctx.lang))
     if facts.empty and prefs.morning_empty == "nothing":

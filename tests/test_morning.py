@@ -273,6 +273,21 @@ async def test_a_birthday_arrives_when_the_brief_that_carried_it_is_dropped(worl
                                                  " – 40 Jahre")]
 
 
+async def test_after_a_restart_past_both_times_the_birthday_is_said_once(world: World) -> None:
+    world.clock.now = datetime(2026, 11, 24, 22, 0, tzinfo=BERLIN).timestamp()
+    await world.person(morning="10:00", morning_days="daily")
+    await world.birthday(11, 25, 1986)
+    await world.drive(datetime(2026, 11, 25, 8, 0, tzinfo=BERLIN))
+    world.clock.now = datetime(2026, 11, 25, 11, 0, tzinfo=BERLIN).timestamp()  # down from 8:00 to 11:00
+    again = world.scheduler()  # the restart runs both missed jobs: the date push's (9:00) first, then the brief's
+    await again.run(kind="dates", scope_id=world.scope.id, now=world.clock.now)
+    await again.run(kind="morning", scope_id=world.scope.id, now=world.clock.now)
+    sent = world.sent()
+    assert [when for when, _ in sent] == ["2026-11-25 11:00", "2026-11-25 11:00"]
+    assert [text for _, text in sent if "Geburtstag von Miriam" in text] == [
+        "Denk an Miriam heute!\n\n🎂 Heute: Geburtstag von Miriam (Schwester) – 40 Jahre"]
+
+
 async def test_a_29_february_birthday_is_pushed_on_28_february_in_a_year_without_one(world: World) -> None:
     world.clock.now = datetime(2027, 2, 27, 22, 0, tzinfo=BERLIN).timestamp()
     await world.person()
