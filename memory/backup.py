@@ -35,3 +35,14 @@ async def backup(db: Database, target: Path) -> Path:
         target.unlink(missing_ok=True)
         raise
     return target
+
+
+def prune(directory: Path, reason: str, keep: int) -> list[Path]:
+    """Delete all but the newest `keep` backups made for `reason` in directory (by their timestamped names);
+    the ones deleted. Backups made by hand (`mnemo backup`) are never touched."""
+    made = sorted(directory.glob(f"mnemo-{reason}-*.sqlite3"), key=lambda p: (p.stat().st_mtime, p.name))
+    old = made[:-keep] if keep > 0 else made
+    for path in old:
+        path.unlink()
+    return old
+

@@ -52,6 +52,25 @@ async def test_migration_dry_run_changes_nothing_and_a_real_start_backs_up_first
     assert [p.name.startswith("mnemo-before-migration-") for p in (settings.data_dir / "backups").iterdir()] == [True]
 
 
+async def test_only_the_newest_three_backups_before_migrations_are_kept(tmp_path: Path) -> None:
+    settings = settings_for(tmp_path)
+    await seed(settings)
+    path, backups = settings.data_dir / DB_FILENAME, settings.data_dir / "backups"
+    by_hand = await ops.make_backup(settings)  # `mnemo backup`: never pruned
+    made_at: list[int] = []  # when each upgrade's backup was made (ns)
+    for upgrade in range(5):  # five upgrades, each applying one migration
+        async with await MemoryStore.open(path, make_embedder()) as store:
+            async with store.db.transaction() as tx:
+                await tx.execute("DROP TABLE preferences")
+                await tx.execute("DELETE FROM migrations WHERE name = 'm008_preferences'")
+        async with await MemoryStore.open(path, make_embedder()):
+            pass
+        kept = sorted(p.stat().st_mtime_ns for p in backups.iterdir() if p.name.startswith("mnemo-before-migration-"))
+        made_at.append(kept[-1])
+        assert kept == made_at[-3:]  # this upgrade's backup and the two before it; older ones are gone
+    assert by_hand.exists() and len(set(made_at)) == 5
+
+
 async def test_export_and_import_move_one_user(tmp_path: Path) -> None:
     source = settings_for(tmp_path / "a")
     await seed(source)

@@ -27,6 +27,7 @@ from memory.migrations import (
 log = logging.getLogger(__name__)
 
 Migration = Callable[[Tx], Awaitable[None]]
+KEEP_MIGRATION_BACKUPS = 3  # copies made before migrations that are kept: each upgrade's, the newest three
 
 
 # The one place a migration is registered, in the order they run; a function's name is what databases record.
@@ -86,10 +87,13 @@ async def migrate(db: Database, backup_dir: Path | None = None) -> list[str]:
     done = await applied_migrations(db)
     todo = pending(done)
     if todo and done and backup_dir is not None:
-        from memory.backup import backup, backup_name
+        from memory.backup import backup, backup_name, prune
 
         copy = await backup(db, backup_name(backup_dir, "before-migration"))
         log.warning("backed up the database to %s before applying %s", copy, ", ".join(todo))
+        for gone in prune(backup_dir, "before-migration", KEEP_MIGRATION_BACKUPS):
+            log.info("deleted the older backup %s (the newest %d before migrations are kept)", gone,
+                     KEEP_MIGRATION_BACKUPS)
     async with db.transaction() as tx:
         await tx.execute(
             "CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)"
