@@ -62,13 +62,11 @@ def recordings_of(data_dir: Path, scope: Scope) -> list[Recording]:
     return sorted(found, key=lambda r: r.message_id)
 
 
-def delete_recordings(data_dir: Path, scope: Scope) -> int:
-    """Delete the scope's folder of kept voice notes (after its /deleteme); how many recordings went."""
+def delete_recordings(data_dir: Path, scope: Scope) -> None:
+    """Delete the scope's folder of kept voice notes (after its /deleteme)."""
     folder = scope_folder(data_dir, scope)
-    count = len(recordings_of(data_dir, scope))
     if folder.is_dir():
         shutil.rmtree(folder)
-    return count
 
 
 async def exported(store: MemoryStore, scope: Scope) -> dict[str, Any]:
