@@ -113,10 +113,10 @@ async def decide(store: MemoryStore, scope: Scope, chosen: list[Candidate], keep
     return [c for c in chosen if await (approve if keep else reject)(store, scope, c)]
 
 
-async def _candidate(call: Call, number: str) -> Candidate:
-    """The candidate behind the user's own number; NotFound for anything else (another user's, a forged one)."""
-    return await call.store.imports.candidate(call.scope, await call.store.numbers.item(call.scope, "candidate",
-                                                                                        int(number)))
+async def numbered_candidate(store: MemoryStore, scope: Scope, number: int) -> Candidate:
+    """The candidate behind the person's own number (the chat's buttons, the page's forms); NotFound for anything
+    else (another person's, a forged one)."""
+    return await store.imports.candidate(scope, await store.numbers.item(scope, "candidate", number))
 
 
 async def press(call: Call, fields: list[str]) -> Pressed | None:
@@ -126,10 +126,11 @@ async def press(call: Call, fields: list[str]) -> Pressed | None:
         return None
     store, scope, lang = call.store, call.scope, call.lang
     keep = fields[0] in ("yes", "allyes")
+    first = await numbered_candidate(store, scope, int(fields[1]))
     if len(fields) == 2:
-        chosen = [await _candidate(call, fields[1])]
+        chosen = [first]
     else:
-        chosen = await span(store, scope, await _candidate(call, fields[1]), await _candidate(call, fields[2]))
+        chosen = await span(store, scope, first, await numbered_candidate(store, scope, int(fields[2])))
     decided = await decide(store, scope, chosen, keep)
     if not decided:
         return Pressed(t(lang, "button_stale"), stale=True)

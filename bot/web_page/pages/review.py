@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from starlette.requests import Request
 from starlette.responses import Response
 
-from bot.commands.review import PAGE, Beside, beside, decide, group_heading, heading, span
+from bot.commands.review import PAGE, Beside, beside, decide, group_heading, heading, numbered_candidate, span
 from bot.history.shown import shown_text
 from bot.web_page.render import Viewer, back_to, bad_input, render
 from bot.web_page.site import Page
@@ -51,7 +51,7 @@ async def decide_one(request: Request, viewer: Viewer) -> Response:
     action, number = str(form.get("action") or ""), _number(form.get("number"))
     if action not in ACTIONS or number is None:
         return bad_input(viewer, f"{action} {form.get('number') or ''}".strip() or "–")
-    chosen = [await _candidate(viewer, number)]
+    chosen = [await numbered_candidate(viewer.call.store, viewer.scope, number)]
     return await _decided(viewer, chosen, ACTIONS[action])
 
 
@@ -61,14 +61,10 @@ async def decide_group(request: Request, viewer: Viewer) -> Response:
     action, first_no, last_no = str(form.get("action") or ""), _number(form.get("first")), _number(form.get("last"))
     if action not in ACTIONS or first_no is None or last_no is None:
         return bad_input(viewer, f"{action} {form.get('first') or ''} {form.get('last') or ''}".strip() or "–")
-    first, last = await _candidate(viewer, first_no), await _candidate(viewer, last_no)
-    return await _decided(viewer, await span(viewer.call.store, viewer.scope, first, last), ACTIONS[action])
+    store, scope = viewer.call.store, viewer.scope
+    first, last = await numbered_candidate(store, scope, first_no), await numbered_candidate(store, scope, last_no)
+    return await _decided(viewer, await span(store, scope, first, last), ACTIONS[action])
 
-
-async def _candidate(viewer: Viewer, number: int) -> Candidate:
-    """The candidate behind the person's number; NotFound (404) for a number of another scope or none."""
-    store = viewer.call.store
-    return await store.imports.candidate(viewer.scope, await store.numbers.item(viewer.scope, "candidate", number))
 
 
 async def _decided(viewer: Viewer, chosen: list[Candidate], keep: bool) -> Response:
