@@ -159,16 +159,6 @@ def of_the_day(items: Sequence[OutboxItem], kind: str, today: date, zone: ZoneIn
                  if item.kind == kind and datetime.fromtimestamp(item.created_at, zone).date() == today), None)
 
 
-async def made_today(store: MemoryStore, scope: Scope, kind: str, today: date, zone: ZoneInfo) -> OutboxItem | None:
-    """The message of this kind made for the person's local day (it is in the outbox), if any."""
-    return of_the_day(await store.outbox.items(scope), kind, today, zone)
-
-
-async def sent_today(store: MemoryStore, scope: Scope, kind: str, today: date, zone: ZoneInfo) -> bool:
-    """Whether a message of this kind was made for the person's local day already (it is in the outbox)."""
-    return await made_today(store, scope, kind, today, zone) is not None
-
-
 async def weather_for(weather: Weather | None, prefs: Preferences, day: date, zone: ZoneInfo, lang: str) -> str:
     """One line of weather for the person's place, or '' (no service, no place, or it failed: logged)."""
     place = parse_place(prefs.place) if prefs.place else None
@@ -207,10 +197,11 @@ async def send_brief(ctx: Context, scope: Scope, now: float, reads_in_the_mornin
     prefs, zone, local = await local_now(ctx, scope, now)
     if not brief_today(prefs, reads_in_the_morning):
         return "not today: the person rarely reads in the morning on this weekday"
-    if await sent_today(ctx.store, scope, "morning", local.date(), zone):
+    items = await ctx.store.outbox.items(scope)  # what was made already (a restart, a second run)
+    if of_the_day(items, "morning", local.date(), zone) is not None:
         return "already made for today"
     dates = dates_ahead(await ctx.store.person_dates.all(scope), now, zone)
-    if await made_today(ctx.store, scope, "date", local.date(), zone) is not None:
+    if of_the_day(items, "date", local.date(), zone) is not None:
         # The day's date push came first (a restart after both times): what it named is not said twice.
         pushed = dates_to_push(prefs, local.date(), dates, brief_carries=False)
         dates = [d for d in dates if d not in pushed]
@@ -239,13 +230,14 @@ async def push_dates(ctx: Context, scope: Scope, now: float, reads_in_the_mornin
     if is_group_scope(scope.user_id):
         return "group chat: no date push"
     prefs, zone, local = await local_now(ctx, scope, now)
-    brief = await made_today(ctx.store, scope, "morning", local.date(), zone)
+    items = await ctx.store.outbox.items(scope)
+    brief = of_the_day(items, "morning", local.date(), zone)
     carries = brief_carries_dates(brief.status if brief else None, brief_ahead(prefs, reads_in_the_morning, local))
     ahead = dates_ahead(await ctx.store.person_dates.all(scope), now, zone)
     due = dates_to_push(prefs, local.date(), ahead, carries)
     if not due:
         return "no date to push" if not carries else "the morning brief carries the dates"
-    if await sent_today(ctx.store, scope, "date", local.date(), zone):
+    if of_the_day(items, "date", local.date(), zone) is not None:
         return "already made for today"
     facts = BriefFacts(local.date(), dates=tuple(due))
     text = await compose(ctx.composer, scope, "yearly date", facts, ctx.lang, "")
