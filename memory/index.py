@@ -67,7 +67,7 @@ class SearchIndex:
         async with self.db.reading() as tx:
             rows = dict(await tx.fetchall("SELECT key, value FROM meta WHERE key LIKE 'embedding_%'"))
         if not rows or vectors.CENTER_KEY not in rows:
-            center = await self.calibrate() if rows.get("embedding_model", name) == name else None
+            center = await vectors.model_center(self.embedder) if rows.get("embedding_model", name) == name else None
             async with self.db.transaction() as tx:
                 if not rows:
                     await tx.execute("INSERT INTO meta(key, value) VALUES ('embedding_model', ?)", (name,))
@@ -84,14 +84,6 @@ class SearchIndex:
                 f"({dim} dims) is configured. Run `mnemo reindex` to move the memory to the new model, "
                 "or set MNEMO_EMBEDDING_MODEL back to the recorded one."
             )
-
-    async def calibrate(self) -> np.ndarray:
-        """The embedder's centre: the mean vector of `vectors.CALIBRATION` (not cached, no document has them)."""
-        try:
-            found = await asyncio.to_thread(self.embedder.embed, list(vectors.CALIBRATION), "document")
-        except Exception as exc:
-            raise EmbeddingFailed(f"embedding failed: {exc}") from exc
-        return vectors.center_of(found)
 
     async def center(self, tx: Tx) -> np.ndarray:
         """The recorded model's centre (read once, in tx; `ensure_model` records it)."""

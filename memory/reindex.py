@@ -18,7 +18,7 @@ from memory.embedder import Embedder
 from memory.errors import EmbeddingFailed
 from memory.migrations import migrate
 from memory.search_text import content_hash
-from memory.vectors import CALIBRATION, bits, center_of, from_half, half, load_center, save_center, vec_table
+from memory.vectors import bits, from_half, half, load_center, model_center, save_center, vec_table
 
 SIDE = "vec_reindex"
 SIDE_CENTER = "reindex_center"  # meta: the new model's centre, until the switch
@@ -48,7 +48,7 @@ async def _prepare(db: Database, embedder: Embedder) -> None:
     meta = await _meta(db)
     center = None
     if meta.get("reindex_model") != embedder.name:
-        center = center_of(await asyncio.to_thread(embedder.embed, list(CALIBRATION), "document"))
+        center = await model_center(embedder)
     async with db.transaction() as tx:
         if meta.get("reindex_model") not in (None, embedder.name):
             await tx.execute(f"DROP TABLE IF EXISTS {SIDE}")

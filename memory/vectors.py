@@ -9,11 +9,13 @@ the true ten nearest among the 60 nearest by Hamming distance raw, 94% centred).
 """
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 
 import numpy as np
 
 from memory.db import Tx
+from memory.embedder import Embedder
 from memory.errors import EmbeddingFailed
 
 CENTER_KEY = "embedding_center"  # meta: the recorded model's centre, float32 as hex
@@ -73,6 +75,15 @@ def center_of(vectors: Sequence[np.ndarray] | np.ndarray) -> np.ndarray:
     if matrix.size == 0:
         raise EmbeddingFailed("no vectors to find the model's centre from")
     return matrix.reshape(len(matrix), -1).mean(axis=0).astype(np.float32)
+
+
+async def model_center(embedder: Embedder) -> np.ndarray:
+    """A model's centre: the mean of its vectors of `CALIBRATION` (off the event loop; a failure is EmbeddingFailed)."""
+    try:
+        found = await asyncio.to_thread(embedder.embed, list(CALIBRATION), "document")
+    except Exception as exc:
+        raise EmbeddingFailed(f"embedding failed: {exc}") from exc
+    return center_of(found)
 
 
 def vec_table(name: str, dim: int) -> str:
