@@ -8,11 +8,9 @@ import pytest
 
 from memory import audit
 from memory.backup import backup, backup_name
-from memory.db import Database
 from memory.index import SearchIndex
 from memory.journal import Journal, NewMessage
 from memory.kinship import PersonDraft
-from memory.migrations import MIGRATIONS
 from memory.migrations.from_m013 import m022_erasure
 from memory.models import Scope
 from memory.notes import Notes
@@ -20,6 +18,7 @@ from memory.search_text import content_hash
 from memory.store import MemoryStore
 from memory.undo import is_final, undo_latest
 from tests.fakes.embedder import FakeEmbedder
+from tests.old_layouts import migrated_before
 from tests.scenarios.traces import files, spellings, traces
 
 
@@ -130,13 +129,7 @@ async def legacy_database(path: Path) -> None:
     """A database as mnemo before erasure wrote it: migrations up to m021, no secure delete anywhere, and
     Ben's data deleted the old way (rows only), Anna's kept.
     """
-    db = await Database.open(path)
-    async with db.transaction() as tx:
-        await tx.execute("CREATE TABLE migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)")
-    for migration in MIGRATIONS[:MIGRATIONS.index(m022_erasure)]:
-        async with db.transaction() as tx:
-            await migration(tx)
-            await tx.execute("INSERT INTO migrations(name, applied_at) VALUES (?, 0)", (migration.__name__,))
+    db = await migrated_before(path, m022_erasure)
     async with db.reading() as tx:
         await tx.execute("PRAGMA secure_delete=OFF")
     index = SearchIndex(db, FakeEmbedder())

@@ -14,9 +14,7 @@ from bot.conversation.engine import Engine, EngineConfig
 from bot.errors import LLMUnavailable
 from bot.texts import t
 from memory import integrity
-from memory.db import Database
 from memory.index import SearchIndex
-from memory.migrations import MIGRATIONS
 from memory.migrations.from_m013 import m024_reflections_failures_and_late_pushes
 from memory.models import Scope
 from memory.store import MemoryStore
@@ -24,6 +22,7 @@ from scheduler.reflection import has_news, needs_reflection, reflect
 from scheduler.service import Scheduler
 from tests.fakes.embedder import FakeEmbedder
 from tests.fakes.llm import ScriptedLLM
+from tests.old_layouts import migrated_before
 
 NIGHT = datetime(2026, 11, 24, 22, 0).timestamp()
 
@@ -100,13 +99,7 @@ def test_news_is_a_message_of_the_person_after_the_last_reflection() -> None:
 
 async def test_the_migration_removes_the_old_nothing_new_thoughts_with_their_index_entries(tmp_path: Path) -> None:
     path, embedder = tmp_path / "mnemo.sqlite3", FakeEmbedder()
-    db = await Database.open(path)
-    async with db.transaction() as tx:  # a database as the code before m024 left it
-        await tx.execute("CREATE TABLE migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)")
-    for migration in MIGRATIONS[:MIGRATIONS.index(m024_reflections_failures_and_late_pushes)]:
-        async with db.transaction() as tx:
-            await migration(tx)
-            await tx.execute("INSERT INTO migrations(name, applied_at) VALUES (?, 0)", (migration.__name__,))
+    db = await migrated_before(path, m024_reflections_failures_and_late_pushes)  # as the code before m024 left it
     index = SearchIndex(db, embedder)
     await index.ensure_model()
     old = MemoryStore(db, index)

@@ -8,8 +8,6 @@ from pathlib import Path
 import numpy as np
 
 from memory import integrity
-from memory.db import Database
-from memory.migrations import MIGRATIONS
 from memory.migrations.from_m039 import m039_bit_vectors
 from memory.notes import NewNote
 from memory.ranking import Weights
@@ -17,6 +15,7 @@ from memory.search_text import content_hash, normalize
 from memory.store import MemoryStore
 from memory.vectors import COARSE, from_half, half
 from tests.fakes.embedder import FakeEmbedder
+from tests.old_layouts import migrated_before
 
 DIM = 64
 FRUITS = ["Apfel", "Birne", "Kirsche", "Pflaume", "Quitte", "Mirabelle", "Holunder", "Stachelbeere", "Johannisbeere",
@@ -37,13 +36,7 @@ async def old_database(path: Path, embedder: FakeEmbedder, texts: list[str]) -> 
     Written with the old statements; one note's text is missing from the cache (its vector is in vec0 only).
     Returns each note's id by its text.
     """
-    db = await Database.open(path)
-    async with db.transaction() as tx:
-        await tx.execute("CREATE TABLE migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)")
-    for migration in MIGRATIONS[:MIGRATIONS.index(m039_bit_vectors)]:
-        async with db.transaction() as tx:
-            await migration(tx)
-            await tx.execute("INSERT INTO migrations(name, applied_at) VALUES (?, 0)", (migration.__name__,))
+    db = await migrated_before(path, m039_bit_vectors)
     ids, now = {}, time.time()
     async with db.transaction() as tx:
         await tx.execute("INSERT INTO meta(key, value) VALUES ('embedding_model', ?)", (embedder.name,))
