@@ -98,8 +98,6 @@ class Database:
     def __init__(self, conn: aiosqlite.Connection, path: Path) -> None:
         self._conn = conn
         self._lock = asyncio.Lock()
-        self._aside: aiosqlite.Connection | None = None  # see aside(); opened on first use
-        self._aside_lock = asyncio.Lock()
         self.path = path
 
     @classmethod
@@ -144,11 +142,7 @@ class Database:
         return True
 
     async def close(self) -> None:
-        """Close the connections."""
-        async with self._aside_lock:
-            if self._aside is not None:
-                await self._aside.close()
-                self._aside = None
+        """Close the connection."""
         await self._conn.close()
 
     @contextlib.asynccontextmanager
@@ -181,22 +175,6 @@ class Database:
         """Run the block's reads without interleaving with a running transaction."""
         async with self._lock:
             yield Tx(self._conn)
-
-    @contextlib.asynccontextmanager
-    async def aside(self) -> AsyncIterator[Tx]:
-        """Reads on a second connection (its own thread), alongside what the main connection runs.
-
-        WAL lets a reader run while the main connection reads or writes, so a long read here (a
-        vector search) uses the second core. It sees the last committed state, which may be a moment
-        older or newer than what a block on the main connection reads; use it for reads where that
-        does not matter.
-        """
-        async with self._aside_lock:
-            if self._aside is None:
-                path = self.path
-                self._aside = aiosqlite.Connection(lambda: connect_sync(path), iter_chunk_size=64)
-                await self._aside
-            yield Tx(self._aside)
 
 
 def make_private(path: Path) -> None:

@@ -36,9 +36,10 @@ log = logging.getLogger(__name__)
 ERASED = audit.ERASED  # what an erased item's audit entries keep of it
 _APPLIED = "erasures_applied"  # meta key of a backup: the last tombstone applied to it
 _FULL_TEXT = ("fts_words", "fts_trigram")
-# Tables with a scope id that /deleteme keeps: the scope (tombstones name it), the tombstones, and the last
-# number given per kind (a count only), so numbers go on after /deleteme and an old button hits nothing.
-_NOT_SCOPED = ("scopes", "erasures", "item_number_counters")
+# Tables with a scope id that /deleteme keeps: the scope (tombstones name it), the tombstones, the last
+# number given per kind (a count only), so numbers go on after /deleteme and an old button hits nothing, and the
+# counts of its documents' changes (numbers only; they go on counting, so no process searches what was erased).
+_NOT_SCOPED = ("scopes", "erasures", "item_number_counters", "scope_changes")
 # One document's secure delete costs about as much as merging this many documents' entries into one segment
 # (bench/erasure.py: 5 ms against 16 µs a document at 50k documents).
 SECURE_DELETE_COST = 300

@@ -23,15 +23,13 @@ from memory.retrievers import (
     CANDIDATES,
     Found,
     IndexedDoc,
-    Where,
     best,
     documents,
-    matching,
+    holders,
     related_docs,
-    scope_cosines,
-    scope_counts,
     stored_cosines,
 )
+from memory.scope_arrays import CACHE_BYTES, EXACT_UP_TO, ScopeArrays, ScopeCache, hamming_nearest, query_bits
 
 log = logging.getLogger(__name__)
 
@@ -39,11 +37,6 @@ log = logging.getLogger(__name__)
 # characters) holds hundreds, and each becomes a term of one statement (SQLite allows 500 parts of
 # a UNION and 2,000 result columns). The vector search still reads all of it.
 MAX_QUERY_WORDS = 64
-# From this many documents in the searched scope, the vector search runs on a second connection
-# beside the full-text queries. bench/scale.py measured both ways: at 1k notes of one user the hand-
-# over between threads cost more than it saved (p50 7.1 ms against 4.5 ms one after the other), at
-# 10k it saved a third (10.6 ms against 15.2 ms).
-ASIDE_FROM_DOCS = 5000
 _QUERY_CACHE = 512
 
 
@@ -51,14 +44,14 @@ class SearchIndex:
     """Embeds, stores and searches documents of every searchable kind."""
 
     def __init__(
-        self, db: Database, embedder: Embedder, weights: Weights | None = None, aside_from_docs: int = ASIDE_FROM_DOCS,
+        self, db: Database, embedder: Embedder, weights: Weights | None = None, *,
+        cache_bytes: int = CACHE_BYTES, exact_up_to: int = EXACT_UP_TO,
     ) -> None:
         self.db = db
         self.embedder = embedder
         self.weights = weights or Weights()
-        self.aside_from_docs = aside_from_docs
+        self.scopes = ScopeCache(embedder.name, embedder.dim, cache_bytes, exact_up_to)
         self._queries: OrderedDict[str, np.ndarray] = OrderedDict()
-        self._lengths: dict[tuple[int, tuple[Source, ...]], tuple[int, float]] = {}  # see _mean_length
         self._center: np.ndarray | None = None  # the recorded model's centre (`memory.vectors`)
 
     async def ensure_model(self) -> None:
@@ -196,11 +189,13 @@ class SearchIndex:
                       k: int = 5) -> list[tuple[int, int, float]]:
         """(doc_id, item_id, cosine) of the k nearest documents of one source in one scope."""
         async with self.db.reading() as tx:
-            cosines = await self._knn(tx, vector, Where(scope_id, (source,), None), k)
+            arrays = await self.scopes.get(tx, scope_id, await self.center(tx))
+            cosines, _every = await self._vector(tx, arrays, arrays.allowed((source,)), vector, k)
             rows = await tx.fetchall(f"SELECT id, item_id FROM docs WHERE id IN ({','.join('?' * len(cosines))})",
                                      tuple(cosines))
         items = dict(rows)
-        return [(doc, items[doc], cosine) for doc, cosine in cosines.items() if doc in items]
+        ranked = sorted(cosines.items(), key=lambda pair: (pair[1], pair[0]), reverse=True)
+        return [(doc, items[doc], cosine) for doc, cosine in ranked if doc in items]
 
     async def search(
         self, scope_id: int, query: str, sources: Sequence[Source], k: int = 10, *,
@@ -239,32 +234,25 @@ class SearchIndex:
     ) -> Found:
         """Collect each retriever's candidates with all their raw signals (retrievers weighted 0 are skipped)."""
         now = time.time() if now is None else now
-        where = Where(scope_id, tuple(sources), window)
         periods = search_text.named_periods(query)
         async with self.db.reading() as tx:
-            lexical_on = self.weights.words > 0 or self.weights.trigram > 0
-            words = search_text.content_words(query)[:MAX_QUERY_WORDS] if lexical_on else []
-            size, counts = await scope_counts(tx, words, where)
-            words = search_text.distinctive(words, counts, size)
-            every: dict[int, float] = {}  # the cosine of each document, where a small scope compared them all
-            if size >= self.aside_from_docs:
-                # The vector search (the longest statement) runs on the second connection meanwhile.
-                cosines, lexical = await asyncio.gather(self._knn_aside(qvec, where, size),
-                                                        self._lexical(tx, words, where, size))
-            else:
-                vector_on = self.weights.vector > 0
-                if not vector_on:
-                    cosines = {}
-                elif size <= vectors.EXACT_UP_TO:  # a small scope: every full vector compared, exactly
-                    every = await scope_cosines(tx, where, _checked(qvec, self.embedder.dim), self.embedder.name)
-                    cosines = vectors.rescored(every, CANDIDATES)
-                else:
-                    cosines = await self._knn(tx, qvec, where, coarse=vectors.coarse(size))
-                lexical = await self._lexical(tx, words, where, size)
+            arrays = await self.scopes.get(tx, scope_id, await self.center(tx))
+            anytime = arrays.allowed(sources)
+            allowed = anytime if window is None else arrays.allowed(sources, window)
+            cosines: dict[int, float] = {}
+            every = np.zeros(0, np.float32)  # each document's cosine, where the scope compared them all
+            if self.weights.vector > 0:
+                cosines, every = await self._vector(tx, arrays, allowed, qvec, CANDIDATES)
+            lexical = await self._lexical(tx, scope_id, search_text.content_words(query)[:MAX_QUERY_WORDS],
+                                          arrays, anytime, allowed)
             ids = set(cosines) | set(lexical["fts_words"]) | set(lexical["fts_trigram"])
             docs = await documents(tx, ids)
-            cosines.update({d: every[d] for d in ids if d not in cosines and d in every})  # read already
-            cosines.update(await stored_cosines(tx, [d for d in ids if d not in cosines], qvec, self.embedder.name))
+            rest = np.array(sorted(d for d in ids if d not in cosines), dtype=np.int64)
+            if len(every):  # read already
+                at = arrays.locate(rest)
+                cosines.update(zip(arrays.ids[at].tolist(), every[at].tolist()))
+            else:
+                cosines.update(await stored_cosines(tx, rest.tolist(), qvec, self.embedder.name))
             related = await related_docs(tx, docs)
         candidates = [
             Candidate(
@@ -277,90 +265,68 @@ class SearchIndex:
         ]
         return Found(candidates, docs)
 
-    async def _lexical(self, tx: Tx, words: list[str], where: Where, total: int) -> dict[str, dict[int, float]]:
-        """bm25 of the best matches in each full-text index, for the query's distinctive words.
+    async def _vector(self, tx: Tx, arrays: ScopeArrays, allowed: np.ndarray, qvec: np.ndarray,
+                      k: int) -> tuple[dict[int, float], np.ndarray]:
+        """Cosine of the k nearest allowed documents, and every document's cosine where the scope keeps float32
+        vectors (else empty): those compared all, exactly; bits ranked by Hamming distance, the nearest
+        `vectors.coarse` rescored by their full vectors from the database."""
+        q = _checked(qvec, self.embedder.dim)
+        if arrays.vectors is not None:
+            every = arrays.vectors @ q
+            at = np.flatnonzero(allowed)
+            if len(at) > k:  # the nearest; of equals, the newest
+                at = at[np.lexsort((-arrays.ids[at], -every[at]))[:k]]
+            return {int(arrays.ids[i]): float(every[i]) for i in at}, every
+        nearest = hamming_nearest(arrays, allowed, query_bits(q, await self.center(tx)),
+                                  max(k, vectors.coarse(len(arrays.ids))))
+        cosines = await stored_cosines(tx, nearest.tolist(), q, self.embedder.name)
+        return vectors.rescored(cosines, k), np.zeros(0, np.float32)
 
-        total: the scope's documents of the searched sources (`_scope_counts`).
+    async def _lexical(self, tx: Tx, scope_id: int, words: list[str], arrays: ScopeArrays, anytime: np.ndarray,
+                       allowed: np.ndarray) -> dict[str, dict[int, float]]:
+        """bm25 of the best matches in each full-text index for the query's distinctive words, from the scope's
+        own statistics (`search_text.matched_bm25`).
+
+        FTS5's bm25() would count every term over all users' documents first, and let one user's memory
+        change how another's is ranked. So the indexes only name the scope's documents holding each word,
+        two-word phrase of the query and stem (`retrievers.holders`); the scope's arrays say which of them
+        the search may see and how long they are. A word in more than a tenth of the searched documents
+        (any time) is left out (`search_text.distinctive`); its ids are read only up to that limit.
         """
         out: dict[str, dict[int, float]] = {"fts_words": {}, "fts_trigram": {}}
-        if self.weights.words > 0 and words:
-            out["fts_words"] = await self._words(tx, words, where, total)
-        if self.weights.trigram > 0 and (stems := search_text.trigram_stems(words)):
-            out["fts_trigram"] = await self._trigram(tx, stems, where, total)
+        if not words or (self.weights.words <= 0 and self.weights.trigram <= 0):
+            return out
+        total = int(anytime.sum())
+        cap = int(search_text.common_limit(total)) + 1
+        found = dict(zip(words, await holders(tx, scope_id, [("fts_words", w) for w in words], cap)))
+        for word in [w for w in words if len(found[w]) >= cap]:
+            if len(self._seen(arrays, found[word], anytime)) < cap:  # more to read before it is known common
+                (found[word],) = await holders(tx, scope_id, [("fts_words", word)])
+        words = search_text.distinctive(words, {w: len(self._seen(arrays, found[w], anytime)) for w in words}, total)
+        # One statement more: the ids of words read only up to the cap (when every word is common), of the query's
+        # two-word phrases and of its stems as substrings.
+        capped = [w for w in words if len(found[w]) >= cap]
+        pairs = search_text.word_pairs(words) if self.weights.words > 0 else []
+        stems = search_text.trigram_stems(words) if self.weights.trigram > 0 else []
+        more = await holders(tx, scope_id,
+                             [("fts_words", t) for t in capped + pairs] + [("fts_trigram", t) for t in stems])
+        found.update(zip(capped, more))
+        mean = float(arrays.lengths[anytime].mean()) if total else 1.0
+        if self.weights.words > 0:
+            holding = [found[w] for w in words] + more[len(capped):len(capped) + len(pairs)]
+            seen = [self._seen(arrays, ids, allowed) for ids in holding]
+            out["fts_words"] = best(arrays.ids, search_text.matched_bm25(seen, arrays.lengths, total, mean))
+        if stems:
+            seen = [self._seen(arrays, ids, allowed) for ids in more[len(capped) + len(pairs):]]
+            trigrams = np.maximum(arrays.lengths - 2, 1)  # the trigram index counts a text's trigrams
+            out["fts_trigram"] = best(arrays.ids, search_text.matched_bm25(seen, trigrams, total, mean - 2))
         return out
 
-    async def _words(self, tx: Tx, words: list[str], where: Where, total: int) -> dict[int, float]:
-        """bm25 of the scope's documents that hold a query word, and more for each two-word phrase of the
-        query they hold, from the scope's own statistics (`search_text.matched_bm25`).
-
-        FTS5's bm25() would count every term over all users' documents first (0.6 ms of a 6 ms search
-        at 100k notes over 100 users), and let one user's memory change how another's is ranked. So
-        the word index only finds the scope's documents with each word and phrase here, unranked.
-        Each counts once per document: notes are a sentence or two, where a word rarely repeats.
-        """
-        terms = [*words, *search_text.word_pairs(words)]
-        parts = [matching("fts_words", "?, d.id, length(d.text)", where, f'"{term}"', term) for term in terms]
-        rows = await tx.fetchall(" UNION ALL ".join(sql for sql, _ in parts),
-                                 [arg for _, args in parts for arg in args])
-        if not rows:
-            return {}
-        holding: dict[str, dict[int, int]] = {}
-        for term, doc, length in rows:
-            holding.setdefault(term, {})[doc] = length
-        scores = search_text.matched_bm25(holding, total, await self._mean_length(tx, where, total))
-        return best(scores)
-
-    async def _trigram(self, tx: Tx, stems: list[str], where: Where, total: int) -> dict[int, float]:
-        """bm25 of the scope's documents that hold a stem as a substring, from the scope's own statistics.
-
-        FTS5's bm25() counts every phrase over the whole table, all users' documents, before it ranks
-        one user's matches; for trigram phrases that was most of a search's time at 100k notes over 100
-        users. So the trigram index only finds the scope's matches here, and `search_text.bm25` scores them
-        with the scope's document count and mean length (the same formula, k1 1.2, b 0.75).
-        """
-        rows = await tx.fetchall(*matching("fts_trigram", "d.id, d.text", where, search_text.any_of(stems)))
-        if not rows:
-            return {}
-        mean_length = await self._mean_length(tx, where, total)
-        scores = search_text.bm25(stems, {doc: text for doc, text in rows}, total, mean_length)
-        return best(scores)
-
-    async def _mean_length(self, tx: Tx, where: Where, total: int) -> float:
-        """Mean length in characters of the scope's documents of these sources, recounted when their number moved by 5%.
-
-        total: their number (`_scope_counts`, in the same read block, so the same documents are summed).
-        """
-        key = (where.scope_id, where.sources)
-        cached = self._lengths.get(key)
-        if cached is None or abs(total - cached[0]) > 0.05 * cached[0]:
-            (chars,) = await tx.fetchone(
-                f"SELECT total(length(text)) FROM docs WHERE scope_id = ?"
-                f" AND source IN ({','.join('?' * len(where.sources))})", (where.scope_id, *where.sources))
-            cached = (total, float(chars) / max(total, 1))
-            self._lengths[key] = cached
-        return cached[1]
-
-    async def _knn_aside(self, qvec: np.ndarray, where: Where, size: int) -> dict[int, float]:
-        """`_knn` on the database's second connection, so it runs beside the full-text queries."""
-        if self.weights.vector <= 0:
-            return {}
-        async with self.db.aside() as tx:
-            return await self._knn(tx, qvec, where, coarse=vectors.coarse(size))
-
-    async def _knn(self, tx: Tx, qvec: np.ndarray, where: Where, k: int = CANDIDATES,
-                   coarse: int = vectors.COARSE) -> dict[int, float]:
-        """Cosine of the k nearest documents: the `coarse` nearest by Hamming distance within the scope partition
-        (sqlite-vec KNN over bit vectors), rescored by their full vectors (`memory.vectors`)."""
-        marks = ",".join("?" * len(where.sources))
-        time_sql = "" if where.window is None else " AND created_at >= ? AND created_at < ?"
-        rows = await tx.fetchall(
-            f"SELECT doc_id FROM vec_docs WHERE embedding MATCH vec_bit(?) AND k = ? AND scope_id = ?"
-            f" AND source IN ({marks}){time_sql}",
-            (vectors.bits(_checked(qvec, self.embedder.dim), await self.center(tx)), max(k, coarse),
-             where.scope_id, *where.sources, *(where.window or ())),
-        )
-        cosines = await stored_cosines(tx, [doc for (doc,) in rows], qvec, self.embedder.name)
-        return vectors.rescored(cosines, k)
+    @staticmethod
+    def _seen(arrays: ScopeArrays, doc_ids: np.ndarray, allowed: np.ndarray) -> np.ndarray:
+        """Positions of the documents among doc_ids that the search may see."""
+        at = arrays.locate(doc_ids)
+        return at[allowed[at]]
 
 
 def _hit(doc: IndexedDoc, c: Candidate, score: float) -> SearchHit:

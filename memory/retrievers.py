@@ -1,8 +1,9 @@
-"""The SQL behind a search: which documents it may see, full-text matches within one scope, the documents
-themselves, their stored vectors and their context (the messages around them)."""
+"""The SQL behind a search: full-text matches within one scope, the documents themselves, their stored vectors
+and their context (the messages around them)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,15 +15,6 @@ from memory.ranking import Candidate
 
 CANDIDATES = 60  # per retriever, before fusion
 CONTEXT_GAP_SECONDS = 3600.0  # messages further apart than this are not each other's context
-
-
-@dataclass(frozen=True)
-class Where:
-    """Which documents a search may see."""
-
-    scope_id: int
-    sources: tuple[Source, ...]
-    window: tuple[float, float] | None
 
 
 @dataclass(frozen=True)
@@ -55,43 +47,30 @@ def scope_range(scope_id: int) -> tuple[int, int]:
     return scope_id << 32, (scope_id << 32) + (1 << 32) - 1
 
 
-def matching(table: str, columns: str, where: Where, match: str, *lead: object) -> tuple[str, tuple[object, ...]]:
-    """A query for `columns` of the documents (`d`) within where that an FTS5 MATCH finds, and its
-    parameters (lead first: those of `columns`).
+async def holders(tx: Tx, scope_id: int, terms: Sequence[tuple[str, str]], cap: int = -1) -> list[np.ndarray]:
+    """For each (full-text table, term), the ids of the scope's documents a phrase match of the term finds there
+    (at most cap).
 
-    The rowid range restricts the match to the scope's entries, so FTS5 seeks past the other
-    scopes' part of each term's list. CROSS JOIN keeps the full-text match outside: the planner
-    would otherwise walk the scope's documents and run the match once per document (115 ms
-    instead of 0.4 ms at 3k notes).
+    One statement. The rowid range restricts each match to the scope's entries, so FTS5 seeks past the
+    other scopes' part of each term's list, and nothing is joined: the ids go back as one string per term.
+    Which of them a search may see (kinds, window) the scope's arrays decide (`memory.scope_arrays`).
     """
-    low, high = scope_range(where.scope_id)
-    marks = ",".join("?" * len(where.sources))
-    time_sql = "" if where.window is None else " AND d.created_at >= ? AND d.created_at < ?"
-    return (f"SELECT {columns} FROM {table} CROSS JOIN docs d ON d.id = {table}.rowid - ?"
-            f" WHERE {table} MATCH ? AND {table}.rowid BETWEEN ? AND ? AND d.scope_id = ?"
-            f" AND d.source IN ({marks}){time_sql}",
-            (*lead, low, match, low, high, where.scope_id, *where.sources, *(where.window or ())))
+    if not terms:
+        return []
+    low, high = scope_range(scope_id)
+    parts = [f"(SELECT group_concat(id) FROM (SELECT rowid - ? AS id FROM {table} WHERE {table} MATCH ?"
+             f" AND rowid BETWEEN ? AND ? LIMIT ?))" for table, _ in terms]
+    row = await tx.fetchone("SELECT " + ", ".join(parts),
+                            [arg for _, term in terms for arg in (low, f'"{term}"', low, high, cap)])
+    return [np.array(found.split(","), dtype=np.int64) if found else np.zeros(0, np.int64) for found in row]
 
 
-def best(scores: dict[int, float]) -> dict[int, float]:
-    """The CANDIDATES highest-scoring documents, those that scored at all."""
-    best = sorted(scores.items(), key=lambda pair: pair[1], reverse=True)[:CANDIDATES]
-    return {doc: score for doc, score in best if score > 0}
-
-
-async def scope_counts(tx: Tx, words: list[str], where: Where) -> tuple[int, dict[str, int]]:
-    """How many documents of the searched sources the scope has, and how many of them hold each word
-    (any time: how common a word is does not depend on the window searched). One statement.
-    """
-    anytime = Where(where.scope_id, where.sources, None)
-    per_word = [matching("fts_words", "count(*)", anytime, f'"{w}"') for w in words]
-    marks = ",".join("?" * len(where.sources))
-    row = await tx.fetchone(
-        ", ".join([f"SELECT (SELECT count(*) FROM docs WHERE scope_id = ? AND source IN ({marks}))",
-                   *(f"({sql})" for sql, _ in per_word)]),
-        (where.scope_id, *where.sources, *(arg for _, args in per_word for arg in args)),
-    )
-    return int(row[0]), {w: int(n) for w, n in zip(words, row[1:])}
+def best(ids: np.ndarray, scores: np.ndarray, k: int = CANDIDATES) -> dict[int, float]:
+    """The k highest-scoring documents (ids[i] scored scores[i]), those that scored at all."""
+    top = np.flatnonzero(scores > 0)
+    if len(top) > k:
+        top = top[np.argpartition(-scores[top], k)[:k]]
+    return {int(ids[i]): float(scores[i]) for i in top}
 
 
 async def related_docs(tx: Tx, docs: dict[int, IndexedDoc]) -> dict[int, set[int]]:
@@ -156,19 +135,6 @@ async def stored_cosines(tx: Tx, ids: list[int], qvec: np.ndarray, model: str) -
         "SELECT d.id, e.vector FROM json_each(?) j CROSS JOIN docs d ON d.id = j.value JOIN embedding_cache e"
         " ON e.model = ? AND e.purpose = 'document' AND e.content_hash = d.content_hash",
         (json.dumps(ids), model),
-    )
-    return _cosines(rows, qvec)
-
-
-async def scope_cosines(tx: Tx, where: Where, qvec: np.ndarray, model: str) -> dict[int, float]:
-    """Cosine of the query with every full vector of the documents `where` allows (a small scope's exact search):
-    one statement reads them from the embedding cache."""
-    marks = ",".join("?" * len(where.sources))
-    time_sql = "" if where.window is None else " AND d.created_at >= ? AND d.created_at < ?"
-    rows = await tx.fetchall(
-        "SELECT d.id, e.vector FROM docs d JOIN embedding_cache e ON e.model = ? AND e.purpose = 'document'"
-        f" AND e.content_hash = d.content_hash WHERE d.scope_id = ? AND d.source IN ({marks}){time_sql}",
-        (model, where.scope_id, *where.sources, *(where.window or ())),
     )
     return _cosines(rows, qvec)
 

@@ -6,7 +6,11 @@ import itertools
 import math
 import re
 import unicodedata
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import numpy as np
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -76,11 +80,6 @@ def stem(word: str) -> str:
     return word
 
 
-def any_of(terms: list[str]) -> str:
-    """FTS5 query for any of the terms (words, stems), each quoted, so no user text is FTS syntax."""
-    return " OR ".join(f'"{t}"' for t in terms)
-
-
 def word_pairs(words: list[str]) -> list[str]:
     """Neighbouring query words as two-word phrases; a document holding one scores more (`matched_bm25`)."""
     return [f"{a} {b}" for a, b in itertools.pairwise(words)]
@@ -100,44 +99,25 @@ def _idf(total_docs: int, holding: int) -> float:
     return max(math.log((total_docs - holding + 0.5) / (holding + 0.5)), 1e-6)
 
 
-def _saturated(tf: int, length: float, average: float) -> float:
+def _saturated(tf: int, length: Any, average: float) -> Any:
     """bm25's term-frequency part: saturating in tf, lower for a text longer than the average."""
     return tf * (BM25_K1 + 1) / (tf + BM25_K1 * (1 - BM25_B + BM25_B * length / average))
 
 
-def bm25(terms: list[str], texts: dict[int, str], total_docs: int, mean_length: float) -> dict[int, float]:
-    """Okapi bm25 of substring terms in texts, as FTS5's bm25() scores trigram phrases (higher is better).
+def matched_bm25(holding: Sequence[np.ndarray], lengths: np.ndarray, total_docs: int, mean_length: float) -> np.ndarray:
+    """bm25 of terms matched as a whole (words, two-word phrases, stems as substrings), each counted once per
+    document: notes are a sentence or two, where a word rarely repeats. A score per document, 0 for none.
 
-    A term's frequency is how often it occurs in the lower-cased text; a text's length is its number
-    of trigrams; document frequencies are counted in `texts`, which must hold every document of the
-    collection that contains any term (the others score 0). The idf is FTS5's: ln((N - n + 0.5) / (n + 0.5)),
-    at least 1e-6.
+    holding: for each term, the positions (into lengths) of the documents that hold it, each once;
+    lengths: every document's length, taken relative to mean_length. Document frequencies are the number
+    of positions listed for a term, so `holding` must list all of the collection's. k1 1.2, b 0.75 and
+    FTS5's idf, as FTS5's bm25() scores a document that holds each term once.
     """
-    lowered = {doc: text.lower() for doc, text in texts.items()}
-    tf = {term: {doc: t.count(term) for doc, t in lowered.items()} for term in terms}
-    average = max(mean_length - 2.0, 1.0)
-    scores = dict.fromkeys(texts, 0.0)
-    for term in terms:
-        holding = [doc for doc, n in tf[term].items() if n]
-        idf = _idf(total_docs, len(holding))
-        for doc in holding:
-            scores[doc] += idf * _saturated(tf[term][doc], max(len(lowered[doc]) - 2, 1), average)
-    return scores
-
-
-def matched_bm25(holding: dict[str, dict[int, int]], total_docs: int, mean_length: float) -> dict[int, float]:
-    """bm25 of terms matched as a whole (words, two-word phrases), each counted once per document.
-
-    holding: for each term, the documents that hold it with their lengths in characters; a
-    document's length is taken relative to mean_length. Document frequencies are the number of
-    documents listed for the term, so `holding` must list all of the collection's.
-    """
-    scores: dict[int, float] = {}
+    scores = np.zeros(len(lengths))
     average = max(mean_length, 1.0)
-    for docs in holding.values():
-        idf = _idf(total_docs, len(docs))
-        for doc, length in docs.items():
-            scores[doc] = scores.get(doc, 0.0) + idf * _saturated(1, length, average)
+    for at in holding:
+        if len(at):
+            scores[at] += _idf(total_docs, len(at)) * _saturated(1, lengths[at], average)
     return scores
 
 
@@ -147,9 +127,14 @@ COMMON_SHARE = 0.1
 COMMON_MIN_DOCS = 5
 
 
+def common_limit(total_docs: int) -> float:
+    """In how many of total_docs documents a word may occur before it counts as common."""
+    return max(COMMON_SHARE * total_docs, COMMON_MIN_DOCS)
+
+
 def distinctive(words: list[str], doc_counts: dict[str, int], total_docs: int) -> list[str]:
     """The words that are not common in the scope; all of them when every one is common."""
-    limit = max(COMMON_SHARE * total_docs, COMMON_MIN_DOCS)
+    limit = common_limit(total_docs)
     kept = [w for w in words if doc_counts.get(w, 0) <= limit]
     return kept or words
 

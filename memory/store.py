@@ -200,6 +200,7 @@ class MemoryStore:
         async with self.db.transaction() as tx:
             removed = await erasure.erase_scope(tx, scope.id)
             await erasure.record(tx, scope.id, [("scope", None)], "/deleteme")
+        self.index.scopes.forget(scope.id)  # its vectors leave this process's memory now, not at the next search
         await erasure.settle(self.db)
         return removed
 

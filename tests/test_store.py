@@ -5,6 +5,7 @@ import asyncio
 
 import time
 
+import numpy as np
 import pytest
 
 from memory import search_text as textmod
@@ -308,14 +309,16 @@ async def test_word_scores_come_from_the_users_own_documents(store: MemoryStore,
     assert await full_text_signals(store, embedder, anna.id, query, "words") == ours
 
 
-def test_bm25_rewards_rare_terms_repeats_and_short_texts() -> None:
-    texts = {1: "kino kino", 2: "kino und noch sehr viel anderer text dazu", 3: "konzert", 4: "nichts davon"}
-    scores = textmod.bm25(["kino", "konzert"], texts, total_docs=10, mean_length=12.0)
-    assert scores[4] == 0.0
-    assert scores[1] > scores[2] > 0  # the same term more often, in a shorter text
-    assert scores[3] > scores[2]  # "konzert" is in one text, "kino" in two: the rarer term weighs more
-    everywhere = textmod.bm25(["kino"], {1: "kino", 2: "kino"}, total_docs=2, mean_length=4.0)
-    assert everywhere == {1: pytest.approx(1e-6 * 2.2 / (1 + 1.2 * (0.25 + 0.75 * 2 / 2))), 2: everywhere[1]}
+def test_bm25_rewards_rare_terms_and_short_texts() -> None:
+    texts = ["kino", "kino und noch sehr viel anderer text dazu", "konzert", "nichts davon"]
+    lengths = np.array([float(len(t)) for t in texts])
+    holding = [np.array([0, 1]), np.array([2])]  # "kino" in the first two, "konzert" in the third
+    scores = textmod.matched_bm25(holding, lengths, total_docs=10, mean_length=12.0)
+    assert scores[3] == 0.0
+    assert scores[0] > scores[1] > 0  # the same term in a shorter text
+    assert scores[2] > scores[0]  # "konzert" is in one text, "kino" in two: the rarer term weighs more
+    everywhere = textmod.matched_bm25([np.array([0, 1])], np.array([4.0, 4.0]), total_docs=2, mean_length=4.0)
+    assert everywhere.tolist() == [pytest.approx(1e-6 * 2.2 / (1 + 1.2)), pytest.approx(1e-6 * 2.2 / (1 + 1.2))]
 
 
 OTHER_NOTES = ["Anna kocht am Sonntag Linsensuppe.", "Lea spielt Cello im Orchester.", "Anna fährt im Mai nach Wien.",
@@ -339,31 +342,12 @@ async def test_two_query_words_side_by_side_in_a_note_weigh_more_than_apart(
 
 
 def test_a_phrase_counts_once_per_document_and_rare_phrases_weigh_more() -> None:
-    short, long = len("Anna liest gern."), len("Ben liest gern Krimis und noch viel mehr.")
-    holding = {"liest gern": {1: short, 2: long}, "roten schal": {2: long}}
-    scores = textmod.matched_bm25(holding, total_docs=20, mean_length=30.0)
-    assert set(scores) == {1, 2}
-    assert scores[2] > scores[1]  # two phrases beat one, though the text is longer
-    alone = textmod.matched_bm25({"liest gern": holding["liest gern"]}, total_docs=20, mean_length=30.0)
-    assert alone[1] > alone[2]  # with one phrase each, the shorter text scores more
-
-
-async def test_the_vector_search_beside_the_full_text_queries_finds_the_same(
-    store: MemoryStore, embedder: FakeEmbedder,
-) -> None:
-    from memory.index import SearchIndex
-
-    anna = await store.scope("mnemo", "anna")
-    for text in KINO + OTHER_NOTES:
-        await store.notes.add(anna, text, dedupe=False)
-    beside = SearchIndex(store.db, embedder, aside_from_docs=0)  # always on the second connection
-    one_after_the_other = SearchIndex(store.db, embedder, aside_from_docs=10**9)
-    now = time.time()
-    for query in ("Kinoabend mit Lea", "Was kocht Anna?", "Konzert im Mai", "Hund"):
-        hits = await beside.search(anna.id, query, ("note",), now=now)
-        assert hits and hits == await one_after_the_other.search(anna.id, query, ("note",), now=now)
-    added = await store.notes.add(anna, "Anna hat einen Kinoabend für Freitag geplant.")
-    assert added.note.id in {h.item_id for h in await beside.search(anna.id, "Kinoabend Freitag", ("note",))}
+    lengths = np.array([float(len("Anna liest gern.")), float(len("Ben liest gern Krimis und noch viel mehr."))])
+    liest_gern, roten_schal = np.array([0, 1]), np.array([1])
+    scores = textmod.matched_bm25([liest_gern, roten_schal], lengths, total_docs=20, mean_length=30.0)
+    assert scores[1] > scores[0] > 0  # two phrases beat one, though the text is longer
+    alone = textmod.matched_bm25([liest_gern], lengths, total_docs=20, mean_length=30.0)
+    assert alone[0] > alone[1]  # with one phrase each, the shorter text scores more
 
 
 async def test_a_task_cancelled_while_its_transaction_begins_leaves_the_connection_usable(store: MemoryStore) -> None:

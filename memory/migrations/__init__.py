@@ -1,6 +1,7 @@
 """Numbered schema migrations, registered in MIGRATIONS and recorded in the `migrations` table; running them
 twice is a no-op. The migrations themselves live in from_m001.py, from_m013.py, from_m028.py, from_m029.py,
-from_m030.py, from_m031.py, from_m032.py, from_m033.py, from_m035.py, from_m037.py, from_m038.py and from_m039.py."""
+from_m030.py, from_m031.py, from_m032.py, from_m033.py, from_m035.py, from_m037.py, from_m038.py, from_m039.py and
+from_m040.py."""
 from __future__ import annotations
 
 import logging
@@ -22,6 +23,7 @@ from memory.migrations import (
     from_m037,
     from_m038,
     from_m039,
+    from_m040,
 )
 
 log = logging.getLogger(__name__)
@@ -67,6 +69,7 @@ MIGRATIONS: list[Migration] = [
     from_m037.m037_incognito_stretches,
     from_m038.m038_web_sessions,
     from_m039.m039_bit_vectors,
+    from_m040.m040_scope_changes,
 ]
 
 

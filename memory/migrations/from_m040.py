@@ -1,0 +1,29 @@
+"""Migrations from m040 on (the search keeps each scope's documents in process memory: `memory.scope_arrays`).
+
+Frozen once released: databases record their names. A new migration goes at the end here and into the
+list MIGRATIONS in memory/migrations.
+"""
+from __future__ import annotations
+
+from memory.db import Tx
+
+
+async def m040_scope_changes(tx: Tx) -> None:
+    """Two counters per scope, kept by triggers on `docs`: documents added, documents deleted or rewritten.
+
+    A search compares them with what it holds of the scope in memory: `added` alone moved, it reads the
+    documents added since; `changed` moved, it reads the scope again. Triggers count every writer (another
+    process, a migration, an erasure), so no path can leave a process searching what was deleted.
+    """
+    await tx.execute("CREATE TABLE scope_changes (scope_id INTEGER PRIMARY KEY, added INTEGER NOT NULL DEFAULT 0,"
+                     " changed INTEGER NOT NULL DEFAULT 0)")
+    await tx.execute("INSERT INTO scope_changes(scope_id, added) SELECT scope_id, count(*) FROM docs GROUP BY scope_id")
+
+    def bump(column: str, scope: str) -> str:
+        return (f"INSERT INTO scope_changes(scope_id, {column}) VALUES ({scope}, 1)"
+                f" ON CONFLICT(scope_id) DO UPDATE SET {column} = {column} + 1;")
+
+    await tx.execute(f"CREATE TRIGGER docs_added AFTER INSERT ON docs BEGIN {bump('added', 'NEW.scope_id')} END")
+    await tx.execute(f"CREATE TRIGGER docs_deleted AFTER DELETE ON docs BEGIN {bump('changed', 'OLD.scope_id')} END")
+    await tx.execute("CREATE TRIGGER docs_rewritten AFTER UPDATE OF scope_id, source, text, content_hash, created_at"
+                     f" ON docs BEGIN {bump('changed', 'OLD.scope_id')} {bump('changed', 'NEW.scope_id')} END")

@@ -1,0 +1,136 @@
+"""What the search keeps of a scope in memory (`memory.scope_arrays`): it follows every writer, forgets what was
+deleted, switches to bits as a scope grows, stays within its budget, and m040 counts an older database's documents."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+
+from memory.index import SearchIndex
+from memory.migrations.from_m040 import m040_scope_changes
+from memory.notes import NewNote
+from memory.store import MemoryStore
+from memory.vectors import from_half, half
+from tests.fakes.embedder import FakeEmbedder
+from tests.old_layouts import migrated_before
+from tests.test_vector_layout import note_texts
+
+DIM = 64
+
+
+async def found(index: SearchIndex, scope_id: int, query: str, k: int = 10) -> list[int]:
+    return [h.item_id for h in await index.search(scope_id, query, ("note",), k=k, now=time.time())]
+
+
+async def test_bits_and_exact_vectors_rank_alike_when_the_rescoring_covers_the_scope(tmp_path: Path) -> None:
+    embedder = FakeEmbedder(dim=DIM)
+    async with await MemoryStore.open(tmp_path, embedder) as store:
+        anna = await store.scope("mnemo", "anna")
+        notes = await store.notes.add_many(anna, [NewNote(t) for t in note_texts(80)])
+        exact = SearchIndex(store.db, embedder)
+        bits = SearchIndex(store.db, embedder, exact_up_to=0)  # every scope by its bits; 120 rescored >= 80 notes
+        for query in ("Anna pflückt Kirsche in Bamberg", "Quitte Husum", "Nummer17", "Holunder"):
+            assert await found(exact, anna.id, query) == await found(bits, anna.id, query)
+        held = exact.scopes.kept(anna.id), bits.scopes.kept(anna.id)
+        assert held[0] is not None and held[0].vectors is not None and held[0].bits is None
+        assert held[1] is not None and held[1].bits is not None and held[1].vectors is None
+        qvec = embedder.embed(["Quitte Husum"], "query")[0]
+        kept = {n.id: float(from_half(half(embedder.embed([n.text])[0])) @ qvec) for n in notes}
+        for index in (exact, bits):  # nearest() by the full vectors, the way the cache keeps them
+            nearest = await index.nearest(anna.id, qvec, "note", k=5)
+            assert np.allclose([c for *_, c in nearest], sorted(kept.values(), reverse=True)[:5], atol=1e-5)
+            assert all(abs(kept[item] - cosine) < 1e-5 for _, item, cosine in nearest)
+
+
+async def test_another_connections_additions_and_deletions_reach_a_kept_scope(tmp_path: Path) -> None:
+    embedder = FakeEmbedder(dim=DIM)
+    async with await MemoryStore.open(tmp_path, embedder) as store, \
+            await MemoryStore.open(tmp_path, embedder) as other:  # another process's writes, as far as SQLite knows
+        anna = await store.scope("mnemo", "anna")
+        await store.notes.add_many(anna, [NewNote(t) for t in note_texts(20)])
+        assert await found(store.index, anna.id, "Anna isst Quittengelee in Zwickau") != []  # the scope is now kept
+        added = (await other.notes.add(await other.scope("mnemo", "anna"), "Anna isst Quittengelee in Zwickau.")).note
+        assert (await found(store.index, anna.id, "Quittengelee Zwickau", k=1)) == [added.id]
+        await other.notes.erase(await other.scope("mnemo", "anna"), added.id)
+        assert added.id not in await found(store.index, anna.id, "Quittengelee Zwickau")
+        held = store.index.scopes.kept(anna.id)
+        assert held is not None and len(held.ids) == 20
+
+
+async def test_a_scope_that_grows_past_the_exact_limit_keeps_its_bits_and_still_finds_everything(
+    tmp_path: Path,
+) -> None:
+    embedder = FakeEmbedder(dim=DIM)
+    async with await MemoryStore.open(tmp_path, embedder) as store:
+        anna = await store.scope("mnemo", "anna")
+        index = SearchIndex(store.db, embedder, exact_up_to=30)
+        texts = note_texts(50)
+        first = await store.notes.add_many(anna, [NewNote(t) for t in texts[:25]])
+        assert await found(index, anna.id, texts[3], k=1) == [first[3].id]
+        assert (held := index.scopes.kept(anna.id)) is not None and held.vectors is not None
+        later = await store.notes.add_many(anna, [NewNote(t) for t in texts[25:]])
+        for i in (3, 30, 49):
+            assert await found(index, anna.id, texts[i], k=1) == [(first + later)[i].id]
+        held = index.scopes.kept(anna.id)
+        assert held is not None and held.bits is not None and held.vectors is None and len(held.ids) == 50
+        assert np.all(np.diff(held.ids) > 0)
+
+
+async def test_the_cache_stays_within_its_budget_and_a_scope_larger_than_it_is_searched_uncached(
+    tmp_path: Path,
+) -> None:
+    embedder = FakeEmbedder(dim=DIM)
+    async with await MemoryStore.open(tmp_path, embedder) as store:
+        scopes = [await store.scope("mnemo", user) for user in ("anna", "ben", "cleo")]
+        for scope in scopes:
+            await store.notes.add_many(scope, [NewNote(t) for t in note_texts(30)])
+        await found(store.index, scopes[0].id, "Kirsche")
+        assert (first := store.index.scopes.kept(scopes[0].id)) is not None
+        one_scope = first.nbytes
+        index = SearchIndex(store.db, embedder, cache_bytes=2 * one_scope + 10)
+        for scope in scopes:
+            assert len(await found(index, scope.id, "Anna pflückt Kirsche")) == 10
+        assert index.scopes.held() == [scopes[1].id, scopes[2].id]  # the least recently used went
+        tiny = SearchIndex(store.db, embedder, cache_bytes=one_scope // 2)
+        assert await found(tiny, scopes[0].id, "Kirsche Bamberg") == await found(index, scopes[0].id, "Kirsche Bamberg")
+        assert tiny.scopes.held() == []
+
+
+async def test_m040_counts_the_documents_an_older_mnemo_wrote_and_the_triggers_follow(tmp_path: Path) -> None:
+    db = await migrated_before(tmp_path / "mnemo.sqlite3", m040_scope_changes)
+    async with db.transaction() as tx:
+        for user in ("anna", "ben"):
+            await tx.execute("INSERT INTO scopes(companion_id, user_id, created_at) VALUES ('mnemo', ?, 0)", (user,))
+        for i in range(5):
+            await tx.execute("INSERT INTO docs(scope_id, source, item_id, text, content_hash, created_at)"
+                             " VALUES (?, 'note', ?, ?, ?, 0)", (1 if i < 3 else 2, i, f"Text {i}", f"h{i}"))
+    await db.close()
+    embedder = FakeEmbedder(dim=DIM)
+    async with await MemoryStore.open(tmp_path, embedder) as store:
+        async with store.db.reading() as tx:
+            assert await tx.fetchall("SELECT scope_id, added, changed FROM scope_changes ORDER BY scope_id") \
+                == [(1, 3, 0), (2, 2, 0)]
+        async with store.db.transaction() as tx:
+            await tx.execute("UPDATE docs SET last_used_at = 1 WHERE scope_id = 1")  # using a note changes nothing
+            await tx.execute("UPDATE docs SET text = 'Text neu' WHERE id = 1")
+            await tx.execute("DELETE FROM docs WHERE id = 4")
+        async with store.db.reading() as tx:
+            after = await tx.fetchall("SELECT scope_id, added, changed FROM scope_changes ORDER BY scope_id")
+        assert [(scope, added, changed > 0) for scope, added, changed in after] == [(1, 3, True), (2, 2, True)]
+
+
+async def test_after_deleteme_elsewhere_a_kept_scope_shows_neither_the_old_notes_nor_misses_the_new(
+    tmp_path: Path,
+) -> None:
+    embedder = FakeEmbedder(dim=DIM)
+    async with await MemoryStore.open(tmp_path, embedder) as store, await MemoryStore.open(tmp_path, embedder) as other:
+        anna = await store.scope("mnemo", "anna")
+        old = (await store.notes.add(anna, "Anna hütet Alpakas in Wismar.")).note
+        assert await found(store.index, anna.id, "Alpakas Wismar") == [old.id]  # kept: one note, one addition
+        await other.delete_scope(anna)
+        assert other.index.scopes.kept(anna.id) is None
+        new = (await other.notes.add(anna, "Anna hütet Alpakas in Husum.")).note  # one note, one addition again
+        assert await found(store.index, anna.id, "Alpakas Wismar") == [new.id]
+        held = store.index.scopes.kept(anna.id)
+        assert held is not None and len(held.ids) == 1
