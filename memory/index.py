@@ -194,7 +194,7 @@ class SearchIndex:
             rows = await tx.fetchall(f"SELECT id, item_id FROM docs WHERE id IN ({','.join('?' * len(cosines))})",
                                      tuple(cosines))
         items = dict(rows)
-        ranked = sorted(cosines.items(), key=lambda pair: (pair[1], pair[0]), reverse=True)
+        ranked = sorted(cosines.items(), key=lambda pair: pair[1], reverse=True)
         return [(doc, items[doc], cosine) for doc, cosine in ranked if doc in items]
 
     async def search(
@@ -274,8 +274,8 @@ class SearchIndex:
         if arrays.vectors is not None:
             every = arrays.vectors @ q
             at = np.flatnonzero(allowed)
-            if len(at) > k:  # the nearest; of equals, the newest
-                at = at[np.lexsort((-arrays.ids[at], -every[at]))[:k]]
+            if len(at) > k:  # the nearest; of equals, the oldest (as the database's order gave them before)
+                at = at[np.argsort(-every[at], kind="stable")[:k]]
             return {int(arrays.ids[i]): float(every[i]) for i in at}, every
         nearest = hamming_nearest(arrays, allowed, query_bits(q, await self.center(tx)),
                                   max(k, vectors.coarse(len(arrays.ids))))

@@ -38,6 +38,7 @@ from memory.relationship import Relationships
 from memory.reminders import Reminders
 from memory.rhythm_weights import RhythmStore
 from memory.runs import Runs
+from memory.scope_arrays import CACHE_BYTES
 from memory.state import ScopeState
 from memory.suggestions import Suggestions
 from memory.thoughts import Thoughts
@@ -99,16 +100,18 @@ class MemoryStore:
     @classmethod
     async def open(
         cls, path: Path | str, embedder: Embedder, *, weights: Weights | None = None,
-        semantic_dedupe: float | None = None,
+        semantic_dedupe: float | None = None, search_cache_bytes: int = CACHE_BYTES,
     ) -> MemoryStore:
-        """Open the database (a file path, or a data directory), migrate it and check the embedding model."""
+        """Open the database (a file path, or a data directory), migrate it and check the embedding model.
+
+        search_cache_bytes: what the search keeps of the scopes in memory (`memory.scope_arrays`)."""
         path = Path(path)
         if path.suffix == "" or path.is_dir():
             path = path / DB_FILENAME
         db = await Database.open(path)
         try:
             applied = await migrate(db, backup_dir=db.backup_dir)
-            index = SearchIndex(db, embedder, weights)
+            index = SearchIndex(db, embedder, weights, cache_bytes=search_cache_bytes)
             await index.ensure_model()
             await erasure.on_open(db, fresh="m001_scopes_and_meta" in applied)
             if "m039_bit_vectors" in applied and "m001_scopes_and_meta" not in applied:

@@ -110,5 +110,5 @@ def coarse(size: int) -> int:
 
 
 def rescored(cosines: dict[int, float], k: int) -> dict[int, float]:
-    """The k documents of highest cosine; of equals, the newest (highest id)."""
-    return dict(sorted(cosines.items(), key=lambda pair: (pair[1], pair[0]), reverse=True)[:k])
+    """The k documents of highest cosine (of equals, the first given)."""
+    return dict(sorted(cosines.items(), key=lambda pair: pair[1], reverse=True)[:k])

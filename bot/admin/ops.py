@@ -37,7 +37,8 @@ class Check:
 async def open_store(settings: Settings) -> MemoryStore:
     """Open the configured store (migrating it, with a backup first when needed)."""
     embedder = await asyncio.to_thread(make_embedder, settings.embedding_model)
-    return await MemoryStore.open(settings.data_dir, embedder, semantic_dedupe=settings.dedupe_threshold)
+    return await MemoryStore.open(settings.data_dir, embedder, semantic_dedupe=settings.dedupe_threshold,
+                                      search_cache_bytes=settings.search_cache_mb * 2**20)
 
 
 async def make_backup(settings: Settings, target: Path | None = None) -> Path:
