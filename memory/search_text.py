@@ -121,6 +121,24 @@ def matched_bm25(holding: Sequence[np.ndarray], lengths: np.ndarray, total_docs:
     return scores
 
 
+def counted_bm25(terms: Sequence[str], texts: dict[int, str], holding: Sequence[int], total_docs: int,
+                 mean_length: float) -> dict[int, float]:
+    """bm25 of substring terms in texts, each counted as often as it occurs in the lower-cased text: how FTS5's bm25()
+    scores trigram phrases. A text's length is its number of trigrams (characters - 2).
+
+    holding[i]: in how many of the collection's documents terms[i] occurs (texts may be only the best of them).
+    """
+    average = max(mean_length - 2.0, 1.0)
+    scores: dict[int, float] = {}
+    for doc, text in texts.items():
+        lowered, score = text.lower(), 0.0
+        for term, documents in zip(terms, holding):
+            if tf := lowered.count(term):
+                score += _idf(total_docs, documents) * _saturated(tf, max(len(lowered) - 2, 1), average)
+        scores[doc] = score
+    return scores
+
+
 # A word that occurs in more than this share of a scope's documents (the user's own name, say)
 # tells little about which memory is meant; it is left out of the full-text queries.
 COMMON_SHARE = 0.1

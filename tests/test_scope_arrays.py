@@ -134,3 +134,21 @@ async def test_after_deleteme_elsewhere_a_kept_scope_shows_neither_the_old_notes
         assert await found(store.index, anna.id, "Alpakas Wismar") == [new.id]
         held = store.index.scopes.kept(anna.id)
         assert held is not None and len(held.ids) == 1
+
+
+async def test_a_scope_searched_by_its_bits_keeps_to_the_kinds_and_the_window_asked_for(tmp_path: Path) -> None:
+    embedder = FakeEmbedder(dim=DIM)
+    async with await MemoryStore.open(tmp_path, embedder) as store:
+        anna = await store.scope("mnemo", "anna")
+        index = SearchIndex(store.db, embedder, exact_up_to=0)
+        now, day = time.time(), 86400.0
+        old = await store.messages.add(anna, "user", "Ich war im Kino in Husum", created_at=now - 3 * day)
+        new = await store.messages.add(anna, "user", "Ich war wieder im Kino in Husum", created_at=now - 0.5 * day)
+        note = (await store.notes.add(anna, "Anna geht gern ins Kino in Husum.")).note
+        hits = await index.search(anna.id, "Kino Husum", ("message",), window=(now - day, now), now=now)
+        assert [(h.source, h.item_id) for h in hits] == [("message", new.id)]
+        hits = await index.search(anna.id, "Kino Husum", ("note",), now=now)
+        assert [(h.source, h.item_id) for h in hits] == [("note", note.id)]
+        every = await index.search(anna.id, "Kino Husum", ("message", "note"), now=now)
+        assert {(h.source, h.item_id) for h in every} == {("message", old.id), ("message", new.id), ("note", note.id)}
+        assert (held := index.scopes.kept(anna.id)) is not None and held.bits is not None

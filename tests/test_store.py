@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import asyncio
-
 import time
 
 import numpy as np
@@ -339,6 +338,16 @@ async def test_two_query_words_side_by_side_in_a_note_weigh_more_than_apart(
     words = {found.docs[c.doc_id].item_id: c.words for c in found.candidates if c.words > 0}
     assert set(words) == {apart.note.id, together.note.id}
     assert words[together.note.id] > words[apart.note.id]
+
+
+def test_counted_bm25_rewards_rare_terms_repeats_and_short_texts() -> None:
+    texts = {1: "kino kino", 2: "kino und noch sehr viel anderer text dazu", 3: "konzert", 4: "nichts davon"}
+    scores = textmod.counted_bm25(["kino", "konzert"], texts, [2, 1], total_docs=10, mean_length=12.0)
+    assert scores[4] == 0.0
+    assert scores[1] > scores[2] > 0  # the same term more often, in a shorter text
+    assert scores[3] > scores[2]  # "konzert" is in one text, "kino" in two: the rarer term weighs more
+    once = textmod.counted_bm25(["kino"], {1: "kino kino", 5: "kino lalala"}, [2], total_docs=10, mean_length=12.0)
+    assert once[1] > once[5]  # same length: the repeat counts
 
 
 def test_a_phrase_counts_once_per_document_and_rare_phrases_weigh_more() -> None:
