@@ -175,6 +175,8 @@ class Report:
     query_embedding_p95_ms: float = 0.0
     figures: list[Figures] = field(default_factory=list)
     db_mb: dict[int, float] = field(default_factory=dict)  # growth over the empty store, by notes of one user
+    # what the search kept in RAM after the queries (`memory.scope_arrays`), by store: "one 1000", "spread 100000"
+    kept_mb: dict[str, float] = field(default_factory=dict)
     notes_per_second: dict[str, float] = field(default_factory=dict)  # with synthetic vectors: no embedding
     load_average: list[float] = field(default_factory=list)  # 1-minute load at the start and at the end
 
@@ -248,6 +250,12 @@ async def db_bytes(store: MemoryStore) -> int:
     return sum(f.stat().st_size for f in store.db.path.parent.glob(store.db.path.name + "*"))
 
 
+def kept_mb(store: MemoryStore) -> float:
+    """Megabytes the store's search keeps in RAM of all scopes it searched."""
+    kept = (store.index.scopes.kept(scope) for scope in store.index.scopes.held())
+    return round(sum(arrays.nbytes for arrays in kept if arrays is not None) / 1e6, 2)
+
+
 async def run(
     sizes: Sequence[int], spread: int, users: int, n_queries: int, repeat: int, keep: Path | None,
 ) -> Report:
@@ -279,6 +287,7 @@ async def run(
                     have = size
                     report.db_mb[size] = round((await db_bytes(store) - empty) / 1e6, 1)
                     report.figures.append(await measure(store, embedder, [scope], queries, vectors, "one", size, repeat))
+                    report.kept_mb[f"one {size}"] = kept_mb(store)
                     print(_row(report.figures[-1]), flush=True)
                 report.notes_per_second["one user"] = round(have / seconds)
             finally:
@@ -290,6 +299,7 @@ async def run(
                 seconds = await fill(store, scopes, spread // users, 0, seed=2)
                 report.notes_per_second[f"{users} users"] = round(spread / seconds)
                 report.figures.append(await measure(store, embedder, scopes, queries, vectors, "spread", spread, repeat))
+                report.kept_mb[f"spread {spread}"] = kept_mb(store)
                 print(_row(report.figures[-1]), flush=True)
             finally:
                 await store.close()
@@ -336,6 +346,8 @@ def main() -> None:
         goal = f"; goal <= {GOAL_MB_PER_10K:.0f} MB: " + ("met" if per_10k <= GOAL_MB_PER_10K else "MISSED")
         print(f"database at {notes} notes of one user: +{mb} MB over the empty store"
               f" ({per_10k:.1f} MB per 10k notes{goal if notes >= 10_000 else ''})")
+    print("kept in RAM by the search after the queries, MB: "
+          + ", ".join(f"{k} {v}" for k, v in report.kept_mb.items()))
     print("ingest with synthetic vectors (no embedding), notes/s: "
           + ", ".join(f"{k} {v}" for k, v in report.notes_per_second.items()))
     print(f"1-minute load average at the start and the end: {report.load_average}")

@@ -39,7 +39,7 @@ log = logging.getLogger(__name__)
 # a UNION and 2,000 result columns). The vector search still reads all of it.
 MAX_QUERY_WORDS = 64
 _QUERY_CACHE = 512
-TRIGRAM_RECOUNTED = 3 * CANDIDATES  # trigram holders whose stems are counted (`SearchIndex._trigram`)
+TRIGRAM_RECOUNTED = 3 * CANDIDATES  # trigram holders of a small scope whose stems are counted (`SearchIndex._trigram`)
 
 
 class SearchIndex:
@@ -326,12 +326,16 @@ class SearchIndex:
     @staticmethod
     async def _trigram(tx: Tx, stems: list[str], seen: list[np.ndarray], arrays: ScopeArrays, total: int,
                        mean: float) -> dict[int, float]:
-        """bm25 of the stems as substrings: every holder scored as if it held each stem once, then the best
-        `TRIGRAM_RECOUNTED` read and scored by how often each stem occurs in them (`search_text.counted_bm25`,
-        FTS5's formula with the scope's own statistics). Long messages repeat a stem; counting it moved LoCoMo's
-        MRR by 0.002."""
+        """bm25 of the stems as substrings. Every holder is scored as if it held each stem once; in a small scope
+        (float vectors kept) the best `TRIGRAM_RECOUNTED` are then read and scored by how often each stem occurs
+        in them (`search_text.counted_bm25`: FTS5's bm25 with the scope's statistics), because long messages
+        repeat a stem (LoCoMo lost 0.002 of any@5 and of MRR without it). Above, the count costs more
+        (3-5 ms at 100k notes) than it can change among short notes."""
         trigrams = np.maximum(arrays.lengths - 2, 1)  # the trigram index counts a text's trigrams
-        first = best(arrays.ids, search_text.matched_bm25(seen, trigrams, total, mean - 2), TRIGRAM_RECOUNTED)
+        once = search_text.matched_bm25(seen, trigrams, total, mean - 2)
+        if arrays.vectors is None:
+            return best(arrays.ids, once)
+        first = best(arrays.ids, once, TRIGRAM_RECOUNTED)
         rows = await tx.fetchall("SELECT d.id, d.text FROM json_each(?) j JOIN docs d ON d.id = j.value",
                                  (json.dumps(list(first)),))
         scores = search_text.counted_bm25(stems, dict(rows), [len(at) for at in seen], total, mean)

@@ -22,6 +22,7 @@ from memory.models import SEARCHABLE, Source
 SOURCE_CODES: dict[str, int] = {source: code for code, source in enumerate(SEARCHABLE)}
 CACHE_BYTES = 256 * 2**20  # what a process keeps of all scopes: about 160 scopes of 1k notes, or 100k notes' bits
 EXACT_UP_TO = 3000  # documents whose float32 vectors a scope keeps and compares all (bench/scale.py)
+DENSE_FROM = 10_000  # documents from which `ScopeArrays.locate` may use a table instead of a binary search
 _CHUNK = 5000  # documents read per statement, so 100k notes' vectors never sit in Python at once
 
 
@@ -41,7 +42,7 @@ class ScopeArrays:
     @property
     def nbytes(self) -> int:
         """Bytes held."""
-        held = (self.ids, self.sources, self.created, self.lengths, self.vectors, self.bits)
+        held = (self.ids, self.sources, self.created, self.lengths, self.vectors, self.bits, self.dense)
         return sum(a.nbytes for a in held if a is not None)
 
     def allowed(self, sources: Sequence[Source], window: tuple[float, float] | None = None) -> np.ndarray:
@@ -53,10 +54,23 @@ class ScopeArrays:
 
     def locate(self, doc_ids: np.ndarray) -> np.ndarray:
         """Positions of doc_ids among the scope's documents; ids the scope does not hold are left out."""
+        if self.dense is not None:  # ids close together: a table from id to position
+            offset = doc_ids - self.ids[0]
+            at = self.dense[offset[(offset >= 0) & (offset < len(self.dense))]]
+            return at[at >= 0]
         at = np.searchsorted(self.ids, doc_ids)
         inside = at < len(self.ids)
         at, doc_ids = at[inside], doc_ids[inside]
         return at[self.ids[at] == doc_ids]
+
+    def __post_init__(self) -> None:
+        """A table from id to position (-1: not this scope's) when the ids span at most twice their number: one
+        user's memory written mostly alone. Otherwise `locate` searches the sorted ids."""
+        span = int(self.ids[-1] - self.ids[0]) + 1 if len(self.ids) else 0
+        self.dense: np.ndarray | None = None
+        if len(self.ids) >= DENSE_FROM and span <= 2 * len(self.ids):
+            self.dense = np.full(span, -1, dtype=np.int32)
+            self.dense[self.ids - self.ids[0]] = np.arange(len(self.ids), dtype=np.int32)
 
 
 def query_bits(vector: np.ndarray, center: np.ndarray) -> np.ndarray:

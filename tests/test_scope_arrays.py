@@ -10,6 +10,7 @@ import numpy as np
 from memory.index import SearchIndex
 from memory.migrations.from_m040 import m040_scope_changes
 from memory.notes import NewNote
+from memory.scope_arrays import DENSE_FROM, ScopeArrays
 from memory.store import MemoryStore
 from memory.vectors import from_half, half
 from tests.fakes.embedder import FakeEmbedder
@@ -152,3 +153,17 @@ async def test_a_scope_searched_by_its_bits_keeps_to_the_kinds_and_the_window_as
         every = await index.search(anna.id, "Kino Husum", ("message", "note"), now=now)
         assert {(h.source, h.item_id) for h in every} == {("message", old.id), ("message", new.id), ("note", note.id)}
         assert (held := index.scopes.kept(anna.id)) is not None and held.bits is not None
+
+
+def test_locate_finds_the_same_positions_by_table_and_by_binary_search() -> None:
+    rng = np.random.default_rng(5)
+    close = np.sort(rng.choice(np.arange(1000, 1000 + 15_000), size=DENSE_FROM, replace=False)).astype(np.int64)
+    far = close * 7  # spread over seven times their number: no table
+    for ids, tabled in ((close, True), (far, False)):
+        n = len(ids)
+        arrays = ScopeArrays(0, 0, ids, np.zeros(n, np.uint8), np.zeros(n), np.ones(n), None, None)
+        assert (arrays.dense is not None) == tabled
+        asked = np.concatenate([ids[rng.choice(n, 500)], np.array([0, 999, ids[-1] + 1, ids[0] - 1, 10**9])])
+        held = set(ids.tolist())
+        expected = [int(np.searchsorted(ids, a)) for a in asked.tolist() if a in held]  # one per id asked and held
+        assert sorted(arrays.locate(asked).tolist()) == sorted(expected) and len(expected) == 500
