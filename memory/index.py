@@ -241,12 +241,12 @@ class SearchIndex:
             arrays = await self.scopes.get(tx, scope_id, await self.center(tx))
             anytime = arrays.allowed(sources)
             allowed = anytime if window is None else arrays.allowed(sources, window)
-            cosines: dict[int, float] = {}
-            every = np.zeros(0, np.float32)  # each document's cosine, where the scope compared them all
-            if self.weights.vector > 0:
-                cosines, every = await self._vector(tx, arrays, allowed, qvec, CANDIDATES)
-            lexical = await self._lexical(tx, scope_id, search_text.content_words(query)[:MAX_QUERY_WORDS],
-                                          arrays, anytime, allowed)
+            # The vector search's arithmetic runs in a thread meanwhile the full-text statements run in the database's.
+            words = search_text.content_words(query)[:MAX_QUERY_WORDS]
+            vector, lexical = await asyncio.gather(
+                self._vector(tx, arrays, allowed, qvec, CANDIDATES, on=self.weights.vector > 0),
+                self._lexical(tx, scope_id, words, arrays, anytime, allowed))
+            cosines, every = vector  # every: each document's cosine, where the scope compared them all
             ids = set(cosines) | set(lexical["fts_words"]) | set(lexical["fts_trigram"])
             docs = await documents(tx, ids)
             rest = np.array(sorted(d for d in ids if d not in cosines), dtype=np.int64)
@@ -268,10 +268,12 @@ class SearchIndex:
         return Found(candidates, docs)
 
     async def _vector(self, tx: Tx, arrays: ScopeArrays, allowed: np.ndarray, qvec: np.ndarray,
-                      k: int) -> tuple[dict[int, float], np.ndarray]:
+                      k: int, on: bool = True) -> tuple[dict[int, float], np.ndarray]:
         """Cosine of the k nearest allowed documents, and every document's cosine where the scope keeps float32
         vectors (else empty): those compared all, exactly; bits ranked by Hamming distance, the nearest
         `vectors.coarse` rescored by their full vectors from the database."""
+        if not on:
+            return {}, np.zeros(0, np.float32)
         q = _checked(qvec, self.embedder.dim)
         if arrays.vectors is not None:
             every = arrays.vectors @ q
@@ -279,8 +281,8 @@ class SearchIndex:
             if len(at) > k:  # the nearest; of equals, the oldest (as the database's order gave them before)
                 at = at[np.argsort(-every[at], kind="stable")[:k]]
             return {int(arrays.ids[i]): float(every[i]) for i in at}, every
-        nearest = hamming_nearest(arrays, allowed, query_bits(q, await self.center(tx)),
-                                  max(k, vectors.coarse(len(arrays.ids))))
+        nearest = await asyncio.to_thread(hamming_nearest, arrays, allowed, query_bits(q, await self.center(tx)),
+                                          max(k, vectors.coarse(len(arrays.ids))))
         cosines = await stored_cosines(tx, nearest.tolist(), q, self.embedder.name)
         return vectors.rescored(cosines, k), np.zeros(0, np.float32)
 

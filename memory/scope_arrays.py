@@ -43,13 +43,16 @@ class ScopeArrays:
     def nbytes(self) -> int:
         """Bytes held."""
         held = (self.ids, self.sources, self.created, self.lengths, self.vectors, self.bits, self.dense)
-        return sum(a.nbytes for a in held if a is not None)
+        return sum(a.nbytes for a in held if a is not None) + sum(m.nbytes for m in self._kinds.values())
 
     def allowed(self, sources: Sequence[Source], window: tuple[float, float] | None = None) -> np.ndarray:
         """Which documents a search of these sources (created within window, when given) may see."""
-        mask = np.isin(self.sources, [SOURCE_CODES[s] for s in sources])
+        kinds = tuple(sorted(set(sources)))
+        if (mask := self._kinds.get(kinds)) is None:
+            mask = self._kinds[kinds] = np.isin(self.sources, [SOURCE_CODES[s] for s in kinds])
+            mask.flags.writeable = False
         if window is not None:
-            mask &= (self.created >= window[0]) & (self.created < window[1])
+            return mask & (self.created >= window[0]) & (self.created < window[1])
         return mask
 
     def locate(self, doc_ids: np.ndarray) -> np.ndarray:
@@ -66,6 +69,7 @@ class ScopeArrays:
     def __post_init__(self) -> None:
         """A table from id to position (-1: not this scope's) when the ids span at most twice their number: one
         user's memory written mostly alone. Otherwise `locate` searches the sorted ids."""
+        self._kinds: dict[tuple[str, ...], np.ndarray] = {}  # `allowed`'s masks without a window, by kinds
         span = int(self.ids[-1] - self.ids[0]) + 1 if len(self.ids) else 0
         self.dense: np.ndarray | None = None
         if len(self.ids) >= DENSE_FROM and span <= 2 * len(self.ids):
