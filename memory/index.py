@@ -245,7 +245,7 @@ class SearchIndex:
             words = search_text.content_words(query)[:MAX_QUERY_WORDS]
             vector, lexical = await asyncio.gather(
                 self._vector(tx, arrays, allowed, qvec, CANDIDATES, on=self.weights.vector > 0),
-                self._lexical(tx, scope_id, words, arrays, anytime, allowed))
+                self._lexical(tx, scope_id, words, sources, arrays, anytime, allowed))
             cosines, every = vector  # every: each document's cosine, where the scope compared them all
             ids = set(cosines) | set(lexical["fts_words"]) | set(lexical["fts_trigram"])
             docs = await documents(tx, ids)
@@ -286,8 +286,8 @@ class SearchIndex:
         cosines = await stored_cosines(tx, nearest.tolist(), q, self.embedder.name)
         return vectors.rescored(cosines, k), np.zeros(0, np.float32)
 
-    async def _lexical(self, tx: Tx, scope_id: int, words: list[str], arrays: ScopeArrays, anytime: np.ndarray,
-                       allowed: np.ndarray) -> dict[str, dict[int, float]]:
+    async def _lexical(self, tx: Tx, scope_id: int, words: list[str], sources: Sequence[Source], arrays: ScopeArrays,
+                       anytime: np.ndarray, allowed: np.ndarray) -> dict[str, dict[int, float]]:
         """bm25 of the best matches in each full-text index for the query's distinctive words, from the scope's
         own statistics (`search_text.matched_bm25`).
 
@@ -300,7 +300,7 @@ class SearchIndex:
         out: dict[str, dict[int, float]] = {"fts_words": {}, "fts_trigram": {}}
         if not words or (self.weights.words <= 0 and self.weights.trigram <= 0):
             return out
-        total = int(anytime.sum())
+        total, mean = arrays.counted(sources)
         cap = int(search_text.common_limit(total)) + 1
         found = dict(zip(words, await holders(tx, scope_id, [("fts_words", w) for w in words], cap)))
         for word in [w for w in words if len(found[w]) >= cap]:
@@ -315,7 +315,6 @@ class SearchIndex:
         more = await holders(tx, scope_id,
                              [("fts_words", t) for t in capped + pairs] + [("fts_trigram", t) for t in stems])
         found.update(zip(capped, more))
-        mean = float(arrays.lengths[anytime].mean()) if total else 1.0
         if self.weights.words > 0:
             holding = [found[w] for w in words] + more[len(capped):len(capped) + len(pairs)]
             seen = [self._seen(arrays, ids, allowed) for ids in holding]

@@ -26,6 +26,15 @@ DENSE_FROM = 10_000  # documents from which `ScopeArrays.locate` may use a table
 _CHUNK = 5000  # documents read per statement, so 100k notes' vectors never sit in Python at once
 
 
+@dataclass(frozen=True)
+class _Kinds:
+    """A scope's documents of some sources: which they are, how many, their mean length."""
+
+    mask: np.ndarray
+    count: int
+    mean_length: float
+
+
 @dataclass
 class ScopeArrays:
     """One scope's documents, in the order of their ids, as the search reads them."""
@@ -43,17 +52,29 @@ class ScopeArrays:
     def nbytes(self) -> int:
         """Bytes held."""
         held = (self.ids, self.sources, self.created, self.lengths, self.vectors, self.bits, self.dense)
-        return sum(a.nbytes for a in held if a is not None) + sum(m.nbytes for m in self._kinds.values())
+        return sum(a.nbytes for a in held if a is not None) + sum(k.mask.nbytes for k in self._kinds.values())
 
     def allowed(self, sources: Sequence[Source], window: tuple[float, float] | None = None) -> np.ndarray:
         """Which documents a search of these sources (created within window, when given) may see."""
-        kinds = tuple(sorted(set(sources)))
-        if (mask := self._kinds.get(kinds)) is None:
-            mask = self._kinds[kinds] = np.isin(self.sources, [SOURCE_CODES[s] for s in kinds])
-            mask.flags.writeable = False
+        mask = self._of_kinds(sources).mask
         if window is not None:
             return mask & (self.created >= window[0]) & (self.created < window[1])
         return mask
+
+    def counted(self, sources: Sequence[Source]) -> tuple[int, float]:
+        """How many documents of these sources the scope holds (any time), and their mean length in characters."""
+        kinds = self._of_kinds(sources)
+        return kinds.count, kinds.mean_length
+
+    def _of_kinds(self, sources: Sequence[Source]) -> _Kinds:
+        """The scope's documents of these sources, worked out once for the arrays' lifetime."""
+        key = tuple(sorted(set(sources)))
+        if (kinds := self._kinds.get(key)) is None:
+            mask = np.isin(self.sources, [SOURCE_CODES[s] for s in key])
+            mask.flags.writeable = False
+            count = int(mask.sum())
+            kinds = self._kinds[key] = _Kinds(mask, count, float(self.lengths[mask].mean()) if count else 1.0)
+        return kinds
 
     def locate(self, doc_ids: np.ndarray) -> np.ndarray:
         """Positions of doc_ids among the scope's documents; ids the scope does not hold are left out."""
@@ -69,7 +90,7 @@ class ScopeArrays:
     def __post_init__(self) -> None:
         """A table from id to position (-1: not this scope's) when the ids span at most twice their number: one
         user's memory written mostly alone. Otherwise `locate` searches the sorted ids."""
-        self._kinds: dict[tuple[str, ...], np.ndarray] = {}  # `allowed`'s masks without a window, by kinds
+        self._kinds: dict[tuple[str, ...], _Kinds] = {}  # see _of_kinds
         span = int(self.ids[-1] - self.ids[0]) + 1 if len(self.ids) else 0
         self.dense: np.ndarray | None = None
         if len(self.ids) >= DENSE_FROM and span <= 2 * len(self.ids):
@@ -121,12 +142,16 @@ class ScopeCache:
                 return await self._read(tx, scope_id, center, after=0, into=None)
         row = await tx.fetchone("SELECT added, changed FROM scope_changes WHERE scope_id = ?", (scope_id,))
         added, changed = (int(row[0]), int(row[1])) if row else (0, 0)
-        have = self._scopes.pop(scope_id, None)
+        have = self._scopes.get(scope_id)
+        if have is not None and (have.added, have.changed) == (added, changed):
+            self._scopes.move_to_end(scope_id)
+            return have
         if have is None or have.changed != changed:
             have = await self._read(tx, scope_id, center, after=0, into=None)
-        elif have.added != added:
+        else:
             have = await self._read(tx, scope_id, center, after=int(have.ids[-1]) if len(have.ids) else 0, into=have)
         have.added, have.changed = added, changed
+        self._scopes.pop(scope_id, None)
         if have.nbytes <= self.budget:
             self._scopes[scope_id] = have
             while sum(a.nbytes for a in self._scopes.values()) > self.budget:
@@ -141,12 +166,9 @@ class ScopeCache:
         """The scopes kept, the least recently searched first."""
         return list(self._scopes)
 
-    def forget(self, scope_id: int | None = None) -> None:
-        """Drop what is kept of one scope (of every scope with None), e.g. after its memory was deleted."""
-        if scope_id is None:
-            self._scopes.clear()
-        else:
-            self._scopes.pop(scope_id, None)
+    def forget(self, scope_id: int) -> None:
+        """Drop what is kept of one scope, e.g. after its memory was deleted."""
+        self._scopes.pop(scope_id, None)
 
     async def _read(self, tx: Tx, scope_id: int, center: np.ndarray, after: int,
                     into: ScopeArrays | None) -> ScopeArrays:

@@ -19,9 +19,9 @@ from memory.embedder import Embedder
 from memory.errors import EmbeddingFailed
 
 CENTER_KEY = "embedding_center"  # meta: the recorded model's centre, float32 as hex
-# Documents the Hamming search hands to the rescoring. sqlite-vec's KNN costs grow with k: 100k bit vectors
-# in one partition took 10 ms for k 60, 13 ms for 100 and 25 ms for 200 (load 7, a throwaway script); a
-# plain table ordered by `vec_distance_hamming` took 21 ms for any k.
+# Documents the Hamming search hands to the rescoring (chosen when sqlite-vec's KNN ranked them, whose cost grew
+# with k: 100k bit vectors in one partition took 10 ms for k 60, 13 ms for 100 and 25 ms for 200, load 7, a
+# throwaway script; the search now ranks the bits in numpy, `memory.scope_arrays`).
 COARSE = 120
 # Small scopes hand on more, up to COARSE_MAX, while documents x k stays within COARSE_BUDGET (400 up to
 # 2,500 documents, 120 from 8,334): LoCoMo with notes lost 0.008 of any@10 with 120 for every scope (about
@@ -29,9 +29,6 @@ COARSE = 120
 # before (22.0 against 16.6 ms p50 in one run), 120 faster (4.5 against 10.3 ms in another; load 6-9).
 COARSE_MAX = 400
 COARSE_BUDGET = 1_000_000
-# Up to this many documents (below MNEMO's second-connection threshold, index.ASIDE_FROM_DOCS) a scope's vectors
-# are all compared, exactly: one statement reads them from the cache (bench/scale.py, docs/benchmarks.md).
-EXACT_UP_TO = 3000
 
 # Sentences of the kinds mnemo stores, in both languages; their mean vector is a new model's centre.
 CALIBRATION = (
