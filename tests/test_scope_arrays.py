@@ -167,3 +167,28 @@ def test_locate_finds_the_same_positions_by_table_and_by_binary_search() -> None
         held = set(ids.tolist())
         expected = [int(np.searchsorted(ids, a)) for a in asked.tolist() if a in held]  # one per id asked and held
         assert sorted(arrays.locate(asked).tolist()) == sorted(expected) and len(expected) == 500
+
+
+async def test_a_write_cut_off_before_its_commit_leaves_the_counts_and_the_kept_scope_as_they_were(
+    tmp_path: Path,
+) -> None:
+    """A process killed mid-write leaves a rolled-back transaction: its documents and their counts go together."""
+    embedder = FakeEmbedder(dim=DIM)
+    async with await MemoryStore.open(tmp_path, embedder) as store:
+        anna = await store.scope("mnemo", "anna")
+        kept = (await store.notes.add(anna, "Anna hütet Alpakas in Wismar.")).note
+        assert await found(store.index, anna.id, "Alpakas") == [kept.id]
+        async with store.db.reading() as tx:
+            before = await tx.fetchall("SELECT added, changed FROM scope_changes WHERE scope_id = ?", (anna.id,))
+        vector = embedder.embed(["Anna hütet Lamas in Husum."])[0]
+        try:
+            async with store.db.transaction() as tx:
+                await store.index.add(tx, anna.id, "note", 999, "Anna hütet Lamas in Husum.", vector, time.time())
+                raise RuntimeError("cut off")
+        except RuntimeError:
+            pass
+        async with store.db.reading() as tx:
+            assert await tx.fetchall("SELECT added, changed FROM scope_changes WHERE scope_id = ?", (anna.id,)) == before
+        assert await found(store.index, anna.id, "Lamas Husum") == [kept.id]
+        held = store.index.scopes.kept(anna.id)
+        assert held is not None and len(held.ids) == 1
