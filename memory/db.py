@@ -92,8 +92,10 @@ class Database:
     """One aiosqlite connection; every statement runs on its thread, never on the event loop.
 
     A lock serializes transactions so that statements of two coroutines never interleave
-    inside one BEGIN ... COMMIT.
+    inside one BEGIN ... COMMIT. `dialect` says which SQL the database speaks (`memory.postgres` is the other).
     """
+
+    dialect = "sqlite"
 
     def __init__(self, conn: aiosqlite.Connection, path: Path) -> None:
         self._conn = conn
@@ -250,7 +252,9 @@ def _chmod(path: Path, mode: int) -> bool:
 
 
 class Tx:
-    """Statements inside a transaction or a read block."""
+    """Statements inside a transaction or a read block (SQLite's; `memory.postgres.PgTx` is PostgreSQL's)."""
+
+    dialect = "sqlite"
 
     def __init__(self, conn: aiosqlite.Connection) -> None:
         self._conn = conn
@@ -288,3 +292,24 @@ class Tx:
         """Rows changed by the last statement."""
         row = await self.fetchone("SELECT changes()")
         return int(row[0])
+
+    async def script(self, sql: str) -> None:
+        """Run several statements without parameters (a schema)."""
+        cursor = await self._conn.executescript(sql)
+        await cursor.close()
+
+    async def table_names(self) -> set[str]:
+        """The ordinary tables of this database (on SQLite also the tables behind its full-text and vector tables)."""
+        rows = await self.fetchall("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+                                   " AND sql NOT LIKE 'CREATE VIRTUAL%'")
+        return {r[0] for r in rows}
+
+    async def column_names(self, table: str) -> list[str]:
+        """A table's columns, in their order."""
+        return [r[1] for r in await self.fetchall(f"PRAGMA table_info({table})")]
+
+    async def has_table(self, name: str) -> bool:
+        """Whether a table (or a full-text or vector table) of this name exists."""
+        if self.dialect == "sqlite":
+            return await self.fetchone("SELECT 1 FROM sqlite_master WHERE name = ?", (name,)) is not None
+        return name in await self.table_names()

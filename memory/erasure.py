@@ -156,11 +156,8 @@ async def _full_text(tx: Tx, command: str, value: int | None = None) -> None:
 
 async def scoped_tables(tx: Tx) -> list[str]:
     """The ordinary tables that hold rows of a scope (a `scope_id` column), in this database's schema."""
-    rows = await tx.fetchall(
-        "SELECT m.name FROM sqlite_master m WHERE m.type = 'table' AND m.sql NOT LIKE 'CREATE VIRTUAL%'"
-        " AND m.name NOT LIKE 'sqlite_%' AND EXISTS (SELECT 1 FROM pragma_table_info(m.name) c"
-        " WHERE c.name = 'scope_id') ORDER BY m.name")
-    return [r[0] for r in rows if r[0] not in _NOT_SCOPED]
+    names = [t for t in sorted(await tx.table_names()) if t not in _NOT_SCOPED]
+    return [t for t in names if "scope_id" in await tx.column_names(t)]
 
 
 async def scrub_audit(tx: Tx, scope_id: int, item_type: str, item_ids: Sequence[int],
@@ -235,7 +232,7 @@ async def _records_of(tx: Tx, scope_id: int, person_id: int) -> list[int]:
 
 
 async def _has(tx: Tx, table: str) -> bool:
-    return await tx.fetchone("SELECT 1 FROM sqlite_master WHERE name = ?", (table,)) is not None
+    return await tx.has_table(table)
 
 
 # --- the live database -----------------------------------------------------------------------------------

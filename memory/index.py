@@ -67,7 +67,7 @@ class SearchIndex:
                 if not rows:
                     await tx.execute("INSERT INTO meta(key, value) VALUES ('embedding_model', ?)", (name,))
                     await tx.execute("INSERT INTO meta(key, value) VALUES ('embedding_dim', ?)", (str(dim),))
-                    await tx.execute(vectors.vec_table("vec_docs", dim))
+                    await tx.execute(vectors.vec_table("vec_docs", dim, tx.dialect))
                 if center is not None:
                     await vectors.save_center(tx, center)
             if not rows:

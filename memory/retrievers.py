@@ -57,12 +57,36 @@ async def holders(tx: Tx, scope_id: int, terms: Sequence[tuple[str, str]], cap: 
     """
     if not terms:
         return []
+    if tx.dialect == "postgres":
+        return await _pg_holders(tx, scope_id, terms, cap)
     low, high = scope_range(scope_id)
     parts = [f"(SELECT group_concat(id) FROM (SELECT rowid - ? AS id FROM {table} WHERE {table} MATCH ?"
              f" AND rowid BETWEEN ? AND ? LIMIT ?))" for table, _ in terms]
     row = await tx.fetchone("SELECT " + ", ".join(parts),
                             [arg for _, term in terms for arg in (low, f'"{term}"', low, high, cap)])
     return [np.array(found.split(","), dtype=np.int64) if found else np.zeros(0, np.int64) for found in row]
+
+
+async def _pg_holders(tx: Tx, scope_id: int, terms: Sequence[tuple[str, str]], cap: int) -> list[np.ndarray]:
+    """`holders` on PostgreSQL: a phrase of the documents' tsvector (German and English configuration) for a
+    word or pair, a case-insensitive substring of the text for a word part (what FTS5's trigram table finds)."""
+    parts, args = [], []
+    limit = None if cap < 0 else cap
+    for table, term in terms:
+        if table == "fts_words":
+            parts.append("(SELECT string_agg(id::text, ',') FROM (SELECT id FROM docs WHERE scope_id = ? AND words @@"
+                         " (phraseto_tsquery('german', ?) || phraseto_tsquery('english', ?)) LIMIT ?) h)")
+            args += [scope_id, term, term, limit]
+        else:
+            parts.append("(SELECT string_agg(id::text, ',') FROM (SELECT id FROM docs WHERE scope_id = ?"
+                         " AND text ILIKE ? LIMIT ?) h)")
+            args += [scope_id, "%" + _like_escaped(term) + "%", limit]
+    row = await tx.fetchone("SELECT " + ", ".join(parts), args)
+    return [np.array(found.split(","), dtype=np.int64) if found else np.zeros(0, np.int64) for found in row]
+
+
+def _like_escaped(term: str) -> str:
+    return term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 def best(ids: np.ndarray, scores: np.ndarray, k: int = CANDIDATES) -> dict[int, float]:

@@ -137,7 +137,7 @@ class ScopeCache:
     async def get(self, tx: Tx, scope_id: int, center: np.ndarray) -> ScopeArrays:
         """The scope's documents as committed now (counters read first: a write in between reloads next time)."""
         if not self._counted:
-            self._counted = await tx.fetchone("SELECT 1 FROM sqlite_master WHERE name = 'scope_changes'") is not None
+            self._counted = await tx.has_table("scope_changes")
             if not self._counted:
                 return await self._read(tx, scope_id, center, after=0, into=None)
         row = await tx.fetchone("SELECT added, changed FROM scope_changes WHERE scope_id = ?", (scope_id,))

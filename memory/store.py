@@ -30,6 +30,7 @@ from memory.outbox import Outbox
 from memory.pairing import AccessStore
 from memory.people import People
 from memory.person_dates import PersonDates
+from memory.postgres import PostgresDatabase, is_postgres
 from memory.preferences import PreferenceStore
 from memory.profile import Profile
 from memory.ranking import Weights
@@ -54,6 +55,18 @@ SCOPED_TABLES = ("messages", "notes", "profile_entries", "pending_profile", "tho
                  "scope_state", "choices", "command_runs", "item_numbers", "rhythm", "history_imports",
                  "review_candidates", "web_log", "reactions", "sent_messages",
                  "incognito_stretches")
+
+
+async def open_database(path: Path | str, database_url: str | None = None) -> Database:
+    """The database at MNEMO_DATABASE_URL when it names a PostgreSQL server, else the SQLite file at path (a file,
+    or a data directory holding mnemo.sqlite3); not migrated."""
+    path = Path(path)
+    folder = path.suffix == "" or path.is_dir()
+    if database_url:
+        if not is_postgres(database_url):
+            raise ValueError("MNEMO_DATABASE_URL must start with postgresql:// (without it, mnemo uses SQLite)")
+        return await PostgresDatabase.connect(database_url, path if folder else path.parent)
+    return await Database.open(path / DB_FILENAME if folder else path)
 
 
 class MemoryStore:
@@ -100,15 +113,14 @@ class MemoryStore:
     @classmethod
     async def open(
         cls, path: Path | str, embedder: Embedder, *, weights: Weights | None = None,
-        semantic_dedupe: float | None = None, search_cache_bytes: int = CACHE_BYTES,
+        semantic_dedupe: float | None = None, search_cache_bytes: int = CACHE_BYTES, database_url: str | None = None,
     ) -> MemoryStore:
         """Open the database (a file path, or a data directory), migrate it and check the embedding model.
 
-        search_cache_bytes: what the search keeps of the scopes in memory (`memory.scope_arrays`)."""
-        path = Path(path)
-        if path.suffix == "" or path.is_dir():
-            path = path / DB_FILENAME
-        db = await Database.open(path)
+        search_cache_bytes: what the search keeps of the scopes in memory (`memory.scope_arrays`).
+        database_url: a PostgreSQL server's URL (MNEMO_DATABASE_URL) instead of the file; path is then the
+        data directory (or a file in it)."""
+        db = await open_database(path, database_url)
         try:
             applied = await migrate(db, backup_dir=db.backup_dir)
             index = SearchIndex(db, embedder, weights, cache_bytes=search_cache_bytes)
@@ -185,8 +197,10 @@ class MemoryStore:
         out: dict[str, Any] = {"format": EXPORT_FORMAT, "companion_id": scope.companion_id, "user_id": scope.user_id}
         async with self.db.reading() as tx:
             for table in SCOPED_TABLES:
-                cursor_rows = await tx.fetchall(f"SELECT * FROM {table} WHERE scope_id = ? ORDER BY rowid", (scope.id,))
-                names = [r[1] for r in await tx.fetchall(f"PRAGMA table_info({table})")]
+                names = await tx.column_names(table)
+                order = "rowid" if tx.dialect == "sqlite" else "id" if "id" in names else "1"
+                cursor_rows = await tx.fetchall(f"SELECT * FROM {table} WHERE scope_id = ? ORDER BY {order}",
+                                                (scope.id,))
                 out[table] = [
                     {k: v for k, v in zip(names, row) if k not in ("scope_id", "doc_id", "norm_hash")}
                     for row in cursor_rows

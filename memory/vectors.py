@@ -83,8 +83,11 @@ async def model_center(embedder: Embedder) -> np.ndarray:
     return center_of(found)
 
 
-def vec_table(name: str, dim: int) -> str:
-    """The statement creating a bit-vector vec0 table, partitioned by scope."""
+def vec_table(name: str, dim: int, dialect: str = "sqlite") -> str:
+    """The statement creating a bit-vector vec0 table, partitioned by scope (a plain table on PostgreSQL)."""
+    if dialect == "postgres":
+        return (f"CREATE TABLE {name} (doc_id BIGINT PRIMARY KEY, scope_id BIGINT NOT NULL, source TEXT,"
+                f" created_at DOUBLE PRECISION, embedding BYTEA NOT NULL)")
     return (f"CREATE VIRTUAL TABLE {name} USING vec0(doc_id INTEGER PRIMARY KEY, scope_id INTEGER PARTITION KEY,"
             f" source TEXT, created_at FLOAT, embedding BIT[{dim}])")
 

@@ -11,6 +11,7 @@ import pytest
 
 from bot.conversation.engine import Engine, EngineConfig
 from memory.store import MemoryStore
+from tests import postgres_kit
 from tests.evaluation_data import MISSING_DATA
 from tests.fakes.embedder import FakeEmbedder
 from tests.fakes.llm import ScriptedLLM
@@ -44,9 +45,23 @@ def embedder() -> FakeEmbedder:
     return FakeEmbedder()
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+async def database_url(request: pytest.FixtureRequest) -> AsyncIterator[str | None]:
+    """None for the SQLite file, or the URL of a fresh PostgreSQL database: every test of a store runs on both."""
+    if request.param == "sqlite":
+        yield None
+        return
+    only = request.node.get_closest_marker("sqlite_only")
+    if only is not None:
+        pytest.skip(f"SQLite only: {only.args[0]}")
+    url = await postgres_kit.fresh_database()
+    yield url
+    await asyncio.to_thread(postgres_kit.drop, url)
+
+
 @pytest.fixture
-async def store(tmp_path, embedder) -> AsyncIterator[MemoryStore]:  # type: ignore[no-untyped-def]
-    s = await MemoryStore.open(tmp_path / "mnemo.sqlite3", embedder, semantic_dedupe=0.97)
+async def store(tmp_path, embedder, database_url) -> AsyncIterator[MemoryStore]:  # type: ignore[no-untyped-def]
+    s = await MemoryStore.open(tmp_path / "mnemo.sqlite3", embedder, semantic_dedupe=0.97, database_url=database_url)
     yield s
     await s.close()
 

@@ -19,12 +19,13 @@ async def counts(store: MemoryStore) -> dict[str, int]:
     """Rows in the note table and in each part of the search index."""
     async with store.db.reading() as tx:
         out = {}
+        postgres = tx.dialect == "postgres"  # there the documents carry their words; the text is what ILIKE reads
         for name, sql in {
             "notes": "SELECT count(*) FROM notes",
             "docs": "SELECT count(*) FROM docs",
             "vectors": "SELECT count(*) FROM vec_docs",
-            "words": "SELECT count(*) FROM fts_words",
-            "trigrams": "SELECT count(*) FROM fts_trigram",
+            "words": "SELECT count(*) FROM docs WHERE words != ''" if postgres else "SELECT count(*) FROM fts_words",
+            "trigrams": "SELECT count(*) FROM docs" if postgres else "SELECT count(*) FROM fts_trigram",
         }.items():
             out[name] = (await tx.fetchone(sql))[0]
     return out
@@ -32,6 +33,9 @@ async def counts(store: MemoryStore) -> dict[str, int]:
 
 async def fts_hits(store: MemoryStore, word: str) -> int:
     async with store.db.reading() as tx:
+        if tx.dialect == "postgres":
+            return (await tx.fetchone("SELECT count(*) FROM docs WHERE words @@ phraseto_tsquery('german', ?)",
+                                      (word,)))[0]
         return (await tx.fetchone("SELECT count(*) FROM fts_words WHERE fts_words MATCH ?", (f'"{word}"',)))[0]
 
 
@@ -116,6 +120,12 @@ async def test_closed_note_leaves_search_but_keeps_history(store: MemoryStore) -
 async def _fail_on(store: MemoryStore, table: str) -> None:
     """Make the next insert into table fail inside the store's transaction (a crash between steps)."""
     async with store.db.transaction() as tx:
+        if tx.dialect == "postgres":
+            await tx.script("CREATE FUNCTION injected() RETURNS trigger LANGUAGE plpgsql AS"
+                            " $$ BEGIN RAISE EXCEPTION 'injected'; END $$")
+            await tx.script(f"CREATE TRIGGER fail_{table} BEFORE INSERT ON {table} FOR EACH ROW"
+                            " EXECUTE FUNCTION injected()")
+            return
         await tx.execute(
             f"CREATE TEMP TRIGGER fail_{table} BEFORE INSERT ON {table} BEGIN SELECT RAISE(ABORT, 'injected'); END"
         )
@@ -268,6 +278,7 @@ async def full_text_signals(
     return {c.doc_id: getattr(c, signal) for c in found.candidates if getattr(c, signal) > 0}
 
 
+@pytest.mark.sqlite_only("compares with FTS5's own bm25")
 async def test_trigram_scores_are_fts5_bm25_over_the_users_own_documents(
     store: MemoryStore, embedder: FakeEmbedder,
 ) -> None:
@@ -359,6 +370,7 @@ def test_a_phrase_counts_once_per_document_and_rare_phrases_weigh_more() -> None
     assert alone[0] > alone[1]  # with one phrase each, the shorter text scores more
 
 
+@pytest.mark.sqlite_only("keeps aiosqlite's connection thread busy")
 async def test_a_task_cancelled_while_its_transaction_begins_leaves_the_connection_usable(store: MemoryStore) -> None:
     db = store.db
     # keep the connection's thread busy, so the BEGIN of the next transaction waits in its queue

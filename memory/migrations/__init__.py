@@ -24,6 +24,7 @@ from memory.migrations import (
     from_m038,
     from_m039,
     from_m040,
+    postgres_baseline,
 )
 
 log = logging.getLogger(__name__)
@@ -76,8 +77,7 @@ MIGRATIONS: list[Migration] = [
 async def applied_migrations(db: Database) -> set[str]:
     """Names of the migrations recorded in the database (none for a new file)."""
     async with db.reading() as tx:
-        exists = await tx.fetchone("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'migrations'")
-        if not exists:
+        if not await tx.has_table("migrations"):
             return set()
         return {row[0] for row in await tx.fetchall("SELECT name FROM migrations")}
 
@@ -88,8 +88,10 @@ async def migrate(db: Database, backup_dir: Path | None = None) -> list[str]:
     With backup_dir, an existing database is copied there first whenever something is to be applied.
     """
     done = await applied_migrations(db)
+    baseline = await _baseline(db) if db.dialect == "postgres" and not done else []
+    done |= set(baseline)
     todo = pending(done)
-    if todo and done and backup_dir is not None:
+    if todo and done and backup_dir is not None and db.dialect == "sqlite":
         from memory.backup import backup, backup_name, prune
 
         copy = await backup(db, backup_name(backup_dir, "before-migration"))
@@ -101,7 +103,7 @@ async def migrate(db: Database, backup_dir: Path | None = None) -> list[str]:
         await tx.execute(
             "CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at REAL NOT NULL)"
         )
-    applied = []
+    applied = list(baseline)
     for migration in MIGRATIONS:
         name = migration.__name__
         if name in done:
@@ -112,6 +114,21 @@ async def migrate(db: Database, backup_dir: Path | None = None) -> list[str]:
         log.info("applied migration %s", name)
         applied.append(name)
     return applied
+
+
+async def _baseline(db: Database) -> list[str]:
+    """Create an empty PostgreSQL database's schema as of m040 in one transaction; the names it stands for."""
+    names = [m.__name__ for m in MIGRATIONS]
+    upto = names[:names.index(postgres_baseline.BASELINE_UPTO) + 1]
+    async with db.transaction() as tx:
+        await tx.script(postgres_baseline.SCHEMA)
+        if await tx.fetchone("SELECT 1 FROM pg_available_extensions WHERE name = 'pg_trgm'"):
+            await tx.script("CREATE EXTENSION IF NOT EXISTS pg_trgm")
+            await tx.script(postgres_baseline.TRIGRAM_INDEX)
+        await tx.executemany("INSERT INTO migrations(name, applied_at) VALUES (?, ?)",
+                             [(name, time.time()) for name in upto])
+    log.info("created the PostgreSQL schema (migrations up to %s)", postgres_baseline.BASELINE_UPTO)
+    return upto
 
 
 def pending(applied: set[str]) -> list[str]:

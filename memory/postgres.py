@@ -1,0 +1,231 @@
+"""The PostgreSQL store (MNEMO_DATABASE_URL=postgresql://…): one psycopg connection per process, the same
+transactions and statements as the SQLite file (`memory.db`), rewritten where the dialects differ
+(`memory.sql_dialect`)."""
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Iterable, Sequence
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from memory.db import Database, Tx
+from memory.errors import DriverUnavailable
+from memory.sql_dialect import insert_target, returns, to_postgres
+
+log = logging.getLogger(__name__)
+
+SCHEMES = ("postgresql://", "postgres://")
+PG_NAME = "postgres"  # what stands in the data directory for the database file (never created)
+
+
+def is_postgres(url: str | None) -> bool:
+    """Whether a database setting names a PostgreSQL server."""
+    return bool(url) and str(url).startswith(SCHEMES)
+
+
+def shown_url(url: str) -> str:
+    """The URL without its password, for log lines and messages."""
+    head, sep, tail = url.partition("@")
+    if not sep or "://" not in head:
+        return url
+    scheme, _, credentials = head.partition("://")
+    return f"{scheme}://{credentials.partition(':')[0]}@{tail}"
+
+
+def _psycopg() -> Any:
+    try:
+        import psycopg
+    except ImportError as exc:
+        raise DriverUnavailable("MNEMO_DATABASE_URL names PostgreSQL, but psycopg is not installed "
+                                "(pip install 'psycopg[binary]').") from exc
+    return psycopg
+
+
+class PostgresDatabase(Database):
+    """One psycopg connection in autocommit mode; a lock serializes its transactions as on SQLite.
+
+    Parameters are bound on the client (psycopg's ClientCursor): SQLite's loose typing of parameters
+    (`? IS NULL`, a number where text is compared) reads the same here. `path` stands in the data directory
+    (its parent is where recordings and reports live); there is no file.
+    """
+
+    dialect = "postgres"
+
+    def __init__(self, conn: Any, url: str, data_dir: Path) -> None:  # noqa: D107 (the SQLite base has no conn)
+        self._pg = conn
+        self._lock = asyncio.Lock()
+        self.url = url
+        self.path = Path(data_dir) / PG_NAME
+        self._identity: set[str] | None = None
+
+    @classmethod
+    async def connect(cls, url: str, data_dir: Path | str) -> PostgresDatabase:
+        """Connect to the server at url (the data directory holds everything else mnemo keeps)."""
+        psycopg = _psycopg()
+        try:
+            conn = await psycopg.AsyncConnection.connect(url, autocommit=True, cursor_factory=psycopg.AsyncClientCursor)
+        except psycopg.OperationalError as exc:
+            raise DriverUnavailable(f"cannot connect to PostgreSQL at {shown_url(url)}: {exc}".strip()) from exc
+        return cls(conn, url, Path(data_dir))
+
+    @property
+    def backup_dir(self) -> Path:
+        """Backups of a PostgreSQL database are the operator's (pg_dump); mnemo keeps none beside it."""
+        return self.path.parent / "backups-none"
+
+    async def checkpoint(self) -> bool:
+        """Nothing to empty: PostgreSQL's write-ahead log is the server's."""
+        return True
+
+    async def vacuum(self) -> None:
+        """VACUUM: dead rows (deleted text among them) become free space the server reuses."""
+        async with self._lock:
+            await self._pg.execute("VACUUM")
+
+    async def reachable(self, timeout: float = 5.0) -> bool:
+        """Whether a query answers within `timeout` seconds (for /healthz); why not is logged."""
+        try:
+            async with asyncio.timeout(timeout), self.reading() as tx:
+                await tx.fetchone("SELECT 1")
+        except Exception as exc:  # closed, the server gone, TimeoutError: all mean "not now"
+            log.warning("the database %s does not answer: %r", shown_url(self.url), exc)
+            return False
+        return True
+
+    async def close(self) -> None:
+        """Close the connection."""
+        await self._pg.close()
+
+    @contextlib.asynccontextmanager
+    async def transaction(self) -> AsyncIterator[Tx]:
+        """Run the block as one transaction; any exception rolls everything back."""
+        async with self._lock:
+            await self._begin()
+            try:
+                yield PgTx(self._pg, await self._identity_tables())
+            except BaseException:
+                with contextlib.suppress(Exception):
+                    await self._pg.execute("ROLLBACK")
+                raise
+            else:
+                await self._pg.execute("COMMIT")
+
+    async def _begin(self) -> None:
+        """BEGIN; a task cancelled meanwhile waits for it and rolls back, never leaving the connection in a
+        transaction (as `Database._begin` on SQLite)."""
+        begin = asyncio.ensure_future(self._pg.execute("BEGIN"))
+        try:
+            await asyncio.shield(begin)
+        except asyncio.CancelledError:
+            with contextlib.suppress(Exception):
+                await begin
+                await self._pg.execute("ROLLBACK")
+            raise
+
+    @contextlib.asynccontextmanager
+    async def reading(self) -> AsyncIterator[Tx]:
+        """Run the block's reads without interleaving with a running transaction."""
+        async with self._lock:
+            yield PgTx(self._pg, await self._identity_tables())
+
+    async def _identity_tables(self) -> set[str]:
+        """The tables whose `id` the server numbers (an INSERT into one returns it, as SQLite's lastrowid)."""
+        if self._identity is None or not self._identity:
+            cursor = await self._pg.execute(
+                "SELECT table_name FROM information_schema.columns WHERE table_schema = current_schema()"
+                " AND column_name = 'id' AND (is_identity = 'YES' OR column_default LIKE 'nextval%%')")
+            self._identity = {r[0] for r in await cursor.fetchall()}
+        return self._identity
+
+    def forget_schema(self) -> None:
+        """Read the tables again at the next transaction (after a migration created some)."""
+        self._identity = None
+
+
+class PgTx(Tx):
+    """Statements inside a transaction or a read block, in PostgreSQL's dialect."""
+
+    dialect = "postgres"
+
+    def __init__(self, conn: Any, identity: set[str]) -> None:  # noqa: D107
+        self._pg = conn
+        self._identity = identity
+        self._rowcount = 0
+
+    async def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> int:
+        """Execute one statement; an INSERT into a numbered table returns the new row's id (else 0)."""
+        text = to_postgres(sql)
+        target = insert_target(sql)
+        wants_id = target is not None and target in self._identity and not returns(sql)
+        if wants_id:
+            text += " RETURNING id"
+        cursor = await self._pg.execute(text, _params(params))
+        self._rowcount = cursor.rowcount
+        if wants_id:
+            row = await cursor.fetchone()
+            return int(row[0]) if row else 0
+        return 0
+
+    async def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
+        """Execute one statement for many parameter rows."""
+        batch = [_params(r) for r in rows]
+        if batch:
+            async with self._pg.cursor() as cursor:
+                await cursor.executemany(to_postgres(sql), batch)
+                self._rowcount = cursor.rowcount
+
+    async def fetchall(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> list[Any]:
+        """Return all rows of a query."""
+        cursor = await self._pg.execute(to_postgres(sql), _params(params))
+        self._rowcount = cursor.rowcount
+        if cursor.description is None:
+            return []
+        return [_row(r) for r in await cursor.fetchall()]
+
+    async def fetchone(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Any:
+        """Return the first row of a query, or None."""
+        rows = await self.fetchall(sql, params)
+        return rows[0] if rows else None
+
+    async def script(self, sql: str) -> None:
+        """Run several statements without parameters (a schema)."""
+        await self._pg.execute(sql.encode())
+
+    async def changes(self) -> int:
+        """Rows changed by the last statement."""
+        return max(int(self._rowcount), 0)
+
+    async def table_names(self) -> set[str]:
+        """The ordinary tables of this database."""
+        rows = await self.fetchall("SELECT table_name FROM information_schema.tables WHERE table_schema ="
+                                   " current_schema() AND table_type = 'BASE TABLE'")
+        return {r[0] for r in rows}
+
+    async def column_names(self, table: str) -> list[str]:
+        """A table's columns, in their order."""
+        rows = await self.fetchall("SELECT column_name FROM information_schema.columns WHERE table_schema ="
+                                   " current_schema() AND table_name = ? ORDER BY ordinal_position", (table,))
+        return [r[0] for r in rows]
+
+
+def _params(params: Sequence[Any] | dict[str, Any]) -> Any:
+    """SQLite's parameters as PostgreSQL reads them: a bool is a number there, as in mnemo's columns."""
+    if isinstance(params, dict):
+        return {k: int(v) if isinstance(v, bool) else v for k, v in params.items()}
+    return [int(v) if isinstance(v, bool) else v for v in params]
+
+
+def _row(row: Sequence[Any]) -> tuple[Any, ...]:
+    """A row as SQLite gives it: sums are numbers (not Decimal), bytes are bytes."""
+    return tuple(_value(v) for v in row)
+
+
+def _value(value: Any) -> Any:
+    if isinstance(value, Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, memoryview):
+        return bytes(value)
+    return value

@@ -1,0 +1,86 @@
+"""A real PostgreSQL for the tests: the `pgserver` wheel's server (PostgreSQL 16 with pgvector), started once per
+test process in a temporary folder; each test gets a database of its own, copied from a migrated template.
+
+`MNEMO_REQUIRE_POSTGRES=1` (set by .ci/run) turns a server that cannot start into a failure instead of a skip.
+"""
+from __future__ import annotations
+
+import asyncio
+import itertools
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memory.migrations import migrate
+from memory.postgres import PostgresDatabase
+
+TEMPLATE = "mnemo_template"
+_server: Any = None
+_names = itertools.count(1)
+
+
+def server() -> Any:
+    """The test process's server (started on first use)."""
+    global _server
+    if _server is None:
+        try:
+            import pgserver
+        except ImportError as exc:
+            if os.environ.get("MNEMO_REQUIRE_POSTGRES"):
+                raise
+            pytest.skip(f"PostgreSQL tests need the pgserver wheel ({exc})")
+        folder = Path(tempfile.mkdtemp(prefix="mnemo-pg-"))
+        folder.chmod(0o755)  # pgserver runs the server as its own user when the tests run as root
+        _server = pgserver.get_server(folder / "data", cleanup_mode="delete")
+    return _server
+
+
+def _admin(sql: str) -> None:
+    import psycopg
+
+    with psycopg.connect(server().get_uri(), autocommit=True) as conn:
+        conn.execute(sql)
+
+
+def url_of(name: str) -> str:
+    """The URL of one database on the test server."""
+    uri = server().get_uri()
+    base, _, query = uri.partition("?")
+    return f"{base.rsplit('/', 1)[0]}/{name}?{query}"
+
+
+async def _template() -> None:
+    import psycopg
+
+    async with await psycopg.AsyncConnection.connect(server().get_uri(), autocommit=True) as conn:
+        cursor = await conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (TEMPLATE,))
+        if await cursor.fetchone():
+            return
+        await conn.execute(f"CREATE DATABASE {TEMPLATE}")
+    db = await PostgresDatabase.connect(url_of(TEMPLATE), tempfile.gettempdir())
+    try:
+        await migrate(db)
+    finally:
+        await db.close()
+
+
+async def fresh_database() -> str:
+    """A new, migrated, empty database's URL."""
+    await _template()
+    name = f"mnemo_test_{os.getpid()}_{next(_names)}"
+    await asyncio.to_thread(_admin, f"CREATE DATABASE {name} TEMPLATE {TEMPLATE}")
+    return url_of(name)
+
+
+def drop(url: str) -> None:
+    """Drop a test's database (its connections closed)."""
+    name = url.partition("?")[0].rsplit("/", 1)[1]
+    _admin(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
+
+def backends() -> Iterator[str]:
+    yield from ("sqlite", "postgres")
