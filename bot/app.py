@@ -112,7 +112,8 @@ async def running_engine(settings: Settings, metrics: Metrics = NO_METRICS) -> A
     """Open the store, the models and the toolboxes, yield the engine, and close everything in reverse."""
     embedder = await asyncio.to_thread(make_embedder, settings.embedding_model)
     store = await MemoryStore.open(settings.data_dir, embedder, semantic_dedupe=settings.dedupe_threshold,
-                                      search_cache_bytes=settings.search_cache_mb * 2**20)
+                                      search_cache_bytes=settings.search_cache_mb * 2**20,
+                                      database_url=settings.database_url)
     chat, background = make_models(settings)
     budget = TokenBudget(store.usage, settings.background_tokens_per_day, settings.zone)
     stack = contextlib.AsyncExitStack()

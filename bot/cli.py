@@ -125,7 +125,8 @@ async def undo(settings: Settings, user_id: str) -> int:
     from memory.store import MemoryStore
     from memory.undo import is_final, undo_latest
 
-    store = await MemoryStore.open(settings.data_dir, make_embedder(settings.embedding_model))
+    store = await MemoryStore.open(settings.data_dir, make_embedder(settings.embedding_model),
+                                   database_url=settings.database_url)
     try:
         scope = await store.scope(settings.companion_id, user_id)
         entries = await undo_latest(store, scope)
@@ -220,12 +221,11 @@ async def _pair(settings: Settings, args: argparse.Namespace) -> int:
     import time
 
     from bot.channels.access import run_pair
-    from memory.db import Database
     from memory.migrations import migrate
     from memory.pairing import AccessStore
-    from memory.store import DB_FILENAME
+    from memory.store import open_database
 
-    db = await Database.open(settings.data_dir / DB_FILENAME)
+    db = await open_database(settings.data_dir, settings.database_url)
     try:
         await migrate(db, backup_dir=settings.data_dir / "backups")
         code, text = await run_pair(AccessStore(db), args.action, getattr(args, "code", None) or
@@ -249,17 +249,16 @@ async def _web_link(settings: Settings, args: argparse.Namespace) -> int:
 
 
 async def _reindex(settings: Settings, args: argparse.Namespace) -> int:
-    from memory.db import Database
     from memory.embedder import make_embedder
     from memory.reindex import reindex
-    from memory.store import DB_FILENAME
+    from memory.store import open_database
 
     def bar(done: int, total: int) -> None:
         filled = int(30 * done / total) if total else 30
         print(f"\r[{'#' * filled}{'.' * (30 - filled)}] {done}/{total}", end="", file=sys.stderr, flush=True)
 
     embedder = await asyncio.to_thread(make_embedder, settings.embedding_model)
-    db = await Database.open(settings.data_dir / DB_FILENAME)
+    db = await open_database(settings.data_dir, settings.database_url)
     try:
         result = await reindex(db, embedder, progress=bar)
     finally:

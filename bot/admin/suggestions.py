@@ -13,9 +13,8 @@ from datetime import datetime
 from typing import TYPE_CHECKING, TextIO
 from zoneinfo import ZoneInfo
 
-from memory.db import Database
 from memory.migrations import migrate
-from memory.store import DB_FILENAME
+from memory.store import open_database
 from memory.suggestions import Suggestion, Suggestions
 
 if TYPE_CHECKING:
@@ -67,7 +66,7 @@ async def run_command(settings: Settings, args: argparse.Namespace, out: TextIO 
                       now: float | None = None) -> int:
     """List the suggestions, or dismiss one; return the exit code."""
     out = out or sys.stdout
-    db = await Database.open(settings.data_dir / DB_FILENAME)
+    db = await open_database(settings.data_dir, settings.database_url)
     try:
         await migrate(db, backup_dir=settings.data_dir / "backups")
         suggestions = Suggestions(db)

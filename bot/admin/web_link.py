@@ -11,9 +11,8 @@ import time
 from typing import TYPE_CHECKING, TextIO
 
 from bot.web_page.links import LINK_MINUTES, base_url
-from memory.db import Database
 from memory.migrations import migrate
-from memory.store import DB_FILENAME
+from memory.store import open_database
 from memory.web_access import WebAccess
 
 if TYPE_CHECKING:
@@ -33,7 +32,7 @@ async def run_command(settings: Settings, args: argparse.Namespace, out: TextIO 
     if not settings.web_listen:
         print("the web page is off: set MNEMO_WEB_LISTEN (e.g. 127.0.0.1:8377) and restart mnemo", file=sys.stderr)
         return 1
-    db = await Database.open(settings.data_dir / DB_FILENAME)
+    db = await open_database(settings.data_dir, settings.database_url)
     try:
         await migrate(db, backup_dir=settings.data_dir / "backups")
         web = WebAccess(db)
