@@ -131,7 +131,7 @@ class AdmissionControl:
         """Add one to the scope's count of this outcome."""
         async with self.db.transaction() as tx:
             await tx.execute("INSERT INTO admission_counts(scope_id, outcome, count) VALUES (?, ?, 1)"
-                             " ON CONFLICT(scope_id, outcome) DO UPDATE SET count = count + 1",
+                             " ON CONFLICT(scope_id, outcome) DO UPDATE SET count = admission_counts.count + 1",
                              (scope.id, OUTCOMES[verdict]))
 
     async def counts(self, scope: Scope) -> dict[str, int]:

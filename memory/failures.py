@@ -32,7 +32,7 @@ class FailureCounts:
         async with self.db.transaction() as tx:
             await tx.execute(
                 "INSERT INTO failure_counts(name, count, last_at) VALUES (?, 1, ?)"
-                " ON CONFLICT(name) DO UPDATE SET count = count + 1, last_at = excluded.last_at",
+                " ON CONFLICT(name) DO UPDATE SET count = failure_counts.count + 1, last_at = excluded.last_at",
                 (name, time.time() if now is None else now),
             )
 

@@ -106,7 +106,8 @@ class Reactions:
             await tx.execute(
                 "INSERT INTO reactions(scope_id, channel, message_ref, message_id, emoji, sender, by_companion, ref,"
                 " at) VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?)"
-                " ON CONFLICT DO UPDATE SET ref = excluded.ref, at = excluded.at",
+                " ON CONFLICT(scope_id, channel, message_ref, sender, emoji, by_companion)"
+                " DO UPDATE SET ref = excluded.ref, at = excluded.at",
                 (scope.id, channel, message_ref, message_id, emoji[:EMOJI_CHARS], sender, ref, at))
         return True
 

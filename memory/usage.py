@@ -33,8 +33,9 @@ class TokenUsage:
         async with self.db.transaction() as tx:
             await tx.execute(
                 "INSERT INTO token_usage(day, purpose, input_tokens, output_tokens, calls) VALUES (?, ?, ?, ?, 1)"
-                " ON CONFLICT(day, purpose) DO UPDATE SET input_tokens = input_tokens + excluded.input_tokens,"
-                " output_tokens = output_tokens + excluded.output_tokens, calls = calls + 1",
+                " ON CONFLICT(day, purpose) DO UPDATE SET"
+                " input_tokens = token_usage.input_tokens + excluded.input_tokens,"
+                " output_tokens = token_usage.output_tokens + excluded.output_tokens, calls = token_usage.calls + 1",
                 (day, purpose, input_tokens, output_tokens),
             )
 

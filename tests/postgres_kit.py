@@ -36,6 +36,9 @@ def server() -> Any:
         folder = Path(tempfile.mkdtemp(prefix="mnemo-pg-"))
         folder.chmod(0o755)  # pgserver runs the server as its own user when the tests run as root
         _server = pgserver.get_server(folder / "data", cleanup_mode="delete")
+        for setting in ("fsync", "synchronous_commit", "full_page_writes"):  # a throwaway server: no waiting on disks
+            _admin(f"ALTER SYSTEM SET {setting} = off")
+        _admin("SELECT pg_reload_conf()")
     return _server
 
 
