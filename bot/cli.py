@@ -47,6 +47,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     _pair_parser(sub)
     _suggestions_parser(sub)
     _web_link_parser(sub)
+    _to_postgres_parser(sub)
     return parser.parse_args(argv)
 
 
@@ -87,6 +88,19 @@ def _history_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     from bot.admin.history_import import add_parser
 
     add_parser(sub)
+
+
+def _to_postgres_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """The `migrate-to-postgres` subcommand: copy the SQLite memory into PostgreSQL, verified and resumable."""
+    from bot.admin.move_to_postgres import add_parser
+
+    add_parser(sub)
+
+
+async def _to_postgres(settings: Settings, args: argparse.Namespace) -> int:
+    from bot.admin.move_to_postgres import run_command
+
+    return await run_command(settings, args)
 
 
 async def _import_history(settings: Settings, args: argparse.Namespace) -> int:
@@ -277,7 +291,7 @@ async def _reindex(settings: Settings, args: argparse.Namespace) -> int:
 OPS = {"doctor": _doctor, "backup": _backup, "migrate": _migrate, "stats": _stats, "export": _export,
        "import": _import, "analyse": _analyse, "companion": _companion,
        "pair": _pair, "reindex": _reindex, "import-history": _import_history, "suggestions": _suggestions,
-       "web-link": _web_link}
+       "web-link": _web_link, "migrate-to-postgres": _to_postgres}
 
 
 def main(argv: list[str] | None = None) -> int:

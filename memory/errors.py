@@ -6,7 +6,8 @@
     ├── NotFound            no such item in this scope
     ├── Expired             a pairing code was found but is no longer valid
     ├── EmbeddingFailed     the embedder raised or returned the wrong shape
-    └── CompanionExists     a companion with this id was already created
+    ├── CompanionExists     a companion with this id was already created
+    └── CopyRefused         the copy to PostgreSQL cannot start or go on (`memory.postgres_copy`)
 """
 from __future__ import annotations
 
@@ -37,3 +38,8 @@ class Expired(MemoryStoreError):
 
 class CompanionExists(MemoryStoreError):
     """A companion with this id already exists; its core personality is never rewritten."""
+
+
+class CopyRefused(MemoryStoreError):
+    """The copy from SQLite to PostgreSQL cannot start (a source not migrated, a target holding other data) or a
+    row stopped it; what was copied stays and a new run goes on from there."""

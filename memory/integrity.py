@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from memory.db import Tx, sqlite_module
+from memory.db import Database, Tx, sqlite_module
 from memory.store import MemoryStore
 
 
@@ -23,9 +23,9 @@ class Indexed:
 
 INDEXED = (
     Indexed("note", "notes", "valid_to IS NULL"),  # a closed note leaves the index
-    Indexed("profile", "profile_entries", "1"),
-    Indexed("thought", "thoughts", "1"),
-    Indexed("diary", "diary_entries", "1"),
+    Indexed("profile", "profile_entries", "TRUE"),
+    Indexed("thought", "thoughts", "TRUE"),
+    Indexed("diary", "diary_entries", "TRUE"),
     Indexed("message", "messages", "trim(text) != ''"),
     Indexed("person", "people", None),
 )
@@ -35,8 +35,13 @@ LIMIT = 20  # problems listed per kind; the count says how many there are
 
 async def check(store: MemoryStore) -> list[str]:
     """Every inconsistency between items, documents, vectors and full-text entries, one sentence each."""
+    return await check_database(store.db)
+
+
+async def check_database(db: Database) -> list[str]:
+    """`check` on a database without its store (no embedding model needed: the copy to PostgreSQL checks so)."""
     problems: list[str] = []
-    async with store.db.transaction() as tx:  # the FTS integrity check is an INSERT command; it writes nothing
+    async with db.transaction() as tx:  # the FTS integrity check is an INSERT command; it writes nothing
         tables = await _tables(tx)
         for kind in INDEXED:
             if kind.table in tables:

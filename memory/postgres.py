@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import AsyncIterator, Iterable, Sequence
+from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,26 @@ def shown_url(url: str) -> str:
         return url
     scheme, _, credentials = head.partition("://")
     return f"{scheme}://{credentials.partition(':')[0]}@{tail}"
+
+
+@dataclass(frozen=True)
+class ServerFacts:
+    """What `mnemo doctor` tells about the server: its version and the extensions mnemo can use."""
+
+    version: str
+    extensions: dict[str, str | None]  # per extension the server offers: its version in this database, or None
+    trigram_index: bool  # docs_text_trgm exists (word parts found through pg_trgm)
+
+
+async def server_facts(db: Database) -> ServerFacts:
+    """The server's version, the extensions it offers of those mnemo can use, and whether the trigram index exists."""
+    async with db.reading() as tx:
+        version = (await tx.fetchone("SHOW server_version"))[0]
+        offered = await tx.fetchall("SELECT name, installed_version FROM pg_available_extensions"
+                                    " WHERE name IN ('vector', 'pg_trgm')")
+        index = await tx.fetchone("SELECT 1 FROM pg_indexes WHERE schemaname = current_schema()"
+                                  " AND indexname = 'docs_text_trgm'")
+    return ServerFacts(str(version), {name: installed for name, installed in offered}, index is not None)
 
 
 def _psycopg() -> Any:

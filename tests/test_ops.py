@@ -7,7 +7,9 @@ from pathlib import Path
 from bot.admin import ops
 from bot.settings import Settings
 from memory.embedder import make_embedder
+from memory.postgres import PostgresDatabase, ServerFacts, shown_url
 from memory.store import DB_FILENAME, MemoryStore
+from tests import postgres_kit
 from tests.fakes.llm_api import FakeLLM
 from tests.fakes.telegram_api import FakeTelegram
 
@@ -106,3 +108,54 @@ async def test_doctor_fails_when_nothing_answers(tmp_path: Path) -> None:
     settings = settings_for(tmp_path, chat_base_url="http://127.0.0.1:9/v1")
     checks = await ops.doctor(settings)
     assert not next(c for c in checks if c.name == "chat model").ok
+
+
+async def test_doctor_checks_the_postgres_server_its_extensions_schema_and_index(tmp_path: Path) -> None:
+    url = await postgres_kit.fresh_database()
+    try:
+        with_password = url.replace("postgres:@", "postgres:geheim@")  # the test server trusts its socket
+        settings = settings_for(tmp_path, database_url=with_password)
+        async with await MemoryStore.open(settings.data_dir, make_embedder(), database_url=url) as store:
+            scope = await store.scope(settings.companion_id, "tg:42")
+            await store.notes.add(scope, "Anna spielt Cello im Orchester.")
+        checks = {c.name: c for c in await ops.doctor(settings, check_model=False)}
+        assert all(c.ok for c in checks.values()), ops.format_checks(list(checks.values()))
+        assert "geheim" not in ops.format_checks(list(checks.values()))
+        assert checks["postgresql"].detail.startswith(f"{shown_url(with_password)}, PostgreSQL 16.")
+        assert checks["pgvector"].detail.startswith("available, not installed; not needed")
+        assert checks["pg_trgm"].detail.startswith("not on this server: word parts ('Kino' in 'Kinoabend') are")
+        assert checks["database"].detail.endswith("schema up to date")
+        assert checks["search index"].detail == "every item has its document, vector and full-text entries"
+        assert "sqlite driver" in checks  # the scheduler's job store stays an SQLite file
+        db = await PostgresDatabase.connect(url, tmp_path)
+        async with db.transaction() as tx:  # a document whose note is gone, and a migration still to come
+            await tx.execute("DELETE FROM notes")
+            await tx.execute("DELETE FROM migrations WHERE name = 'm040_scope_changes'")
+        await db.close()
+        assert next(c for c in await ops.doctor(settings, check_model=False) if c.name == "database").detail == \
+            f"{shown_url(with_password)}; the next start applies m040_scope_changes"
+        db = await PostgresDatabase.connect(url, tmp_path)
+        async with db.transaction() as tx:
+            await tx.execute("INSERT INTO migrations(name, applied_at) VALUES ('m040_scope_changes', 0)")
+        await db.close()
+        broken = next(c for c in await ops.doctor(settings, check_model=False) if c.name == "search index")
+        assert not broken.ok and broken.detail.startswith("1 problems, e.g. document 1: its note 1 is gone")
+    finally:
+        postgres_kit.drop(url)
+
+
+async def test_doctor_names_an_unreachable_postgres_without_its_password(tmp_path: Path) -> None:
+    settings = settings_for(tmp_path, database_url="postgresql://mnemo:geheim@127.0.0.1:9/mnemo")
+    check = next(c for c in await ops.doctor(settings, check_model=False) if c.name == "postgresql")
+    assert not check.ok
+    assert check.detail.startswith("cannot connect to PostgreSQL at postgresql://mnemo@127.0.0.1:9/mnemo")
+    assert "geheim" not in check.detail
+
+
+def test_what_pg_trgm_means_when_it_is_there_with_or_without_its_index() -> None:
+    with_index = ops.extension_checks(ServerFacts("16.2", {"vector": "0.6.2", "pg_trgm": "1.6"}, True))
+    assert [c.detail.split(";")[0].split(":")[0] for c in with_index] == ["0.6.2 installed", "1.6"]
+    without = ops.extension_checks(ServerFacts("16.2", {"pg_trgm": None}, False))
+    assert without[0].detail.startswith("not on this server")
+    assert without[1].detail.startswith("available but not in use") and "CREATE EXTENSION IF NOT EXISTS pg_trgm" \
+        in without[1].detail and "gin_trgm_ops" in without[1].detail

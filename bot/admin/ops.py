@@ -20,8 +20,10 @@ from memory.errors import MemoryStoreError
 from memory.failures import FailureCount
 from memory.journal import NewMessage
 from memory.migrations import MIGRATIONS, applied_migrations, pending
+from memory.migrations.postgres_baseline import TRIGRAM_INDEX
 from memory.models import Scope
-from memory.store import DB_FILENAME, EXPORT_FORMAT, MemoryStore
+from memory.postgres import ServerFacts, server_facts, shown_url
+from memory.store import DB_FILENAME, EXPORT_FORMAT, MemoryStore, open_database
 from scheduler.budget import BudgetStatus, TokenBudget
 
 
@@ -53,12 +55,10 @@ async def make_backup(settings: Settings, target: Path | None = None) -> Path:
 
 async def migration_plan(settings: Settings) -> list[str]:
     """The migrations a start would apply, without applying them (dry run)."""
-    from memory.db import Database
-
     path = settings.data_dir / DB_FILENAME
-    if not path.exists():
+    if not settings.database_url and not path.exists():
         return [m.__name__ for m in MIGRATIONS]
-    db = await Database.open(path)
+    db = await open_database(settings.data_dir, settings.database_url)
     try:
         return pending(await applied_migrations(db))
     finally:
@@ -219,33 +219,78 @@ async def doctor(settings: Settings, *, check_model: bool = True) -> list[Check]
 
 async def _database_checks(settings: Settings, embedder: Embedder) -> list[Check]:
     """The database: to be created, to be migrated, or up to date with its index, budget, failures and inbox."""
-    checks: list[Check] = []
+    if settings.database_url:
+        return await _postgres_checks(settings, embedder)
     path = settings.data_dir / DB_FILENAME
     try:
         todo = await migration_plan(settings)
         if not path.exists():
-            checks.append(Check("database", True, f"{path} is created at the first start"))
-        elif todo:
-            checks.append(Check("database", True, f"{path}; the next start applies {', '.join(todo)} (after a backup)"))
-        else:
-            store = await MemoryStore.open(settings.data_dir, embedder,  # checks the recorded model; writes nothing
-                                           database_url=settings.database_url)
-            try:
-                problems = await integrity.check(store)
-                budget = await background_budget(store, settings)
-                failed = await store.failures.all()
-                unreadable = await _matrix_unreadable(store) if settings.matrix_homeserver else None
-            finally:
-                await store.close()
-            checks.append(Check("database", True, f"{path}; schema up to date"))
-            checks.append(index_check(problems))
-            checks.append(Check("background budget", True, budget.describe()))
-            checks.append(Check("failures", True, describe_failures(failed)))
-            if unreadable is not None:
-                checks.append(unreadable)
+            return [Check("database", True, f"{path} is created at the first start")]
+        if todo:
+            return [Check("database", True, f"{path}; the next start applies {', '.join(todo)} (after a backup)")]
+        return await _store_checks(settings, embedder, str(path))
     except MemoryStoreError as exc:
-        checks.append(Check("database", False, str(exc)))
-    return checks
+        return [Check("database", False, str(exc))]
+
+
+async def _postgres_checks(settings: Settings, embedder: Embedder) -> list[Check]:
+    """MNEMO_DATABASE_URL's server: reached, its version and extensions, then the schema and the store as on SQLite."""
+    url = settings.database_url or ""
+    where = shown_url(url)
+    try:
+        db = await open_database(settings.data_dir, url)
+    except (MemoryStoreError, ValueError) as exc:
+        return [Check("postgresql", False, str(exc))]
+    try:
+        facts = await server_facts(db)
+        todo = pending(await applied_migrations(db))
+    finally:
+        await db.close()
+    checks = [Check("postgresql", True, f"{where}, PostgreSQL {facts.version}"), *extension_checks(facts)]
+    if todo:
+        done = "creates the schema" if len(todo) == len(MIGRATIONS) else f"applies {', '.join(todo)}"
+        return checks + [Check("database", True, f"{where}; the next start {done}")]
+    try:
+        return checks + await _store_checks(settings, embedder, where)
+    except MemoryStoreError as exc:
+        return checks + [Check("database", False, str(exc))]
+
+
+def extension_checks(facts: ServerFacts) -> list[Check]:
+    """What pgvector and pg_trgm, present or not, mean for mnemo (neither is required)."""
+    vector = facts.extensions.get("vector", "")
+    kept = "not needed: mnemo keeps each vector's bits in a bytea column and ranks them in its own process"
+    if vector:
+        vector_line = f"{vector} installed; {kept}"
+    else:
+        vector_line = f"{'available, not installed' if 'vector' in facts.extensions else 'not on this server'}; {kept}"
+    trgm = facts.extensions.get("pg_trgm", "")
+    scan = "word parts ('Kino' in 'Kinoabend') are found by scanning each person's documents (same results, slower " \
+           "on large memories)"
+    if trgm and facts.trigram_index:
+        trgm_line = f"{trgm}: word parts ('Kino' in 'Kinoabend') are found through its index"
+    elif "pg_trgm" in facts.extensions:
+        trgm_line = f"{'installed' if trgm else 'available'} but not in use: {scan}; to speed them up run as the " \
+                    f"database owner: CREATE EXTENSION IF NOT EXISTS pg_trgm; {TRIGRAM_INDEX}"
+    else:
+        trgm_line = f"not on this server: {scan}"
+    return [Check("pgvector", True, vector_line), Check("pg_trgm", True, trgm_line)]
+
+
+async def _store_checks(settings: Settings, embedder: Embedder, where: str) -> list[Check]:
+    """An up-to-date store: its index integrity, background budget, failures and (with Matrix) waiting events."""
+    store = await MemoryStore.open(settings.data_dir, embedder,  # checks the recorded model; writes nothing
+                                   database_url=settings.database_url)
+    try:
+        problems = await integrity.check(store)
+        budget = await background_budget(store, settings)
+        failed = await store.failures.all()
+        unreadable = await _matrix_unreadable(store) if settings.matrix_homeserver else None
+    finally:
+        await store.close()
+    checks = [Check("database", True, f"{where}; schema up to date"), index_check(problems),
+              Check("background budget", True, budget.describe()), Check("failures", True, describe_failures(failed))]
+    return checks + ([unreadable] if unreadable is not None else [])
 
 
 async def _matrix_unreadable(store: MemoryStore) -> Check:
