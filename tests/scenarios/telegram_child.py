@@ -55,8 +55,8 @@ class Model:
         return Completion("Schön.", (), Usage(1, 1), self.model)
 
 
-async def main(db: str, base_url: str, mode: str) -> None:
-    store = await MemoryStore.open(db, FakeEmbedder(), semantic_dedupe=0.97)
+async def main(db: str, base_url: str, mode: str, database_url: str = "") -> None:
+    store = await MemoryStore.open(db, FakeEmbedder(), semantic_dedupe=0.97, database_url=database_url or None)
     model = Model(mode)
     engine = Engine(store, model, model, EngineConfig(relevance_floor=0.0))  # type: ignore[arg-type]
 
@@ -77,4 +77,4 @@ async def main(db: str, base_url: str, mode: str) -> None:
 
 
 if __name__ == "__main__":
-    asyncio.run(main(*sys.argv[1:4]))
+    asyncio.run(main(*sys.argv[1:5]))

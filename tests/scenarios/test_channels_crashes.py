@@ -46,10 +46,12 @@ class Writer:
 
 
 @contextlib.asynccontextmanager
-async def child(tg: FakeTelegram, db: Path, mode: str) -> AsyncIterator[asyncio.subprocess.Process]:
-    """The channel in a child process, ready and polling; killed (SIGKILL) on exit if still alive."""
+async def child(tg: FakeTelegram, store: MemoryStore, mode: str) -> AsyncIterator[asyncio.subprocess.Process]:
+    """The channel in a child process on the store's database, ready and polling; killed (SIGKILL) on exit if
+    still alive."""
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "tests.scenarios.telegram_child", str(db), tg.base_url, mode, cwd=ROOT,
+        sys.executable, "-m", "tests.scenarios.telegram_child", str(store.db.path), tg.base_url, mode,
+        getattr(store.db, "url", ""), cwd=ROOT,
         env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=asyncio.subprocess.PIPE)
     assert proc.stdout is not None
     try:
@@ -111,7 +113,7 @@ async def test_a_kill_after_each_command_runs_none_of_them_twice_and_its_answer_
     }
     for command, (changed, after, answer) in effects.items():
         sent_before = len(tg.sent)
-        async with child(tg, tmp_path / "mnemo.sqlite3", "normal"):
+        async with child(tg, store, "normal"):
             tg.hangs["sendmessage"] = 1  # the answer is recorded, then the process hangs sending it
             tg.send_text(USER, command)
             await until(lambda: _answered_runs(store), f"{command} to run and record its answer")
@@ -136,7 +138,7 @@ async def test_a_command_cut_off_by_a_kill_is_not_run_again_and_the_user_is_told
 ) -> None:
     scope = await engine.scope_for(f"tg:{USER}")
     await store.messages.add(scope, "user", "Ich war heute im Park.")
-    async with child(tg, tmp_path / "mnemo.sqlite3", "writer-hangs") as proc:
+    async with child(tg, store, "writer-hangs") as proc:
         tg.send_text(USER, "/writediary")
         assert proc.stdout is not None
         assert (await asyncio.wait_for(proc.stdout.readline(), 20)).strip() == b"writer called"
@@ -158,7 +160,7 @@ async def test_a_press_killed_before_its_answer_answers_the_same_after_the_resta
     scope = await engine.scope_for(f"tg:{USER}")
     note = (await store.notes.add(scope, "Anna mag Parks.")).note
     await store.notes.add(scope, "Anna hat einen Hund.")
-    async with child(tg, tmp_path / "mnemo.sqlite3", "normal"):
+    async with child(tg, store, "normal"):
         tg.send_text(USER, f"/forget {note.id}")
         (confirm,) = await tg.wait_for_sent(1)
         await until(lambda: _choice_recorded(store), "the question's buttons to be recorded")
@@ -184,7 +186,7 @@ async def _choice_recorded(store: MemoryStore) -> bool:
 async def test_a_streamed_reply_cut_off_by_a_kill_goes_on_from_the_words_it_showed(
     tg: FakeTelegram, engine: Engine, store: MemoryStore, chat: ScriptedLLM, tmp_path: Path,
 ) -> None:
-    async with child(tg, tmp_path / "mnemo.sqlite3", "stream-hangs"):
+    async with child(tg, store, "stream-hangs"):
         tg.send_text(USER, "Ich war heute im Park.")
         await tg.wait_until(lambda: bool(tg.sent) and len(_shown(tg).split()) >= 8, timeout=20,
                             what="the preview to show eight words")

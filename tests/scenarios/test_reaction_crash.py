@@ -20,7 +20,7 @@ async def test_a_reaction_killed_after_it_decided_is_shown_once_after_the_restar
 ) -> None:
     scope = await engine.scope_for(f"tg:{USER}")
     rule = await store.rules.propose(scope, "Antworte kürzer.")
-    async with child(tg, tmp_path / "mnemo.sqlite3", "normal"):
+    async with child(tg, store, "normal"):
         tg.send_text(USER, "/rules")
         (listing,) = await tg.wait_for_sent(1)
         await until(lambda: _choices(store), "the question's buttons to be recorded")
