@@ -64,7 +64,7 @@ class NoteFilter:
                 sql += f" AND {column}"
                 args.append(value)
         if self.ids is not None:
-            sql += f" AND id IN ({','.join('?' * len(self.ids))})" if self.ids else " AND 0"
+            sql += f" AND id IN ({','.join('?' * len(self.ids))})" if self.ids else " AND 1 = 0"
             args.extend(self.ids)
         return sql, args
 

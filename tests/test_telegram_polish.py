@@ -97,9 +97,11 @@ async def scope_ids(store: MemoryStore) -> set[str]:
         return {row[0] for row in await tx.fetchall("SELECT user_id FROM scopes")}
 
 
-async def mnemo(data_dir: Path, *args: str) -> tuple[int, str]:
-    """Run the real `mnemo` command line in a child process; its exit code and output."""
+async def mnemo(data_dir: Path, *args: str, store: MemoryStore | None = None) -> tuple[int, str]:
+    """Run the real `mnemo` command line in a child process (on the store's database); its exit code and output."""
     env = {**os.environ, "MNEMO_DATA_DIR": str(data_dir), "MNEMO_EMBEDDING_MODEL": "fake"}
+    if store is not None and getattr(store.db, "url", None):
+        env["MNEMO_DATABASE_URL"] = store.db.url  # type: ignore[attr-defined]
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "bot.cli", "--env-file", "/dev/null", *args, cwd=ROOT, env=env,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.STDOUT)
@@ -132,9 +134,10 @@ async def test_pairing_from_first_contact_to_an_approved_chat(
         assert [(r.code, r.user_id, r.display_name) for r in await store.access.pending(time.time())] == [
             (code, f"tg:{STRANGER}", "Eve")]
 
-        status, listing = await mnemo(tmp_path, "pair", "list")
+        status, listing = await mnemo(tmp_path, "pair", "list", store=store)
         assert status == 0 and code in listing and f"tg:{STRANGER}" in listing
-        status, out = await mnemo(tmp_path, "pair", "approve", code.lower()[:4] + "-" + code.lower()[4:])
+        status, out = await mnemo(tmp_path, "pair", "approve", code.lower()[:4] + "-" + code.lower()[4:],
+                                  store=store)
         assert status == 0 and out.splitlines()[-1] == t("de", "pair_approved", user=f"tg:{STRANGER}", name="Eve")
         assert "pairing approved: tg:666 (Eve) on telegram by cli" in out  # the log line
         # The running bot tells Eve, once, that she can write now (approved by another process).
@@ -149,14 +152,14 @@ async def test_pairing_from_first_contact_to_an_approved_chat(
         assert (approved.user_id, approved.approved_by) == (f"tg:{STRANGER}", "cli")
         assert await store.access.pending(time.time()) == []
 
-        status, out = await mnemo(tmp_path, "pair", "revoke", f"tg:{STRANGER}")
+        status, out = await mnemo(tmp_path, "pair", "revoke", f"tg:{STRANGER}", store=store)
         assert status == 0 and "pairing revoked: tg:666 (Eve) on telegram by cli" in out
         (again,) = await answer(tg, STRANGER, "Bist du noch da?", first_name="Eve")
         assert CODE.search(again) and CODE.search(again).group(1) != code  # type: ignore[union-attr]
         assert len(chat.calls) == 1
         (revoked,) = await store.access.approved(with_revoked=True)
         assert revoked.revoked_by == "cli" and revoked.revoked_at is not None
-        status, out = await mnemo(tmp_path, "pair", "approve", "ZZZZZZZZ")
+        status, out = await mnemo(tmp_path, "pair", "approve", "ZZZZZZZZ", store=store)
         assert status == 1 and out.splitlines()[-1] == t("de", "pair_unknown", what="ZZZZZZZZ")
 
 
@@ -376,15 +379,15 @@ CHILD = textwrap.dedent('''
             print("model called", flush=True)
             await asyncio.Event().wait()
 
-    async def main(db, base_url):
-        store = await MemoryStore.open(db, FakeEmbedder(), semantic_dedupe=0.97)
+    async def main(db, base_url, database_url):
+        store = await MemoryStore.open(db, FakeEmbedder(), semantic_dedupe=0.97, database_url=database_url or None)
         engine = Engine(store, Stuck(), Stuck(), EngineConfig(relevance_floor=0.0))
         config = TelegramConfig(token="123:ABC", base_url=base_url, allowed_users=frozenset({"42"}), streaming=False)
         await TelegramChannel(engine, Commands(engine), config).start()
         print("ready", flush=True)
         await asyncio.Event().wait()
 
-    asyncio.run(main(sys.argv[1], sys.argv[2]))
+    asyncio.run(main(sys.argv[1], sys.argv[2], sys.argv[3]))
 ''')
 
 
@@ -394,7 +397,8 @@ async def test_a_crash_in_the_middle_of_a_reply_loses_nothing(
     script = tmp_path / "child.py"
     script.write_text(CHILD)
     child = await asyncio.create_subprocess_exec(
-        sys.executable, str(script), str(tmp_path / "mnemo.sqlite3"), tg.base_url, cwd=ROOT,
+        sys.executable, str(script), str(tmp_path / "mnemo.sqlite3"), tg.base_url, getattr(store.db, "url", ""),
+        cwd=ROOT,
         env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=asyncio.subprocess.PIPE)
     assert child.stdout is not None
     try:
