@@ -4,50 +4,37 @@ two connections to the same database (two worker processes' stores)."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
-
-import pytest
 
 from memory.leases import SCHEDULER
 from memory.store import MemoryStore
-from tests.fakes.embedder import FakeEmbedder
 
 T0 = 1_800_000_000.0
 HOLD = 60.0
 
 
-@pytest.fixture
-async def other(tmp_path, embedder: FakeEmbedder, database_url: str | None,  # type: ignore[no-untyped-def]
-                store: MemoryStore) -> AsyncIterator[MemoryStore]:
-    """A second worker's store: its own connection to the `store`'s database."""
-    second = await MemoryStore.open(tmp_path / "mnemo.sqlite3", embedder, database_url=database_url)
-    yield second
-    await second.close()
-
-
 async def test_a_lease_is_held_by_one_worker_until_it_runs_out_or_is_released(store: MemoryStore,
-                                                                              other: MemoryStore) -> None:
+                                                                              second_store: MemoryStore) -> None:
     assert await store.leases.take(SCHEDULER, "w1", T0, HOLD)
-    assert not await other.leases.take(SCHEDULER, "w2", T0 + 1, HOLD)
+    assert not await second_store.leases.take(SCHEDULER, "w2", T0 + 1, HOLD)
     assert await store.leases.take(SCHEDULER, "w1", T0 + 30, HOLD)  # renewed: now until T0 + 90
-    assert not await other.leases.take(SCHEDULER, "w2", T0 + 89, HOLD)
-    current = await other.leases.current(SCHEDULER, T0 + 89)
+    assert not await second_store.leases.take(SCHEDULER, "w2", T0 + 89, HOLD)
+    current = await second_store.leases.current(SCHEDULER, T0 + 89)
     assert current is not None and (current.holder, current.until) == ("w1", T0 + 90)
 
-    assert await other.leases.take(SCHEDULER, "w2", T0 + 90, HOLD)  # w1 died: its lease ran out
+    assert await second_store.leases.take(SCHEDULER, "w2", T0 + 90, HOLD)  # w1 died: its lease ran out
     assert not await store.leases.take(SCHEDULER, "w1", T0 + 91, HOLD)
     await store.leases.release(SCHEDULER, "w1")  # not w1's any more: nothing changes
     assert (await store.leases.current(SCHEDULER, T0 + 91)).holder == "w2"  # type: ignore[union-attr]
-    await other.leases.release(SCHEDULER, "w2")
+    await second_store.leases.release(SCHEDULER, "w2")
     assert await store.leases.current(SCHEDULER, T0 + 91) is None
     assert await store.leases.take(SCHEDULER, "w1", T0 + 91, HOLD)
 
 
-async def test_two_workers_asking_at_once_get_a_lease_once(store: MemoryStore, other: MemoryStore) -> None:
+async def test_two_workers_asking_at_once_get_a_lease_once(store: MemoryStore, second_store: MemoryStore) -> None:
     for round_ in range(20):
         now = T0 + round_ * 100  # each round the previous lease has run out
         got = await asyncio.gather(store.leases.take("matrix-sync", "w1", now, HOLD),
-                                   other.leases.take("matrix-sync", "w2", now, HOLD))
+                                   second_store.leases.take("matrix-sync", "w2", now, HOLD))
         assert sorted(got) == [False, True]
 
 
@@ -58,7 +45,7 @@ async def record_conversations(store: MemoryStore, people: int, each: int) -> No
 
 
 async def test_two_workers_answer_every_update_once_and_each_chat_in_order(store: MemoryStore,
-                                                                           other: MemoryStore) -> None:
+                                                                           second_store: MemoryStore) -> None:
     await record_conversations(store, people=8, each=6)
     answered: list[tuple[str, str]] = []
 
@@ -69,7 +56,7 @@ async def test_two_workers_answer_every_update_once_and_each_chat_in_order(store
                 await asyncio.sleep(0)
                 await mine.inbox.done("telegram", entry.event_id, T0 + 1)
 
-    await asyncio.gather(work("w1", store), work("w2", other))
+    await asyncio.gather(work("w1", store), work("w2", second_store))
 
     events = [event for _, event in answered]
     assert sorted(events) == sorted(f"{n}-{p}" for n in range(6) for p in range(8))  # each exactly once
@@ -80,30 +67,30 @@ async def test_two_workers_answer_every_update_once_and_each_chat_in_order(store
 
 
 async def test_a_chat_held_by_a_worker_waits_for_it_and_its_new_messages_go_to_it(store: MemoryStore,
-                                                                                  other: MemoryStore) -> None:
+                                                                                  second_store: MemoryStore) -> None:
     await record_conversations(store, people=2, each=1)
     first = await store.inbox.claim("telegram", "w1", T0, HOLD, conversations=1)
     assert [e.event_id for e in first] == ["0-0"]
-    await other.inbox.record("telegram", [("1-0", "{}")], T0 + 1, threads={"1-0": "0"})  # chat 0 writes again
-    assert [e.event_id for e in await other.inbox.claim("telegram", "w2", T0 + 2, HOLD)] == ["0-1"]
+    await second_store.inbox.record("telegram", [("1-0", "{}")], T0 + 1, threads={"1-0": "0"})  # chat 0 writes again
+    assert [e.event_id for e in await second_store.inbox.claim("telegram", "w2", T0 + 2, HOLD)] == ["0-1"]
     await store.inbox.done("telegram", "0-0", T0 + 3)
     assert [e.event_id for e in await store.inbox.claim("telegram", "w1", T0 + 3, HOLD)] == ["1-0"]
 
 
 async def test_a_dead_workers_updates_are_taken_over_after_its_claim_runs_out(store: MemoryStore,
-                                                                               other: MemoryStore) -> None:
+                                                                               second_store: MemoryStore) -> None:
     await record_conversations(store, people=1, each=3)
     assert len(await store.inbox.claim("telegram", "w1", T0, HOLD)) == 3
     await store.inbox.done("telegram", "0-0", T0 + 1)  # then w1 is killed in the middle of its second turn
-    assert await other.inbox.claim("telegram", "w2", T0 + HOLD - 1, HOLD) == []
+    assert await second_store.inbox.claim("telegram", "w2", T0 + HOLD - 1, HOLD) == []
     assert await store.inbox.extend("telegram", "w1", T0 + 30, HOLD) == 2  # a long turn: still alive then
-    assert await other.inbox.claim("telegram", "w2", T0 + 30 + HOLD - 1, HOLD) == []
-    taken = await other.inbox.claim("telegram", "w2", T0 + 30 + HOLD, HOLD)
+    assert await second_store.inbox.claim("telegram", "w2", T0 + 30 + HOLD - 1, HOLD) == []
+    taken = await second_store.inbox.claim("telegram", "w2", T0 + 30 + HOLD, HOLD)
     assert [e.event_id for e in taken] == ["1-0", "2-0"]
     assert await store.inbox.extend("telegram", "w1", T0 + 30 + HOLD, HOLD) == 0  # w1's claims are gone
 
 
-async def test_two_workers_send_every_due_outbox_message_once(store: MemoryStore, other: MemoryStore) -> None:
+async def test_two_workers_send_every_due_outbox_message_once(store: MemoryStore, second_store: MemoryStore) -> None:
     scope = await store.scope("mnemo", "tg:1")
     recorded = [(await store.outbox.record(scope, "checkin", f"Hallo {n}", T0)).id for n in range(30)]
     sent: list[int] = []
@@ -115,16 +102,16 @@ async def test_two_workers_send_every_due_outbox_message_once(store: MemoryStore
                 await asyncio.sleep(0)
                 await mine.outbox.mark_sent(item.id, T0 + 1)
 
-    await asyncio.gather(work("w1", store), work("w2", other))
+    await asyncio.gather(work("w1", store), work("w2", second_store))
     assert sorted(sent) == recorded
     assert await store.outbox.counts() == {"sent": 30}
 
 
 async def test_an_outbox_message_sent_at_once_or_held_by_a_dead_worker_is_not_sent_twice(
-        store: MemoryStore, other: MemoryStore) -> None:
+        store: MemoryStore, second_store: MemoryStore) -> None:
     scope = await store.scope("mnemo", "tg:1")
     sending = await store.outbox.record(scope, "reminder", "Zahnarzt", T0, claim=("w1", T0 + HOLD))
-    assert await other.outbox.claim_due("w2", T0 + 1, HOLD) == []  # w1 sends it at once
-    assert [i.id for i in await other.outbox.claim_due("w2", T0 + HOLD, HOLD)] == [sending.id]  # w1 died
+    assert await second_store.outbox.claim_due("w2", T0 + 1, HOLD) == []  # w1 sends it at once
+    assert [i.id for i in await second_store.outbox.claim_due("w2", T0 + HOLD, HOLD)] == [sending.id]  # w1 died
     assert await store.outbox.claim_due("w1", T0 + HOLD + 1, HOLD) == []
     assert [i.id for i in await store.outbox.due(T0 + HOLD + 1)] == [sending.id]  # still pending, as before
