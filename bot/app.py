@@ -4,13 +4,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import signal
+import socket
 from collections.abc import AsyncIterator
 
 from bot.channels.matrix.channel import MatrixChannel
 from bot.channels.matrix.config import MatrixConfig
 from bot.channels.port import Messenger
 from bot.channels.push import ChannelSender, Pushes
+from bot.channels.sending import stop_task
 from bot.channels.telegram.channel import TelegramChannel, TelegramConfig
 from bot.commands.runner import Commands
 from bot.conversation.engine import Engine, EngineConfig
@@ -41,6 +44,7 @@ from memory.embedder import make_embedder
 from memory.store import MemoryStore
 from memory.suggestions import Limits
 from scheduler.budget import TokenBudget
+from scheduler.leader import SchedulerLeader
 from scheduler.service import Scheduler
 
 log = logging.getLogger(__name__)
@@ -231,6 +235,23 @@ async def start_web(settings: Settings, metrics: PrometheusMetrics, running: Run
     stack.push_async_callback(server.stop)
 
 
+def worker_name(settings: Settings) -> str:
+    """This process's name among the workers of one database (MNEMO_WORKER_NAME, else host and process id)."""
+    return settings.worker_name or f"{socket.gethostname()}:{os.getpid()}"
+
+
+async def start_scheduler(scheduler: Scheduler, worker: str, stack: contextlib.AsyncExitStack) -> None:
+    """Start the scheduler at once on SQLite (one process); on PostgreSQL whenever this worker holds the lease
+    `scheduler` (several workers share the database, one runs the jobs). `stack` stops it."""
+    if scheduler.store.db.dialect != "postgres":
+        await scheduler.start()
+        stack.push_async_callback(scheduler.stop)
+        return
+    scheduler.outbox.worker = worker  # a push is sent by the worker that claimed it
+    leader = SchedulerLeader(scheduler, scheduler.store.leases, worker)
+    stack.push_async_callback(stop_task, asyncio.create_task(leader.run(), name=f"scheduler lease of {worker}"))
+
+
 async def main(settings: Settings) -> None:
     """Run the configured channels until the terminal chat ends or the process is stopped."""
     from bot.channels.console import ConsoleChannel
@@ -261,8 +282,7 @@ async def main(settings: Settings) -> None:
                 live[messenger.name] = True
                 running.push_async_callback(messenger.stop)
                 running.callback(live.__setitem__, messenger.name, False)
-            await scheduler.start()
-            running.push_async_callback(scheduler.stop)
+            await start_scheduler(scheduler, worker_name(settings), running)
             if console is not None:
                 live["console"] = True
             if metrics is not None:

@@ -4,9 +4,13 @@ two connections to the same database (two worker processes' stores)."""
 from __future__ import annotations
 
 import asyncio
+from datetime import datetime
+from zoneinfo import ZoneInfo
 
 from memory.leases import SCHEDULER
+from memory.models import Scope
 from memory.store import MemoryStore
+from scheduler.delivery import OutboxSender
 
 T0 = 1_800_000_000.0
 HOLD = 60.0
@@ -115,3 +119,40 @@ async def test_an_outbox_message_sent_at_once_or_held_by_a_dead_worker_is_not_se
     assert [i.id for i in await second_store.outbox.claim_due("w2", T0 + HOLD, HOLD)] == [sending.id]  # w1 died
     assert await store.outbox.claim_due("w1", T0 + HOLD + 1, HOLD) == []
     assert [i.id for i in await store.outbox.due(T0 + HOLD + 1)] == [sending.id]  # still pending, as before
+
+
+class Recorder:
+    """A channel that records what it delivered."""
+
+    def __init__(self, sent: list[str]) -> None:
+        self.sent = sent
+
+    async def deliver(self, scope: Scope, text: str) -> bool:
+        await asyncio.sleep(0)
+        self.sent.append(text)
+        return True
+
+
+async def test_two_workers_flushing_the_outbox_deliver_each_message_once(store: MemoryStore,
+                                                                        second_store: MemoryStore) -> None:
+    noon = datetime(2026, 11, 24, 12, 0, tzinfo=ZoneInfo("Europe/Berlin")).timestamp()
+    scope = await store.scope("mnemo", "tg:1")
+    for n in range(12):
+        await store.outbox.record(scope, "checkin", f"Wie geht es dir? ({n})", noon)
+    sent: list[str] = []
+    senders = [OutboxSender(mine, Recorder(sent), lambda: noon + 1) for mine in (store, second_store)]
+    senders[0].worker, senders[1].worker = "w1", "w2"
+    delivered = await asyncio.gather(*(sender.flush([scope]) for sender in senders))
+    assert sum(delivered) == 12
+    assert sorted(sent) == sorted(f"Wie geht es dir? ({n})" for n in range(12))
+
+    flushed_meanwhile: list[int] = []
+
+    class Slow(Recorder):
+        async def deliver(self, scope: Scope, text: str) -> bool:  # while w1 sends, w2's planner flushes
+            flushed_meanwhile.append(await senders[1].flush([scope]))
+            return await super().deliver(scope, text)
+
+    senders[0].channel = Slow(sent)
+    assert await senders[0].deliver(scope, "Gute Nacht!")
+    assert flushed_meanwhile == [0] and sent.count("Gute Nacht!") == 1
