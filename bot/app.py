@@ -41,6 +41,7 @@ from bot.web_page.server import WebServer, listen_address
 from bot.web_page.site import Site
 from memory.admission import Thresholds
 from memory.embedder import make_embedder
+from memory.postgres import is_postgres
 from memory.store import MemoryStore
 from memory.suggestions import Limits
 from scheduler.budget import TokenBudget
@@ -186,7 +187,7 @@ def matrix_config(settings: Settings) -> MatrixConfig:
         data_dir=settings.data_dir / "matrix", device_name=settings.matrix_device_name,
         admins=frozenset(settings.admins), unknown_users=settings.unknown_users_mode,
         pairing_minutes=settings.pairing_minutes, allowed_rooms=frozenset(settings.matrix_allowed_rooms),
-        streaming=settings.streaming,
+        streaming=settings.streaming, worker=worker_name(settings) if is_postgres(settings.database_url) else None,
     )
 
 

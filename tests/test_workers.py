@@ -7,7 +7,8 @@ import asyncio
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
-from memory.leases import SCHEDULER
+from bot.channels.matrix.syncing import SYNC_LEASE_SECONDS, sync_lease
+from memory.leases import MATRIX_SYNC, SCHEDULER
 from memory.models import Scope
 from memory.store import MemoryStore
 from scheduler.delivery import OutboxSender
@@ -156,3 +157,16 @@ async def test_two_workers_flushing_the_outbox_deliver_each_message_once(store: 
     senders[0].channel = Slow(sent)
     assert await senders[0].deliver(scope, "Gute Nacht!")
     assert flushed_meanwhile == [0] and sent.count("Gute Nacht!") == 1
+
+
+async def test_one_worker_syncs_with_matrix_at_a_time_and_another_takes_over(store: MemoryStore,
+                                                                              second_store: MemoryStore) -> None:
+    clock = [T0]
+    first = sync_lease(store.leases, "w1", lambda: clock[0])
+    second = sync_lease(second_store.leases, "w2", lambda: clock[0])
+    assert (await first(), await second()) == (True, False)
+    clock[0] += SYNC_LEASE_SECONDS - 1  # each sync asks again, and so keeps the lease
+    assert (await first(), await second()) == (True, False)
+    clock[0] += SYNC_LEASE_SECONDS  # w1 stopped syncing (died)
+    assert (await second(), await first()) == (True, False)
+    assert (await store.leases.current(MATRIX_SYNC, clock[0])).holder == "w2"  # type: ignore[union-attr]
