@@ -172,6 +172,7 @@ def telegram_config(settings: Settings) -> TelegramConfig:
         allowed_groups=frozenset(settings.telegram_allowed_groups), streaming=settings.streaming,
         webhook_url=settings.telegram_webhook_url, webhook_listen=settings.telegram_webhook_listen,
         webhook_port=settings.telegram_webhook_port, webhook_secret=settings.telegram_webhook_secret,
+        worker=shared_worker(settings),
     )
 
 
@@ -187,7 +188,7 @@ def matrix_config(settings: Settings) -> MatrixConfig:
         data_dir=settings.data_dir / "matrix", device_name=settings.matrix_device_name,
         admins=frozenset(settings.admins), unknown_users=settings.unknown_users_mode,
         pairing_minutes=settings.pairing_minutes, allowed_rooms=frozenset(settings.matrix_allowed_rooms),
-        streaming=settings.streaming, worker=worker_name(settings) if is_postgres(settings.database_url) else None,
+        streaming=settings.streaming, worker=shared_worker(settings),
     )
 
 
@@ -239,6 +240,11 @@ async def start_web(settings: Settings, metrics: PrometheusMetrics, running: Run
 def worker_name(settings: Settings) -> str:
     """This process's name among the workers of one database (MNEMO_WORKER_NAME, else host and process id)."""
     return settings.worker_name or f"{socket.gethostname()}:{os.getpid()}"
+
+
+def shared_worker(settings: Settings) -> str | None:
+    """This worker's name when it may share the database with others (PostgreSQL); None on SQLite (one process)."""
+    return worker_name(settings) if is_postgres(settings.database_url) else None
 
 
 async def start_scheduler(scheduler: Scheduler, worker: str, stack: contextlib.AsyncExitStack) -> None:

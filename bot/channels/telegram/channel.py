@@ -83,6 +83,8 @@ class TelegramConfig:
     webhook_listen: str = "127.0.0.1"
     webhook_port: int = 8443
     webhook_secret: str | None = None
+    # With several workers on one PostgreSQL database: this worker's name; it answers the chats it claims.
+    worker: str | None = None
 
 
 def access_config(config: TelegramConfig) -> AccessConfig:
@@ -118,7 +120,7 @@ class TelegramChannel(TelegramPresses):
             .base_file_url(file_base_url(config.base_url)).job_queue(None).updater(None)
             .concurrent_updates(PerChatOrder(self._handled)).build()
         )
-        self.intake = Intake(self.app, self.inbox, self.name, clock, self._keeps)
+        self.intake = Intake(self.app, self.inbox, self.name, clock, self._keeps, config.worker)
         self.out = Outgoing(self.app.bot)
         self.choices = TelegramChoices(self.app.bot, engine)
         self._add_handlers()
