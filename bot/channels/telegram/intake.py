@@ -84,7 +84,7 @@ class Intake:
 
     def __init__(self, app: Application[Any, Any, Any, Any, Any, Any], inbox: Inbox, channel: str,
                  clock: Callable[[], float], keeps: Callable[[Update], Awaitable[bool]],
-                 worker: str | None = None) -> None:
+                 worker: str | None = None, hold: float = CLAIM_SECONDS) -> None:
         self.app = app
         self.inbox = inbox
         self.channel = channel
@@ -93,7 +93,7 @@ class Intake:
         self.poller: Poller | None = None
         self._replayed: set[int] = set()
         self._webhook: Updater | None = None
-        self.worker = worker
+        self.worker, self.hold = worker, hold
         self._queued: set[str] = set()  # claimed updates this worker queued and has not finished
         self._puller: asyncio.Task[None] | None = None
 
@@ -142,8 +142,8 @@ class Intake:
         """
         assert self.worker is not None
         now = self.clock()
-        await self.inbox.extend(self.channel, self.worker, now, CLAIM_SECONDS)
-        for entry in await self.inbox.claim(self.channel, self.worker, now, CLAIM_SECONDS):
+        await self.inbox.extend(self.channel, self.worker, now, self.hold)
+        for entry in await self.inbox.claim(self.channel, self.worker, now, self.hold):
             if entry.event_id in self._queued or entry.payload is None:
                 continue
             self._queued.add(entry.event_id)
