@@ -4,13 +4,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import os
 import signal
+import socket
 from collections.abc import AsyncIterator
 
 from bot.channels.matrix.channel import MatrixChannel
 from bot.channels.matrix.config import MatrixConfig
 from bot.channels.port import Messenger
 from bot.channels.push import ChannelSender, Pushes
+from bot.channels.sending import stop_task
 from bot.channels.telegram.channel import TelegramChannel, TelegramConfig
 from bot.commands.runner import Commands
 from bot.conversation.engine import Engine, EngineConfig
@@ -38,9 +41,11 @@ from bot.web_page.server import WebServer, listen_address
 from bot.web_page.site import Site
 from memory.admission import Thresholds
 from memory.embedder import make_embedder
+from memory.postgres import is_postgres
 from memory.store import MemoryStore
 from memory.suggestions import Limits
 from scheduler.budget import TokenBudget
+from scheduler.leader import SchedulerLeader
 from scheduler.service import Scheduler
 
 log = logging.getLogger(__name__)
@@ -167,6 +172,7 @@ def telegram_config(settings: Settings) -> TelegramConfig:
         allowed_groups=frozenset(settings.telegram_allowed_groups), streaming=settings.streaming,
         webhook_url=settings.telegram_webhook_url, webhook_listen=settings.telegram_webhook_listen,
         webhook_port=settings.telegram_webhook_port, webhook_secret=settings.telegram_webhook_secret,
+        worker=shared_worker(settings),
     )
 
 
@@ -182,7 +188,7 @@ def matrix_config(settings: Settings) -> MatrixConfig:
         data_dir=settings.data_dir / "matrix", device_name=settings.matrix_device_name,
         admins=frozenset(settings.admins), unknown_users=settings.unknown_users_mode,
         pairing_minutes=settings.pairing_minutes, allowed_rooms=frozenset(settings.matrix_allowed_rooms),
-        streaming=settings.streaming,
+        streaming=settings.streaming, worker=shared_worker(settings),
     )
 
 
@@ -231,6 +237,28 @@ async def start_web(settings: Settings, metrics: PrometheusMetrics, running: Run
     stack.push_async_callback(server.stop)
 
 
+def worker_name(settings: Settings) -> str:
+    """This process's name among the workers of one database (MNEMO_WORKER_NAME, else host and process id)."""
+    return settings.worker_name or f"{socket.gethostname()}:{os.getpid()}"
+
+
+def shared_worker(settings: Settings) -> str | None:
+    """This worker's name when it may share the database with others (PostgreSQL); None on SQLite (one process)."""
+    return worker_name(settings) if is_postgres(settings.database_url) else None
+
+
+async def start_scheduler(scheduler: Scheduler, worker: str, stack: contextlib.AsyncExitStack) -> None:
+    """Start the scheduler at once on SQLite (one process); on PostgreSQL whenever this worker holds the lease
+    `scheduler` (several workers share the database, one runs the jobs). `stack` stops it."""
+    if scheduler.store.db.dialect != "postgres":
+        await scheduler.start()
+        stack.push_async_callback(scheduler.stop)
+        return
+    scheduler.outbox.worker = worker  # a push is sent by the worker that claimed it
+    leader = SchedulerLeader(scheduler, scheduler.store.leases, worker)
+    stack.push_async_callback(stop_task, asyncio.create_task(leader.run(), name=f"scheduler lease of {worker}"))
+
+
 async def main(settings: Settings) -> None:
     """Run the configured channels until the terminal chat ends or the process is stopped."""
     from bot.channels.console import ConsoleChannel
@@ -261,8 +289,7 @@ async def main(settings: Settings) -> None:
                 live[messenger.name] = True
                 running.push_async_callback(messenger.stop)
                 running.callback(live.__setitem__, messenger.name, False)
-            await scheduler.start()
-            running.push_async_callback(scheduler.stop)
+            await start_scheduler(scheduler, worker_name(settings), running)
             if console is not None:
                 live["console"] = True
             if metrics is not None:

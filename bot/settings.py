@@ -64,6 +64,8 @@ class Settings(BaseSettings):
     dedupe_threshold: float | None = None
     # postgresql://user:password@host/db: the memory in a PostgreSQL server instead of data_dir's SQLite file
     database_url: str | None = None
+    # this process's name among several workers on one PostgreSQL database (default: host name and process id)
+    worker_name: str | None = None
     search_cache_mb: int = Field(default=256, ge=0)  # the memories the search keeps in RAM (memory/scope_arrays.py)
 
     channels: IdList = Field(default_factory=list)

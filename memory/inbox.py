@@ -7,7 +7,7 @@ delivered a second time is recognised by its id, across restarts.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,6 +16,9 @@ from memory.db import Database, Tx
 KEEP_SECONDS = 7 * 24 * 3600.0  # handled ids are kept this long to recognise redeliveries
 # meta key: the newest update that was unhandled when something was erased (memory.erasure)
 _HELD = "erasure_waits_for_inbox"
+# An update with content not yet handled, of one channel (the first parameter); nobody else's live claim on it.
+_OPEN = "channel = ? AND handled_at IS NULL AND payload IS NOT NULL"
+_FREE = "(claimed_until IS NULL OR claimed_until <= ? OR claimed_by = ?)"
 
 
 @dataclass(frozen=True)
@@ -34,18 +37,22 @@ class Inbox:
     def __init__(self, db: Database) -> None:
         self.db = db
 
-    async def record(self, channel: str, items: Sequence[tuple[str, str | None]], now: float) -> list[str]:
+    async def record(self, channel: str, items: Sequence[tuple[str, str | None]], now: float,
+                     threads: Mapping[str, str] | None = None) -> list[str]:
         """Store (event id, payload) pairs in one transaction; return the ids that were new.
 
         A None payload records only the id (for updates of unknown users, whose content is not kept);
-        such rows count as handled at once.
+        such rows count as handled at once. `threads` says which conversation (chat, room) an event id belongs
+        to, for workers that `claim` (without it, all of a channel's updates count as one conversation).
         """
         new: list[str] = []
+        threads = threads or {}
         async with self.db.transaction() as tx:
             for event_id, payload in items:
                 await tx.execute(
-                    "INSERT OR IGNORE INTO inbox(channel, event_id, payload, received_at, handled_at)"
-                    " VALUES (?, ?, ?, ?, ?)", (channel, event_id, payload, now, None if payload is not None else now),
+                    "INSERT OR IGNORE INTO inbox(channel, event_id, payload, received_at, handled_at, thread)"
+                    " VALUES (?, ?, ?, ?, ?, ?)",
+                    (channel, event_id, payload, now, None if payload is not None else now, threads.get(event_id)),
                 )
                 if await tx.changes():
                     new.append(event_id)
@@ -107,6 +114,40 @@ class Inbox:
                 " AND payload IS NOT NULL ORDER BY received_at, rowid", (channel,),
             )
         return [_entry(r) for r in rows]
+
+    async def claim(self, channel: str, worker: str, now: float, hold: float, conversations: int = 10
+                    ) -> list[InboxEntry]:
+        """Claim the unhandled updates of up to `conversations` conversations nobody else holds, for `hold` seconds;
+        return every unhandled update this worker holds now, oldest first.
+
+        A conversation is claimed whole (all its unhandled updates), so its messages are answered in order by one
+        worker. On PostgreSQL the oldest update of each conversation is locked FOR UPDATE SKIP LOCKED: two workers
+        claiming at once never take the same conversation, neither waits for the other. A claim that ran out (its
+        worker died) is taken over. SQLite's one process takes everything (its transactions are serial anyway).
+        """
+        skip = " FOR UPDATE SKIP LOCKED" if self.db.dialect == "postgres" else ""
+        until = now + hold
+        async with self.db.transaction() as tx:
+            heads = await tx.fetchall(
+                f"SELECT rowid, coalesce(thread, '') FROM inbox i WHERE {_OPEN} AND {_FREE}"
+                f" AND rowid IN (SELECT min(rowid) FROM inbox WHERE {_OPEN} GROUP BY thread)"
+                " AND NOT EXISTS (SELECT 1 FROM inbox o WHERE o.channel = i.channel AND o.handled_at IS NULL"
+                " AND coalesce(o.thread, '') = coalesce(i.thread, '') AND o.claimed_by <> ? AND o.claimed_until > ?)"
+                f" ORDER BY rowid LIMIT ?{skip}",
+                (channel, now, worker, channel, worker, now, conversations))
+            for _, thread in heads:
+                await tx.execute(f"UPDATE inbox SET claimed_by = ?, claimed_until = ? WHERE {_OPEN} AND {_FREE}"
+                                 " AND coalesce(thread, '') = ?", (worker, until, channel, now, worker, thread))
+            rows = await tx.fetchall(f"SELECT channel, event_id, payload, received_at FROM inbox WHERE {_OPEN}"
+                                     " AND claimed_by = ? ORDER BY rowid", (channel, worker))
+        return [_entry(r) for r in rows]
+
+    async def extend(self, channel: str, worker: str, now: float, hold: float) -> int:
+        """Hold this worker's unhandled updates `hold` seconds from now (a long turn); returns how many."""
+        async with self.db.transaction() as tx:
+            await tx.execute(f"UPDATE inbox SET claimed_until = ? WHERE {_OPEN} AND claimed_by = ?",
+                             (now + hold, channel, worker))
+            return await tx.changes()
 
     async def handled(self, channel: str, event_id: str) -> bool:
         """Whether this update was handled already."""

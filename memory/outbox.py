@@ -34,6 +34,7 @@ def _item(row: Any) -> OutboxItem:
 
 
 _COLS = "id, scope_id, kind, text, status, attempts, buttons, created_at, due_at"
+_DUE = "status = 'pending' AND next_try <= ?"
 
 
 class Outbox:
@@ -43,22 +44,42 @@ class Outbox:
         self.db = db
 
     async def record(self, scope: Scope, kind: str, text: str, now: float | None = None,
-                     buttons: ButtonRows = (), due_at: float | None = None) -> OutboxItem:
-        """Record a message (with its buttons, and when it was meant to arrive) as pending, due at once."""
+                     buttons: ButtonRows = (), due_at: float | None = None,
+                     claim: tuple[str, float] | None = None) -> OutboxItem:
+        """Record a message (with its buttons, and when it was meant to arrive) as pending, due at once.
+
+        `claim` (worker, until): the worker that sends it at once holds it until then, so another worker's
+        `claim_due` does not send it too.
+        """
         now = time.time() if now is None else now
+        holder, until = claim if claim is not None else (None, None)
         async with self.db.transaction() as tx:
             item_id = await tx.execute(
-                "INSERT INTO outbox(scope_id, kind, text, next_try, created_at, buttons, due_at)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (scope.id, kind, text, now, now, json.dumps(buttons, ensure_ascii=False), due_at),
+                "INSERT INTO outbox(scope_id, kind, text, next_try, created_at, buttons, due_at, claimed_by,"
+                " claimed_until) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (scope.id, kind, text, now, now, json.dumps(buttons, ensure_ascii=False), due_at, holder, until),
             )
         return OutboxItem(item_id, scope.id, kind, text, "pending", 0, buttons, now, due_at)
 
     async def due(self, now: float, limit: int = 50) -> list[OutboxItem]:
         """Pending messages whose next try has come, oldest first."""
         async with self.db.reading() as tx:
-            rows = await tx.fetchall(f"SELECT {_COLS} FROM outbox WHERE status = 'pending' AND next_try <= ?"
-                                     " ORDER BY id LIMIT ?", (now, limit))
+            rows = await tx.fetchall(f"SELECT {_COLS} FROM outbox WHERE {_DUE} ORDER BY id LIMIT ?", (now, limit))
+        return [_item(r) for r in rows]
+
+    async def claim_due(self, worker: str, now: float, hold: float, limit: int = 50) -> list[OutboxItem]:
+        """The due messages nobody else holds, claimed by this worker for `hold` seconds, oldest first.
+
+        On PostgreSQL the rows are locked FOR UPDATE SKIP LOCKED: two workers claiming at once get different
+        messages, so each is sent by one worker only. A claim that ran out (its worker died) is taken over.
+        """
+        skip = " FOR UPDATE SKIP LOCKED" if self.db.dialect == "postgres" else ""
+        async with self.db.transaction() as tx:
+            rows = await tx.fetchall(
+                f"SELECT {_COLS} FROM outbox WHERE {_DUE} AND (claimed_until IS NULL OR claimed_until <= ?"
+                f" OR claimed_by = ?) ORDER BY id LIMIT ?{skip}", (now, now, worker, limit))
+            await tx.executemany("UPDATE outbox SET claimed_by = ?, claimed_until = ? WHERE id = ?",
+                                 [(worker, now + hold, row[0]) for row in rows])
         return [_item(r) for r in rows]
 
     async def mark_sent(self, item_id: int, now: float) -> None:

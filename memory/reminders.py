@@ -64,6 +64,13 @@ class Reminders:
             row = await tx.scoped_row("reminders", _COLS, scope.id, reminder_id, f"reminder {reminder_id}")
         return _reminder(row)
 
+    async def version(self) -> tuple[int, float, float]:
+        """A fingerprint of every scope's active reminders: it moves when any process adds, moves or ends one."""
+        async with self.db.reading() as tx:
+            row = await tx.fetchone("SELECT count(*), coalesce(sum(due_at), 0), coalesce(max(updated_at), 0)"
+                                    " FROM reminders WHERE status = 'active'")
+        return int(row[0]), float(row[1]), float(row[2])
+
     async def active(self, scope: Scope) -> list[StoredReminder]:
         """Active reminders, soonest first."""
         async with self.db.reading() as tx:

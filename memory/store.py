@@ -21,6 +21,7 @@ from memory.incognito_state import IncognitoLog
 from memory.index import SearchIndex, touch
 from memory.journal import Journal
 from memory.learned_rules import Rules
+from memory.leases import Leases
 from memory.migrations import migrate
 from memory.models import AuditEntry, Scope, SearchHit, Source
 from memory.notes import Notes
@@ -88,6 +89,7 @@ class MemoryStore:
         self.outbox = Outbox(db)
         self.access = AccessStore(db)
         self.inbox = Inbox(db)
+        self.leases = Leases(db)
         self.companions = Companions(db)
         self.relationships = Relationships(db)
         self.people = People(db, index, self.notes)

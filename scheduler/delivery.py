@@ -42,6 +42,7 @@ DIARY_ON_TIME = timedelta(hours=1)  # a diary push this young goes out at any ho
 DIARY_KEEP = timedelta(days=1)  # an older diary push is dropped
 MORNING_KEEP = timedelta(hours=3)  # an older morning brief is dropped
 NOTICE_KEEP = timedelta(hours=1)  # an older saved notice is dropped
+CLAIM_SECONDS = 120.0  # how long a worker holds a message it sends (another takes it over after that)
 UNLOGGED = frozenset({"notice"})  # kinds that are no words of the companion: not written into the conversation
 
 LATE = {"de": "(verspätet – fällig war {time})", "en": "(late – it was due at {time})"}
@@ -123,6 +124,8 @@ class OutboxSender:
         self.clock = clock
         self.zone = zone or ZoneInfo("Europe/Berlin")  # the deployment's zone; a person's own setting wins
         self.lang = lang
+        # This process's name when several workers share the database: each message is claimed by the one sending it.
+        self.worker: str | None = None
 
     async def deliver(self, scope: Scope, text: str, kind: str = "checkin", *, buttons: ButtonRows = (),
                       due_at: float | None = None) -> bool:
@@ -130,14 +133,18 @@ class OutboxSender:
 
         Only kind "checkin" is logged as proactive (and so counts against the check-in budget).
         """
-        item = await self.store.outbox.record(scope, kind, text, self.clock(), buttons, due_at)
+        now = self.clock()
+        claim = (self.worker, now + CLAIM_SECONDS) if self.worker else None
+        item = await self.store.outbox.record(scope, kind, text, now, buttons, due_at, claim)
         return await self._send(scope, item)
 
     async def flush(self, scopes: list[Scope]) -> int:
         """Retry every due message (after a failure or a restart); returns how many went out."""
         by_id = {s.id: s for s in scopes}
         sent = 0
-        for item in await self.store.outbox.due(self.clock()):
+        due = (await self.store.outbox.claim_due(self.worker, self.clock(), CLAIM_SECONDS) if self.worker
+               else await self.store.outbox.due(self.clock()))
+        for item in due:
             scope = by_id.get(item.scope_id)
             if scope is not None:
                 sent += await self._send(scope, item)

@@ -67,6 +67,14 @@ async def store(tmp_path, embedder, database_url) -> AsyncIterator[MemoryStore]:
 
 
 @pytest.fixture
+async def second_store(tmp_path, embedder, database_url, store) -> AsyncIterator[MemoryStore]:  # type: ignore[no-untyped-def]
+    """A second worker's store: its own connection to the `store`'s database."""
+    s = await MemoryStore.open(tmp_path / "mnemo.sqlite3", embedder, semantic_dedupe=0.97, database_url=database_url)
+    yield s
+    await s.close()
+
+
+@pytest.fixture
 def chat() -> ScriptedLLM:
     """The chat model: answers what a test enqueues."""
     return ScriptedLLM("chat")

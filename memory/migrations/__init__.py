@@ -71,6 +71,7 @@ MIGRATIONS: list[Migration] = [
     from_m038.m038_web_sessions,
     from_m039.m039_bit_vectors,
     from_m040.m040_scope_changes,
+    from_m040.m041_worker_leases,
 ]
 
 

@@ -27,3 +27,20 @@ async def m040_scope_changes(tx: Tx) -> None:
     await tx.execute(f"CREATE TRIGGER docs_deleted AFTER DELETE ON docs BEGIN {bump('changed', 'OLD.scope_id')} END")
     await tx.execute("CREATE TRIGGER docs_rewritten AFTER UPDATE OF scope_id, source, text, content_hash, created_at"
                      f" ON docs BEGIN {bump('changed', 'OLD.scope_id')} {bump('changed', 'NEW.scope_id')} END")
+
+
+async def m041_worker_leases(tx: Tx) -> None:
+    """Coordination of several workers on one database: named leases (the scheduler's, Matrix sync's), and who
+    holds an inbox entry or an outbox message until when.
+
+    `inbox.thread` is the conversation an update belongs to (a chat, a room): a worker claims a conversation's
+    unhandled updates together, so one person's messages are answered in order. One process on SQLite needs
+    none of it; the columns stay empty there unless a caller claims.
+    """
+    real = "DOUBLE PRECISION" if tx.dialect == "postgres" else "REAL"
+    await tx.execute(f"CREATE TABLE leases (name TEXT PRIMARY KEY, holder TEXT NOT NULL, until {real} NOT NULL)")
+    for table in ("inbox", "outbox"):
+        await tx.execute(f"ALTER TABLE {table} ADD COLUMN claimed_by TEXT")
+        await tx.execute(f"ALTER TABLE {table} ADD COLUMN claimed_until {real}")
+    await tx.execute("ALTER TABLE inbox ADD COLUMN thread TEXT")
+    await tx.execute("CREATE INDEX inbox_threads ON inbox(channel, thread, handled_at)")

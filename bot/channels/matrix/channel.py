@@ -66,7 +66,7 @@ from bot.channels.matrix.outgoing import Outgoing
 from bot.channels.matrix.presses import MatrixPresses
 from bot.channels.matrix.rooms import Received, Rooms, Route
 from bot.channels.matrix.session import Session
-from bot.channels.matrix.syncing import Syncing
+from bot.channels.matrix.syncing import Syncing, sync_lease
 from bot.channels.shown import Shown, show_once
 from bot.channels.streaming import LivePreview
 from bot.commands.call import Pressed
@@ -157,7 +157,9 @@ class MatrixChannel(MatrixPresses):
         self._reactions = Reactions(self._out, self.engine.store.choices, self.clock, self.engine.store.reactions)
         self._room_guide = Rooms(self.client, self.me, self._out, self.access, self.config.allowed_rooms, self.clock)
         self._syncing = Syncing(self.client, self.session, self.inbox, self.rooms, self.reactions, self._keys,
-                                self._out, self._handle, self.clock, self.config.timeline_limit)
+                                self._out, self._handle, self.clock, self.config.timeline_limit,
+                                sync_lease(self.engine.store.leases, self.config.worker, self.clock)
+                                if self.config.worker else None)
         try:
             await self.session.log_in(self.client, self.config.password, self.config.access_token,
                                       self.config.device_name)

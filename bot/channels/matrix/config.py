@@ -31,6 +31,8 @@ class MatrixConfig:
     device_name: str = "mnemo"
     encryption: bool = E2E_AVAILABLE
     timeline_limit: int = TIMELINE_LIMIT
+    # With several workers on one PostgreSQL database: this worker's name; it syncs only while it holds the lease.
+    worker: str | None = None
 
 
 def access_config(config: MatrixConfig) -> AccessConfig:

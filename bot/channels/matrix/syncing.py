@@ -24,13 +24,26 @@ from bot.channels.matrix.session import Session
 from bot.channels.sending import stop_task
 from bot.errors import MatrixError
 from memory.inbox import Inbox
+from memory.leases import MATRIX_SYNC, Leases
 
 log = logging.getLogger(__name__)
 
 SYNC_TIMEOUT_MS = 30_000
 STOP_GRACE = 10.0  # seconds stop() waits for the events in hand to be answered
+# Several workers: one syncs at a time. The lease outlasts a long poll and the answers to one sync; the others ask
+# again after a pause (an event recorded twice is still answered once: the inbox knows its id).
+SYNC_LEASE_SECONDS = 120.0
+FOLLOWER_PAUSE = 15.0
 
 Handle = Callable[[Received], Awaitable[bool]]  # answer one event; False while it waits for its key
+Gate = Callable[[], Awaitable[bool]]  # whether this worker may sync now
+
+
+def sync_lease(leases: Leases, worker: str, clock: Callable[[], float]) -> Gate:
+    """A gate that lets this worker sync while it holds the lease `matrix-sync` (asking renews it)."""
+    async def holds() -> bool:
+        return await leases.take(MATRIX_SYNC, worker, clock(), SYNC_LEASE_SECONDS)
+    return holds
 
 
 class Syncing:
@@ -38,8 +51,10 @@ class Syncing:
 
     def __init__(self, client: AsyncClient, session: Session, inbox: Inbox, rooms: Rooms, reactions: Reactions,
                  keys: WaitingForKeys, out: Outgoing, handle: Handle, clock: Callable[[], float],
-                 timeline_limit: int) -> None:
+                 timeline_limit: int, gate: Gate | None = None) -> None:
         self.client = client
+        self.gate = gate  # None: the only worker, always syncing
+        self._first_pending = False  # the first sync waits until this worker may sync
         self.session = session
         self.inbox = inbox
         self.rooms = rooms
@@ -59,7 +74,16 @@ class Syncing:
         self._stopping = False
 
     async def first(self) -> None:
-        """The first sync of a start: answered when a token was saved, only recorded on a first start ever."""
+        """The first sync of a start: answered when a token was saved, only recorded on a first start ever.
+
+        While another worker syncs, it waits for the sync loop (which asks again until this one may).
+        """
+        waited = self._first_pending
+        if not await self.may_sync():
+            if not waited:
+                log.info("another worker syncs with the Matrix homeserver; this one waits for its turn")
+            return
+        self._first_pending = False
         self._token = self.session.load_token()
         await self.sync_and_handle(first=True, answer=self._token is not None)
 
@@ -88,7 +112,12 @@ class Syncing:
         failures = 0
         while not self._stopping:
             try:
-                await self.sync_and_handle(first=False, answer=True)
+                if self._first_pending:
+                    await self.first()
+                elif await self.may_sync():
+                    await self.sync_and_handle(first=False, answer=True)
+                if self._first_pending:
+                    await asyncio.sleep(FOLLOWER_PAUSE)
                 failures = 0
             except Exception as exc:  # the loop must outlive any one failure; each is logged
                 failures, self._recover = failures + 1, True
@@ -96,6 +125,14 @@ class Syncing:
                 log.warning("matrix sync failed (%d in a row), next try in %d s: %s", failures, pause, exc,
                             exc_info=failures == 1)
                 await asyncio.sleep(pause)
+
+    async def may_sync(self) -> bool:
+        """Whether this worker syncs now (the only one always does); when not, the loop waits for its turn."""
+        if self.gate is None or await self.gate():
+            return True
+        self._first_pending = True  # when the turn comes, it starts like a start: what the inbox holds first
+        self._recover = True
+        return False
 
     async def sync_and_handle(self, first: bool, answer: bool) -> None:
         """One sync: answer invites, record the new events, save the token, then answer and mark them handled.

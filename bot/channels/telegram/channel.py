@@ -36,7 +36,7 @@ from bot.channels.base import Turn
 from bot.channels.shown import Shown, show_once
 from bot.channels.streaming import LivePreview
 from bot.channels.telegram.choices import TelegramChoices, message_ref
-from bot.channels.telegram.intake import Intake, PerChatOrder
+from bot.channels.telegram.intake import CLAIM_SECONDS, Intake, PerChatOrder
 from bot.channels.telegram.media import brings_picture, picture_of, voice_file, voice_of
 from bot.channels.telegram.messages import (
     GROUPS,
@@ -83,6 +83,9 @@ class TelegramConfig:
     webhook_listen: str = "127.0.0.1"
     webhook_port: int = 8443
     webhook_secret: str | None = None
+    # With several workers on one PostgreSQL database: this worker's name; it answers the chats it claims.
+    worker: str | None = None
+    claim_seconds: float = CLAIM_SECONDS  # how long its claim on a chat outlives a worker that died
 
 
 def access_config(config: TelegramConfig) -> AccessConfig:
@@ -118,7 +121,8 @@ class TelegramChannel(TelegramPresses):
             .base_file_url(file_base_url(config.base_url)).job_queue(None).updater(None)
             .concurrent_updates(PerChatOrder(self._handled)).build()
         )
-        self.intake = Intake(self.app, self.inbox, self.name, clock, self._keeps)
+        self.intake = Intake(self.app, self.inbox, self.name, clock, self._keeps, config.worker,
+                             config.claim_seconds)
         self.out = Outgoing(self.app.bot)
         self.choices = TelegramChoices(self.app.bot, engine)
         self._add_handlers()

@@ -23,6 +23,10 @@ from memory.inbox import Inbox
 log = logging.getLogger(__name__)
 
 ALLOWED_UPDATES = ("message", "edited_message", "callback_query", "message_reaction")
+# Several workers: a worker holds the chats it claimed this long (renewed while it answers them; a dead worker's
+# are taken over after it), and looks for chats left by others this often.
+CLAIM_SECONDS = 120.0
+PULL_SECONDS = 2.0
 
 
 class PerChatOrder(BaseUpdateProcessor):
@@ -56,14 +60,31 @@ class PerChatOrder(BaseUpdateProcessor):
         """Nothing to free."""
 
 
+class Recording(asyncio.Queue[object]):
+    """The queue PTB's webhook server puts what it received into: each update is stored in the inbox (and queued
+    for the application) before the server answers Telegram, so an update confirmed is one stored."""
+
+    def __init__(self, take: Callable[[Sequence[Update]], Awaitable[None]]) -> None:
+        super().__init__()
+        self._take = take
+
+    async def put(self, item: object) -> None:
+        """Store and queue an update; anything else is not ours."""
+        if isinstance(item, Update):
+            await self._take([item])
+
+
 class Intake:
     """Store first, confirm after, mark handled last: the inbox between Telegram and the application.
 
-    `keeps` says whether an update's content may be stored (an unknown user's is recorded without it).
+    `keeps` says whether an update's content may be stored (an unknown user's is recorded without it). With a
+    `worker` name (several workers behind one webhook URL), an update is answered by the worker that claimed its
+    chat (`Inbox.claim`), whichever worker received it: one chat's updates in order, each once.
     """
 
     def __init__(self, app: Application[Any, Any, Any, Any, Any, Any], inbox: Inbox, channel: str,
-                 clock: Callable[[], float], keeps: Callable[[Update], Awaitable[bool]]) -> None:
+                 clock: Callable[[], float], keeps: Callable[[Update], Awaitable[bool]],
+                 worker: str | None = None, hold: float = CLAIM_SECONDS) -> None:
         self.app = app
         self.inbox = inbox
         self.channel = channel
@@ -72,7 +93,9 @@ class Intake:
         self.poller: Poller | None = None
         self._replayed: set[int] = set()
         self._webhook: Updater | None = None
-        self._pump: asyncio.Task[None] | None = None
+        self.worker, self.hold = worker, hold
+        self._queued: set[str] = set()  # claimed updates this worker queued and has not finished
+        self._puller: asyncio.Task[None] | None = None
 
     def replayed(self, update: Update) -> bool:
         """Whether an earlier run stored this update and did not finish it."""
@@ -81,6 +104,11 @@ class Intake:
     async def take(self, updates: Sequence[Update]) -> None:
         """Store a batch in the inbox, then queue the updates that are new (a redelivery is dropped here)."""
         rows = [(str(u.update_id), json.dumps(u.to_dict()) if await self.keeps(u) else None) for u in updates]
+        if self.worker is not None:
+            chats = {str(u.update_id): str(u.effective_chat.id) for u in updates if u.effective_chat is not None}
+            await self.inbox.record(self.channel, rows, self.clock(), chats)
+            await self.pull()
+            return
         new = set(await self.inbox.record(self.channel, rows, self.clock()))
         for update in updates:
             if str(update.update_id) in new:
@@ -88,6 +116,9 @@ class Intake:
 
     async def replay(self) -> None:
         """Queue the updates that were stored but not handled when mnemo stopped (or crashed)."""
+        if self.worker is not None:
+            await self.pull()
+            return
         for entry in await self.inbox.unhandled(self.channel):
             assert entry.payload is not None  # unhandled() lists only rows with content
             update = Update.de_json(json.loads(entry.payload), self.app.bot)
@@ -100,29 +131,50 @@ class Intake:
         """Mark an update handled (its reply was recorded and sent, or its failure told)."""
         await self.inbox.done(self.channel, str(update.update_id), self.clock())
         self._replayed.discard(update.update_id)
+        self._queued.discard(str(update.update_id))
+        if self.worker is not None:  # what another worker received for the chats held here comes next
+            await self.pull()
+
+    async def pull(self) -> None:
+        """Renew this worker's claims, claim the chats nobody holds, and queue what it holds and has not queued.
+
+        Each is treated as a replay: another worker may have started on it before it died.
+        """
+        assert self.worker is not None
+        now = self.clock()
+        await self.inbox.extend(self.channel, self.worker, now, self.hold)
+        for entry in await self.inbox.claim(self.channel, self.worker, now, self.hold):
+            if entry.event_id in self._queued or entry.payload is None:
+                continue
+            self._queued.add(entry.event_id)
+            update = Update.de_json(json.loads(entry.payload), self.app.bot)
+            self._replayed.add(update.update_id)
+            await self.app.update_queue.put(update)
+
+    async def _pull_on(self) -> None:
+        """Pull every PULL_SECONDS: chats another worker left (or died holding) are answered here."""
+        while True:
+            await asyncio.sleep(PULL_SECONDS)
+            try:
+                await self.pull()
+            except Exception:  # the next pull tries again; the claims outlast a few failed ones
+                log.exception("claiming Telegram updates failed; trying again in %g s", PULL_SECONDS)
 
     async def receive(self, webhook_url: str | None, *, listen: str = "127.0.0.1", port: int = 8443,
                       secret: str | None = None, watchdog: float = WATCHDOG) -> None:
         """Start long polling, or the webhook server when a webhook URL is set."""
+        if self.worker is not None:
+            self._puller = asyncio.create_task(self._pull_on(), name="telegram-claims")
         if not webhook_url:
             self.poller = Poller(self.app.bot, self.take, allowed_updates=ALLOWED_UPDATES, watchdog=watchdog)
             await self.poller.start()
             return
-        arrived: asyncio.Queue[object] = asyncio.Queue()
-        self._webhook = Updater(bot=self.app.bot, update_queue=arrived)
+        self._webhook = Updater(bot=self.app.bot, update_queue=Recording(self.take))
         await self._webhook.initialize()
-        self._pump = asyncio.create_task(self._pump_webhook(arrived), name="telegram-webhook-intake")
         await self._webhook.start_webhook(
             listen=listen, port=port, url_path=urlparse(webhook_url).path.lstrip("/"), webhook_url=webhook_url,
             secret_token=secret, allowed_updates=ALLOWED_UPDATES,
         )
-
-    async def _pump_webhook(self, arrived: asyncio.Queue[object]) -> None:
-        """Move what the webhook server received through the inbox into the application."""
-        while True:
-            update = await arrived.get()
-            if isinstance(update, Update):
-                await self.take([update])
 
     async def stop(self) -> None:
         """Stop receiving (polling, or the webhook server and what moves its updates on)."""
@@ -134,7 +186,7 @@ class Intake:
                 await self._webhook.stop()
             await self._webhook.shutdown()
             self._webhook = None
-        if self._pump is not None:
-            self._pump.cancel()
-            await asyncio.gather(self._pump, return_exceptions=True)
-            self._pump = None
+        if self._puller is not None:
+            self._puller.cancel()
+            await asyncio.gather(self._puller, return_exceptions=True)
+            self._puller = None

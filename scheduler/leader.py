@@ -1,0 +1,79 @@
+"""One scheduler across several workers: only the worker holding the lease `scheduler` runs its jobs.
+
+APScheduler 3's job store must not be shared by several schedulers, so each worker keeps its own (in its data
+directory) and the database decides who runs: every `RENEW_SECONDS` a worker asks for the lease; the holder starts
+its scheduler (or keeps it and picks up reminders another worker changed), the others stop theirs. A worker that
+dies keeps the lease at most `HOLD_SECONDS`; then another takes it, and its scheduler runs what was missed (a
+reminder due meanwhile fires late, once, within APScheduler's grace time). One process on SQLite always holds it.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from typing import Literal
+
+from memory.leases import SCHEDULER, Leases
+from scheduler.service import Scheduler
+
+log = logging.getLogger(__name__)
+
+HOLD_SECONDS = 60.0
+RENEW_SECONDS = 20.0  # well inside the hold: two missed renewals still keep it
+
+Action = Literal["start", "stop", "sync", "wait"]
+
+
+def leader_action(held: bool, running: bool) -> Action:
+    """What a worker does with its scheduler once it knows whether it holds the lease."""
+    if held:
+        return "sync" if running else "start"
+    return "stop" if running else "wait"
+
+
+class SchedulerLeader:
+    """Start this worker's scheduler while it holds the lease, stop it when another worker does."""
+
+    def __init__(self, scheduler: Scheduler, leases: Leases, worker: str, clock: Callable[[], float] = time.time,
+                 hold: float = HOLD_SECONDS, every: float = RENEW_SECONDS) -> None:
+        self.scheduler, self.leases, self.worker, self.clock = scheduler, leases, worker, clock
+        self.hold, self.every = hold, every
+        self._reminders: tuple[int, float, float] | None = None
+
+    async def step(self) -> Action:
+        """Ask for (or renew) the lease and act on the answer; a database that does not answer means 'not held'."""
+        try:
+            held = await self.leases.take(SCHEDULER, self.worker, self.clock(), self.hold)
+        except Exception:  # the lease cannot be confirmed: another worker may take it once it runs out
+            log.exception("worker %s could not renew the scheduler lease; its scheduler stops", self.worker)
+            held = False
+        action = leader_action(held, self.scheduler.running)
+        if action == "start":
+            log.info("worker %s holds the scheduler lease: its scheduler starts", self.worker)
+            await self.scheduler.start()
+            self._reminders = await self.scheduler.store.reminders.version()
+        elif action == "stop":
+            log.warning("worker %s lost the scheduler lease: its scheduler stops", self.worker)
+            await self.scheduler.stop()
+        elif action == "sync":
+            await self.sync_reminders()
+        return action
+
+    async def sync_reminders(self) -> None:
+        """Bring the jobs in line when a reminder changed anywhere (another worker's turn set one)."""
+        version = await self.scheduler.store.reminders.version()
+        if version != self._reminders:
+            self._reminders = version
+            await self.scheduler.refresh()
+
+    async def run(self) -> None:
+        """Step every `every` seconds until cancelled; then stop the scheduler and give the lease up."""
+        try:
+            while True:
+                await self.step()
+                await asyncio.sleep(self.every)
+        finally:
+            if self.scheduler.running:
+                await self.scheduler.stop()
+            await self.leases.release(SCHEDULER, self.worker)

@@ -1,0 +1,67 @@
+"""One of several workers in a child process, run until the test kills it: Telegram in webhook mode under a worker
+name, the scheduler behind its lease, the memory in one PostgreSQL database shared with the other workers.
+
+    python -m tests.scenarios.worker_child DATABASE_URL DATA_DIR BASE_URL PORT NAME
+
+The model answers "Antwort auf <the message>" after a fixed delay. Claims and the scheduler's lease are short here
+(seconds), so a killed worker's chats and jobs move on within the test. The child prints "ready" once it listens.
+"""
+from __future__ import annotations
+
+import asyncio
+import sys
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from bot.channels.push import ChannelSender
+from bot.channels.telegram.channel import TelegramChannel, TelegramConfig
+from bot.commands.runner import Commands
+from bot.conversation.engine import Engine, EngineConfig
+from bot.llm.port import Completion, Usage
+from memory.store import MemoryStore
+from scheduler.leader import SchedulerLeader
+from scheduler.service import Scheduler
+from tests.fakes.embedder import FakeEmbedder
+from tests.scenarios.telegram_child import writer_answer
+
+USERS = tuple(range(1001, 1051))
+DELAY = 0.02  # the model's answer takes this long
+CLAIM_SECONDS = 4.0
+LEASE_SECONDS, RENEW_SECONDS = 3.0, 1.0
+SECRET = "s3cret"
+
+
+class Echo:
+    """A chat and background model: answers the last line of the conversation, or finds nothing to learn."""
+
+    model = "echo"
+
+    async def complete(self, messages: Any, *, json_schema: Any = None, **kwargs: Any) -> Completion:
+        if json_schema is not None:
+            return Completion('{"facts": [], "content": [], "profile": []}', (), Usage(1, 1), self.model)
+        await asyncio.sleep(DELAY)
+        return Completion("Antwort auf " + messages[-1].content.strip().splitlines()[-1], (), Usage(1, 1), self.model)
+
+
+async def main(url: str, data_dir: str, base_url: str, port: str, name: str) -> None:
+    store = await MemoryStore.open(Path(data_dir), FakeEmbedder(), semantic_dedupe=0.97, database_url=url)
+    model = Echo()
+    engine = Engine(store, model, model, EngineConfig(relevance_floor=0.0))  # type: ignore[arg-type]
+    commands = Commands(engine)
+    config = TelegramConfig(token="123:ABC", base_url=base_url, allowed_users=frozenset(str(u) for u in USERS),
+                            streaming=False, webhook_url=f"http://127.0.0.1:{port}/hook", webhook_port=int(port),
+                            webhook_secret=SECRET, worker=name, claim_seconds=CLAIM_SECONDS)
+    channel = TelegramChannel(engine, commands, config)
+    scheduler = Scheduler(store, "mnemo", writer_answer, engine, ChannelSender({"telegram": channel}),
+                          ZoneInfo("Europe/Berlin"), Path(data_dir))
+    commands.scheduler = scheduler
+    await channel.start()
+    leader = SchedulerLeader(scheduler, store.leases, name, hold=LEASE_SECONDS, every=RENEW_SECONDS)
+    task = asyncio.create_task(leader.run())
+    print("ready", flush=True)
+    await task
+
+
+if __name__ == "__main__":
+    asyncio.run(main(*sys.argv[1:6]))
