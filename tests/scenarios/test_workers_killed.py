@@ -4,9 +4,7 @@ once and each person's in order, and a reminder due during the run is sent once.
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
-import sys
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -18,9 +16,9 @@ from memory.store import MemoryStore
 from tests import postgres_kit
 from tests.fakes.embedder import FakeEmbedder
 from tests.fakes.telegram_api import FakeTelegram
-from tests.scenarios.worker_child import SECRET, USERS
+from tests.scenarios.worker_child import USERS
+from tests.scenarios.worker_pool import free_ports, post, start_worker
 
-ROOT = Path(__file__).resolve().parents[2]
 ROUNDS = 10
 
 
@@ -29,42 +27,6 @@ async def database() -> AsyncIterator[str]:
     url = await postgres_kit.fresh_database()
     yield url
     await asyncio.to_thread(postgres_kit.drop, url)
-
-
-async def start_worker(tg: FakeTelegram, url: str, folder: Path, port: int, name: str
-                       ) -> asyncio.subprocess.Process:
-    proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "tests.scenarios.worker_child", url, str(folder), tg.base_url, str(port), name,
-        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=asyncio.subprocess.PIPE)
-    assert proc.stdout is not None
-    assert (await asyncio.wait_for(proc.stdout.readline(), 60)).strip() == b"ready"
-    return proc
-
-
-async def post(session: aiohttp.ClientSession, ports: list[int], first: int, update: object) -> None:
-    """Post to the worker whose turn it is; one that does not answer is skipped, as a load balancer would."""
-    for step in range(len(ports) * 3):
-        port = ports[(first + step) % len(ports)]
-        try:
-            async with session.post(f"http://127.0.0.1:{port}/hook", json=update,
-                                    headers={"X-Telegram-Bot-Api-Secret-Token": SECRET}) as response:
-                if response.status == 200:
-                    return
-        except aiohttp.ClientError:
-            await asyncio.sleep(0.05)
-    raise AssertionError(f"no worker took {update}")
-
-
-def free_ports(n: int) -> list[int]:
-    import socket
-
-    sockets = [socket.socket() for _ in range(n)]
-    for s in sockets:
-        s.bind(("127.0.0.1", 0))
-    ports = [int(s.getsockname()[1]) for s in sockets]
-    for s in sockets:
-        s.close()
-    return ports
 
 
 async def test_three_workers_one_killed_answer_every_message_once_in_order(

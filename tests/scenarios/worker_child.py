@@ -1,7 +1,7 @@
 """One of several workers in a child process, run until the test kills it: Telegram in webhook mode under a worker
 name, the scheduler behind its lease, the memory in one PostgreSQL database shared with the other workers.
 
-    python -m tests.scenarios.worker_child DATABASE_URL DATA_DIR BASE_URL PORT NAME
+    python -m tests.scenarios.worker_child DATABASE_URL DATA_DIR BASE_URL PORT NAME [MODEL_DELAY_SECONDS]
 
 The model answers "Antwort auf <the message>" after a fixed delay. Claims and the scheduler's lease are short here
 (seconds), so a killed worker's chats and jobs move on within the test. The child prints "ready" once it listens.
@@ -33,20 +33,24 @@ SECRET = "s3cret"
 
 
 class Echo:
-    """A chat and background model: answers the last line of the conversation, or finds nothing to learn."""
+    """A chat and background model: answers the last line of the conversation after `delay`, or finds nothing to
+    learn."""
 
     model = "echo"
+
+    def __init__(self, delay: float = DELAY) -> None:
+        self.delay = delay
 
     async def complete(self, messages: Any, *, json_schema: Any = None, **kwargs: Any) -> Completion:
         if json_schema is not None:
             return Completion('{"facts": [], "content": [], "profile": []}', (), Usage(1, 1), self.model)
-        await asyncio.sleep(DELAY)
+        await asyncio.sleep(self.delay)
         return Completion("Antwort auf " + messages[-1].content.strip().splitlines()[-1], (), Usage(1, 1), self.model)
 
 
-async def main(url: str, data_dir: str, base_url: str, port: str, name: str) -> None:
+async def main(url: str, data_dir: str, base_url: str, port: str, name: str, delay: str = str(DELAY)) -> None:
     store = await MemoryStore.open(Path(data_dir), FakeEmbedder(), semantic_dedupe=0.97, database_url=url)
-    model = Echo()
+    model = Echo(float(delay))
     engine = Engine(store, model, model, EngineConfig(relevance_floor=0.0))  # type: ignore[arg-type]
     commands = Commands(engine)
     config = TelegramConfig(token="123:ABC", base_url=base_url, allowed_users=frozenset(str(u) for u in USERS),
@@ -64,4 +68,4 @@ async def main(url: str, data_dir: str, base_url: str, port: str, name: str) -> 
 
 
 if __name__ == "__main__":
-    asyncio.run(main(*sys.argv[1:6]))
+    asyncio.run(main(*sys.argv[1:7]))

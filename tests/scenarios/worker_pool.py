@@ -1,0 +1,52 @@
+"""Starting worker processes (tests/scenarios/worker_child.py) and posting webhooks to them as a load balancer
+would: for the multi-worker test and bench/workers.py."""
+from __future__ import annotations
+
+import asyncio
+import os
+import socket
+import sys
+from pathlib import Path
+
+import aiohttp
+
+from tests.fakes.telegram_api import FakeTelegram
+from tests.scenarios.worker_child import SECRET
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+async def start_worker(tg: FakeTelegram, url: str, folder: Path, port: int, name: str, delay: float | None = None
+                       ) -> asyncio.subprocess.Process:
+    """A worker on the database at url, listening on port; returns once it says it is ready."""
+    extra = [] if delay is None else [str(delay)]
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "tests.scenarios.worker_child", url, str(folder), tg.base_url, str(port), name, *extra,
+        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=asyncio.subprocess.PIPE)
+    assert proc.stdout is not None
+    assert (await asyncio.wait_for(proc.stdout.readline(), 60)).strip() == b"ready"
+    return proc
+
+
+async def post(session: aiohttp.ClientSession, ports: list[int], first: int, update: object) -> None:
+    """Post to the worker whose turn it is; one that does not answer is skipped, as a load balancer would."""
+    for step in range(len(ports) * 3):
+        port = ports[(first + step) % len(ports)]
+        try:
+            async with session.post(f"http://127.0.0.1:{port}/hook", json=update,
+                                    headers={"X-Telegram-Bot-Api-Secret-Token": SECRET}) as response:
+                if response.status == 200:
+                    return
+        except aiohttp.ClientError:
+            await asyncio.sleep(0.05)
+    raise AssertionError(f"no worker took {update}")
+
+
+def free_ports(n: int) -> list[int]:
+    sockets = [socket.socket() for _ in range(n)]
+    for s in sockets:
+        s.bind(("127.0.0.1", 0))
+    ports = [int(s.getsockname()[1]) for s in sockets]
+    for s in sockets:
+        s.close()
+    return ports
