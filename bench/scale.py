@@ -384,8 +384,7 @@ def main() -> None:
                 print(f"postgres: {server.version()} (pgserver, started by the bench)", flush=True)
             reports.append(asyncio.run(run(sizes, args.spread, args.users, args.queries, args.repeat, args.keep,
                                            backend, server, embedder)))
-    for report in reports:
-        summary(report)
+            summary(reports[-1])
     if args.json:
         print(json.dumps([asdict(report) for report in reports]))
 
