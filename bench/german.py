@@ -1,13 +1,14 @@
 """German memory retrieval benchmark: index the notes through the real store and ask the questions.
 
-Usage: bench/german.py [PATH] [--json] [--as-used]
+Usage: bench/german.py [PATH] [--json] [--as-used] [--backend sqlite|postgres|both]
 
 --as-used searches every note as if it had been used (faded notes included) and each question with an "asked"
 day on that day: the way mnemo's own set (bench/data/german_memories.json) is meant to be read, since its notes
 span 14 months and the set measures finding, not forgetting.
 
 Prints any@1, any@5 and MRR for the hybrid search and for each retriever alone; with --json the
-last line is the hybrid's figures as one JSON object.
+last line is the hybrid's figures as one JSON object (one line per backend). --backend postgres (or both) runs the
+same on a PostgreSQL the bench starts itself (`bench/backends.py`).
 """
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.backends import PostgresServer, database_url, parse_backends, places  # noqa: E402
 from bench.metrics import any_at, mean, parse_weights, reciprocal_rank, retrievers  # noqa: E402
 from memory.embedder import Embedder, make_embedder  # noqa: E402
 from memory.models import Scope  # noqa: E402
@@ -73,9 +75,10 @@ async def evaluate(store: MemoryStore, scope: Scope, ids: dict[int, str], data: 
 
 
 async def measure(path: Path, embedder: Embedder, weights: Weights, data: dict[str, Any],
-                  as_used: bool = False) -> dict[str, float]:
-    """Index the set into a fresh store at path and evaluate it with the given weights."""
-    store = await MemoryStore.open(path, embedder, weights=weights)
+                  as_used: bool = False, server: PostgresServer | None = None) -> dict[str, float]:
+    """Index the set into a fresh store at path (or a fresh database on the server) and evaluate it with the given
+    weights."""
+    store = await MemoryStore.open(path, embedder, weights=weights, database_url=database_url(server, path.stem))
     try:
         scope, ids = await index(store, data)
         return await evaluate(store, scope, ids, data, as_used)
@@ -90,23 +93,29 @@ async def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--json", action="store_true", help="print the hybrid's figures as one JSON object last")
     parser.add_argument("--weights", default="", help='overrides of the default Weights, e.g. "context=0,dated=0"')
     parser.add_argument("--as-used", action="store_true", help="faded notes included, questions on their asked day")
+    parser.add_argument("--backend", default="sqlite", help="sqlite, postgres, sqlite,postgres or both")
     args = parser.parse_args(argv)
+    backends = parse_backends(args.backend)
     base = parse_weights(args.weights)
     path = args.path if args.path.is_absolute() else ROOT / args.path
     data = load(path.resolve())
     embedder = make_embedder()
     print(f"German set {path.name}: {len(data['notes'])} notes, {len(data['questions'])} questions, model {embedder.name}")
     print(f"weights: {base}")
-    print(f"{'retriever':<9} {'any@1':>6} {'any@5':>6} {'MRR':>6} {'seconds':>8}")
-    results = {}
-    with tempfile.TemporaryDirectory(prefix="mnemo-german-") as tmp:
-        for name, weights in retrievers(base).items():
-            start = time.perf_counter()
-            results[name] = await measure(Path(tmp) / f"{name}.sqlite3", embedder, weights, data, args.as_used)
-            r = results[name]
-            print(f"{name:<9} {r['any@1']:>6.3f} {r['any@5']:>6.3f} {r['mrr']:>6.3f} {time.perf_counter() - start:>8.1f}")
+    print(f"{'backend':<8} {'retriever':<9} {'any@1':>6} {'any@5':>6} {'MRR':>6} {'seconds':>8}")
+    hybrids = {}
+    with tempfile.TemporaryDirectory(prefix="mnemo-german-") as tmp, places(backends) as servers:
+        for backend, server in servers.items():
+            for name, weights in retrievers(base).items():
+                start = time.perf_counter()
+                path = Path(tmp) / f"{backend}_{name}.sqlite3"
+                r = await measure(path, embedder, weights, data, args.as_used, server)
+                hybrids.setdefault(backend, r)
+                print(f"{backend:<8} {name:<9} {r['any@1']:>6.3f} {r['any@5']:>6.3f} {r['mrr']:>6.3f}"
+                      f" {time.perf_counter() - start:>8.1f}")
     if args.json:
-        print(json.dumps(results["hybrid"]))
+        for backend, hybrid in hybrids.items():
+            print(json.dumps({"backend": backend, **hybrid}))
 
 
 if __name__ == "__main__":

