@@ -96,6 +96,7 @@ class Database:
     """
 
     dialect = "sqlite"
+    url: str | None = None  # a server's URL (PostgreSQL); None for the file at `path`
 
     def __init__(self, conn: aiosqlite.Connection, path: Path) -> None:
         self._conn = conn

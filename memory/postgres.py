@@ -78,7 +78,7 @@ class PostgresDatabase(Database):
     def __init__(self, conn: Any, url: str, data_dir: Path) -> None:  # noqa: D107 (the SQLite base has no conn)
         self._pg = conn
         self._lock = asyncio.Lock()
-        self.url = url
+        self.url: str | None = url
         self.path = Path(data_dir) / PG_NAME
         self._identity: set[str] | None = None
 

@@ -113,8 +113,8 @@ def test_a_pause_over_six_hours_starts_a_new_conversation() -> None:
 
 
 async def test_transcript_is_read_read_only_grouped_headed_and_marks_the_bot_speaking_first(
-        transcript: list[Any], tmp_path: Path) -> None:
-    messages = read_messages(tmp_path / "mnemo.sqlite3", "mnemo", "tg:42", 0.0, 1e18)
+        transcript: list[Any], store: MemoryStore, tmp_path: Path) -> None:
+    messages = read_messages(store.db.url or tmp_path / "mnemo.sqlite3", "mnemo", "tg:42", 0.0, 1e18)
     convs = group_conversations(messages)
     assert len(messages) == len(transcript) and len(convs) == 10
     style = Style(ZONE, "de", "companion-7b")
@@ -143,8 +143,9 @@ def test_chunks_end_exactly_at_the_limit_without_splitting_a_message() -> None:
     assert one_less[0] == header + "".join(lines[:2])  # the third message moves whole into the next chunk
 
 
-async def test_the_default_limit_is_150000_characters(transcript: list[Any], tmp_path: Path) -> None:
-    convs = group_conversations(read_messages(tmp_path / "mnemo.sqlite3", "mnemo", "tg:42", 0.0, 1e18))
+async def test_the_default_limit_is_150000_characters(transcript: list[Any], store: MemoryStore, tmp_path: Path
+                                                       ) -> None:
+    convs = group_conversations(read_messages(store.db.url or tmp_path / "mnemo.sqlite3", "mnemo", "tg:42", 0.0, 1e18))
     chunks = chunk_transcript(convs, Style(ZONE, "de", "companion-7b"))
     assert CHUNK_CHARS == 150_000 and len(chunks) == 2
     assert 150_000 - 4_100 < len(chunks[0]) <= 150_000
@@ -208,24 +209,24 @@ async def test_parts_are_numbered_and_merged() -> None:
     assert "counter-evidence" in llm.calls[0].prompt and "«quote» (YYYY-MM-DD)" in llm.calls[0].prompt
 
 
-async def test_preview_only_sends_nothing_and_saves_nothing(transcript: list[Any], tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+async def test_preview_only_sends_nothing_and_saves_nothing(transcript: list[Any], store: MemoryStore, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
     llm = analyst()
-    assert await run_command(settings_for(tmp_path), parse_args(["analyse", "--preview"]), llm) == 0
+    assert await run_command(settings_for(tmp_path, database_url=store.db.url), parse_args(["analyse", "--preview"]), llm) == 0
     out = capsys.readouterr().out
     assert f"10 of 10 conversations, {len(transcript)} messages" in out and "2 parts, 3 calls" in out
     chars = int(out.split("messages, ")[1].split(" characters")[0].replace(",", ""))
     assert f"(~{math.ceil(chars / 4):,} tokens)" in out
     assert llm.calls == [] and list_reports(tmp_path) == []
 
-    await run_command(settings_for(tmp_path), parse_args(["analyse", "--preview", "--keywords", "zahnarzt, ARZT"]), llm)
+    await run_command(settings_for(tmp_path, database_url=store.db.url), parse_args(["analyse", "--preview", "--keywords", "zahnarzt, ARZT"]), llm)
     assert "2 of 10 conversations, 8 messages" in capsys.readouterr().out
-    await run_command(settings_for(tmp_path), parse_args(["analyse", "--preview", "--sample", "3",
+    await run_command(settings_for(tmp_path, database_url=store.db.url), parse_args(["analyse", "--preview", "--sample", "3",
                                                           "--from", "2025-03-04", "--to", "2025-03-24"]), llm)
     assert "3 of 7 conversations, 12 messages" in capsys.readouterr().out  # March 6, 15, 24: first, middle, last
 
 
-async def test_blind_and_blueprint_prompts(transcript: list[Any], tmp_path: Path) -> None:
-    settings = settings_for(tmp_path, persona="Trocken, ehrlich, etwas spöttisch.")
+async def test_blind_and_blueprint_prompts(transcript: list[Any], store: MemoryStore, tmp_path: Path) -> None:
+    settings = settings_for(tmp_path, database_url=store.db.url, persona="Trocken, ehrlich, etwas spöttisch.")
     blind, seeing = analyst(), analyst()
     await run_command(settings, parse_args(["analyse", "--yes", "--sample", "2"]), blind)
     questions = tmp_path / "questions.txt"
@@ -246,10 +247,10 @@ async def test_blind_and_blueprint_prompts(transcript: list[Any], tmp_path: Path
 
 
 async def test_a_report_is_saved_with_verified_quotes_listed_and_deleted(
-        transcript: list[Any], tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+        transcript: list[Any], store: MemoryStore, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
     llm = analyst()
     llm.enqueue("")  # a reasoning model that spent its whole budget thinking
-    assert await run_command(settings_for(tmp_path), parse_args(["analyse", "--user", "tg:42", "--yes"]), llm) == 0
+    assert await run_command(settings_for(tmp_path, database_url=store.db.url), parse_args(["analyse", "--user", "tg:42", "--yes"]), llm) == 0
     assert llm.budgets == [4096, 8192, 4096, 8192]  # part 1 twice (empty, then doubled), part 2, merge
     out = capsys.readouterr().out
     assert "part 1 of 2" in out and "1 of 2 quotes verified, 1 not found" in out
@@ -266,9 +267,9 @@ async def test_a_report_is_saved_with_verified_quotes_listed_and_deleted(
     assert "### Part 1 of 2" in text and "### Part 2 of 2" in text and "\n##### Widerspruch\n" in text
     assert "\n#### Starke Befunde\n" in final and info.summary["Questions"] == "built-in (6)"
 
-    settings = settings_for(tmp_path)
+    settings = settings_for(tmp_path, database_url=store.db.url)
     assert await run_command(settings, parse_args(["analyse", "--list"])) == 0
     assert info.name in capsys.readouterr().out
     assert await run_command(settings, parse_args(["analyse", "--delete", "../mnemo.sqlite3"])) == 1
     assert await run_command(settings, parse_args(["analyse", "--delete", info.name])) == 0
-    assert list_reports(tmp_path) == [] and (tmp_path / "mnemo.sqlite3").exists()
+    assert list_reports(tmp_path) == [] and (store.db.url or (tmp_path / "mnemo.sqlite3").exists())

@@ -133,6 +133,7 @@ async def test_a_spent_budget_pauses_extraction_and_the_nightly_jobs_once_warned
 async def test_mnemo_stats_shows_the_days_background_tokens(store: MemoryStore, tmp_path: Path) -> None:
     await store.usage.add(local_day(time.time(), BERLIN), "background", 1200, 300)
     settings = Settings(_env_file=None, data_dir=tmp_path, embedding_model="tests.fakes.embedder:FakeEmbedder",  # type: ignore[call-arg]
-                        background_tokens_per_day=1000, timezone="Europe/Berlin")
+                        background_tokens_per_day=1000, timezone="Europe/Berlin",
+                        database_url=store.db.url)
     line = await ops.budget_line(settings)
     assert "1,500 of 1,000 background tokens today" in line and "paused until midnight" in line

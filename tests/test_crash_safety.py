@@ -41,7 +41,9 @@ async def test_the_index_check_names_every_kind_of_orphan(store: MemoryStore) ->
         doc = lambda i: tx.fetchone("SELECT doc_id FROM notes WHERE id = ?", (notes[i].id,))  # noqa: E731
         await tx.execute("DELETE FROM vec_docs WHERE doc_id = ?", ((await doc(0))[0],))  # a note without its vector
         await tx.execute("UPDATE notes SET doc_id = NULL WHERE id = ?", (notes[1].id,))  # a document without its note
-        await tx.execute("DROP TRIGGER docs_ad_fts_words")
+        sqlite = tx.dialect == "sqlite"  # PostgreSQL's words are a column of the document: they cannot drift
+        if sqlite:
+            await tx.execute("DROP TRIGGER docs_ad_fts_words")
         await tx.execute("DELETE FROM docs WHERE id = ?", ((await doc(2))[0],))  # full text without its document
         await tx.execute("INSERT INTO messages(scope_id, role, text, created_at) VALUES (?, 'user', 'x', 0)",
                          (scope.id,))  # a message never indexed
@@ -50,7 +52,7 @@ async def test_the_index_check_names_every_kind_of_orphan(store: MemoryStore) ->
     assert f"note {notes[1].id}: not in the search index" in problems
     assert "its note" in problems and "is gone or points elsewhere" in problems
     assert f"note {notes[2].id}: its search document" in problems and "vector" in problems
-    assert "full-text index fts_words does not match" in problems
+    assert ("full-text index fts_words does not match" in problems) == sqlite
     assert "message" in problems and "not in the search index" in problems
 
 

@@ -54,6 +54,7 @@ async def channel(tg: FakeTelegram, engine: Engine) -> AsyncIterator[TelegramCha
     await ch.stop()
 
 
+@pytest.mark.sqlite_only("searches the bytes of the data folder; PostgreSQL's files are the server's")
 async def test_a_day_in_incognito_leaves_no_trace_in_the_data_folder_but_its_stretch(
         tg: FakeTelegram, channel: TelegramChannel, engine: Engine, store: MemoryStore, chat: ScriptedLLM,
         background: ScriptedLLM, tmp_path: Path) -> None:

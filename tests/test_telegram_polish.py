@@ -100,7 +100,7 @@ async def scope_ids(store: MemoryStore) -> set[str]:
 async def mnemo(data_dir: Path, *args: str, store: MemoryStore | None = None) -> tuple[int, str]:
     """Run the real `mnemo` command line in a child process (on the store's database); its exit code and output."""
     env = {**os.environ, "MNEMO_DATA_DIR": str(data_dir), "MNEMO_EMBEDDING_MODEL": "fake"}
-    if store is not None and getattr(store.db, "url", None):
+    if store is not None and store.db.url:
         env["MNEMO_DATABASE_URL"] = store.db.url  # type: ignore[attr-defined]
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "bot.cli", "--env-file", "/dev/null", *args, cwd=ROOT, env=env,
@@ -397,7 +397,7 @@ async def test_a_crash_in_the_middle_of_a_reply_loses_nothing(
     script = tmp_path / "child.py"
     script.write_text(CHILD)
     child = await asyncio.create_subprocess_exec(
-        sys.executable, str(script), str(tmp_path / "mnemo.sqlite3"), tg.base_url, getattr(store.db, "url", ""),
+        sys.executable, str(script), str(tmp_path / "mnemo.sqlite3"), tg.base_url, store.db.url or "",
         cwd=ROOT,
         env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=asyncio.subprocess.PIPE)
     assert child.stdout is not None

@@ -225,8 +225,8 @@ CHILD = textwrap.dedent('''
             print("model called", flush=True)
             await asyncio.Event().wait()
 
-    async def main(db, base_url, audio_url):
-        store = await MemoryStore.open(db, FakeEmbedder(), semantic_dedupe=0.97)
+    async def main(db, base_url, audio_url, database_url=""):
+        store = await MemoryStore.open(db, FakeEmbedder(), semantic_dedupe=0.97, database_url=database_url or None)
         engine = Engine(store, Stuck(), Stuck(), EngineConfig(relevance_floor=0.0),
                         transcriber=OpenAITranscriber("whisper-1", audio_url, None))
         config = TelegramConfig(token="123:ABC", base_url=base_url, allowed_users=frozenset({"42"}), streaming=False)
@@ -234,7 +234,7 @@ CHILD = textwrap.dedent('''
         print("ready", flush=True)
         await asyncio.Event().wait()
 
-    asyncio.run(main(*sys.argv[1:4]))
+    asyncio.run(main(*sys.argv[1:5]))
 ''')
 
 
@@ -244,7 +244,8 @@ async def test_a_voice_note_cut_off_by_a_kill_is_answered_after_the_restart_with
     script = tmp_path / "child.py"
     script.write_text(CHILD)
     child = await asyncio.create_subprocess_exec(
-        sys.executable, str(script), str(tmp_path / "mnemo.sqlite3"), tg.base_url, audio.base_url, cwd=ROOT,
+        sys.executable, str(script), str(tmp_path / "mnemo.sqlite3"), tg.base_url, audio.base_url,
+        store.db.url or "", cwd=ROOT,
         env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=asyncio.subprocess.PIPE)
     assert child.stdout is not None
     try:

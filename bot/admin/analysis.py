@@ -8,6 +8,7 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from bot.admin.analysis_report import (
@@ -197,7 +198,7 @@ class Selection:
 
 async def select(settings: Settings, args: argparse.Namespace) -> Selection:
     """Read one user's messages of the period read-only, group them, filter by keywords and sample."""
-    path = settings.data_dir / DB_FILENAME
+    path: Path | str = settings.database_url or settings.data_dir / DB_FILENAME
     user = args.user
     if user is None:
         users = await asyncio.to_thread(read_users, path, settings.companion_id)

@@ -51,7 +51,7 @@ async def child(tg: FakeTelegram, store: MemoryStore, mode: str) -> AsyncIterato
     still alive."""
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "tests.scenarios.telegram_child", str(store.db.path), tg.base_url, mode,
-        getattr(store.db, "url", ""), cwd=ROOT,
+        store.db.url or "", cwd=ROOT,
         env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=asyncio.subprocess.PIPE)
     assert proc.stdout is not None
     try:
