@@ -154,6 +154,16 @@ class Settings(BaseSettings):
             listen_address(value)  # raises ValueError naming what is wrong
         return value
 
+    @field_validator("database_url", mode="before")
+    @classmethod
+    def _database_url(cls, value: object) -> object:
+        """A PostgreSQL URL, or nothing (empty means the SQLite file)."""
+        if isinstance(value, str) and not value.strip():
+            return None
+        if isinstance(value, str) and not value.startswith(("postgresql://", "postgres://")):
+            raise ValueError("must start with postgresql:// (leave it empty for the SQLite file in MNEMO_DATA_DIR)")
+        return value
+
     @field_validator("log_level", mode="before")
     @classmethod
     def _level(cls, value: object) -> object:

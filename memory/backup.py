@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 from memory.db import PRIVATE_DIR, PRIVATE_FILE, Database
+from memory.errors import MemoryStoreError
 
 
 def backup_name(directory: Path, reason: str = "backup") -> Path:
@@ -25,6 +26,9 @@ def backup_name(directory: Path, reason: str = "backup") -> Path:
 
 async def backup(db: Database, target: Path) -> Path:
     """Write a consistent copy of the whole database (vectors and full text included) to target."""
+    if db.dialect != "sqlite":
+        raise MemoryStoreError("mnemo backup copies an SQLite file; a PostgreSQL database is backed up by its "
+                               "server (pg_dump)")
     target.parent.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR)
     # An empty file made first gives the copy its mode: SQLite would create it readable by everyone.
     os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_FILE))

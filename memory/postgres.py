@@ -79,6 +79,7 @@ class PostgresDatabase(Database):
         self._pg = conn
         self._lock = asyncio.Lock()
         self.url: str | None = url
+        self.server = url  # the same, never None
         self.path = Path(data_dir) / PG_NAME
         self._identity: set[str] | None = None
 
@@ -112,7 +113,7 @@ class PostgresDatabase(Database):
             async with asyncio.timeout(timeout), self.reading() as tx:
                 await tx.fetchone("SELECT 1")
         except Exception as exc:  # closed, the server gone, TimeoutError: all mean "not now"
-            log.warning("the database %s does not answer: %r", shown_url(self.url), exc)
+            log.warning("the database %s does not answer: %r", shown_url(self.server), exc)
             return False
         return True
 

@@ -125,7 +125,7 @@ async def _refuse_other_data(target: PostgresDatabase) -> None:
     async with target.reading() as tx:
         scopes = (await tx.fetchone("SELECT count(*) FROM scopes"))[0]
     if scopes:
-        raise CopyRefused(f"{shown_url(target.url)} already holds a memory ({scopes} companion-user pairs) that no "
+        raise CopyRefused(f"{shown_url(target.server)} already holds a memory ({scopes} companion-user pairs) that no "
                           "copy of this command wrote; copy into an empty database (CREATE DATABASE …)")
 
 
