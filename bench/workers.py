@@ -23,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from tests import postgres_kit  # noqa: E402
 from tests.fakes.telegram_api import FakeTelegram  # noqa: E402
 from tests.scenarios.worker_child import USERS  # noqa: E402
-from tests.scenarios.worker_pool import free_ports, post, start_worker  # noqa: E402
+from tests.scenarios.worker_pool import free_ports, post_round, start_worker  # noqa: E402
 
 
 async def run(workers: int, users: int, rounds: int, delay: float) -> tuple[int, float]:
@@ -39,10 +39,7 @@ async def run(workers: int, users: int, rounds: int, delay: float) -> tuple[int,
                 started = time.perf_counter()
                 async with aiohttp.ClientSession() as session:
                     for round_ in range(rounds):
-                        for user in people:
-                            tg.send_text(user, f"Nachricht {round_} von {user}")
-                        batch, tg.pending[:] = list(tg.pending), []
-                        await asyncio.gather(*(post(session, ports, n, u) for n, u in enumerate(batch)))
+                        await post_round(tg, session, ports, people, round_)
                 want = len(people) * rounds
                 await tg.wait_until(lambda: len(tg.sent) >= want, timeout=600, what="every message answered")
                 elapsed = time.perf_counter() - started

@@ -139,10 +139,14 @@ class Database:
         try:
             async with asyncio.timeout(timeout), self.reading() as tx:
                 await tx.fetchone("SELECT 1")
-        except Exception as exc:  # closed (ValueError), the driver's own errors, TimeoutError: all mean "not now"
-            log.warning("the database %s does not answer: %r", self.path, exc)
+        except Exception as exc:  # closed, the driver's own errors, TimeoutError: all mean "not now"
+            log.warning("the database %s does not answer: %r", self.shown(), exc)
             return False
         return True
+
+    def shown(self) -> str:
+        """Where the database is, for log lines (a server's URL without its password)."""
+        return str(self.path)
 
     async def close(self) -> None:
         """Close the connection."""
@@ -154,30 +158,40 @@ class Database:
         async with self._lock:
             await self._begin()
             try:
-                yield Tx(self._conn)
+                yield await self._tx()
             except BaseException:
-                await self._conn.execute("ROLLBACK")
+                with contextlib.suppress(Exception):  # a connection gone: the server rolls back; the cause is raised
+                    await self._run("ROLLBACK")
                 raise
             else:
-                await self._conn.execute("COMMIT")
+                await self._run("COMMIT")
 
     async def _begin(self) -> None:
-        """BEGIN IMMEDIATE; when the task is cancelled meanwhile, the BEGIN still runs in the connection's thread,
-        so it is waited for and rolled back: a cancelled task never leaves the connection inside a transaction."""
-        begin = asyncio.ensure_future(self._conn.execute("BEGIN IMMEDIATE"))
+        """BEGIN (IMMEDIATE on SQLite); when the task is cancelled meanwhile, the BEGIN still runs, so it is waited
+        for and rolled back: a cancelled task never leaves the connection inside a transaction."""
+        begin = asyncio.ensure_future(self._run(self.BEGIN))
         try:
             await asyncio.shield(begin)
         except asyncio.CancelledError:
             with contextlib.suppress(Exception):
                 await begin
-                await self._conn.execute("ROLLBACK")
+                await self._run("ROLLBACK")
             raise
 
     @contextlib.asynccontextmanager
     async def reading(self) -> AsyncIterator[Tx]:
         """Run the block's reads without interleaving with a running transaction."""
         async with self._lock:
-            yield Tx(self._conn)
+            yield await self._tx()
+
+    BEGIN = "BEGIN IMMEDIATE"  # a writer takes the file's write lock at once, not at its first write
+
+    async def _run(self, sql: str) -> None:
+        """Run one statement of the transaction's own (BEGIN, COMMIT, ROLLBACK)."""
+        await self._conn.execute(sql)
+
+    async def _tx(self) -> Tx:
+        return Tx(self._conn)
 
 
 def make_private(path: Path) -> None:

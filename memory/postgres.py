@@ -4,9 +4,8 @@ transactions and statements as the SQLite file (`memory.db`), rewritten where th
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-from collections.abc import AsyncIterator, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
@@ -107,51 +106,21 @@ class PostgresDatabase(Database):
         async with self._lock:
             await self._pg.execute("VACUUM")
 
-    async def reachable(self, timeout: float = 5.0) -> bool:
-        """Whether a query answers within `timeout` seconds (for /healthz); why not is logged."""
-        try:
-            async with asyncio.timeout(timeout), self.reading() as tx:
-                await tx.fetchone("SELECT 1")
-        except Exception as exc:  # closed, the server gone, TimeoutError: all mean "not now"
-            log.warning("the database %s does not answer: %r", shown_url(self.server), exc)
-            return False
-        return True
+    def shown(self) -> str:
+        """The server's URL without its password."""
+        return shown_url(self.server)
 
     async def close(self) -> None:
         """Close the connection."""
         await self._pg.close()
 
-    @contextlib.asynccontextmanager
-    async def transaction(self) -> AsyncIterator[Tx]:
-        """Run the block as one transaction; any exception rolls everything back."""
-        async with self._lock:
-            await self._begin()
-            try:
-                yield PgTx(self._pg, await self._identity_tables())
-            except BaseException:
-                with contextlib.suppress(Exception):
-                    await self._pg.execute("ROLLBACK")
-                raise
-            else:
-                await self._pg.execute("COMMIT")
+    BEGIN = "BEGIN"
 
-    async def _begin(self) -> None:
-        """BEGIN; a task cancelled meanwhile waits for it and rolls back, never leaving the connection in a
-        transaction (as `Database._begin` on SQLite)."""
-        begin = asyncio.ensure_future(self._pg.execute("BEGIN"))
-        try:
-            await asyncio.shield(begin)
-        except asyncio.CancelledError:
-            with contextlib.suppress(Exception):
-                await begin
-                await self._pg.execute("ROLLBACK")
-            raise
+    async def _run(self, sql: str) -> None:
+        await self._pg.execute(sql)
 
-    @contextlib.asynccontextmanager
-    async def reading(self) -> AsyncIterator[Tx]:
-        """Run the block's reads without interleaving with a running transaction."""
-        async with self._lock:
-            yield PgTx(self._pg, await self._identity_tables())
+    async def _tx(self) -> Tx:
+        return PgTx(self._pg, await self._identity_tables())
 
     async def _identity_tables(self) -> set[str]:
         """The tables whose `id` the server numbers (an INSERT into one returns it, as SQLite's lastrowid)."""

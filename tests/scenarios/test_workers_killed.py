@@ -17,7 +17,7 @@ from tests import postgres_kit
 from tests.fakes.embedder import FakeEmbedder
 from tests.fakes.telegram_api import FakeTelegram
 from tests.scenarios.worker_child import USERS
-from tests.scenarios.worker_pool import free_ports, post, start_worker
+from tests.scenarios.worker_pool import free_ports, post_round, start_worker
 
 ROUNDS = 10
 
@@ -40,10 +40,7 @@ async def test_three_workers_one_killed_answer_every_message_once_in_order(
     try:
         async with aiohttp.ClientSession() as session:
             for round_ in range(ROUNDS):
-                for user in USERS:
-                    tg.send_text(user, f"Nachricht {round_} von {user}")
-                batch, tg.pending[:] = list(tg.pending), []
-                await asyncio.gather(*(post(session, ports, n, update) for n, update in enumerate(batch)))
+                await post_round(tg, session, ports, USERS, round_)
                 if round_ == ROUNDS // 2:
                     workers[1].send_signal(signal.SIGKILL)  # killed in the middle, with chats in hand
         answers = [m for m in tg.sent if not m["text"].startswith("⏰")]

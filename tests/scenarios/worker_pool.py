@@ -6,6 +6,7 @@ import asyncio
 import os
 import socket
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import aiohttp
@@ -50,3 +51,12 @@ def free_ports(n: int) -> list[int]:
     for s in sockets:
         s.close()
     return ports
+
+
+async def post_round(tg: FakeTelegram, session: aiohttp.ClientSession, ports: list[int], people: Sequence[int],
+                     round_: int) -> None:
+    """Each person writes "Nachricht <round> von <person>"; the updates are posted to the workers in turn."""
+    for user in people:
+        tg.send_text(user, f"Nachricht {round_} von {user}")
+    batch, tg.pending[:] = list(tg.pending), []
+    await asyncio.gather(*(post(session, ports, n, update) for n, update in enumerate(batch)))
