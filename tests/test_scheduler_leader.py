@@ -15,17 +15,10 @@ from memory.models import Scope
 from memory.store import MemoryStore
 from scheduler.leader import HOLD_SECONDS, SchedulerLeader, leader_action
 from scheduler.service import Scheduler
+from tests.fakes.clock import Clock
 from tests.fakes.llm import ScriptedLLM
 
 BERLIN = ZoneInfo("Europe/Berlin")
-
-
-class Clock:
-    def __init__(self, now: float) -> None:
-        self.now = now
-
-    def __call__(self) -> float:
-        return self.now
 
 
 class RecordingSender:
