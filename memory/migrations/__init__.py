@@ -1,7 +1,8 @@
 """Numbered schema migrations, registered in MIGRATIONS and recorded in the `migrations` table; running them
 twice is a no-op. The migrations themselves live in from_m001.py, from_m013.py, from_m028.py, from_m029.py,
 from_m030.py, from_m031.py, from_m032.py, from_m033.py, from_m035.py, from_m037.py, from_m038.py, from_m039.py and
-from_m040.py."""
+from_m040.py; a PostgreSQL database starts from the baseline in postgres_baseline.py (its tables in
+postgres_m001.py and postgres_m013.py)."""
 from __future__ import annotations
 
 import logging
