@@ -36,20 +36,24 @@ class PostgresServer:
         self._server: Any = pgserver.get_server(self._folder / "data", cleanup_mode="delete")
         self._names = itertools.count(1)
 
+    def url(self, name: str | None = None) -> str:
+        """The URL of the server's own database, or of the database `name` on it."""
+        return str(self._server.get_uri(name) if name else self._server.get_uri())
+
     def fresh_url(self, label: str) -> str:
         """The URL of a new, empty database (mnemo's migrations fill it when a store opens it)."""
         import psycopg
 
         name = f"bench_{''.join(c if c.isalnum() else '_' for c in label.lower())}_{next(self._names)}"
-        with psycopg.connect(self._server.get_uri(), autocommit=True) as conn:
+        with psycopg.connect(self.url(), autocommit=True) as conn:
             conn.execute(f"CREATE DATABASE {name}")
-        return str(self._server.get_uri(name))
+        return self.url(name)
 
     def version(self) -> str:
         """The server's version and pgvector's."""
         import psycopg
 
-        with psycopg.connect(self._server.get_uri(), autocommit=True) as conn:
+        with psycopg.connect(self.url(), autocommit=True) as conn:
             row = conn.execute("SELECT current_setting('server_version'), (SELECT default_version"
                                " FROM pg_available_extensions WHERE name = 'vector')").fetchone()
         return f"PostgreSQL {row[0]}, pgvector {row[1]}" if row else "PostgreSQL"

@@ -9,33 +9,28 @@ import asyncio
 import itertools
 import os
 import tempfile
-from collections.abc import Iterator
-from pathlib import Path
-from typing import Any
 
 import pytest
 
+from bench.backends import PostgresServer
 from memory.migrations import migrate
 from memory.postgres import PostgresDatabase
 
 TEMPLATE = "mnemo_template"
-_server: Any = None
+_server: PostgresServer | None = None
 _names = itertools.count(1)
 
 
-def server() -> Any:
-    """The test process's server (started on first use)."""
+def server() -> PostgresServer:
+    """The test process's server (the benchmarks' kind, `bench/backends.py`; started on first use)."""
     global _server
     if _server is None:
         try:
-            import pgserver
+            _server = PostgresServer()
         except ImportError as exc:
             if os.environ.get("MNEMO_REQUIRE_POSTGRES"):
                 raise
             pytest.skip(f"PostgreSQL tests need the pgserver wheel ({exc})")
-        folder = Path(tempfile.mkdtemp(prefix="mnemo-pg-"))
-        folder.chmod(0o755)  # pgserver runs the server as its own user when the tests run as root
-        _server = pgserver.get_server(folder / "data", cleanup_mode="delete")
         for setting in ("fsync", "synchronous_commit", "full_page_writes"):  # a throwaway server: no waiting on disks
             _admin(f"ALTER SYSTEM SET {setting} = off")
         _admin("SELECT pg_reload_conf()")
@@ -45,21 +40,19 @@ def server() -> Any:
 def _admin(sql: str) -> None:
     import psycopg
 
-    with psycopg.connect(server().get_uri(), autocommit=True) as conn:
+    with psycopg.connect(server().url(), autocommit=True) as conn:
         conn.execute(sql)
 
 
 def url_of(name: str) -> str:
     """The URL of one database on the test server."""
-    uri = server().get_uri()
-    base, _, query = uri.partition("?")
-    return f"{base.rsplit('/', 1)[0]}/{name}?{query}"
+    return server().url(name)
 
 
 async def _template() -> None:
     import psycopg
 
-    async with await psycopg.AsyncConnection.connect(server().get_uri(), autocommit=True) as conn:
+    async with await psycopg.AsyncConnection.connect(server().url(), autocommit=True) as conn:
         cursor = await conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (TEMPLATE,))
         if await cursor.fetchone():
             return
@@ -83,7 +76,3 @@ def drop(url: str) -> None:
     """Drop a test's database (its connections closed)."""
     name = url.partition("?")[0].rsplit("/", 1)[1]
     _admin(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
-
-
-def backends() -> Iterator[str]:
-    yield from ("sqlite", "postgres")
