@@ -97,6 +97,9 @@ class Database:
 
     dialect = "sqlite"
     url: str | None = None  # a server's URL (PostgreSQL); None for the file at `path`
+    # What a claiming SELECT ends with: nothing here, where one process's transactions run one after another;
+    # PostgreSQL's workers lock the rows they claim and skip those another worker holds.
+    SKIP_LOCKED = ""
 
     def __init__(self, conn: aiosqlite.Connection, path: Path) -> None:
         self._conn = conn

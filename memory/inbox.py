@@ -125,7 +125,6 @@ class Inbox:
         claiming at once never take the same conversation, neither waits for the other. A claim that ran out (its
         worker died) is taken over. SQLite's one process takes everything (its transactions are serial anyway).
         """
-        skip = " FOR UPDATE SKIP LOCKED" if self.db.dialect == "postgres" else ""
         until = now + hold
         async with self.db.transaction() as tx:
             heads = await tx.fetchall(
@@ -133,7 +132,7 @@ class Inbox:
                 f" AND rowid IN (SELECT min(rowid) FROM inbox WHERE {_OPEN} GROUP BY thread)"
                 " AND NOT EXISTS (SELECT 1 FROM inbox o WHERE o.channel = i.channel AND o.handled_at IS NULL"
                 " AND coalesce(o.thread, '') = coalesce(i.thread, '') AND o.claimed_by <> ? AND o.claimed_until > ?)"
-                f" ORDER BY rowid LIMIT ?{skip}",
+                f" ORDER BY rowid LIMIT ?{self.db.SKIP_LOCKED}",
                 (channel, now, worker, channel, worker, now, conversations))
             for _, thread in heads:
                 await tx.execute(f"UPDATE inbox SET claimed_by = ?, claimed_until = ? WHERE {_OPEN} AND {_FREE}"

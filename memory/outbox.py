@@ -73,11 +73,10 @@ class Outbox:
         On PostgreSQL the rows are locked FOR UPDATE SKIP LOCKED: two workers claiming at once get different
         messages, so each is sent by one worker only. A claim that ran out (its worker died) is taken over.
         """
-        skip = " FOR UPDATE SKIP LOCKED" if self.db.dialect == "postgres" else ""
         async with self.db.transaction() as tx:
             rows = await tx.fetchall(
                 f"SELECT {_COLS} FROM outbox WHERE {_DUE} AND (claimed_until IS NULL OR claimed_until <= ?"
-                f" OR claimed_by = ?) ORDER BY id LIMIT ?{skip}", (now, now, worker, limit))
+                f" OR claimed_by = ?) ORDER BY id LIMIT ?{self.db.SKIP_LOCKED}", (now, now, worker, limit))
             await tx.executemany("UPDATE outbox SET claimed_by = ?, claimed_until = ? WHERE id = ?",
                                  [(worker, now + hold, row[0]) for row in rows])
         return [_item(r) for r in rows]

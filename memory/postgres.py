@@ -115,6 +115,7 @@ class PostgresDatabase(Database):
         await self._pg.close()
 
     BEGIN = "BEGIN"
+    SKIP_LOCKED = " FOR UPDATE SKIP LOCKED"
 
     async def _run(self, sql: str) -> None:
         await self._pg.execute(sql)
