@@ -12,13 +12,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from memory.db import Database, Tx
+from memory.leases import CLAIMABLE
 
 KEEP_SECONDS = 7 * 24 * 3600.0  # handled ids are kept this long to recognise redeliveries
 # meta key: the newest update that was unhandled when something was erased (memory.erasure)
 _HELD = "erasure_waits_for_inbox"
 # An update with content not yet handled, of one channel (the first parameter); nobody else's live claim on it.
 _OPEN = "channel = ? AND handled_at IS NULL AND payload IS NOT NULL"
-_FREE = "(claimed_until IS NULL OR claimed_until <= ? OR claimed_by = ?)"
 
 
 @dataclass(frozen=True)
@@ -128,14 +128,14 @@ class Inbox:
         until = now + hold
         async with self.db.transaction() as tx:
             heads = await tx.fetchall(
-                f"SELECT rowid, coalesce(thread, '') FROM inbox i WHERE {_OPEN} AND {_FREE}"
+                f"SELECT rowid, coalesce(thread, '') FROM inbox i WHERE {_OPEN} AND {CLAIMABLE}"
                 f" AND rowid IN (SELECT min(rowid) FROM inbox WHERE {_OPEN} GROUP BY thread)"
                 " AND NOT EXISTS (SELECT 1 FROM inbox o WHERE o.channel = i.channel AND o.handled_at IS NULL"
                 " AND coalesce(o.thread, '') = coalesce(i.thread, '') AND o.claimed_by <> ? AND o.claimed_until > ?)"
                 f" ORDER BY rowid LIMIT ?{self.db.SKIP_LOCKED}",
                 (channel, now, worker, channel, worker, now, conversations))
             for _, thread in heads:
-                await tx.execute(f"UPDATE inbox SET claimed_by = ?, claimed_until = ? WHERE {_OPEN} AND {_FREE}"
+                await tx.execute(f"UPDATE inbox SET claimed_by = ?, claimed_until = ? WHERE {_OPEN} AND {CLAIMABLE}"
                                  " AND coalesce(thread, '') = ?", (worker, until, channel, now, worker, thread))
             rows = await tx.fetchall(f"SELECT channel, event_id, payload, received_at FROM inbox WHERE {_OPEN}"
                                      " AND claimed_by = ? ORDER BY rowid", (channel, worker))

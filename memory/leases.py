@@ -13,6 +13,8 @@ from memory.db import Database
 
 SCHEDULER = "scheduler"  # the worker that runs the scheduler's jobs
 MATRIX_SYNC = "matrix-sync"  # the worker that syncs with the Matrix homeserver
+# A claimed row (inbox, outbox) a worker may take at now (the first parameter): nobody's, run out, or its own already.
+CLAIMABLE = "(claimed_until IS NULL OR claimed_until <= ? OR claimed_by = ?)"
 
 
 @dataclass(frozen=True)

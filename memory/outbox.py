@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memory.db import Database
+from memory.leases import CLAIMABLE
 from memory.models import Scope
 
 # Rows of buttons under a message, each (label, data): plain data, so the memory knows no messenger.
@@ -75,8 +76,8 @@ class Outbox:
         """
         async with self.db.transaction() as tx:
             rows = await tx.fetchall(
-                f"SELECT {_COLS} FROM outbox WHERE {_DUE} AND (claimed_until IS NULL OR claimed_until <= ?"
-                f" OR claimed_by = ?) ORDER BY id LIMIT ?{self.db.SKIP_LOCKED}", (now, now, worker, limit))
+                f"SELECT {_COLS} FROM outbox WHERE {_DUE} AND {CLAIMABLE}"
+                f" ORDER BY id LIMIT ?{self.db.SKIP_LOCKED}", (now, now, worker, limit))
             await tx.executemany("UPDATE outbox SET claimed_by = ?, claimed_until = ? WHERE id = ?",
                                  [(worker, now + hold, row[0]) for row in rows])
         return [_item(r) for r in rows]
