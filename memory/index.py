@@ -302,18 +302,22 @@ class SearchIndex:
             return out
         total, mean = arrays.counted(sources)
         cap = int(search_text.common_limit(total)) + 1
-        found = dict(zip(words, await holders(tx, scope_id, [("fts_words", w) for w in words], cap)))
+        size = len(arrays.ids)
+        found = dict(zip(words, await holders(tx, scope_id, [("fts_words", w) for w in words], cap, size)))
         for word in [w for w in words if len(found[w]) >= cap]:
             if len(self._seen(arrays, found[word], anytime)) < cap:  # more to read before it is known common
-                (found[word],) = await holders(tx, scope_id, [("fts_words", word)])
+                (found[word],) = await holders(tx, scope_id, [("fts_words", word)], size=size)
         words = search_text.distinctive(words, {w: len(self._seen(arrays, found[w], anytime)) for w in words}, total)
         # One statement more: the ids of words read only up to the cap (when every word is common), of the query's
         # two-word phrases and of its stems as substrings.
         capped = [w for w in words if len(found[w]) >= cap]
         pairs = search_text.word_pairs(words) if self.weights.words > 0 else []
         stems = search_text.trigram_stems(words) if self.weights.trigram > 0 else []
-        more = await holders(tx, scope_id,
-                             [("fts_words", t) for t in capped + pairs] + [("fts_trigram", t) for t in stems])
+        in_texts = arrays.texts is not None  # word parts looked up in the held texts (PostgreSQL)
+        more = await holders(tx, scope_id, [("fts_words", t) for t in capped + pairs]
+                             + [("fts_trigram", t) for t in stems if not in_texts], size=size)
+        if in_texts:
+            more += [arrays.holding(stem) for stem in stems]
         found.update(zip(capped, more))
         if self.weights.words > 0:
             holding = [found[w] for w in words] + more[len(capped):len(capped) + len(pairs)]
@@ -337,9 +341,12 @@ class SearchIndex:
         if arrays.vectors is None:
             return best(arrays.ids, once)
         first = best(arrays.ids, once, TRIGRAM_RECOUNTED)
-        rows = await tx.fetchall("SELECT d.id, d.text FROM json_each(?) j JOIN docs d ON d.id = j.value",
-                                 (json.dumps(list(first)),))
-        scores = search_text.counted_bm25(stems, dict(rows), [len(at) for at in seen], total, mean)
+        if arrays.texts is not None:
+            texts = {doc: arrays.texts[at] for doc, at in zip(first, arrays.locate(np.array(list(first), np.int64)))}
+        else:
+            texts = dict(await tx.fetchall("SELECT d.id, d.text FROM json_each(?) j JOIN docs d ON d.id = j.value",
+                                           (json.dumps(list(first)),)))
+        scores = search_text.counted_bm25(stems, texts, [len(at) for at in seen], total, mean)
         return {doc: score for doc, score in sorted(scores.items(), key=lambda pair: pair[1], reverse=True)[:CANDIDATES]
                 if score > 0}
 

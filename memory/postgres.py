@@ -7,7 +7,6 @@ import asyncio
 import logging
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -90,6 +89,7 @@ class PostgresDatabase(Database):
             conn = await psycopg.AsyncConnection.connect(url, autocommit=True, cursor_factory=psycopg.AsyncClientCursor)
         except psycopg.OperationalError as exc:
             raise DriverUnavailable(f"cannot connect to PostgreSQL at {shown_url(url)}: {exc}".strip()) from exc
+        conn.adapters.register_loader("numeric", _number_loader(psycopg))
         return cls(conn, url, Path(data_dir))
 
     @property
@@ -175,7 +175,7 @@ class PgTx(Tx):
         self._rowcount = cursor.rowcount
         if cursor.description is None:
             return []
-        return [_row(r) for r in await cursor.fetchall()]
+        return await cursor.fetchall()
 
     async def fetchone(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> Any:
         """Return the first row of a query, or None."""
@@ -210,14 +210,12 @@ def _params(params: Sequence[Any] | dict[str, Any]) -> Any:
     return [int(v) if isinstance(v, bool) else v for v in params]
 
 
-def _row(row: Sequence[Any]) -> tuple[Any, ...]:
-    """A row as SQLite gives it: sums are numbers (not Decimal), bytes are bytes."""
-    return tuple(_value(v) for v in row)
+def _number_loader(psycopg: Any) -> Any:
+    """A loader of `numeric` values (what sum() of integers gives) as SQLite gives them: int, or float."""
 
+    class Number(psycopg.adapt.Loader):  # type: ignore[misc]  # psycopg is imported when a URL names it
+        def load(self, data: Any) -> int | float:
+            text = bytes(data).decode()
+            return int(text) if text.lstrip("-").isdigit() else float(text)
 
-def _value(value: Any) -> Any:
-    if isinstance(value, Decimal):
-        return int(value) if value == value.to_integral_value() else float(value)
-    if isinstance(value, memoryview):
-        return bytes(value)
-    return value
+    return Number
