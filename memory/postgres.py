@@ -40,18 +40,15 @@ class ServerFacts:
 
     version: str
     extensions: dict[str, str | None]  # per extension the server offers: its version in this database, or None
-    trigram_index: bool  # docs_text_trgm exists (word parts found through pg_trgm)
 
 
 async def server_facts(db: Database) -> ServerFacts:
-    """The server's version, the extensions it offers of those mnemo can use, and whether the trigram index exists."""
+    """The server's version and which of the extensions mnemo could use it offers."""
     async with db.reading() as tx:
         version = (await tx.fetchone("SHOW server_version"))[0]
         offered = await tx.fetchall("SELECT name, installed_version FROM pg_available_extensions"
                                     " WHERE name IN ('vector', 'pg_trgm')")
-        index = await tx.fetchone("SELECT 1 FROM pg_indexes WHERE schemaname = current_schema()"
-                                  " AND indexname = 'docs_text_trgm'")
-    return ServerFacts(str(version), {name: installed for name, installed in offered}, index is not None)
+    return ServerFacts(str(version), {name: installed for name, installed in offered})
 
 
 def _psycopg() -> Any:

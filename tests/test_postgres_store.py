@@ -8,6 +8,7 @@ import pytest
 
 from memory.backup import backup
 from memory.errors import DriverUnavailable, MemoryStoreError
+from memory.migrations import MIGRATIONS
 from memory.sql_dialect import insert_target, to_postgres
 from memory.store import MemoryStore, open_database
 from tests.fakes.embedder import FakeEmbedder
@@ -75,3 +76,22 @@ def test_the_setting_takes_a_postgres_url_or_nothing() -> None:
     assert Settings(_env_file=None, database_url=url).database_url == url  # type: ignore[call-arg]
     with pytest.raises(ValidationError, match="must start with postgresql://"):
         Settings(_env_file=None, database_url="sqlite:///x.db")  # type: ignore[call-arg]
+
+
+async def test_m042_drops_the_trigram_index_an_earlier_store_created(store: MemoryStore, tmp_path: Path) -> None:
+    if store.db.dialect == "sqlite":
+        assert "m042_no_trigram_index" in {m.__name__ for m in MIGRATIONS}  # nothing to drop: FTS5 holds word parts
+        return
+    url = store.db.url
+    # The test server has no pg_trgm: an ordinary index of the same name stands in for gin (text gin_trgm_ops).
+    async with store.db.transaction() as tx:
+        await tx.execute("CREATE INDEX docs_text_trgm ON docs (text)")
+        await tx.execute("DELETE FROM migrations WHERE name = 'm042_no_trigram_index'")
+    await store.close()
+    again = await MemoryStore.open(tmp_path / "again", FakeEmbedder(), database_url=url)
+    try:
+        async with again.db.reading() as tx:
+            assert await tx.fetchone("SELECT 1 FROM pg_indexes WHERE indexname = 'docs_text_trgm'") is None
+            assert await tx.fetchone("SELECT 1 FROM migrations WHERE name = 'm042_no_trigram_index'") is not None
+    finally:
+        await again.close()

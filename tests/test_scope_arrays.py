@@ -192,3 +192,46 @@ async def test_a_write_cut_off_before_its_commit_leaves_the_counts_and_the_kept_
         assert await found(store.index, anna.id, "Lamas Husum") == [kept.id]
         held = store.index.scopes.kept(anna.id)
         assert held is not None and len(held.ids) == 1
+
+
+async def test_word_parts_follow_additions_and_deletions_on_both_backends(store: MemoryStore) -> None:
+    """SQLite finds word parts in its trigram table; PostgreSQL in the lower-cased texts the scope keeps, which
+    must follow an addition (read incrementally) and a deletion (read again) like the vectors do."""
+    anna = await store.scope("mnemo", "anna")
+
+    async def parts(query: str) -> list[str]:
+        return [h.text for h in await store.search(anna, query) if h.components.trigram > 0]
+
+    cinema = await store.notes.add(anna, "Anna war beim Kinoabend mit Lea.")
+    await store.notes.add(anna, "Anna hat Ärger mit dem Vermieter.")
+    assert await parts("kino") == ["Anna war beim Kinoabend mit Lea."]
+    await store.notes.add(anna, "Der ÄRGERLICHE Bus kam zu spät.")  # read incrementally on PostgreSQL
+    assert sorted(await parts("Ärger")) == ["Anna hat Ärger mit dem Vermieter.", "Der ÄRGERLICHE Bus kam zu spät."]
+    kept = store.index.scopes.kept(anna.id)
+    assert kept is not None
+    if store.db.dialect == "postgres":
+        assert kept.texts is not None and kept.texts[-1] == "der ärgerliche bus kam zu spät."
+        assert kept.holding("ärger").tolist() == kept.ids[1:].tolist()
+    else:
+        assert kept.texts is None  # FTS5's trigram table holds them
+    await store.notes.delete(anna, cinema.note.id)  # the scope is read again
+    assert await parts("kino") == []
+    assert len(await parts("ärger")) == 2
+
+
+def test_holding_finds_a_part_once_per_document_and_never_across_two() -> None:
+    texts = ["kinoabend im kino", "ab", "end", ""]
+    arrays = ScopeArrays(0, 0, np.array([4, 7, 9, 12]), np.zeros(4, np.uint8), np.zeros(4), np.zeros(4), None, None,
+                         texts)
+    assert arrays.holding("kino").tolist() == [4]
+    assert arrays.holding("bend").tolist() == [4]
+    assert arrays.holding("aben").tolist() == [4]  # not "ab" + "end" of the next two
+    assert arrays.holding("ende").tolist() == []
+    assert arrays.holding("end").tolist() == [4, 9]
+    without = ScopeArrays(0, 0, np.array([4]), np.zeros(1, np.uint8), np.zeros(1), np.zeros(1), None, None)
+    try:
+        without.holding("kino")
+    except ValueError:
+        pass
+    else:
+        raise AssertionError("holding without kept texts must refuse")

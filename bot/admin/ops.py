@@ -20,7 +20,6 @@ from memory.errors import MemoryStoreError
 from memory.failures import FailureCount
 from memory.journal import NewMessage
 from memory.migrations import MIGRATIONS, applied_migrations, pending
-from memory.migrations.postgres_baseline import TRIGRAM_INDEX
 from memory.models import Scope
 from memory.postgres import ServerFacts, server_facts, shown_url
 from memory.store import DB_FILENAME, EXPORT_FORMAT, MemoryStore, open_database
@@ -265,15 +264,10 @@ def extension_checks(facts: ServerFacts) -> list[Check]:
     else:
         vector_line = f"{'available, not installed' if 'vector' in facts.extensions else 'not on this server'}; {kept}"
     trgm = facts.extensions.get("pg_trgm", "")
-    scan = "word parts ('Kino' in 'Kinoabend') are found by scanning each person's documents (same results, slower " \
-           "on large memories)"
-    if trgm and facts.trigram_index:
-        trgm_line = f"{trgm}: word parts ('Kino' in 'Kinoabend') are found through its index"
-    elif "pg_trgm" in facts.extensions:
-        trgm_line = f"{'installed' if trgm else 'available'} but not in use: {scan}; to speed them up run as the " \
-                    f"database owner: CREATE EXTENSION IF NOT EXISTS pg_trgm; {TRIGRAM_INDEX}"
-    else:
-        trgm_line = f"not on this server: {scan}"
+    parts = "not needed: word parts ('Kino' in 'Kinoabend') are found in the texts mnemo keeps of each person's " \
+            "memory in its own process"
+    trgm_line = f"{trgm or ('available, not installed' if 'pg_trgm' in facts.extensions else 'not on this server')}" \
+                f"; {parts}"
     return [Check("pgvector", True, vector_line), Check("pg_trgm", True, trgm_line)]
 
 

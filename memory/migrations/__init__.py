@@ -73,6 +73,7 @@ MIGRATIONS: list[Migration] = [
     from_m039.m039_bit_vectors,
     from_m040.m040_scope_changes,
     from_m040.m041_worker_leases,
+    from_m040.m042_no_trigram_index,
 ]
 
 
@@ -124,9 +125,6 @@ async def _baseline(db: Database) -> list[str]:
     upto = names[:names.index(postgres_baseline.BASELINE_UPTO) + 1]
     async with db.transaction() as tx:
         await tx.script(postgres_baseline.SCHEMA)
-        if await tx.fetchone("SELECT 1 FROM pg_available_extensions WHERE name = 'pg_trgm'"):
-            await tx.script("CREATE EXTENSION IF NOT EXISTS pg_trgm")
-            await tx.script(postgres_baseline.TRIGRAM_INDEX)
         await tx.executemany("INSERT INTO migrations(name, applied_at) VALUES (?, ?)",
                              [(name, time.time()) for name in upto])
     log.info("created the PostgreSQL schema (migrations up to %s)", postgres_baseline.BASELINE_UPTO)

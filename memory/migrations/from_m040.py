@@ -44,3 +44,12 @@ async def m041_worker_leases(tx: Tx) -> None:
         await tx.execute(f"ALTER TABLE {table} ADD COLUMN claimed_until {real}")
     await tx.execute("ALTER TABLE inbox ADD COLUMN thread TEXT")
     await tx.execute("CREATE INDEX inbox_threads ON inbox(channel, thread, handled_at)")
+
+
+async def m042_no_trigram_index(tx: Tx) -> None:
+    """PostgreSQL: the pg_trgm index over the documents' texts (created by the first PostgreSQL stores where the
+    server had the extension) goes: word parts are found in the texts the search keeps of each scope
+    (`memory.scope_arrays`), and the index only slowed the writes. The extension itself stays (the operator's).
+    SQLite: nothing."""
+    if tx.dialect == "postgres":
+        await tx.execute("DROP INDEX IF EXISTS docs_text_trgm")

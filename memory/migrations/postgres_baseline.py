@@ -4,8 +4,8 @@ A PostgreSQL store starts at m040: this baseline creates what those migrations m
 times as double precision, foreign keys deferrable for the erasure's merges) and records their names, so every
 later migration is numbered alike on both stores and written for both (`tx.dialect`). Instead of FTS5's tables
 the documents carry a generated tsvector (the German and the English configuration, GIN-indexed); instead of the
-trigram table a word part is found by ILIKE within the scope (`retrievers.holders`), through pg_trgm's index where
-the server has the extension. `fold()` is SQLite's custom function of the same name.
+trigram table a word part is found in the texts the search keeps of the scope (`ScopeArrays.holding`), which needs
+no extension. `fold()` is SQLite's custom function of the same name.
 """
 from __future__ import annotations
 
@@ -44,6 +44,4 @@ CREATE TRIGGER docs_rewritten AFTER UPDATE OF scope_id, source, text, content_ha
 """
 
 SCHEMA = postgres_m001.TABLES + postgres_m013.TABLES + SEARCH
-
-TRIGRAM_INDEX = "CREATE INDEX IF NOT EXISTS docs_text_trgm ON docs USING gin (text gin_trgm_ops)"
 
