@@ -73,6 +73,7 @@ MIGRATIONS: list[Migration] = [
     from_m039.m039_bit_vectors,
     from_m040.m040_scope_changes,
     from_m040.m041_worker_leases,
+    from_m040.m042_job_slots,
 ]
 
 
