@@ -56,6 +56,13 @@ class JobSlots:
                              (now, job, slot, worker))
             await tx.execute("DELETE FROM job_slots WHERE job = ? AND slot < ?", (job, slot - KEEP_SECONDS))
 
+    async def holds(self, job: str, slot: float, worker: str) -> bool:
+        """Whether `worker` still holds the slot it claimed (not done, not taken over by the next leader)."""
+        async with self.db.reading() as tx:
+            row = await tx.fetchone("SELECT 1 FROM job_slots WHERE job = ? AND slot = ? AND worker = ?"
+                                    " AND done_at IS NULL", (job, slot, worker))
+        return row is not None
+
     async def latest(self, job: str) -> Slot | None:
         """The newest slot of the job that was claimed; None when it never ran."""
         slots = await self._read("SELECT job, slot, worker, started_at, done_at FROM job_slots WHERE job = ?"

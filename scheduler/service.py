@@ -12,6 +12,7 @@ once (not when the next slot is due): a fresh job store knows nothing of the slo
 """
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -171,6 +172,9 @@ class Scheduler:
                 continue
             self._aps.add_job("scheduler.service:run_job", spec.trigger, args=(spec.kind, spec.scope_id),
                               id=spec.id, replace_existing=True)
+            # The job store writes synchronously (~15 ms each): a new leader adding a job per user would otherwise
+            # hold up this worker's chats, and its claims and lease could run out meanwhile.
+            await asyncio.sleep(0)
         wanted = {spec.id for spec in specs}
         for job in self._aps.get_jobs():
             if job.id.startswith(("reminder:", "morning:", "dates:")) and job.id not in wanted:
@@ -229,16 +233,21 @@ class Scheduler:
         if not await self.store.job_slots.claim("planner", slot, self.worker, now):
             log.info("the planner's slot at %s ran already (or runs on another worker): skipped", slot)
             return "skipped"
-        await self.plan(now)
+        if not await self.plan(now, slot):
+            log.warning("the planner's slot at %s was taken over by another worker: this run stopped", slot)
+            return "skipped"
         await self.store.job_slots.done("planner", slot, self.worker, time.time())
         return "ok"
 
-    async def plan(self, now: float) -> None:
+    async def plan(self, now: float, slot: float | None = None) -> bool:
         """The planner: retry the outbox, the dates of a brief given up, a check-in decision for every user, then
-        jobs for new users."""
+        jobs for new users. With the slot it claimed, it stops (False) at the next user once the slot is another
+        worker's (this one lost the scheduler lease and the next leader runs the slot again)."""
         scopes = await self.store.scopes(self.companion_id)
         await self.outbox.flush(scopes)
         for scope in scopes:
+            if slot is not None and not await self.store.job_slots.holds("planner", slot, self.worker):
+                return False
             try:
                 if await brief_lost(self.mornings, scope, now):  # the dates it carried need their own push
                     await self.morning("dates", scope, now)
@@ -252,6 +261,7 @@ class Scheduler:
                 await self.count_failure("checkin", now)
         if self._aps is not None:
             await self.sync_jobs()
+        return True
 
     async def count_failure(self, kind: str, now: float) -> None:
         """Count a failed job in the database (shown by `mnemo stats` and `mnemo doctor`); never raises."""

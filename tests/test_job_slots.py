@@ -39,6 +39,8 @@ async def test_a_slot_cut_off_by_a_dead_worker_runs_again_on_the_next_leader_onc
     got = await asyncio.gather(second_store.job_slots.claim("planner", T0, "w2", T0 + HOLD),
                                store.job_slots.claim("planner", T0, "w1", T0 + HOLD))  # w1 was only stalled
     assert got == [True, False]
+    assert not await store.job_slots.holds("planner", T0, "w1")  # w1's run stops at its next user
+    assert await second_store.job_slots.holds("planner", T0, "w2")
     await store.job_slots.done("planner", T0, "w1", T0 + HOLD + 1)  # w1's run ends: the slot is not its any more
     assert (await store.job_slots.latest("planner")).done_at is None  # type: ignore[union-attr]
     await second_store.job_slots.done("planner", T0, "w2", T0 + HOLD + 2)

@@ -16,6 +16,7 @@ from bot.llm.writer import LLMWriter
 from memory.leases import SCHEDULER
 from memory.models import Scope
 from memory.store import MemoryStore
+from scheduler.checkin import LAST_DECISION
 from scheduler.leader import HOLD_SECONDS, SchedulerLeader, leader_action
 from scheduler.service import Scheduler
 from tests.fakes.clock import Clock
@@ -170,3 +171,20 @@ async def test_a_new_leader_runs_the_planner_slot_its_predecessor_was_cut_off_in
     assert counts.outcomes == {("planner", "ok"): 1}
     latest = await store.job_slots.latest("planner")
     assert latest is not None and latest.worker == "w2" and latest.done_at is not None
+
+
+async def test_a_planner_run_whose_slot_the_next_leader_took_over_stops_at_the_next_user(
+        store: MemoryStore, second_store: MemoryStore, tmp_path: Path) -> None:
+    clock, counts = Clock(time.time()), JobCounts()
+    one = worker(store, tmp_path / "w1", "w1", counts, clock)
+    scope = await store.scope("mnemo", "tg:1")
+    await store.messages.add(scope, "user", "Hallo!")
+    slot = one.scheduler.planner_slot(clock.now)
+    assert await store.leases.take(SCHEDULER, "w1", clock.now, HOLD_SECONDS)
+    assert await store.job_slots.claim("planner", slot, "w1", clock.now)  # w1 stalls in its run, the lease runs out
+    assert await second_store.leases.take(SCHEDULER, "w2", clock.now + HOLD_SECONDS, HOLD_SECONDS)
+    assert await second_store.job_slots.claim("planner", slot, "w2", clock.now + HOLD_SECONDS)
+    assert not await one.scheduler.plan(clock.now, slot)  # w1 goes on: it decides for nobody
+    assert await store.state.get(scope, LAST_DECISION) is None
+    assert await one.scheduler.plan(clock.now)  # without a slot (a simulated clock's run): everybody
+    assert await store.state.get(scope, LAST_DECISION) is not None
