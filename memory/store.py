@@ -19,6 +19,7 @@ from memory.history_imports import HistoryImports
 from memory.inbox import Inbox
 from memory.incognito_state import IncognitoLog
 from memory.index import SearchIndex, touch
+from memory.job_slots import JobSlots
 from memory.journal import Journal
 from memory.learned_rules import Rules
 from memory.leases import Leases
@@ -90,6 +91,7 @@ class MemoryStore:
         self.access = AccessStore(db)
         self.inbox = Inbox(db)
         self.leases = Leases(db)
+        self.job_slots = JobSlots(db)  # the slots of repeating scheduler jobs run, once across workers
         self.companions = Companions(db)
         self.relationships = Relationships(db)
         self.people = People(db, index, self.notes)

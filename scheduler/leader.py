@@ -4,7 +4,8 @@ APScheduler 3's job store must not be shared by several schedulers, so each work
 directory) and the database decides who runs: every `RENEW_SECONDS` a worker asks for the lease; the holder starts
 its scheduler (or keeps it and picks up reminders another worker changed), the others stop theirs. A worker that
 dies keeps the lease at most `HOLD_SECONDS`; then another takes it, and its scheduler runs what was missed (a
-reminder due meanwhile fires late, once, within APScheduler's grace time). One process on SQLite always holds it.
+reminder due meanwhile fires late, once, within APScheduler's grace time; the planner's slot it missed, or was
+running when it died, runs at once: `memory.job_slots`). One process on SQLite always holds it.
 """
 from __future__ import annotations
 
@@ -38,6 +39,7 @@ class SchedulerLeader:
     def __init__(self, scheduler: Scheduler, leases: Leases, worker: str, clock: Callable[[], float] = time.time,
                  hold: float = HOLD_SECONDS, every: float = RENEW_SECONDS) -> None:
         self.scheduler, self.leases, self.worker, self.clock = scheduler, leases, worker, clock
+        scheduler.worker = worker  # its planner's slots are claimed in the name that holds the lease
         self.hold, self.every = hold, every
         self._reminders: tuple[int, float, float] | None = None
 

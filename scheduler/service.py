@@ -5,9 +5,14 @@ per user a reflection and a diary at the user's times in the user's zone, the da
 start of the user's active hours, the morning brief at the user's chosen time (when they asked for one),
 and one job per active reminder at its due time (moved to the next time after a repeating one fired). After downtime a
 missed job runs once (coalesce, grace period), never in a burst.
+
+Each planner slot runs once, also across several workers whose job stores differ (`memory.job_slots`): a run claims
+its slot first. A scheduler that starts while the newest slot was not run, or its run was cut off, runs the planner at
+once (not when the next slot is due): a fresh job store knows nothing of the slot that passed.
 """
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -23,6 +28,7 @@ from apscheduler.triggers.date import DateTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
 from memory.db import private_file
+from memory.job_slots import Slot
 from memory.models import DiaryEntry, Scope
 from memory.pairing import is_group_scope
 from memory.preferences import Preferences
@@ -40,6 +46,7 @@ from scheduler.rhythm import reads_in_morning
 log = logging.getLogger(__name__)
 
 PLANNER_MINUTES = 15
+PLANNER_START = datetime(2020, 1, 1)  # the planner's slots count from here, in the scheduler's zone
 GRACE_SECONDS = 6 * 3600
 
 _running: Scheduler | None = None  # the instance APScheduler's persisted jobs call into
@@ -53,6 +60,17 @@ class JobSpec:
     kind: str  # "planner" | "reflect" | "diary" | "reminder" | "dates" | "morning"
     scope_id: int
     trigger: BaseTrigger
+
+
+def planner_slot(now: float, start: float, every: float) -> float:
+    """The planner's slot `now` falls in: the last of start + n * every at or before it (seconds)."""
+    return start + (now - start) // every * every
+
+
+def planner_missed(latest: Slot | None, current: float) -> bool:
+    """Whether a scheduler that starts runs the planner at once: the newest slot run is older than the current one,
+    or its run was cut off; not when the planner never ran (a new installation waits for its first slot)."""
+    return latest is not None and (latest.slot < current or latest.done_at is None)
 
 
 async def run_job(kind: str, scope_id: int) -> None:
@@ -71,6 +89,7 @@ class Scheduler:
         zone: ZoneInfo, data_dir: Path, silence: timedelta | None = None,  # None: by the relationship's stage
         clock: Callable[[], float] = time.time, lang: str = "de", budget: TokenBudget | None = None,
         weather: Weather | None = None, job_runs: JobRuns | None = None,
+        planner_every: timedelta = timedelta(minutes=PLANNER_MINUTES),
     ) -> None:
         self.store, self.companion_id, self.lang = store, companion_id, lang
         self.budget = budget  # reflection and diary pause when the day's background tokens are spent
@@ -82,6 +101,9 @@ class Scheduler:
         self.mornings = Context(store, composer, self.outbox, zone, lang, weather)
         self._aps: AsyncIOScheduler | None = None
         self.job_runs = job_runs  # counts every job run by kind and outcome (the metrics), when given
+        self.planner_every = planner_every
+        self.planner_start = PLANNER_START.replace(tzinfo=zone)
+        self.worker = "main"  # who claims the planner's slots: the worker's name when several share the database
 
     @property
     def running(self) -> bool:
@@ -90,7 +112,7 @@ class Scheduler:
 
     async def specs(self) -> list[JobSpec]:
         """Every job that should exist now: the planner and each user's reflection and diary."""
-        quarter = IntervalTrigger(minutes=PLANNER_MINUTES, start_date=datetime(2020, 1, 1, tzinfo=self.zone),
+        quarter = IntervalTrigger(seconds=self.planner_every.total_seconds(), start_date=self.planner_start,
                                   timezone=self.zone)
         out = [JobSpec("planner", "planner", 0, quarter)]
         for scope in await self.store.scopes(self.companion_id):
@@ -133,6 +155,12 @@ class Scheduler:
         self._aps.start()
         self.store.reminders.on_change = self.refresh
         await self.sync_jobs()
+        if planner_missed(await self.store.job_slots.latest("planner"), self.planner_slot(time.time())):
+            self._aps.modify_job("planner", next_run_time=datetime.now(self.zone))
+
+    def planner_slot(self, now: float) -> float:
+        """The planner's slot at `now`."""
+        return planner_slot(now, self.planner_start.timestamp(), self.planner_every.total_seconds())
 
     async def sync_jobs(self) -> None:
         """Add jobs for new users and move jobs whose time a user changed; existing ones keep their next run."""
@@ -144,6 +172,9 @@ class Scheduler:
                 continue
             self._aps.add_job("scheduler.service:run_job", spec.trigger, args=(spec.kind, spec.scope_id),
                               id=spec.id, replace_existing=True)
+            # The job store writes synchronously (~15 ms each): a new leader adding a job per user would otherwise
+            # hold up this worker's chats, and its claims and lease could run out meanwhile.
+            await asyncio.sleep(0)
         wanted = {spec.id for spec in specs}
         for job in self._aps.get_jobs():
             if job.id.startswith(("reminder:", "morning:", "dates:")) and job.id not in wanted:
@@ -162,7 +193,8 @@ class Scheduler:
         if self._aps is not None:
             self._aps.shutdown(wait=False)
             self._aps = None
-        _running = None
+        if _running is self:  # another scheduler may have started since (a test's second worker)
+            _running = None
 
     async def run(self, kind: str, scope_id: int, now: float) -> None:
         """Do one job's work at `now`; a failure is logged and counted, other users are not affected."""
@@ -174,8 +206,7 @@ class Scheduler:
         """One job's work: 'ok', 'skipped' (no such user, the budget spent) or 'failed' (logged and counted)."""
         try:
             if kind == "planner":
-                await self.plan(now)
-                return "ok"
+                return await self.plan_once(now)
             scope = next((s for s in await self.store.scopes(self.companion_id) if s.id == scope_id), None)
             if scope is None:
                 return "skipped"
@@ -196,12 +227,27 @@ class Scheduler:
             return "failed"
         return "ok"
 
-    async def plan(self, now: float) -> None:
+    async def plan_once(self, now: float) -> str:
+        """The planner for the slot `now` falls in, unless it ran (or runs) elsewhere: 'ok' or 'skipped'."""
+        slot = self.planner_slot(now)
+        if not await self.store.job_slots.claim("planner", slot, self.worker, now):
+            log.info("the planner's slot at %s ran already (or runs on another worker): skipped", slot)
+            return "skipped"
+        if not await self.plan(now, slot):
+            log.warning("the planner's slot at %s was taken over by another worker: this run stopped", slot)
+            return "skipped"
+        await self.store.job_slots.done("planner", slot, self.worker, time.time())
+        return "ok"
+
+    async def plan(self, now: float, slot: float | None = None) -> bool:
         """The planner: retry the outbox, the dates of a brief given up, a check-in decision for every user, then
-        jobs for new users."""
+        jobs for new users. With the slot it claimed, it stops (False) at the next user once the slot is another
+        worker's (this one lost the scheduler lease and the next leader runs the slot again)."""
         scopes = await self.store.scopes(self.companion_id)
         await self.outbox.flush(scopes)
         for scope in scopes:
+            if slot is not None and not await self.store.job_slots.holds("planner", slot, self.worker):
+                return False
             try:
                 if await brief_lost(self.mornings, scope, now):  # the dates it carried need their own push
                     await self.morning("dates", scope, now)
@@ -215,6 +261,7 @@ class Scheduler:
                 await self.count_failure("checkin", now)
         if self._aps is not None:
             await self.sync_jobs()
+        return True
 
     async def count_failure(self, kind: str, now: float) -> None:
         """Count a failed job in the database (shown by `mnemo stats` and `mnemo doctor`); never raises."""

@@ -1,10 +1,13 @@
 """One scheduler across several workers: the worker holding the lease `scheduler` runs the jobs, another takes over
-when the lease runs out, and a due reminder and the planner fire once although two workers keep job stores."""
+when the lease runs out, and a due reminder and the planner fire once although two workers keep job stores: a job
+store left from an earlier turn as leader fires no planner slot again, and a new leader runs the slot its predecessor
+was cut off in at once."""
 from __future__ import annotations
 
 import asyncio
 import time
 from collections import Counter
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
@@ -13,6 +16,7 @@ from bot.llm.writer import LLMWriter
 from memory.leases import SCHEDULER
 from memory.models import Scope
 from memory.store import MemoryStore
+from scheduler.checkin import LAST_DECISION
 from scheduler.leader import HOLD_SECONDS, SchedulerLeader, leader_action
 from scheduler.service import Scheduler
 from tests.fakes.clock import Clock
@@ -35,9 +39,11 @@ class JobCounts:
 
     def __init__(self) -> None:
         self.runs: Counter[str] = Counter()
+        self.outcomes: Counter[tuple[str, str]] = Counter()
 
     def job_ran(self, job: str, outcome: str) -> None:
         self.runs[job] += 1
+        self.outcomes[job, outcome] += 1
 
 
 class Composer:
@@ -45,11 +51,12 @@ class Composer:
         return ""
 
 
-def worker(store: MemoryStore, folder: Path, name: str, counts: JobCounts, clock: Clock) -> SchedulerLeader:
+def worker(store: MemoryStore, folder: Path, name: str, counts: JobCounts, clock: Clock,
+           planner_every: timedelta = timedelta(minutes=15)) -> SchedulerLeader:
     """One worker's scheduler (its own job store in its own data directory) behind the lease."""
     background = ScriptedLLM("background")
     scheduler = Scheduler(store, "mnemo", LLMWriter(background), Composer(), RecordingSender(), BERLIN,  # type: ignore[arg-type]
-                          folder, silence=timedelta(hours=48), job_runs=counts)
+                          folder, silence=timedelta(hours=48), job_runs=counts, planner_every=planner_every)
     return SchedulerLeader(scheduler, store.leases, name, clock)
 
 
@@ -111,3 +118,73 @@ async def test_two_workers_fire_a_due_reminder_and_the_planner_once(
     pushed = [item.text for item in await store.outbox.items(scope) if item.kind == "reminder"]
     assert len(pushed) == 2 and {early.text, late.text} == {text.removeprefix("⏰ ") for text in pushed}
     assert [r.id for r in await store.reminders.active(scope)] == []
+
+
+async def until(done: Callable[[], bool], seconds: float = 10.0) -> None:
+    """Wait until `done()` holds (the schedulers run in real time)."""
+    for _ in range(int(seconds / 0.05)):
+        if done():
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError("waited in vain")
+
+
+async def test_a_job_store_from_an_earlier_turn_as_leader_runs_no_planner_slot_again(
+        store: MemoryStore, second_store: MemoryStore, tmp_path: Path) -> None:
+    clock, counts, every = Clock(time.time()), JobCounts(), timedelta(seconds=2)
+    one = worker(store, tmp_path / "w1", "w1", counts, clock, every)
+    two = worker(second_store, tmp_path / "w2", "w2", counts, clock, every)
+    try:
+        assert await one.step() == "start"
+        await until(lambda: counts.runs["planner"] == 1)  # w1 runs a slot; its job store keeps the next one
+        clock.now += HOLD_SECONDS  # w1 stalls; back, it finds the lease run out and taken
+        assert await two.step() == "start"
+        assert await one.step() == "stop"
+        await until(lambda: counts.runs["planner"] == 2)  # w2 runs that next slot
+        clock.now += HOLD_SECONDS  # w2 stalls; w1 leads again and its job store fires the slot it kept, late
+        assert await one.step() == "start"
+        assert await two.step() == "stop"
+        await until(lambda: counts.runs["planner"] == 3)
+    finally:
+        for each in (one, two):
+            await each.scheduler.stop()
+    assert counts.outcomes == {("planner", "ok"): 2, ("planner", "skipped"): 1}
+    slots = await store.job_slots.since("planner", 0.0)
+    assert [s.worker for s in slots] == ["w1", "w2"] and slots[1].slot - slots[0].slot == every.total_seconds()
+
+
+async def test_a_new_leader_runs_the_planner_slot_its_predecessor_was_cut_off_in_at_once(
+        store: MemoryStore, second_store: MemoryStore, tmp_path: Path) -> None:
+    clock, counts = Clock(time.time()), JobCounts()
+    one = worker(store, tmp_path / "w1", "w1", counts, clock)
+    two = worker(second_store, tmp_path / "w2", "w2", counts, clock)
+    assert await one.step() == "start"
+    await one.scheduler.stop()  # w1 dies in the middle of the planner's run: the slot is claimed, never done
+    assert await store.job_slots.claim("planner", one.scheduler.planner_slot(time.time()), "w1", time.time())
+    clock.now += HOLD_SECONDS
+    try:
+        assert await two.step() == "start"  # a fresh job store: its planner's next slot is a quarter of an hour away
+        await until(lambda: counts.runs["planner"] == 1)
+        await asyncio.sleep(0.3)  # time for a second run, were there one
+    finally:
+        await two.scheduler.stop()
+    assert counts.outcomes == {("planner", "ok"): 1}
+    latest = await store.job_slots.latest("planner")
+    assert latest is not None and latest.worker == "w2" and latest.done_at is not None
+
+
+async def test_a_planner_run_whose_slot_the_next_leader_took_over_stops_at_the_next_user(
+        store: MemoryStore, second_store: MemoryStore, tmp_path: Path) -> None:
+    clock, counts = Clock(time.time()), JobCounts()
+    one = worker(store, tmp_path / "w1", "w1", counts, clock)
+    scope = await store.scope("mnemo", "tg:1")
+    await store.messages.add(scope, "user", "Hallo!")
+    slot = one.scheduler.planner_slot(clock.now)
+    assert await store.leases.take(SCHEDULER, "w1", clock.now, HOLD_SECONDS)
+    assert await store.job_slots.claim("planner", slot, "w1", clock.now)  # w1 stalls in its run, the lease runs out
+    assert await second_store.leases.take(SCHEDULER, "w2", clock.now + HOLD_SECONDS, HOLD_SECONDS)
+    assert await second_store.job_slots.claim("planner", slot, "w2", clock.now + HOLD_SECONDS)
+    assert not await one.scheduler.plan(clock.now, slot)  # w1 goes on: it decides for nobody
+    assert await store.state.get(scope, LAST_DECISION) is None
+    assert await one.scheduler.plan(clock.now)  # without a slot (a simulated clock's run): everybody
+    assert await store.state.get(scope, LAST_DECISION) is not None

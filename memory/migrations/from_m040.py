@@ -1,4 +1,5 @@
-"""Migrations from m040 on (the search keeps each scope's documents in process memory: `memory.scope_arrays`).
+"""Migrations from m040 on (the search keeps each scope's documents in process memory: `memory.scope_arrays`; several
+workers share one database: leases, claims, the slots of repeating jobs).
 
 Frozen once released: databases record their names. A new migration goes at the end here and into the
 list MIGRATIONS in memory/migrations.
@@ -53,3 +54,12 @@ async def m042_no_trigram_index(tx: Tx) -> None:
     SQLite: nothing."""
     if tx.dialect == "postgres":
         await tx.execute("DROP INDEX IF EXISTS docs_text_trgm")
+
+
+async def m043_job_slots(tx: Tx) -> None:
+    """The slots of repeating scheduler jobs (the planner's quarter hours) that were run: who started one when, and
+    when it was done. Several workers' schedulers each keep their own job store; this table makes one slot run once
+    across them, and lets the next one finish a slot whose runner died."""
+    real = "DOUBLE PRECISION" if tx.dialect == "postgres" else "REAL"
+    await tx.execute(f"CREATE TABLE job_slots (job TEXT NOT NULL, slot {real} NOT NULL, worker TEXT NOT NULL,"
+                     f" started_at {real} NOT NULL, done_at {real}, PRIMARY KEY (job, slot))")

@@ -1,6 +1,8 @@
 """Three worker processes on one PostgreSQL database behind one webhook URL, the fake Bot API's updates spread over
-them: 50 people write 10 messages each; one worker is killed (SIGKILL) half-way. Every message is answered exactly
-once and each person's in order, and a reminder due during the run is sent once."""
+them: 50 people write 10 messages each; half-way, the worker running the scheduler is killed (SIGKILL) in the
+middle of a planner run. Every message is answered exactly once and each person's in order, a reminder due during
+the run is sent once, no planner slot runs twice, and the slot cut off is run by the next leader (or, were it over by
+then, the next one)."""
 from __future__ import annotations
 
 import asyncio
@@ -12,11 +14,12 @@ from pathlib import Path
 import aiohttp
 import pytest
 
+from memory.leases import SCHEDULER
 from memory.store import MemoryStore
 from tests import postgres_kit
 from tests.fakes.embedder import FakeEmbedder
 from tests.fakes.telegram_api import FakeTelegram
-from tests.scenarios.worker_child import USERS
+from tests.scenarios.worker_child import JOB_LOG, PLANNER_SECONDS, USERS
 from tests.scenarios.worker_pool import free_ports, post_round, start_worker
 
 ROUNDS = 10
@@ -41,14 +44,16 @@ async def test_three_workers_one_killed_answer_every_message_once_in_order(
         async with aiohttp.ClientSession() as session:
             for round_ in range(ROUNDS):
                 await post_round(tg, session, ports, USERS, round_)
-                if round_ == ROUNDS // 2:
-                    workers[1].send_signal(signal.SIGKILL)  # killed in the middle, with chats in hand
+                if round_ == ROUNDS // 2:  # killed in the middle, with chats in hand, while the rounds go on
+                    killing = asyncio.create_task(kill_the_leader_while_it_plans(store, workers))
+            killed, cut_off = await asyncio.wait_for(killing, PLANNER_SECONDS + 30)
         answers = [m for m in tg.sent if not m["text"].startswith("⏰")]
         deadline = time.monotonic() + 120
         while len(answers) < len(USERS) * ROUNDS and time.monotonic() < deadline:
             await asyncio.sleep(0.5)
             answers = [m for m in tg.sent if not m["text"].startswith("⏰")]
         await asyncio.sleep(7)  # the reminder's time has come; a second answer or push would show meanwhile
+        ended = time.time()
     finally:
         for proc in workers:
             if proc.returncode is None:
@@ -61,3 +66,34 @@ async def test_three_workers_one_killed_answer_every_message_once_in_order(
             f"Antwort auf Nachricht {n} von {user}" for n in range(ROUNDS)], user
     assert len(answers) == len(USERS) * ROUNDS
     assert [m["chat_id"] for m in tg.sent if "Tabletten nehmen" in m["text"]] == [USERS[0]]
+    await planned_once_per_slot(database, tmp_path, ended, killed, cut_off)
+
+
+async def kill_the_leader_while_it_plans(store: MemoryStore, workers: list[asyncio.subprocess.Process]
+                                         ) -> tuple[str, float]:
+    """SIGKILL the worker holding the scheduler lease while its planner runs (its slot claimed, not done); returns the
+    worker's name and the slot."""
+    while True:
+        lease, latest = await store.leases.current(SCHEDULER, time.time()), await store.job_slots.latest("planner")
+        if lease is not None and latest is not None and latest.done_at is None and latest.worker == lease.holder:
+            workers[int(lease.holder.removeprefix("w"))].send_signal(signal.SIGKILL)
+            return lease.holder, latest.slot
+        await asyncio.sleep(0.01)
+
+
+async def planned_once_per_slot(url: str, folder: Path, ended: float, killed: str, cut_off: float) -> None:
+    """No planner slot ran twice across the workers (counted by the runs their schedulers report), a slot was left
+    undone only by a worker that lost the lead (the next leader ran it again or, were it over by then, the next one:
+    missed slots coalesce), and after the kill another worker planned."""
+    store = await MemoryStore.open(folder / "check", FakeEmbedder(), database_url=url)
+    try:
+        slots = await store.job_slots.since("planner", 0.0)
+    finally:
+        await store.close()
+    logs = [path.read_text().split("\n") for path in folder.glob(f"w*/{JOB_LOG}")]  # one that never led has none
+    assert sum(log.count("planner ok") for log in logs) == len([s for s in slots if s.done_at is not None])
+    for slot, later in zip(slots, slots[1:]):
+        assert slot.done_at is not None or later.worker != slot.worker, slot
+    assert next(s for s in slots if s.slot == cut_off).worker == killed
+    after = next(s for s in slots if s.slot >= cut_off and s.done_at is not None)
+    assert after.worker != killed and after.started_at < ended

@@ -3,13 +3,16 @@ name, the scheduler behind its lease, the memory in one PostgreSQL database shar
 
     python -m tests.scenarios.worker_child DATABASE_URL DATA_DIR BASE_URL PORT NAME [MODEL_DELAY_SECONDS]
 
-The model answers "Antwort auf <the message>" after a fixed delay. Claims and the scheduler's lease are short here
-(seconds), so a killed worker's chats and jobs move on within the test. The child prints "ready" once it listens.
+The model answers "Antwort auf <the message>" after a fixed delay. Claims, the scheduler's lease and the planner's
+slots are short here (seconds), so a killed worker's chats and jobs move on within the test. Every job the worker's
+scheduler runs is written to DATA_DIR/job_runs.log as "<job> <outcome>" (the metrics' port). The child prints "ready"
+once it listens.
 """
 from __future__ import annotations
 
 import asyncio
 import sys
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -29,7 +32,9 @@ USERS = tuple(range(1001, 1051))
 DELAY = 0.02  # the model's answer takes this long
 CLAIM_SECONDS = 4.0
 LEASE_SECONDS, RENEW_SECONDS = 3.0, 1.0
+PLANNER_SECONDS = 10.0  # a few planner slots in the run; one longer than the lease takes to move on
 SECRET = "s3cret"
+JOB_LOG = "job_runs.log"
 
 
 class Echo:
@@ -48,6 +53,17 @@ class Echo:
         return Completion("Antwort auf " + messages[-1].content.strip().splitlines()[-1], (), Usage(1, 1), self.model)
 
 
+class JobLog:
+    """The metrics' port: each job run as a line of the worker's log, written at once (the worker may be killed)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def job_ran(self, job: str, outcome: str) -> None:
+        with self.path.open("a") as log:
+            log.write(f"{job} {outcome}\n")
+
+
 async def main(url: str, data_dir: str, base_url: str, port: str, name: str, delay: str = str(DELAY)) -> None:
     store = await MemoryStore.open(Path(data_dir), FakeEmbedder(), semantic_dedupe=0.97, database_url=url)
     model = Echo(float(delay))
@@ -58,7 +74,8 @@ async def main(url: str, data_dir: str, base_url: str, port: str, name: str, del
                             webhook_secret=SECRET, worker=name, claim_seconds=CLAIM_SECONDS)
     channel = TelegramChannel(engine, commands, config)
     scheduler = Scheduler(store, "mnemo", writer_answer, engine, ChannelSender({"telegram": channel}),
-                          ZoneInfo("Europe/Berlin"), Path(data_dir))
+                          ZoneInfo("Europe/Berlin"), Path(data_dir), job_runs=JobLog(Path(data_dir) / JOB_LOG),
+                          planner_every=timedelta(seconds=PLANNER_SECONDS))
     commands.scheduler = scheduler
     await channel.start()
     leader = SchedulerLeader(scheduler, store.leases, name, hold=LEASE_SECONDS, every=RENEW_SECONDS)
