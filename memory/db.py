@@ -100,6 +100,8 @@ class Database:
     # What a claiming SELECT ends with: nothing here, where one process's transactions run one after another;
     # PostgreSQL's workers lock the rows they claim and skip those another worker holds.
     SKIP_LOCKED = ""
+    # What locks the rows a statement reads until the transaction ends (nothing: SQLite has one writer at a time).
+    FOR_UPDATE = ""
 
     def __init__(self, conn: aiosqlite.Connection, path: Path) -> None:
         self._conn = conn

@@ -41,11 +41,18 @@ class Numbers:
         if not wanted:
             return {}
         async with self.db.transaction() as tx:
+            await self._numbering(tx, scope)
             known = await _numbered(tx, scope, kind, wanted)
             if len(known) < len(wanted):
                 await _number_up_to(tx, scope, kind, max(i for i in wanted if i not in known))
                 known = await _numbered(tx, scope, kind, wanted)
         return known
+
+    async def _numbering(self, tx: Tx, scope: Scope) -> None:
+        """Hold the scope's numbering until the transaction ends: two workers (a chat's and the scheduler's)
+        numbering the same scope's items at once would both give the next number (PostgreSQL; on SQLite one
+        writer at a time does)."""
+        await tx.fetchone(f"SELECT id FROM scopes WHERE id = ?{self.db.FOR_UPDATE}", (scope.id,))
 
     async def item(self, scope: Scope, kind: Kind, number: int) -> int:
         """The item id behind a number of this scope; NotFound when the scope has no such number.
@@ -54,6 +61,7 @@ class Numbers:
         typed '/forget 3' means the third note even before any list showed it.
         """
         async with self.db.transaction() as tx:
+            await self._numbering(tx, scope)
             row = await _item(tx, scope, kind, number)
             if row is None:
                 await _number_up_to(tx, scope, kind, None)

@@ -6,7 +6,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from memory.db import Database
+from memory.db import Database, Tx
 from memory.leases import CLAIMABLE
 from memory.models import Scope
 
@@ -38,6 +38,18 @@ _COLS = "id, scope_id, kind, text, status, attempts, buttons, created_at, due_at
 _DUE = "status = 'pending' AND next_try <= ?"
 
 
+async def recorded(tx: Tx, scope: Scope, kind: str, text: str, now: float, buttons: ButtonRows = (),
+                   due_at: float | None = None, claim: tuple[str, float] | None = None) -> OutboxItem:
+    """`Outbox.record` within a transaction of the caller's (a reminder fired and its message recorded together)."""
+    holder, until = claim if claim is not None else (None, None)
+    item_id = await tx.execute(
+        "INSERT INTO outbox(scope_id, kind, text, next_try, created_at, buttons, due_at, claimed_by,"
+        " claimed_until) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        (scope.id, kind, text, now, now, json.dumps(buttons, ensure_ascii=False), due_at, holder, until),
+    )
+    return OutboxItem(item_id, scope.id, kind, text, "pending", 0, buttons, now, due_at)
+
+
 class Outbox:
     """Record, list due, and mark outgoing messages."""
 
@@ -53,14 +65,8 @@ class Outbox:
         `claim_due` does not send it too.
         """
         now = time.time() if now is None else now
-        holder, until = claim if claim is not None else (None, None)
         async with self.db.transaction() as tx:
-            item_id = await tx.execute(
-                "INSERT INTO outbox(scope_id, kind, text, next_try, created_at, buttons, due_at, claimed_by,"
-                " claimed_until) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (scope.id, kind, text, now, now, json.dumps(buttons, ensure_ascii=False), due_at, holder, until),
-            )
-        return OutboxItem(item_id, scope.id, kind, text, "pending", 0, buttons, now, due_at)
+            return await recorded(tx, scope, kind, text, now, buttons, due_at, claim)
 
     async def due(self, now: float, limit: int = 50) -> list[OutboxItem]:
         """Pending messages whose next try has come, oldest first."""

@@ -113,6 +113,7 @@ class PostgresDatabase(Database):
 
     BEGIN = "BEGIN"
     SKIP_LOCKED = " FOR UPDATE SKIP LOCKED"
+    FOR_UPDATE = " FOR UPDATE"
 
     async def _run(self, sql: str) -> None:
         await self._pg.execute(sql)

@@ -11,6 +11,7 @@ from memory import audit
 from memory.db import Database
 from memory.errors import NotFound
 from memory.models import AuditEntry, Scope, ts
+from memory.outbox import ButtonRows, OutboxItem, recorded
 
 REPEATS = ("", "daily", "weekly")
 _COLS = "id, text, due_at, repeat, status, created_at"
@@ -91,16 +92,25 @@ class Reminders:
             rows = await tx.fetchall(f"SELECT scope_id, {_COLS} FROM reminders WHERE status = 'active' ORDER BY id")
         return [(r[0], _reminder(r[1:])) for r in rows]
 
-    async def fired(self, scope: Scope, reminder_id: int, next_due: float | None, now: float) -> None:
-        """A reminder went out: move a repeating one to its next time, close a one-time one."""
+    async def fire(self, scope: Scope, reminder: StoredReminder, next_due: float | None, now: float, message: str,
+                   buttons: ButtonRows, claim: tuple[str, float] | None) -> OutboxItem | None:
+        """Fire a due reminder: move it on (as `fired`) and record its message in the outbox (meant for its due
+        time), in one transaction. None when it was no longer due: another worker (or an earlier run) fired it,
+        or it was cancelled.
+
+        One transaction, so a process killed in between neither loses the message nor sends it twice; the
+        condition on its state, so two workers' schedulers (one that lost the lead and does not know it yet) fire
+        it once."""
         async with self.db.transaction() as tx:
-            if next_due is None:
-                await tx.execute("UPDATE reminders SET status = 'done', fired_at = ?, updated_at = ? WHERE id = ?"
-                                 " AND scope_id = ?", (now, now, reminder_id, scope.id))
-            else:
-                await tx.execute("UPDATE reminders SET due_at = ?, fired_at = ?, updated_at = ? WHERE id = ?"
-                                 " AND scope_id = ?", (next_due, now, now, reminder_id, scope.id))
+            await tx.execute("UPDATE reminders SET status = CASE WHEN ? IS NULL THEN 'done' ELSE status END,"
+                             " due_at = coalesce(?, due_at), fired_at = ?, updated_at = ?"
+                             " WHERE id = ? AND scope_id = ? AND status = 'active' AND due_at <= ?",
+                             (next_due, next_due, now, now, reminder.id, scope.id, now))
+            if not await tx.changes():
+                return None
+            item = await recorded(tx, scope, "reminder", message, now, buttons, reminder.due_at.timestamp(), claim)
         await self._changed()
+        return item
 
     async def snooze(self, scope: Scope, reminder_id: int, until: float, *, now: float | None = None) -> StoredReminder:
         """Remind again at `until`: a one-time reminder comes back; a repeating one gets a one-time copy."""

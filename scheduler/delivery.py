@@ -133,9 +133,15 @@ class OutboxSender:
 
         Only kind "checkin" is logged as proactive (and so counts against the check-in budget).
         """
-        now = self.clock()
-        claim = (self.worker, now + CLAIM_SECONDS) if self.worker else None
-        item = await self.store.outbox.record(scope, kind, text, now, buttons, due_at, claim)
+        item = await self.store.outbox.record(scope, kind, text, self.clock(), buttons, due_at, self.claim())
+        return await self._send(scope, item)
+
+    def claim(self) -> tuple[str, float] | None:
+        """Who holds a message recorded now to be sent at once: this worker, for a while (None in one process)."""
+        return (self.worker, self.clock() + CLAIM_SECONDS) if self.worker else None
+
+    async def send(self, scope: Scope, item: OutboxItem) -> bool:
+        """Try to send a message recorded elsewhere (`Reminders.fire`) now; True when it went out."""
         return await self._send(scope, item)
 
     async def flush(self, scopes: list[Scope]) -> int:

@@ -48,10 +48,12 @@ async def push_due(store: MemoryStore, outbox: OutboxSender, scope: Scope, now: 
     pushed = 0
     for reminder in await store.reminders.due(scope, now):
         buttons = push_buttons(reminder, await store.numbers.of(scope, "reminder", reminder.id), lang)
-        if not await outbox.deliver(scope, push_text(reminder), kind="reminder", buttons=buttons,
-                                    due_at=reminder.due_at.timestamp()):
-            log.warning("reminder %s for scope %s not delivered yet; the outbox retries it", reminder.id, scope.id)
         following = next_due(reminder.due_at, reminder.repeat, moment, zone)
-        await store.reminders.fired(scope, reminder.id, following.timestamp() if following else None, now)
+        item = await store.reminders.fire(scope, reminder, following.timestamp() if following else None, now,
+                                          push_text(reminder), buttons, outbox.claim())
+        if item is None:  # fired meanwhile by another worker's scheduler
+            continue
+        if not await outbox.send(scope, item):
+            log.warning("reminder %s for scope %s not delivered yet; the outbox retries it", reminder.id, scope.id)
         pushed += 1
     return pushed

@@ -1,6 +1,7 @@
 """Each user's own numbers: #1, #2, … per user for notes, rules, reminders and people, never the shared ids."""
 from __future__ import annotations
 
+import asyncio
 import re
 import time
 
@@ -149,3 +150,14 @@ async def test_the_rule_question_and_why_use_the_users_numbers(setup, store: Mem
     assert [b.data for b in why.buttons[0]] == ["why:wrong:1", "why:old:1", "forget:1"]
     assert (await commands.press("anna", "why:old:1")).text == (
         "Erledigt – das nehme ich nicht mehr an: Anna hat einen Hund namens Bello")
+
+
+async def test_two_connections_numbering_one_scope_at_once_give_distinct_numbers(
+        store: MemoryStore, second_store: MemoryStore) -> None:
+    """A chat's worker and the scheduler's may number the same person's reminders at the same moment."""
+    scope = await store.scope("mnemo", "tg:7")
+    ids = [(await store.reminders.add(scope, f"Erinnerung {n}", time.time() + 3600 * (n + 1))).id for n in range(6)]
+    firsts = await asyncio.gather(*(each.numbers.of(scope, "reminder", item)
+                                    for each, item in zip((store, second_store) * 3, ids)))
+    assert sorted(firsts) == [1, 2, 3, 4, 5, 6]
+    assert [await second_store.numbers.of(scope, "reminder", item) for item in ids] == firsts

@@ -17,7 +17,9 @@ from memory.leases import SCHEDULER
 from memory.models import Scope
 from memory.store import MemoryStore
 from scheduler.checkin import LAST_DECISION
+from scheduler.delivery import OutboxSender
 from scheduler.leader import HOLD_SECONDS, SchedulerLeader, leader_action
+from scheduler.reminder_pushes import push_due
 from scheduler.service import Scheduler
 from tests.fakes.clock import Clock
 from tests.fakes.llm import ScriptedLLM
@@ -188,3 +190,23 @@ async def test_a_planner_run_whose_slot_the_next_leader_took_over_stops_at_the_n
     assert await store.state.get(scope, LAST_DECISION) is None
     assert await one.scheduler.plan(clock.now)  # without a slot (a simulated clock's run): everybody
     assert await store.state.get(scope, LAST_DECISION) is not None
+
+
+async def test_two_schedulers_pushing_one_due_reminder_at_once_send_it_once(
+        store: MemoryStore, second_store: MemoryStore) -> None:
+    """A leader that lost its lease without knowing it yet and the next one may both push the same reminder: it is
+    fired (moved on and its message recorded) in one conditional transaction, so only one of them sends it."""
+    scope = await store.scope("mnemo", "tg:1")
+    due = await store.reminders.add(scope, "Tabletten nehmen", time.time() - 1)
+    channels = [RecordingSender(), RecordingSender()]
+    senders = [OutboxSender(each, channel) for each, channel in zip((store, second_store), channels)]
+    for name, sender in zip(("w1", "w2"), senders):
+        sender.worker = name
+    pushed = await asyncio.gather(*(push_due(each, sender, scope, time.time(), BERLIN, "de")
+                                    for each, sender in zip((store, second_store), senders)))
+    assert sorted(pushed) == [0, 1]
+    assert sum(len(channel.sent) for channel in channels) == 1
+    assert [(i.kind, i.status) for i in await store.outbox.items(scope)] == [("reminder", "sent")]
+    assert (await store.reminders.get(scope, due.id)).status == "done"
+    again = await store.reminders.fire(scope, due, None, time.time(), "⏰ Tabletten nehmen", (), None)
+    assert again is None and len(await store.outbox.items(scope)) == 1, "fired once, never again"
