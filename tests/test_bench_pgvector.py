@@ -30,7 +30,9 @@ def test_ties_within_rounding_count_as_the_same_nearest() -> None:
     assert not pgvector.same_up_to_rounding([1, 2, 3], [1, 2, 5], score, pgvector.TOLERANCE)
     assert not pgvector.same_up_to_rounding([1, 2, 5], [1, 2, 3], score, pgvector.TOLERANCE)  # missed a nearer one
     assert not pgvector.same_up_to_rounding([1, 2, 3], [1, 2], score, pgvector.TOLERANCE)
-    assert pgvector.recall([[1, 2, 3]], [[3, 2, 9]], 3) == round(2 / 3, 4)
+    cosines = {1: 0.9, 2: 0.8, 3: 0.7, 7: 0.7, 9: 0.75}  # 7: a copy of 3
+    assert pgvector.recall([[1, 2, 3]], [[1, 2, 9]], 3, [cosines]) == round(2 / 3, 4)
+    assert pgvector.recall([[1, 2, 7], [9, 2, 7]], [[1, 2, 3], [1, 2, 9]], 3, [cosines, cosines]) == round(5 / 6, 4)
 
 
 def test_pgvector_bench_finds_what_mnemo_finds_in_process() -> None:
