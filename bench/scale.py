@@ -28,7 +28,7 @@ The printed output says how the spread store was built.
 
 The search keeps what it read of each scope in RAM within the default budget (`MNEMO_SEARCH_CACHE_MB`, 256 MB:
 about 160 scopes of 1k notes); over 1,000 users most queries meet a scope it no longer holds. The bench uses the
-default and prints it.
+default and prints it; `--search-cache-mb` sets another budget (printed as not the default).
 
 The queries run twice. The first pass, right after the bulk ingest, meets each user's pages cold
 (not yet read by this process); it is printed as "first pass". The second pass, the state of a
@@ -296,15 +296,17 @@ async def analyzed(store: MemoryStore) -> None:
             await tx.execute("ANALYZE")
 
 
-async def open_store(root: Path, name: str, server: PostgresServer | None) -> MemoryStore:
+async def open_store(root: Path, name: str, server: PostgresServer | None,
+                     cache_bytes: int = CACHE_BYTES) -> MemoryStore:
     """A fresh store: an SQLite data directory under root, or a new database on the PostgreSQL server."""
-    return await MemoryStore.open(root / name, TopicEmbedder(), database_url=database_url(server, name))
+    return await MemoryStore.open(root / name, TopicEmbedder(), database_url=database_url(server, name),
+                                  search_cache_bytes=cache_bytes)
 
 
 async def run(
     sizes: Sequence[int], spread: int, users: int, n_queries: int, repeat: int, keep: Path | None,
     backend: str = "sqlite", server: PostgresServer | None = None, embedder: Embedder | None = None,
-    spread_copies: int = 1,
+    spread_copies: int = 1, search_cache_mb: float = CACHE_BYTES / 2**20,
 ) -> Report:
     """Build the stores and measure; the sizes of one user grow in one store, checkpoint by checkpoint.
 
@@ -322,12 +324,13 @@ async def run(
         embed_ms.append(best)
     vectors = np.stack(rows)
     report = Report(backend, repeat, percentile(embed_ms[WARMUP:], 50), percentile(embed_ms[WARMUP:], 95),
-                    load_average=[round(os.getloadavg()[0], 2)], spread_copies=spread_copies)
+                    load_average=[round(os.getloadavg()[0], 2)], spread_copies=spread_copies,
+                    search_cache_mb=search_cache_mb)
     with tempfile.TemporaryDirectory(prefix="mnemo-scale-") as tmp:
         root = (keep or Path(tmp)) / backend
         root.mkdir(parents=True, exist_ok=True)
         if sizes:
-            store = await open_store(root, "one", server)
+            store = await open_store(root, "one", server, int(search_cache_mb * 2**20))
             try:
                 scope = await store.scope("mnemo", "anna")
                 empty = await db_bytes(store)
@@ -345,7 +348,7 @@ async def run(
             finally:
                 await store.close()
         if spread:
-            store = await open_store(root, "spread", server)
+            store = await open_store(root, "spread", server, int(search_cache_mb * 2**20))
             try:
                 scopes = [await store.scope("mnemo", f"user{n}") for n in range(users)]
                 empty = await db_bytes(store)
@@ -396,6 +399,8 @@ def main() -> None:
     parser.add_argument("--users", type=int, default=100)
     parser.add_argument("--spread-copies", type=int, default=1,
                         help="build users / K of the spread users through the store, the rest as SQL copies of them")
+    parser.add_argument("--search-cache-mb", type=float, default=CACHE_BYTES / 2**20,
+                        help="the search's RAM budget over all scopes (MNEMO_SEARCH_CACHE_MB; default 256)")
     parser.add_argument("--queries", type=int, default=200, help=f"timed queries per size (the first {WARMUP} warm up)")
     parser.add_argument("--repeat", type=int, default=1,
                         help="time each query this often and keep the fastest (on a machine shared with other work)")
@@ -416,7 +421,8 @@ def main() -> None:
             if server is not None:
                 print(f"postgres: {server.version()} (pgserver, started by the bench)", flush=True)
             reports.append(asyncio.run(run(sizes, args.spread, args.users, args.queries, args.repeat, args.keep,
-                                           backend, server, embedder, args.spread_copies)))
+                                           backend, server, embedder, args.spread_copies,
+                                           args.search_cache_mb)))
             summary(reports[-1])
     if args.json:
         print(json.dumps([asdict(report) for report in reports]))
@@ -440,7 +446,9 @@ def summary(report: Report) -> None:
     if report.spread_copies > 1:
         print(f"spread store: 1 in {report.spread_copies} users built through Notes.add_many, the others SQL copies"
               f" of them (--spread-copies {report.spread_copies}, bench/spread_copies.py) in {report.copy_seconds} s")
-    print(f"search cache (MNEMO_SEARCH_CACHE_MB): {report.search_cache_mb:.0f} MB")
+    default = report.search_cache_mb == CACHE_BYTES / 2**20
+    print(f"search cache (MNEMO_SEARCH_CACHE_MB): {report.search_cache_mb:.0f} MB"
+          + (" (the default)" if default else " (--search-cache-mb: NOT the default)"))
     print(f"1-minute load average at the start and the end: {report.load_average}")
 
 
