@@ -37,16 +37,25 @@ async def record(
     before: Any = None, after: Any = None, reason: str = "",
 ) -> None:
     """Write one audit entry inside the caller's transaction."""
-    await tx.execute(
+    await record_many(tx, scope_id, processing_id, action, item_type, [(item_id, before, after)], reason)
+
+
+async def record_many(
+    tx: Tx, scope_id: int, processing_id: str, action: str, item_type: str,
+    items: Sequence[tuple[int | None, Any, Any]], reason: str = "",
+) -> None:
+    """Write one audit entry per (item_id, before, after) inside the caller's transaction, in one statement."""
+    now = time.time()
+    await tx.executemany(
         "INSERT INTO audit_log(scope_id, processing_id, action, item_type, item_id, before, after, reason, created_at)"
         " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            scope_id, processing_id, action, item_type, item_id,
-            json.dumps(_jsonable(before), ensure_ascii=False) if before is not None else None,
-            json.dumps(_jsonable(after), ensure_ascii=False) if after is not None else None,
-            reason, time.time(),
-        ),
+        [(scope_id, processing_id, action, item_type, item_id, _dumped(before), _dumped(after), reason, now)
+         for item_id, before, after in items],
     )
+
+
+def _dumped(item: Any) -> str | None:
+    return json.dumps(_jsonable(item), ensure_ascii=False) if item is not None else None
 
 
 def entry_from_row(row: Any) -> AuditEntry:

@@ -114,25 +114,37 @@ class Notes:
         vectors = await self.index.embed([item.text for item in items])
         processing = processing or audit.new_processing("note")
         async with self.db.transaction() as tx:
-            return [await self._insert(tx, scope, item, vector, processing, reason)
-                    for item, vector in zip(items, vectors)]
+            written = [await self._write(tx, scope, item, vector) for item, vector in zip(items, vectors)]
+            # One statement for all rows where the rows' own ids are not needed back: an import of thousands of
+            # notes spends its time on round trips to the database, most of all on PostgreSQL.
+            await tx.executemany("UPDATE notes SET doc_id = ? WHERE id = ?", [(doc, n.id) for n, doc in written])
+            await audit.record_many(tx, scope.id, processing, "create", "note",
+                                    [(n.id, None, n) for n, _doc in written], reason)
+        return [note for note, _doc in written]
 
     async def _insert(self, tx: Tx, scope: Scope, item: NewNote, vector: np.ndarray, processing: str,
                       reason: str) -> Note:
         """Write a note row and its index entry, and audit the creation; all in tx."""
+        note, doc_id = await self._write(tx, scope, item, vector)
+        await tx.execute("UPDATE notes SET doc_id = ? WHERE id = ?", (doc_id, note.id))
+        await audit.record(tx, scope.id, processing, "create", "note", note.id, after=note, reason=reason)
+        return note
+
+    async def _write(self, tx: Tx, scope: Scope, item: NewNote, vector: np.ndarray) -> tuple[Note, int]:
+        """Write a note row (its doc_id still to set) and its index entry in tx; the note as stored, its doc id."""
         importance = _clamp(item.importance)
         created = time.time() if item.created_at is None else item.created_at
+        sources = json.dumps(list(item.source_message_ids))
         note_id = await tx.execute(
             "INSERT INTO notes(scope_id, kind, text, importance, created_at, updated_at, valid_from,"
             " source_message_ids, norm_hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (scope.id, item.kind, item.text, importance, created, created, item.valid_from,
-             json.dumps(list(item.source_message_ids)), content_hash(normalize(item.text))),
+             sources, content_hash(normalize(item.text))),
         )
         doc_id = await self.index.add(tx, scope.id, "note", note_id, item.text, vector, created, importance)
-        await tx.execute("UPDATE notes SET doc_id = ? WHERE id = ?", (doc_id, note_id))
-        note = _note(await tx.fetchone(f"SELECT {_COLUMNS} FROM notes WHERE id = ?", (note_id,)))
-        await audit.record(tx, scope.id, processing, "create", "note", note_id, after=note, reason=reason)
-        return note
+        row = (note_id, item.kind, item.text, importance, created, created, item.valid_from, None, None, sources,
+               doc_id)
+        return _note(row), doc_id
 
     async def get(self, scope: Scope, note_id: int) -> Note:
         """One note of this scope, or NotFound."""
