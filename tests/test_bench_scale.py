@@ -38,8 +38,10 @@ def test_scale_measures_the_same_stores_on_sqlite_and_postgres() -> None:
                    for f in report.figures)
         assert set(report.db_mb) == {"one 60", "spread 40"} and all(mb > 0 for mb in report.db_mb.values())
         assert set(report.notes_per_second) == {"one user", "2 users"}
-    # The search keeps the same arrays whichever database holds the notes.
-    assert sqlite.kept_mb == postgres.kept_mb and sqlite.kept_mb["one 60"] > 0
+    # The search keeps the same arrays whichever database holds the notes; on PostgreSQL the texts besides (their
+    # word parts are looked up there), a small part of what the vectors take.
+    for store in ("one 60", "spread 40"):
+        assert sqlite.kept_mb[store] < postgres.kept_mb[store] < 1.5 * sqlite.kept_mb[store], store
 
 
 async def test_a_copied_user_searches_as_its_origin(tmp_path, database_url) -> None:  # type: ignore[no-untyped-def]
