@@ -391,3 +391,22 @@ async def test_a_task_cancelled_while_its_transaction_begins_leaves_the_connecti
         await tx.execute("SELECT 1")
     async with db.reading() as tx:
         assert await tx.fetchall("SELECT id FROM companions WHERE id = 'x'") == []
+
+
+async def test_notes_added_in_a_batch_are_what_the_database_holds(store: MemoryStore) -> None:
+    """`Notes.add_many` builds the notes from what it wrote instead of reading them back: they must be the same, with
+    their documents and one audit entry each."""
+    from memory.notes import NewNote
+
+    anna = await store.scope("mnemo", "anna")
+    written = await store.notes.add_many(anna, [
+        NewNote("Anna spielt Cello.", kind="fact", importance=12, created_at=1_700_000_000.5, valid_from=1_600_000_000.0),
+        NewNote("Anna mag Linsensuppe.", kind="preference", source_message_ids=(3, 5)),
+    ])
+    assert written == [await store.notes.get(anna, note.id) for note in written]
+    async with store.db.reading() as tx:
+        linked = await tx.fetchall("SELECT n.id FROM notes n JOIN docs d ON d.id = n.doc_id AND d.item_id = n.id"
+                                   " WHERE n.scope_id = ? ORDER BY n.id", (anna.id,))
+        audited = await tx.fetchall("SELECT item_id FROM audit_log WHERE scope_id = ? AND action = 'create'"
+                                    " AND item_type = 'note' ORDER BY item_id", (anna.id,))
+    assert [r[0] for r in audited] == [r[0] for r in linked] == [n.id for n in written]
