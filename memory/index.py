@@ -29,6 +29,7 @@ from memory.retrievers import (
     holders,
     related_docs,
     stored_cosines,
+    whole_scope,
 )
 from memory.scope_arrays import CACHE_BYTES, EXACT_UP_TO, ScopeArrays, ScopeCache, hamming_nearest, query_bits
 
@@ -303,28 +304,33 @@ class SearchIndex:
         total, mean = arrays.counted(sources)
         cap = int(search_text.common_limit(total)) + 1
         size = len(arrays.ids)
-        found = dict(zip(words, await holders(tx, scope_id, [("fts_words", w) for w in words], cap, size)))
-        for word in [w for w in words if len(found[w]) >= cap]:
+        # Where the database reads the scope's every row for the first statement anyway (`retrievers.whole_scope`:
+        # PostgreSQL, a small scope), each term comes back whole, and the query's two-word phrases are asked for
+        # in it too: unless a common word drops out between them, no second statement is needed.
+        whole = whole_scope(tx, size)
+        guessed = search_text.word_pairs(words) if whole and self.weights.words > 0 else []
+        found = dict(zip(words + guessed, await holders(tx, scope_id, [("fts_words", t) for t in words + guessed],
+                                                        -1 if whole else cap, size)))
+        for word in [w for w in words if len(found[w]) >= cap and not whole]:
             if len(self._seen(arrays, found[word], anytime)) < cap:  # more to read before it is known common
                 (found[word],) = await holders(tx, scope_id, [("fts_words", word)], size=size)
         words = search_text.distinctive(words, {w: len(self._seen(arrays, found[w], anytime)) for w in words}, total)
         # One statement more: the ids of words read only up to the cap (when every word is common), of the query's
-        # two-word phrases and of its stems as substrings.
-        capped = [w for w in words if len(found[w]) >= cap]
+        # two-word phrases not read yet and of its stems as substrings (PostgreSQL: from the scope's kept texts).
+        capped = [w for w in words if len(found[w]) >= cap and not whole]
         pairs = search_text.word_pairs(words) if self.weights.words > 0 else []
         stems = search_text.trigram_stems(words) if self.weights.trigram > 0 else []
-        in_texts = arrays.texts is not None  # word parts looked up in the held texts (PostgreSQL)
-        more = await holders(tx, scope_id, [("fts_words", t) for t in capped + pairs]
+        in_texts = arrays.texts is not None
+        unread = capped + [p for p in pairs if p not in found]
+        more = await holders(tx, scope_id, [("fts_words", t) for t in unread]
                              + [("fts_trigram", t) for t in stems if not in_texts], size=size)
-        if in_texts:
-            more += [arrays.holding(stem) for stem in stems]
-        found.update(zip(capped, more))
+        found.update(zip(unread, more))
+        parts = [arrays.holding(stem) for stem in stems] if in_texts else more[len(unread):]
         if self.weights.words > 0:
-            holding = [found[w] for w in words] + more[len(capped):len(capped) + len(pairs)]
-            seen = [self._seen(arrays, ids, allowed) for ids in holding]
+            seen = [self._seen(arrays, found[t], allowed) for t in words + pairs]
             out["fts_words"] = best(arrays.ids, search_text.matched_bm25(seen, arrays.lengths, total, mean))
         if stems:
-            seen = [self._seen(arrays, ids, allowed) for ids in more[len(capped) + len(pairs):]]
+            seen = [self._seen(arrays, ids, allowed) for ids in parts]
             out["fts_trigram"] = await self._trigram(tx, stems, seen, arrays, total, mean)
         return out
 

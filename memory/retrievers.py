@@ -69,6 +69,12 @@ async def holders(tx: Tx, scope_id: int, terms: Sequence[tuple[str, str]], cap: 
     return [np.array(found.split(","), dtype=np.int64) if found else np.zeros(0, np.int64) for found in row]
 
 
+def whole_scope(tx: Tx, size: int) -> bool:
+    """Whether `holders` reads a scope of `size` documents row by row: every term comes back whole whatever the cap,
+    and a few terms more cost little (PostgreSQL, up to `ONE_PASS_UP_TO` documents)."""
+    return tx.dialect == "postgres" and size <= ONE_PASS_UP_TO
+
+
 # Up to this many documents in a scope, PostgreSQL reads the scope's rows once and tests every term on each
 # (1.2-1.5 ms for four words at 1,000 notes, measured); above, each term is looked up in the GIN index and the
 # result intersected with the scope's rows (4-6 ms for the same four words at 1,000 notes, but not growing with
@@ -84,7 +90,7 @@ async def _pg_holders(tx: Tx, scope_id: int, terms: Sequence[tuple[str, str]], c
         raise ValueError("PostgreSQL has only the words: word parts are found in the scope's kept texts")
     query = "(phraseto_tsquery('german', ?) || phraseto_tsquery('english', ?))"
     args: list[object] = []
-    if size <= ONE_PASS_UP_TO:
+    if whole_scope(tx, size):
         for _, term in terms:
             args += [term, term]
         row = await tx.fetchone("SELECT " + ", ".join(f"string_agg(id::text, ',') FILTER (WHERE words @@ {query})"

@@ -10,9 +10,10 @@ running when it died, runs at once: `memory.job_slots`). One process on SQLite a
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Literal
 
 from memory.leases import SCHEDULER, Leases
@@ -53,7 +54,7 @@ class SchedulerLeader:
         action = leader_action(held, self.scheduler.running)
         if action == "start":
             log.info("worker %s holds the scheduler lease: its scheduler starts", self.worker)
-            await self.scheduler.start()
+            await self._renewing(self.scheduler.start())
             self._reminders = await self.scheduler.store.reminders.version()
         elif action == "stop":
             log.warning("worker %s lost the scheduler lease: its scheduler stops", self.worker)
@@ -67,7 +68,29 @@ class SchedulerLeader:
         version = await self.scheduler.store.reminders.version()
         if version != self._reminders:
             self._reminders = version
-            await self.scheduler.refresh()
+            await self._renewing(self.scheduler.refresh())
+
+    async def _renewing(self, work: Awaitable[None]) -> None:
+        """Do work while renewing the lease every `every` seconds: starting a scheduler writes a job per person to
+        its job store, which for thousands of people can take longer than the lease is held."""
+        async def renew() -> None:
+            while True:
+                await asyncio.sleep(self.every)
+                try:
+                    held = await self.leases.take(SCHEDULER, self.worker, self.clock(), self.hold)
+                except Exception:  # the next step finds out and stops the scheduler
+                    log.exception("worker %s could not renew the scheduler lease", self.worker)
+                    continue
+                if not held:
+                    log.warning("worker %s lost the scheduler lease while its jobs were written", self.worker)
+
+        keeper = asyncio.create_task(renew())
+        try:
+            await work
+        finally:
+            keeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await keeper
 
     async def run(self) -> None:
         """Step every `every` seconds until cancelled; then stop the scheduler and give the lease up."""

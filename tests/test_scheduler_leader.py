@@ -210,3 +210,37 @@ async def test_two_schedulers_pushing_one_due_reminder_at_once_send_it_once(
     assert (await store.reminders.get(scope, due.id)).status == "done"
     again = await store.reminders.fire(scope, due, None, time.time(), "⏰ Tabletten nehmen", (), None)
     assert again is None and len(await store.outbox.items(scope)) == 1, "fired once, never again"
+
+
+async def test_a_leader_keeps_its_lease_while_writing_the_jobs_of_many_people(
+        store: MemoryStore, second_store: MemoryStore, tmp_path: Path) -> None:
+    """Starting a scheduler writes each person's jobs to its job store, which can take longer than the lease is
+    held: the leader renews it meanwhile, so no second worker starts a scheduler beside it. The lease's clock is
+    the test's: 25 seconds pass every 0.05 s while the leader renews every 0.01 s and holds 60."""
+    for n in range(100):
+        await store.messages.add(await store.scope("mnemo", f"tg:{n}"), "user", "Hallo!")
+    clock, counts = Clock(time.time()), JobCounts()
+    one = worker(store, tmp_path / "w1", "w1", counts, clock)
+    two = worker(second_store, tmp_path / "w2", "w2", counts, clock)
+    one.every = 0.01
+    seen: list[str] = []
+    started = asyncio.Event()
+
+    async def leader() -> str:
+        action = await one.step()
+        started.set()
+        return action
+
+    async def meanwhile() -> None:
+        while not started.is_set():
+            await asyncio.sleep(0.05)
+            clock.now += 25
+            seen.append(await two.step())
+
+    try:
+        first, _ = await asyncio.gather(leader(), meanwhile())
+        assert first == "start" and len(seen) >= 4, f"{len(seen)} steps: the start was over before the lease ran out"
+        assert set(seen) == {"wait"}, seen
+    finally:
+        await one.scheduler.stop()
+        await two.scheduler.stop()
