@@ -45,13 +45,8 @@ class SchedulerLeader:
         self._reminders: tuple[int, float, float] | None = None
 
     async def step(self) -> Action:
-        """Ask for (or renew) the lease and act on the answer; a database that does not answer means 'not held'."""
-        try:
-            held = await self.leases.take(SCHEDULER, self.worker, self.clock(), self.hold)
-        except Exception:  # the lease cannot be confirmed: another worker may take it once it runs out
-            log.exception("worker %s could not renew the scheduler lease; its scheduler stops", self.worker)
-            held = False
-        action = leader_action(held, self.scheduler.running)
+        """Ask for (or renew) the lease and act on the answer."""
+        action = leader_action(await self._take(), self.scheduler.running)
         if action == "start":
             log.info("worker %s holds the scheduler lease: its scheduler starts", self.worker)
             await self._renewing(self.scheduler.start())
@@ -70,18 +65,21 @@ class SchedulerLeader:
             self._reminders = version
             await self._renewing(self.scheduler.refresh())
 
+    async def _take(self) -> bool:
+        """Take or renew the lease; a database that does not answer means 'not held'."""
+        try:
+            return await self.leases.take(SCHEDULER, self.worker, self.clock(), self.hold)
+        except Exception:  # the lease cannot be confirmed: another worker may take it once it runs out
+            log.exception("worker %s could not renew the scheduler lease", self.worker)
+            return False
+
     async def _renewing(self, work: Awaitable[None]) -> None:
         """Do work while renewing the lease every `every` seconds: starting a scheduler writes a job per person to
         its job store, which for thousands of people can take longer than the lease is held."""
         async def renew() -> None:
             while True:
                 await asyncio.sleep(self.every)
-                try:
-                    held = await self.leases.take(SCHEDULER, self.worker, self.clock(), self.hold)
-                except Exception:  # the next step finds out and stops the scheduler
-                    log.exception("worker %s could not renew the scheduler lease", self.worker)
-                    continue
-                if not held:
+                if not await self._take():  # the next step finds out and stops the scheduler
                     log.warning("worker %s lost the scheduler lease while its jobs were written", self.worker)
 
         keeper = asyncio.create_task(renew())
