@@ -172,8 +172,10 @@ async def test_a_randomized_two_user_attack_through_the_commands_finds_no_leak(t
         seen = await operation(rng, engine, commands, chat, caller, owned[caller], owned[victim])
         if SECRET[victim] in seen:
             leaks.append((step, caller, seen[:300]))
-        if await snapshot(store, victim_scope) != before:
-            changes.append((step, caller))
+        if (after := await snapshot(store, victim_scope)) != before:  # which parts moved, for the failure's message
+            old, new = json.loads(before), json.loads(after)
+            changes.append((step, caller, [(k, old.get(k), new.get(k)) for k in sorted(set(old) | set(new))
+                                           if old.get(k) != new.get(k)]))
         caller_scope = await engine.scope_for(caller)
         if await store.notes.count(caller_scope) == 0:  # the caller forgot or deleted their own: give them more
             owned[caller] = await populate(engine, caller)
