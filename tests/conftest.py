@@ -4,17 +4,21 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import socket
 from collections.abc import AsyncIterator
 
 import pytest
+import pytest_asyncio
 
 from bot.conversation.engine import Engine, EngineConfig
+from memory.embedder import Embedder, make_embedder
 from memory.store import MemoryStore
 from tests import postgres_kit
 from tests.evaluation_data import MISSING_DATA
 from tests.fakes.embedder import FakeEmbedder
 from tests.fakes.llm import ScriptedLLM
+from tests.fakes.synapse import Synapse
 from tests.fakes.telegram_api import FakeTelegram
 
 
@@ -45,15 +49,40 @@ def embedder() -> FakeEmbedder:
     return FakeEmbedder()
 
 
-@pytest.fixture(params=["sqlite", "postgres"])
+@pytest.fixture(scope="session")
+def real_embedder() -> Embedder:
+    """The bundled embedding model, loaded once per test process."""
+    return make_embedder()
+
+
+def backends_for(markers: dict[str, pytest.Mark | None]) -> list[str]:
+    """The backends a test of a store runs on: both where its module is marked `both_backends`, else SQLite.
+
+    `sqlite_only` on a test of such a module keeps it on SQLite; MNEMO_TEST_BACKENDS=both runs every store test on
+    both (the slow full check).
+    """
+    if markers.get("sqlite_only") is not None:
+        return ["sqlite"]
+    if markers.get("both_backends") is not None or os.environ.get("MNEMO_TEST_BACKENDS") == "both":
+        return ["sqlite", "postgres"]
+    return ["sqlite"]
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Parametrize `database_url` with the test's backends (see `backends_for`)."""
+    if "database_url" not in metafunc.fixturenames:
+        return
+    node = metafunc.definition
+    markers = {name: node.get_closest_marker(name) for name in ("sqlite_only", "both_backends")}
+    metafunc.parametrize("database_url", backends_for(markers), indirect=True)
+
+
+@pytest.fixture
 async def database_url(request: pytest.FixtureRequest) -> AsyncIterator[str | None]:
-    """None for the SQLite file, or the URL of a fresh PostgreSQL database: every test of a store runs on both."""
+    """None for the SQLite file, or the URL of a fresh PostgreSQL database (copied from a migrated template)."""
     if request.param == "sqlite":
         yield None
         return
-    only = request.node.get_closest_marker("sqlite_only")
-    if only is not None:
-        pytest.skip(f"SQLite only: {only.args[0]}")
     url = await postgres_kit.fresh_database()
     yield url
     await asyncio.to_thread(postgres_kit.drop, url)
@@ -105,3 +134,11 @@ async def tg() -> AsyncIterator[FakeTelegram]:
     await asyncio.sleep(0)
     left = [task for task in asyncio.all_tasks() if task is not asyncio.current_task()]
     assert not left, left
+
+
+@pytest_asyncio.fixture(scope="session", loop_scope="session")
+async def synapse(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Synapse]:
+    """One real Synapse for the test process; each test registers its users under names of its own
+    (`Synapse.fresh_name`), so tests never meet on it."""
+    async with Synapse(tmp_path_factory.mktemp("synapse")) as server:
+        yield server

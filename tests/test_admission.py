@@ -16,6 +16,8 @@ from memory.store import MemoryStore
 from memory.undo import undo_latest
 from tests.fakes.llm import Call, ScriptedLLM
 
+pytestmark = pytest.mark.both_backends("dedupe and replacement at admission")
+
 SMALL_TALK = "Anna findet das Wetter schön."
 SPECIFIC = "Anna arbeitet seit 2019 als Pflegerin im Klinikum Nord."
 

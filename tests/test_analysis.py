@@ -32,6 +32,8 @@ from memory.models import Message
 from memory.store import MemoryStore
 from tests.fakes.llm import ScriptedLLM
 
+pytestmark = pytest.mark.both_backends("the analysis report's queries (a dialect branch)")
+
 ZONE = ZoneInfo("Europe/Berlin")
 DAY0 = datetime(2025, 3, 3, 19, 0, tzinfo=ZONE)
 REAL = "Ehrlich gesagt glaube ich, du machst es dir da zu leicht."

@@ -12,6 +12,8 @@ from bench.spread_copies import copy_users
 from memory import integrity
 from memory.store import MemoryStore
 
+pytestmark = pytest.mark.both_backends("the scale bench's two stores")
+
 
 def test_backends_are_named_as_the_issue_names_them() -> None:
     assert parse_backends("both") == ["sqlite", "postgres"]

@@ -23,6 +23,8 @@ from scheduler.budget import BudgetStatus, TokenBudget, exhausted, local_day
 from scheduler.service import Scheduler
 from tests.fakes.llm import Call, ScriptedLLM
 
+pytestmark = pytest.mark.both_backends("the usage ledger")
+
 BERLIN = ZoneInfo("Europe/Berlin")
 NOON = datetime(2026, 11, 29, 12, 0, tzinfo=BERLIN).timestamp()
 

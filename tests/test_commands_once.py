@@ -18,7 +18,8 @@ from bot.texts import t
 from memory.store import MemoryStore
 from tests.fakes.telegram_api import FakeTelegram
 
-pytestmark = pytest.mark.filterwarnings("ignore::telegram.warnings.PTBDeprecationWarning")
+pytestmark = [pytest.mark.filterwarnings("ignore::telegram.warnings.PTBDeprecationWarning"),
+              pytest.mark.both_backends("the ledger that runs a command once")]
 
 USER = 42
 

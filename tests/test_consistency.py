@@ -21,6 +21,8 @@ from memory.store import MemoryStore
 from tests.fakes.embedder import FakeEmbedder
 from tests.fakes.llm import ScriptedLLM
 
+pytestmark = pytest.mark.both_backends("the export read from every table")
+
 # English words that showed in the German interface (whole words, any case).
 ENGLISH = re.compile(r"\b(diary|reflection|hours|checkins|push|delete|create|update|note|rule|work|approved|"
                      r"revoked|by|on|off)\b", re.IGNORECASE)

@@ -18,7 +18,8 @@ from tests.fakes.llm import ScriptedLLM
 from tests.fakes.telegram_api import FakeTelegram
 from tests.test_telegram_polish import USER, quiet, running
 
-pytestmark = pytest.mark.filterwarnings("ignore::telegram.warnings.PTBDeprecationWarning")
+pytestmark = [pytest.mark.filterwarnings("ignore::telegram.warnings.PTBDeprecationWarning"),
+              pytest.mark.both_backends("transactions cut off by a kill")]
 
 
 async def test_random_sigkills_of_the_running_bot_lose_nothing_and_double_nothing() -> None:

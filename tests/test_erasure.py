@@ -21,6 +21,8 @@ from tests.fakes.embedder import FakeEmbedder
 from tests.old_layouts import migrated_before
 from tests.scenarios.traces import files, spellings, traces
 
+pytestmark = pytest.mark.both_backends("erasure's statements and tombstones")
+
 
 async def open_store(data: Path) -> MemoryStore:
     return await MemoryStore.open(data, FakeEmbedder(), semantic_dedupe=0.97)

@@ -8,6 +8,8 @@ import pytest
 from memory.ranking import FADED, faded, note_strength
 from memory.store import MemoryStore
 
+pytestmark = pytest.mark.both_backends("ranking columns and their updates")
+
 DAY = 86400.0
 
 

@@ -20,6 +20,8 @@ from memory.relationship import Relationship
 from memory.store import MemoryStore
 from tests.fakes.llm import Call, ScriptedLLM
 
+pytestmark = pytest.mark.both_backends("deletion across the tables that keep copies")
+
 FACT = "Anna hat Angst vor Spinnen"
 DIARY = ("Heute war ein ruhiger Tag. Anna hat mir erzählt, dass sie Angst vor Spinnen hat. Danach haben wir über "
          "ihren Garten geredet. Am Abend hat sie Tomaten geerntet und eine Suppe gekocht.")

@@ -22,6 +22,8 @@ from memory.models import Scope
 from memory.store import MemoryStore
 from tests.fakes.llm import Call, ScriptedLLM
 
+pytestmark = pytest.mark.both_backends("bulk writes of an import")
+
 LINE = re.compile(r"^\[(\d+)\] user: (.*)$", re.M)
 MARCH = datetime(2023, 3, 2, 18, 30, tzinfo=UTC)
 

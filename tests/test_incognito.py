@@ -20,6 +20,8 @@ from tests.fakes.llm import ScriptedLLM
 from tests.fakes.telegram_api import FakeTelegram
 from tests.test_telegram import USER, make_channel
 
+pytestmark = pytest.mark.both_backends("incognito state rows")
+
 BERLIN = ZoneInfo("Europe/Berlin")
 NOW = datetime(2026, 3, 4, 14, 0, tzinfo=BERLIN)
 SECRET_WORDS = ("Quokkamondschein", "Zitronenfalterpass", "Wendeltreppenkuss")

@@ -34,7 +34,8 @@ ANNA, BEN, EVE = 42, 43, 666
 SECRET = {f"tg:{ANNA}": "ANNASECRET", f"tg:{BEN}": "BENSECRET"}
 OPERATIONS = 400
 
-pytestmark = pytest.mark.filterwarnings("ignore::telegram.warnings.PTBDeprecationWarning")
+pytestmark = [pytest.mark.filterwarnings("ignore::telegram.warnings.PTBDeprecationWarning"),
+              pytest.mark.both_backends("scoping of every query")]
 
 
 @dataclass

@@ -5,8 +5,12 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
+
 from memory.leases import SCHEDULER
 from memory.store import MemoryStore
+
+pytestmark = pytest.mark.both_backends("the planner's slots across workers")
 
 T0 = 1_800_000_000.0
 HOLD = 60.0

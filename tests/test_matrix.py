@@ -199,22 +199,22 @@ class SlowLLM(ScriptedLLM):
 
 
 @pytest.fixture
-async def world(tmp_path: Path, store: MemoryStore) -> AsyncIterator[World]:
-    async with Synapse(tmp_path / "hs") as syn:
-        bot_id, _, _ = await syn.register("mnemo", PASSWORD)
-        anna = await Human.login(syn, "anna", tmp_path / "anna-store")
-        chat, background = SlowLLM(), ScriptedLLM()
-        background.responder = lambda call: NOTHING_LEARNED
-        engine = Engine(store, chat, background, EngineConfig())
-        settings = Settings(_env_file=None, data_dir=tmp_path / "data", matrix_homeserver=syn.url,  # type: ignore[call-arg]
-                            matrix_user_id=bot_id, matrix_password=PASSWORD, matrix_allowed_users=[anna.user_id],
-                            streaming=False)  # streamed replies: tests/test_matrix_polish.py
-        try:
-            yield World(syn, settings, store, chat, engine, bot_id, anna, tmp_path)
-        finally:
-            await engine.drain()
-            await engine.close()
-            await anna.client.close()
+async def world(tmp_path: Path, store: MemoryStore, synapse: Synapse) -> AsyncIterator[World]:
+    syn = synapse  # one Synapse for the run (tests/conftest.py), users of the test's own
+    bot_id, _, _ = await syn.register(syn.fresh_name("mnemo"), PASSWORD)
+    anna = await Human.login(syn, syn.fresh_name("anna"), tmp_path / "anna-store")
+    chat, background = SlowLLM(), ScriptedLLM()
+    background.responder = lambda call: NOTHING_LEARNED
+    engine = Engine(store, chat, background, EngineConfig())
+    settings = Settings(_env_file=None, data_dir=tmp_path / "data", matrix_homeserver=syn.url,  # type: ignore[call-arg]
+                        matrix_user_id=bot_id, matrix_password=PASSWORD, matrix_allowed_users=[anna.user_id],
+                        streaming=False)  # streamed replies: tests/test_matrix_polish.py
+    try:
+        yield World(syn, settings, store, chat, engine, bot_id, anna, tmp_path)
+    finally:
+        await engine.drain()
+        await engine.close()
+        await anna.client.close()
 
 
 @contextlib.asynccontextmanager
@@ -292,7 +292,7 @@ async def test_chat_commands_rule_reaction_push_and_restart(world: World) -> Non
 
 async def test_strangers_are_declined_and_history_is_not_answered_on_first_start(world: World) -> None:
     anna, syn = world.anna, world.syn
-    stranger = await Human.login(syn, "mallory")
+    stranger = await Human.login(syn, syn.fresh_name("mallory"))
     try:
         # Before mnemo ever ran: the bot's account already shares a room with Anna, who wrote in it.
         earlier = AsyncClient(syn.url, world.bot_id)
@@ -380,7 +380,7 @@ async def test_an_unreachable_homeserver_is_one_clear_error(tmp_path: Path, stor
 
 
 async def test_a_push_to_someone_without_a_room_opens_an_encrypted_direct_room(world: World, tmp_path: Path) -> None:
-    ben = await Human.login(world.syn, "ben", tmp_path / "ben-store")
+    ben = await Human.login(world.syn, world.syn.fresh_name("ben"), tmp_path / "ben-store")
     try:
         async with running(world.channel(allowed_users=frozenset({world.anna.user_id, ben.user_id}))) as channel:
             await channel.send(ben.user_id, "Hallo Ben, ich bin jetzt auch hier.")

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 import io
-import itertools
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,7 +34,6 @@ from tests.images import bmp, corrupt_jpeg, forty_megapixels, jpeg, size_of
 from tests.test_matrix import NOTHING_LEARNED, PASSWORD, Human, running
 
 ON_ONE_SYNAPSE = pytest.mark.asyncio(loop_scope="module")
-_names = itertools.count(1)
 
 
 # --- pure parts -------------------------------------------------------------------------------------
@@ -52,10 +50,10 @@ def test_a_caption_is_the_body_beside_a_file_name_and_the_stated_size_is_read() 
 # --- the real thing ---------------------------------------------------------------------------------
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def syn(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Synapse]:
-    async with Synapse(tmp_path_factory.mktemp("synapse")) as server:
-        yield server
+@pytest.fixture(scope="module")
+def syn(synapse: Synapse) -> Synapse:
+    """The run's one Synapse (tests/conftest.py); this module's users have names of their own."""
+    return synapse
 
 
 @pytest_asyncio.fixture(loop_scope="module")
@@ -92,9 +90,8 @@ class Bot:
 
 async def make_bot(syn: Synapse, llm: FakeLLM, tmp_path: Path, provider: str) -> tuple[Bot, Any]:
     """A bot whose chat model is the real SDK of `provider` at the fake API (vision as `auto` decides)."""
-    n = next(_names)
-    bot_id, _, _ = await syn.register(f"mnemo{n}", PASSWORD)
-    anna = await Human.login(syn, f"anna{n}", tmp_path / "anna-store")
+    bot_id, _, _ = await syn.register(syn.fresh_name("mnemo"), PASSWORD)
+    anna = await Human.login(syn, syn.fresh_name("anna"), tmp_path / "anna-store")
     if provider == "openai":
         chat: Any = OpenAIChat("gpt-4o", llm.openai_base_url, "sk-test")
     else:

@@ -54,7 +54,6 @@ ON_ONE_SYNAPSE = pytest.mark.asyncio(loop_scope="module")  # one homeserver for 
 ROOT = Path(__file__).resolve().parents[1]
 CODE = re.compile(r"\b([A-HJ-NP-Z2-9]{8})\b")
 YEARS = 10 * 365 * 24 * 3600.0
-_names = itertools.count(1)
 
 
 # --- pure parts -------------------------------------------------------------------------------------
@@ -107,10 +106,10 @@ def test_nothing_of_an_unknown_user_goes_into_the_inbox() -> None:
 # --- the real thing ---------------------------------------------------------------------------------
 
 
-@pytest_asyncio.fixture(scope="module", loop_scope="module")
-async def syn(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Synapse]:
-    async with Synapse(tmp_path_factory.mktemp("synapse")) as server:
-        yield server
+@pytest.fixture(scope="module")
+def syn(synapse: Synapse) -> Synapse:
+    """The run's one Synapse (tests/conftest.py); this module's users have names of their own."""
+    return synapse
 
 
 @pytest_asyncio.fixture(loop_scope="module")
@@ -151,7 +150,7 @@ class Bot:
 
     async def person(self, name: str, store: bool = False) -> Human:
         """A new person on the homeserver with a display name."""
-        human = await Human.login(self.syn, f"{name.lower()}{next(_names)}",
+        human = await Human.login(self.syn, self.syn.fresh_name(name.lower()),
                                   self.tmp / f"{name}-store" if store else None)
         await human.client.set_displayname(name)
         self.people.append(human)
@@ -170,7 +169,7 @@ class Bot:
 
 @pytest_asyncio.fixture(loop_scope="module")
 async def bot(syn: Synapse, store: MemoryStore, tmp_path: Path) -> AsyncIterator[Bot]:
-    bot_id, token, _ = await syn.register(f"mnemo{next(_names)}", PASSWORD)
+    bot_id, token, _ = await syn.register(syn.fresh_name("mnemo"), PASSWORD)
     async with aiohttp.ClientSession() as http, http.put(
             f"{syn.url}/_matrix/client/v3/profile/{bot_id}/displayname", json={"displayname": "Mnemo"},
             headers={"Authorization": f"Bearer {token}"}) as resp:
@@ -310,7 +309,7 @@ async def test_pairing_from_the_first_invite_to_an_approved_chat(bot: Bot, caplo
 @ON_ONE_SYNAPSE
 async def test_in_a_room_mnemo_stays_silent_until_mentioned_and_keeps_the_rooms_memory_apart(bot: Bot) -> None:
     anna, eve = await bot.person("Anna"), await bot.person("Eve")
-    alias = f"familie{next(_names)}"
+    alias = bot.syn.fresh_name("familie")
     created = await anna.client.room_create(alias=alias, name="Familie", invite=[bot.bot_id, eve.user_id])
     assert isinstance(created, RoomCreateResponse), created
     family = created.room_id
@@ -570,7 +569,7 @@ async def test_a_long_reply_under_a_rate_limit_arrives_whole_once_and_in_order(
 ) -> None:
     caplog.set_level(logging.WARNING, logger="bot.channels.matrix.outgoing")
     anna = await bot.person("Anna")
-    _, admin_token, _ = await bot.syn.register(f"admin{next(_names)}", PASSWORD, admin=True)
+    _, admin_token, _ = await bot.syn.register(bot.syn.fresh_name("admin"), PASSWORD, admin=True)
     long = " ".join(f"wort{i}" for i in range(5000))  # about 43,000 characters: three messages
     bot.chat.enqueue(f"Erstens.\n\n{long}\n\nDrittens.")
     async with running(bot.channel(allowed_users=frozenset({anna.user_id}))):

@@ -35,26 +35,26 @@ async def audio() -> AsyncIterator[FakeAudioAPI]:
 
 
 @pytest.fixture
-async def world(tmp_path: Path, store: MemoryStore, audio: FakeAudioAPI) -> AsyncIterator[World]:
-    async with Synapse(tmp_path / "hs") as syn:
-        bot_id, _, _ = await syn.register("mnemo", PASSWORD)
-        anna = await Human.login(syn, "anna", tmp_path / "anna-store")
-        chat, background = ScriptedLLM(), ScriptedLLM()
-        background.responder = lambda call: NOTHING_LEARNED
-        transcriber = OpenAITranscriber("whisper-1", audio.base_url, None)
-        speaker = OpenAISpeaker("tts-1", "alloy", audio.base_url, None)
-        engine = Engine(store, chat, background, EngineConfig(), transcriber=transcriber, speaker=speaker)
-        settings = Settings(_env_file=None, data_dir=tmp_path / "data", matrix_homeserver=syn.url,  # type: ignore[call-arg]
-                            matrix_user_id=bot_id, matrix_password=PASSWORD, matrix_allowed_users=[anna.user_id],
-                            streaming=False)
-        try:
-            yield World(syn, settings, store, chat, engine, bot_id, anna, tmp_path)
-        finally:
-            await engine.drain()
-            await engine.close()
-            await transcriber.aclose()
-            await speaker.aclose()
-            await anna.client.close()
+async def world(tmp_path: Path, store: MemoryStore, audio: FakeAudioAPI, synapse: Synapse) -> AsyncIterator[World]:
+    syn = synapse  # one Synapse for the run (tests/conftest.py), users of the test's own
+    bot_id, _, _ = await syn.register(syn.fresh_name("mnemo"), PASSWORD)
+    anna = await Human.login(syn, syn.fresh_name("anna"), tmp_path / "anna-store")
+    chat, background = ScriptedLLM(), ScriptedLLM()
+    background.responder = lambda call: NOTHING_LEARNED
+    transcriber = OpenAITranscriber("whisper-1", audio.base_url, None)
+    speaker = OpenAISpeaker("tts-1", "alloy", audio.base_url, None)
+    engine = Engine(store, chat, background, EngineConfig(), transcriber=transcriber, speaker=speaker)
+    settings = Settings(_env_file=None, data_dir=tmp_path / "data", matrix_homeserver=syn.url,  # type: ignore[call-arg]
+                        matrix_user_id=bot_id, matrix_password=PASSWORD, matrix_allowed_users=[anna.user_id],
+                        streaming=False)
+    try:
+        yield World(syn, settings, store, chat, engine, bot_id, anna, tmp_path)
+    finally:
+        await engine.drain()
+        await engine.close()
+        await transcriber.aclose()
+        await speaker.aclose()
+        await anna.client.close()
 
 
 async def send_voice(anna: Human, room: str, data: bytes, encrypted: bool, size: int | None = None,
@@ -170,4 +170,5 @@ async def test_in_a_room_a_voice_note_counts_when_it_replies_to_mnemo(world: Wor
         assert len(audio.uploads) == 1  # the voice note meant for the others was neither fetched nor heard
     scope = await world.store.scope("mnemo", group_scope("mx", group))
     said = [(m.text, m.origin) for m in await world.store.messages.recent(scope) if m.role == "user"]
-    assert said == [("anna: hallo", "text"), ("anna: Was meinst du dazu?", "voice")]
+    name = anna.user_id[1:].split(":")[0]  # her display name: the localpart she registered with
+    assert said == [(f"{name}: hallo", "text"), (f"{name}: Was meinst du dazu?", "voice")]

@@ -15,6 +15,8 @@ from memory.kinship import PersonDraft
 from memory.store import MemoryStore
 from tests.fakes.llm import ScriptedLLM
 
+pytestmark = pytest.mark.both_backends("each person's numbering, a row lock on PostgreSQL")
+
 UNKNOWN = "Diese Auswahl gibt es nicht (mehr)."
 
 

@@ -21,7 +21,8 @@ from tests.fakes.telegram_api import FakeTelegram
 USER = 42
 TEXT = "Wie war der Zahnarzttermin?"
 
-pytestmark = pytest.mark.filterwarnings("ignore::telegram.warnings.PTBDeprecationWarning")
+pytestmark = [pytest.mark.filterwarnings("ignore::telegram.warnings.PTBDeprecationWarning"),
+              pytest.mark.both_backends("the outbox's claims and retries")]
 
 
 class Clock:

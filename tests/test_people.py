@@ -18,6 +18,8 @@ from memory.store import MemoryStore
 from memory.undo import is_final, undo_latest
 from tests.fakes.llm import Call, ScriptedLLM
 
+pytestmark = pytest.mark.both_backends("people, their links and merges")
+
 SISTER = {"name": "meine Schwester", "relation": "Schwester", "facts": ["Annas Schwester hat am Samstag Geburtstag."]}
 MIRIAM = {"name": "Miriam", "facts": ["Miriam kommt am Wochenende zu Besuch."]}
 LINK = {"name": "Miriam", "relation": "Schwester", "same_as": "meine Schwester",

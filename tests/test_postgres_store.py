@@ -13,6 +13,8 @@ from memory.sql_dialect import insert_target, to_postgres
 from memory.store import MemoryStore, open_database
 from tests.fakes.embedder import FakeEmbedder
 
+pytestmark = pytest.mark.both_backends("PostgreSQL's own parts beside SQLite's")
+
 
 def test_placeholders_and_percent_signs() -> None:
     assert to_postgres("SELECT a FROM t WHERE b = ? AND c LIKE 'undo-%'") == (

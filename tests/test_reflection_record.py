@@ -24,6 +24,8 @@ from tests.fakes.embedder import FakeEmbedder
 from tests.fakes.llm import ScriptedLLM
 from tests.old_layouts import migrated_before
 
+pytestmark = pytest.mark.both_backends("reflection runs recorded")
+
 NIGHT = datetime(2026, 11, 24, 22, 0).timestamp()
 
 

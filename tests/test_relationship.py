@@ -29,6 +29,8 @@ from scheduler.reflection import reflect
 from scheduler.relationship_rules import Proposal, apply, parse_proposal, silence_for
 from tests.fakes.llm import Call, ScriptedLLM
 
+pytestmark = pytest.mark.both_backends("relationship rows and their undo")
+
 BERLIN = ZoneInfo("Europe/Berlin")
 DAY = 86400.0
 T0 = 1_780_000_000.0

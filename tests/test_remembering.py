@@ -12,18 +12,12 @@ import pytest
 from bot.commands.runner import Commands
 from bot.conversation.engine import Engine, EngineConfig, Incoming
 from bot.llm.port import ToolCall
-from memory.embedder import Embedder, make_embedder
 from memory.store import MemoryStore
 from tests.fakes.llm import Call, ScriptedLLM
 
 BERLIN = ZoneInfo("Europe/Berlin")
 NOW = datetime(2026, 11, 25, 14, 30, tzinfo=BERLIN).timestamp()
 HOUR = 3600.0
-
-
-@pytest.fixture(scope="module")
-def real_embedder() -> Embedder:
-    return make_embedder()
 
 
 class Clock:

@@ -22,6 +22,8 @@ from tests.fakes.llm import ScriptedLLM
 from tests.test_scheduler import BERLIN, Clock, background_model, drive, on_telegram
 from tests.test_telegram import buttons, exchange, press
 
+pytestmark = pytest.mark.both_backends("reminders fired once")
+
 WEDNESDAY = datetime(2026, 11, 25, 14, 30, tzinfo=BERLIN)
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from bench.german import day
 from bench.german_set import DEV_SPLITS, HELDOUT, GermanSet, load
-from memory.embedder import Embedder, make_embedder
+from memory.embedder import Embedder
 from memory.notes import NewNote
 from memory.ranking import Weights
 from memory.store import MemoryStore
@@ -22,11 +22,6 @@ Figures = dict[str, float]
 @pytest.fixture(scope="module")
 def own() -> GermanSet:
     return load()
-
-
-@pytest.fixture(scope="module")
-def real_embedder() -> Embedder:
-    return make_embedder()
 
 
 async def store_notes(store: MemoryStore, own: GermanSet) -> dict[int, str]:

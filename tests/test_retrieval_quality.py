@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from memory.embedder import Embedder, make_embedder
+from memory.embedder import Embedder
 from memory.notes import NewNote
 from memory.ranking import Candidate, Weights, fuse
 from memory.search_text import distinctive, named_periods
@@ -34,11 +34,6 @@ def _figures(ranked: list[list[str]], golds: list[set[str]]) -> dict[str, float]
         "any@5": sum(bool(gold & set(ids[:5])) for ids, gold in zip(ranked, golds)) / len(golds),
         "mrr": sum(rr) / len(rr),
     }
-
-
-@pytest.fixture(scope="module")
-def real_embedder() -> Embedder:
-    return make_embedder()
 
 
 @pytest.fixture(scope="module")

@@ -12,6 +12,8 @@ from memory.store import MemoryStore
 from scheduler.planner import CheckinFacts, decide_checkin, next_chance
 from scheduler.rhythm import describe, likely_hours, reads_in_morning, spans, week_of_likely_hours
 
+pytestmark = pytest.mark.both_backends("the rhythm's histogram in the store")
+
 BERLIN = ZoneInfo("Europe/Berlin")
 MONDAY = datetime(2026, 11, 23, tzinfo=BERLIN)
 DAY = 86400.0

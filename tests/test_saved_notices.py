@@ -22,6 +22,8 @@ from tests.fakes.llm import Call, ScriptedLLM
 from tests.test_scheduler import BERLIN, DAY1, Clock, on_telegram
 from tests.test_telegram_choices import pressed
 
+pytestmark = pytest.mark.both_backends("extraction runs and their undo")
+
 # What the background model learns from a user message with this text: facts, and profile entries as (key, value).
 LEARNED: dict[str, dict[str, Any]] = {
     "Ich trinke am liebsten Tee.": {"facts": ["Anna trinkt am liebsten Tee."]},

@@ -12,6 +12,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
+import pytest
+
 from bot.llm.writer import LLMWriter
 from memory.leases import SCHEDULER
 from memory.models import Scope
@@ -23,6 +25,8 @@ from scheduler.reminder_pushes import push_due
 from scheduler.service import Scheduler
 from tests.fakes.clock import Clock
 from tests.fakes.llm import ScriptedLLM
+
+pytestmark = pytest.mark.both_backends("the scheduler's lease")
 
 BERLIN = ZoneInfo("Europe/Berlin")
 

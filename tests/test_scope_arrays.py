@@ -6,6 +6,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 from memory.index import SearchIndex
 from memory.migrations.from_m040 import m040_scope_changes
@@ -16,6 +17,8 @@ from memory.vectors import from_half, half
 from tests.fakes.embedder import FakeEmbedder
 from tests.old_layouts import migrated_before
 from tests.test_vector_layout import note_texts
+
+pytestmark = pytest.mark.both_backends("the search's scope arrays, read from each database")
 
 DIM = 64
 

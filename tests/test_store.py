@@ -14,6 +14,8 @@ from memory.retrievers import scope_range
 from memory.store import MemoryStore
 from tests.fakes.embedder import FakeEmbedder
 
+pytestmark = pytest.mark.both_backends("the store's reads and writes")
+
 
 async def counts(store: MemoryStore) -> dict[str, int]:
     """Rows in the note table and in each part of the search index."""

@@ -25,6 +25,8 @@ from memory.suggestions import DAY, TEXT_CHARS, Limits, room_for_one, same_sugge
 from tests.fakes.embedder import FakeEmbedder
 from tests.fakes.llm import ScriptedLLM
 
+pytestmark = pytest.mark.both_backends("the suggestions ledger")
+
 START = 1_790_000_000.0
 IDEA = "Wiederkehrende Erinnerungen (jeden Montag) fehlen."
 DEFAULTS = Limits()

@@ -18,6 +18,8 @@ from memory.store import MemoryStore
 from tests.fakes.llm import Call, ScriptedLLM
 from tests.fakes.telegram_api import FakeTelegram
 
+pytestmark = pytest.mark.both_backends("the inbox's claims by two workers")
+
 PEOPLE = (101, 102, 103, 104)
 
 

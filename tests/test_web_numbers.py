@@ -16,6 +16,8 @@ from memory.models import Scope
 from memory.notes import NoteFilter
 from tests.web_kit import WebPage, web_page
 
+pytestmark = pytest.mark.both_backends("each person's numbering through the web page")
+
 FIRST, SECOND = "tg:41", "tg:42"
 PAGES = ("/web/notes", "/web/notes/1", "/web/people", "/web/people/1", "/web/rules", "/web/reminders",
          "/web/topics", "/web/profile")

@@ -7,11 +7,15 @@ import asyncio
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
+import pytest
+
 from bot.channels.matrix.syncing import SYNC_LEASE_SECONDS, sync_lease
 from memory.leases import MATRIX_SYNC, SCHEDULER
 from memory.models import Scope
 from memory.store import MemoryStore
 from scheduler.delivery import OutboxSender
+
+pytestmark = pytest.mark.both_backends("leases and claims (SKIP LOCKED on PostgreSQL)")
 
 T0 = 1_800_000_000.0
 HOLD = 60.0

@@ -16,6 +16,8 @@ from memory.store import MemoryStore
 from memory.undo import undo_latest
 from scheduler.yearly_dates import dates_ahead, dates_on, falls_on
 
+pytestmark = pytest.mark.both_backends("dates stored with undo, merge and forget")
+
 BERLIN, NEW_YORK = ZoneInfo("Europe/Berlin"), ZoneInfo("America/New_York")
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import hmac
+import itertools
 import secrets
 import socket
 import sys
@@ -83,6 +84,11 @@ class Synapse:
         self.console_path = self.dir / "synapse.console.log"
         self.startup_seconds: float | None = None
         self._proc: asyncio.subprocess.Process | None = None
+        self._names = itertools.count(1)
+
+    def fresh_name(self, localpart: str) -> str:
+        """A localpart not yet used on this server: 'anna' becomes 'anna7' (tests share one server)."""
+        return f"{localpart}{next(self._names)}"
 
     def write_config(self) -> Path:
         """Write homeserver.yaml, log.config and signing.key into the directory."""

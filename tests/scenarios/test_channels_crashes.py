@@ -28,7 +28,8 @@ from tests.fakes.llm import ScriptedLLM
 from tests.fakes.telegram_api import FakeTelegram
 from tests.scenarios.telegram_child import STREAMED, writer_answer
 
-pytestmark = pytest.mark.filterwarnings("ignore::telegram.warnings.PTBDeprecationWarning")
+pytestmark = [pytest.mark.filterwarnings("ignore::telegram.warnings.PTBDeprecationWarning"),
+              pytest.mark.both_backends("the inbox replayed after a kill")]
 
 ROOT = Path(__file__).resolve().parents[2]
 USER = 42

@@ -12,6 +12,8 @@ import re
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
+import pytest
+
 from bot.conversation.engine import Engine, EngineConfig, Incoming
 from bot.errors import LLMUnavailable
 from bot.learning import summary
@@ -21,6 +23,8 @@ from memory.models import Message, Scope
 from memory.store import MemoryStore
 from scheduler.budget import TokenBudget, local_day
 from tests.fakes.llm import Call, ScriptedLLM
+
+pytestmark = pytest.mark.both_backends("the learning runs ledger")
 
 BERLIN = ZoneInfo("Europe/Berlin")
 MONDAY = datetime(2026, 11, 23, 8, 0, tzinfo=BERLIN)

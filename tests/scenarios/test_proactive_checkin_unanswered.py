@@ -11,7 +11,8 @@ from tests.scenarios.proactive import BERLIN, World
 
 MONDAY = datetime(2026, 11, 23, tzinfo=BERLIN)
 
-pytestmark = pytest.mark.filterwarnings("ignore::telegram.warnings.PTBDeprecationWarning")
+pytestmark = [pytest.mark.filterwarnings("ignore::telegram.warnings.PTBDeprecationWarning"),
+              pytest.mark.both_backends("the outbox's check-in ledger")]
 
 
 def at(day: int, hour: int, minute: int = 0) -> datetime:

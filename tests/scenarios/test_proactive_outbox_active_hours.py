@@ -12,7 +12,8 @@ from tests.scenarios.proactive import BERLIN, World
 
 MONDAY = datetime(2026, 11, 23, tzinfo=BERLIN)
 
-pytestmark = pytest.mark.filterwarnings("ignore::telegram.warnings.PTBDeprecationWarning")
+pytestmark = [pytest.mark.filterwarnings("ignore::telegram.warnings.PTBDeprecationWarning"),
+              pytest.mark.both_backends("the outbox across active hours")]
 
 
 def at(day: int, hour: int, minute: int = 0) -> datetime:
