@@ -190,14 +190,18 @@ class PgTx(Tx):
 
     async def table_names(self) -> set[str]:
         """The ordinary tables of this database."""
-        rows = await self.fetchall("SELECT table_name FROM information_schema.tables WHERE table_schema ="
-                                   " current_schema() AND table_type = 'BASE TABLE'")
+        # pg_catalog rather than information_schema: the same answer, without its views' cost (the export asks
+        # for every table's columns, many times a minute for many people).
+        rows = await self.fetchall("SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace"
+                                   " WHERE n.nspname = current_schema() AND c.relkind IN ('r', 'p')")
         return {r[0] for r in rows}
 
     async def column_names(self, table: str) -> list[str]:
         """A table's columns, in their order."""
-        rows = await self.fetchall("SELECT column_name FROM information_schema.columns WHERE table_schema ="
-                                   " current_schema() AND table_name = ? ORDER BY ordinal_position", (table,))
+        rows = await self.fetchall("SELECT a.attname FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid"
+                                   " JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = current_schema()"
+                                   " AND c.relname = ? AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum",
+                                   (table,))
         return [r[0] for r in rows]
 
 
