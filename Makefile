@@ -5,7 +5,7 @@ PY := $(VENV)/bin/python
 # A pinned CPU build of torch; an unpinned one pulls several GB of CUDA libraries.
 TORCH ?= torch==2.13.0
 
-.PHONY: run console lint test bench clean
+.PHONY: run console lint test coverage bench clean
 
 $(VENV)/.base: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,8 +29,15 @@ lint: $(VENV)/.test
 	$(VENV)/bin/ruff check bot memory scheduler
 	$(VENV)/bin/mypy bot memory scheduler
 
+# Both cores (pytest-xdist, one PostgreSQL and one Synapse per worker); a module stays on one worker, so what it
+# starts once per module starts once. TEST_WORKERS=0 runs in one process.
+TEST_WORKERS ?= 2
 test: $(VENV)/.test
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadscope
+
+# The packages' line coverage over the whole suite (docs/testing.md has the figures).
+coverage: $(VENV)/.test
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadscope --cov=bot --cov=memory --cov=scheduler --cov-report=term
 
 bench: $(VENV)/.test
 	$(PY) bench/german.py

@@ -15,7 +15,7 @@ from bot.conversation.engine import Engine, EngineConfig
 from memory.embedder import Embedder, make_embedder
 from memory.store import MemoryStore
 from tests import postgres_kit
-from tests.evaluation_data import MISSING_DATA
+from tests.evaluation_data import MISSING
 from tests.fakes.embedder import FakeEmbedder
 from tests.fakes.llm import ScriptedLLM
 from tests.fakes.synapse import Synapse
@@ -37,11 +37,14 @@ def _no_outside_network(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    """Say loudly which tests did not run for want of the shared evaluation data."""
-    if MISSING_DATA:
+    """Say loudly which tests did not run for want of the shared evaluation data (also from pytest-xdist's workers,
+    whose skips reach this process as reports)."""
+    reasons = [str(report.longrepr[2]) for report in terminalreporter.stats.get("skipped", [])
+               if isinstance(report.longrepr, tuple) and MISSING in str(report.longrepr[2])]
+    if reasons:
         terminalreporter.section("evaluation data missing: this run proves less than CI", red=True, bold=True)
-        for missing in dict.fromkeys(MISSING_DATA):
-            terminalreporter.write_line(f"skipped: {missing}")
+        for reason in dict.fromkeys(reasons):
+            terminalreporter.write_line(reason.removeprefix("Skipped: "))
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ import pytest
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 
-MISSING_DATA: list[str] = []  # what a test needed from ../shared and did not find (said at the end of the run)
+MISSING = "evaluation data missing: "  # how a skip for want of ../shared begins (tests/conftest.py lists them at the end)
 
 
 def shared_data(path: Path, what: str) -> Path:
@@ -25,5 +25,4 @@ def shared_data(path: Path, what: str) -> Path:
         return path
     if os.environ.get("MNEMO_REQUIRE_SHARED_DATA"):
         pytest.fail(f"{what} not found at {path} (MNEMO_REQUIRE_SHARED_DATA is set)")
-    MISSING_DATA.append(f"{what} ({path})")
-    pytest.skip(f"{what} not found at {path}")
+    pytest.skip(f"{MISSING}{what} not found at {path}")

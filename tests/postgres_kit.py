@@ -68,7 +68,9 @@ async def fresh_database() -> str:
     """A new, migrated, empty database's URL."""
     await _template()
     name = f"mnemo_test_{os.getpid()}_{next(_names)}"
-    await asyncio.to_thread(_admin, f"CREATE DATABASE {name} TEMPLATE {TEMPLATE}")
+    # FILE_COPY copies the template's files (a checkpoint, cheap with fsync off); the default WAL_LOG writes every
+    # block to the WAL: 0.07-0.12 s against 0.29 s a database here.
+    await asyncio.to_thread(_admin, f"CREATE DATABASE {name} TEMPLATE {TEMPLATE} STRATEGY FILE_COPY")
     return url_of(name)
 
 
