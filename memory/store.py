@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from memory import audit, erasure
+from memory import audit, erasure, keywords
 from memory.admission import AdmissionControl
 from memory.choices import Choices
 from memory.companions import Companions
@@ -39,6 +39,7 @@ from memory.ranking import Weights
 from memory.reactions import Reactions
 from memory.relationship import Relationships
 from memory.reminders import Reminders
+from memory.retrievers import CANDIDATES
 from memory.rhythm_weights import RhythmStore
 from memory.runs import Runs
 from memory.scope_arrays import CACHE_BYTES
@@ -51,6 +52,7 @@ from memory.web_log import WebLog
 
 DB_FILENAME = "mnemo.sqlite3"
 EXPORT_FORMAT = "mnemo-export-1"  # the one format of every export: the chat's /export and `mnemo export`
+KEYWORD_CANDIDATES = 3 * CANDIDATES  # every retriever's best, fused: what a keyword search chooses from
 SCOPED_TABLES = ("messages", "notes", "profile_entries", "pending_profile", "thoughts", "diary_entries",
                  "open_topics", "learned_rules", "audit_log", "preferences", "outbox",
                  "relationships", "person_relations", "person_dates", "people", "reminders", "admission_counts",
@@ -195,6 +197,19 @@ class MemoryStore:
             async with self.db.transaction() as tx:
                 await touch(tx, [(h.source, h.item_id) for h in hits], time.time() if now is None else now)
         return hits
+
+    async def keyword_search(self, scope: Scope, query: str, k: int = 10, *, strict: float | None,
+                             parts_of_query: bool = False) -> list[SearchHit]:
+        """The notes a search for a word offers (/memories WORD, /forget WORD): those holding every word of the query,
+        or with a cosine of at least `strict` (`memory.keywords`), best first. Faded notes count too.
+
+        The hybrid search gathers the candidates (each retriever's best, its words and word parts among them); the
+        decision which of them match is `keywords.matching`.
+        """
+        hits = await self.search(scope, query, ("note",), k=KEYWORD_CANDIDATES, include_faded=True)
+        kept = keywords.matching(query, [keywords.Candidate(h.text, h.components.cosine) for h in hits], strict,
+                                 parts_of_query=parts_of_query)
+        return [hits[i] for i in kept][:k]
 
     async def export(self, scope: Scope) -> dict[str, Any]:
         """Everything stored for one scope, as plain JSON-ready data that `mnemo import` reads."""

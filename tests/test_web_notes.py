@@ -62,7 +62,7 @@ async def test_search_uses_the_chats_search_and_filters_narrow_it(web: WebPage) 
     browser, scope = await signed_in(web)
     store = web.engine.store
     web.engine.floor = 0.5  # as the chat's keyword commands: only what names the words or is close in meaning
-    # recent notes: the chat's search leaves out notes faded from lack of use, and so does the page's
+    # recent notes: the chat's search leaves out notes faded from lack of use (a keyword search finds them too)
     cats = await add(web, scope, "Anna mag Katzen sehr.", created_at=day(days_ago(9), web))
     await add(web, scope, "Der Zahnarzttermin ist am Montag.", created_at=day(days_ago(5), web))
     ben = await store.people.observe(scope, PersonDraft("Ben", relation="Bruder"), processing=audit.new_processing("t"))

@@ -15,6 +15,7 @@ from bot.learning import forgetting
 from bot.learning.why import explain
 from bot.texts import TEXTS, t
 from memory import audit
+from memory.embedder import calibration
 from memory.errors import NotFound
 from memory.models import AuditEntry, Note, SearchHit
 from memory.numbers import Kind
@@ -27,8 +28,10 @@ NUMBERED: dict[str, Kind] = {"note": "note", "rule": "rule", "reminder": "remind
 
 
 async def keyword_search(call: Call, words: str, k: int) -> list[SearchHit]:
-    """Notes about what the person typed: those holding the words, or close in meaning above the chat's floor."""
-    return await call.store.search(call.scope, words, ("note",), k=k, min_cosine=call.engine.floor, words_pass=True)
+    """Notes about what the person typed: those holding every word (inflected, or inside a compound), or, for one
+    word, very close in meaning (`memory.keywords`); nothing when none is."""
+    strict = calibration(call.store.index.embedder.name).keyword
+    return await call.store.keyword_search(call.scope, words, k, strict=strict)
 
 
 def line(number: int, text: str, origin: str | None) -> str:
