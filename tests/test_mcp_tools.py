@@ -142,6 +142,7 @@ async def test_a_changing_tool_runs_only_after_the_persons_yes_and_only_once(
 
     typed = await engine.handle(Incoming("tg:1", "ja"))
     assert typed is not None and typed.bubbles == (t("de", "tool_press_to_run", tool=ALARM),) and typed.closes == ()
+    assert typed.buttons == yes_no(1)
     assert not alarms.exists(), "a typed yes runs nothing: only the question's own button does"
     assert await press_yes(engine, "tg:1") == done()
     assert alarms.read_text(encoding="utf-8") == "07:00 Aufstehen\n"
@@ -445,7 +446,8 @@ async def test_a_server_that_cannot_start_is_left_out_mnemo_starts_and_the_docto
     checks = {c.name: c for c in await ops.doctor(settings, check_model=False)}
     weather, ghost, offline = checks["mcp weather"], checks["mcp ghost"], checks["mcp offline"]
     assert weather.ok and weather.detail == (f"{sys.executable} {SERVER} stdio {alarms}; tools: forecast, "
-                                             "set_alarm (asks first), wait, broken; not allowed: erase_all, pid")
+                                             "set_alarm (asks first), wait, broken; not allowed: erase_all, pid, "
+                                             "post_card")
     assert not ghost.ok and "cannot be reached" in ghost.detail and "command not found" in ghost.detail
     assert not offline.ok and "http://127.0.0.1:9/mcp" in offline.detail
 
@@ -464,5 +466,6 @@ async def test_a_wrong_configuration_stops_the_start_and_the_doctor_names_it(tmp
 async def test_a_doctor_line_names_allowed_tools_the_server_does_not_list(tmp_path: Path, alarms: Path) -> None:
     settings = settings_for(tmp_path, stdio_servers(alarms, tools=["forecast", "rain_radar"]))
     (check,) = await ops.mcp_checks(settings)
-    assert not check.ok and check.detail.endswith("tools: forecast; not allowed: broken, erase_all, pid, set_alarm, "
-                                                  "wait; allowed but not listed by the server: rain_radar")
+    assert not check.ok and check.detail.endswith("tools: forecast; not allowed: broken, erase_all, pid, "
+                                                  "post_card, set_alarm, wait; allowed but not listed by the server: "
+                                                  "rain_radar")

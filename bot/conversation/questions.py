@@ -169,9 +169,10 @@ class OpenQuestions:
         outcome = typed_outcome(question.kind, yes_or_no(own_words(incoming.text, turn.group)))
         if outcome is None:
             return None
-        if outcome == "press":
+        if outcome == "press":  # the question's own buttons again, under the sentence that points to them
             call = HeldCall.from_dict(question.call or {})
-            return Reply((t(self.lang, "tool_press_to_run", tool=call.title),))
+            _, buttons = await self.asking(turn.scope, question)
+            return Reply((t(self.lang, "tool_press_to_run", tool=call.title),), buttons=(buttons,))
         text = await self._decide(turn.scope, question, outcome, incoming.text)
         return Reply((text or t(self.lang, "button_stale"),), closes=(question.key,))
 
