@@ -24,6 +24,7 @@ from bot.conversation.turn import Turn, own_words
 from bot.profile_keys import profile_key
 from bot.texts import t
 from memory.errors import NotFound
+from memory.learned_rules import same_rule
 from memory.models import Message, Scope
 from memory.pairing import is_group_scope
 from memory.store import MemoryStore
@@ -38,6 +39,8 @@ PROPOSED = "The person will be asked to confirm this rule with yes/no buttons; d
 HELD = ("The person is asked under your reply to confirm this call with yes/no buttons. It has not run: it runs only"
         " after their yes, and they are told its result then. Do not ask yourself; say in a few words what you would"
         " do.")
+KNOWN_RULE = ("This rule is already active or already waits for the person's yes: nothing new is asked. Do not"
+              " propose it again.")
 ONE_QUESTION = ("error: another question already waits under this reply (a call or a rule for the person's yes);"
                 " this one did not run. Ask for it in a later message.")
 
@@ -194,6 +197,8 @@ class OpenQuestions:
             return "error: empty rule"
         if turn.held is not None:
             return ONE_QUESTION
+        if any(same_rule(rule.text, text) for rule in await self.store.rules.list(turn.scope)):
+            return KNOWN_RULE  # an active rule (or the one waiting) is never proposed and stored a second time
         turn.proposed = await self.store.rules.propose(turn.scope, text)
         return PROPOSED
 
