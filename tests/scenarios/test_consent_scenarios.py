@@ -132,3 +132,19 @@ async def test_in_the_terminal_nicht_so_gut_goes_to_the_model_and_na_klar_next_a
     out = await console(engine, "Immer noch zu lang")
     assert "1) Ja" not in out and chat.calls[-1].messages[-1].content == KNOWN_RULE
     assert [r.text for r in await store.rules.list(scope, "active")] == ["Antworte kürzer."]
+
+
+async def test_in_the_terminal_a_reminder_asked_back_is_completed_only_by_the_very_next_message(
+    engine: Engine, store: MemoryStore, chat: ScriptedLLM,
+) -> None:
+    scope = await engine.scope_for(CONSOLE_USER)
+    out = await console(engine, "Erinnere mich morgen")
+    assert t("de", "reminder_ask_time") in out
+    chat.enqueue("Ich bin da. Magst du erzählen, was los ist?")
+    await console(engine, "Ich will nicht mehr leben")  # answered as a crisis, before any reminder is looked at
+    chat.enqueue("Gern, erzähl.")
+    out = await console(engine, "um 9 an die Probe")
+    assert await store.reminders.active(scope) == [] and "Mnemo: Gern, erzähl." in out
+
+    out = await console(engine, "Erinnere mich morgen", "um 9 an die Probe")
+    assert [r.text for r in await store.reminders.active(scope)] == ["Probe"]
