@@ -25,7 +25,9 @@ from bot.conversation.consent import yes_or_no
     # Dialect, typos, emoji beside words, a restated decision.
     ("Jaaa 👍", "yes"), ("passt scho", "yes"), ("unbedignt", "yes"), ("Naa, lieber ned", "no"),
     ("ja, das möchte ich", "yes"), ("nein, das möchte ich nicht", "no"), ("no, please don't save that", "no"),
-    ("das stimmt nicht", "no"), ("nein, merk dir das nicht", "no"), ("ja super", "yes"), ("super", None),
+    ("das stimmt nicht", "no"), ("nein, merk dir das nicht", "no"), ("super", None),
+    # Praise answers the companion's own "Wie geht es dir?" as often as the question: never an answer.
+    ("ja super", None), ("Richtig gut!", None), ("totally fine", None), ("Nicht so gut", None),
 ])
 def test_yes_or_no(text: str, expected: str | None) -> None:
     assert yes_or_no(text) == expected

@@ -54,8 +54,8 @@ das will ich|i would like|i'd like|id like|i'd love|i would|i want|i'd|that's|th
 to do|sehr gerne"""
 POLITE_WORDS = "bitte danke dankeschön please pls plz thanks thx ty doch ruhig bitteschön"
 POLITE_PHRASES = "danke dir|vielen dank|thank you|bitte sehr|danke schön"
-# Praise: it goes with a yes ("ja, super"), never makes one ("super" may be about anything), and with a
-# no it is no answer ("nicht so gut").
+# Praise: never an answer, whatever stands beside it. "Richtig gut", "Ja, super" and "Nicht so gut" answer the
+# companion's "Wie geht es dir?" or "War's schön?" as often as the question under the reply.
 POSITIVE = """super toll prima perfekt klasse spitze wunderbar schön gut great perfect cool nice awesome good fine
 lovely wonderful fantastic excellent"""
 # Beside a no only ("nah i'm good", "nein, alles gut"); alone or beside a yes it answers something else.
@@ -95,7 +95,7 @@ def _lexicon() -> dict[tuple[str, ...], str]:
     table: dict[tuple[str, ...], str] = {}
     lists = ((UNSURE_PHRASES, "unsure"), (UNSURE_WORDS, "unsure"), (NO_ONLY, "no_only"), (NO_PHRASES, "no"),
              (NO_WORDS, "no"), (CONSENT, "consent"), (YES_PHRASES, "yes"), (YES_WORDS, "yes"), (NEGATION, "neg"),
-             (ACTION, "action"), (POSITIVE, "positive"), (POLITE_PHRASES, "polite"), (POLITE_WORDS, "polite"),
+             (ACTION, "action"), (POSITIVE, "praise"), (POLITE_PHRASES, "polite"), (POLITE_WORDS, "polite"),
              (RESTATING_PHRASES, "restating"), (RESTATING_WORDS, "restating"))
     for spec, kind in lists:
         for phrase in _entries(spec):
@@ -156,32 +156,30 @@ def kinds(found: list[str]) -> list[str] | None:
         for size in range(min(LONGEST, len(found) - at), 0, -1):
             kind = LEXICON.get(tuple(found[at:at + size]))
             if kind is not None:
-                parts.append(kind)
-                at += size
                 break
         else:
-            kind = _typo_of(found[at])
+            size, kind = 1, _typo_of(found[at])
             if kind is None:
                 return None
-            parts.append(kind)
-            at += 1
+        parts.append(kind)
+        at += size
     return parts
 
 
 def verdict_of(parts: list[str]) -> Verdict | None:
     """What the kinds of a reply's phrases say together: a yes, a no, or nothing clear (None)."""
-    if not parts or "unsure" in parts:
+    if not parts or "unsure" in parts or "praise" in parts:
         return None
     negated = "neg" in parts
     says_no = negated or "no" in parts
     says_yes = "yes" in parts or (not negated and "consent" in parts)
     if says_no and (says_yes or "positive" in parts):
-        return None  # "ja nee", "ok, nein", "ja nicht merken", "nicht so gut": both at once is no answer
+        return None  # "ja nee", "ok, nein", "ja nicht merken", "nein 👍": both at once is no answer
     if says_no:
         return "no"
     if says_yes and "no_only" not in parts:
         return "yes"
-    return None  # politeness, praise, an emoji or an action word alone answers nothing
+    return None  # politeness, an emoji or an action word alone answers nothing
 
 
 def yes_or_no(text: str) -> Verdict | None:
