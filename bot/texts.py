@@ -42,6 +42,8 @@ TEXTS: dict[str, dict[str, str]] = {
     "profile_saved": {"de": "👤 Gemerkt: {fact}", "en": "👤 Noted: {fact}"},
     "tool_question": {"de": "Darf ich das ausführen? 🔧 {tool}{args}", "en": "May I run this? 🔧 {tool}{args}"},
     "tool_done": {"de": "🔧 Ausgeführt: {tool}\n{result}", "en": "🔧 Done: {tool}\n{result}"},
+    "tool_press_to_run": {"de": "{tool} führe ich nur aus, wenn du unter der Frage „Ja“ wählst.",
+                          "en": "I run {tool} only when you choose “Yes” under the question."},
     "tool_not_run": {"de": "In Ordnung, {tool} führe ich nicht aus.", "en": "Okay, I won't run {tool}."},
     "tool_failed": {"de": "🔧 {tool} hat nicht geklappt: {error}", "en": "🔧 {tool} did not work: {error}"},
     # Why a held call failed, in the person's words (`ToolFailed.why`); the raw error goes to the log.

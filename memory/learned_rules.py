@@ -1,12 +1,31 @@
 """Learned behaviour rules: proposed as pending, active only after the person's yes."""
 from __future__ import annotations
 
+import re
 import time
+from difflib import SequenceMatcher
 from typing import Any
 
 from memory import audit
 from memory.db import Database
 from memory.models import LearnedRule, Scope, ts
+
+NEGATIONS = frozenset({"nicht", "kein", "keine", "keinen", "keinem", "keiner", "nie", "niemals", "ohne", "not", "no",
+                       "never", "don't", "dont", "without"})
+_WORD = re.compile(r"[\w']+")
+SIMILAR = 0.9  # how alike two rules' words must be, as difflib's ratio, to be the same rule with a typo or two
+
+
+def same_rule(a: str, b: str) -> bool:
+    """Whether two rules say the same: the same words up to case and punctuation, nearly the same letters, or the
+    same word stems in another order ("Keine Emojis verwenden." and "Verwende keine Emojis"); never two that
+    differ in a negation ("Benutze Emojis" and "Benutze keine Emojis")."""
+    wa, wb = _WORD.findall(a.casefold()), _WORD.findall(b.casefold())
+    if not wa or not wb or NEGATIONS.intersection(wa) != NEGATIONS.intersection(wb):
+        return False
+    if wa == wb or SequenceMatcher(None, " ".join(wa), " ".join(wb)).ratio() >= SIMILAR:
+        return True
+    return {w[:5] for w in wa} == {w[:5] for w in wb}
 
 
 class Rules:

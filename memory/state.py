@@ -38,3 +38,14 @@ class ScopeState:
                 return None
             await tx.execute("DELETE FROM scope_state WHERE scope_id = ? AND key = ?", (scope.id, key))
         return json.loads(row[0])
+
+    async def swap(self, scope: Scope, key: str, old: Any, new: Any, now: float | None = None) -> bool:
+        """Store `new` under key only while `old` is what is stored there (a value changed or removed meanwhile, by a
+        press handled at the same time, stays as it is); whether it was stored."""
+        async with self.db.transaction() as tx:
+            await tx.execute(
+                "UPDATE scope_state SET value = ?, updated_at = ? WHERE scope_id = ? AND key = ? AND value = ?",
+                (json.dumps(new, ensure_ascii=False), time.time() if now is None else now, scope.id, key,
+                 json.dumps(old, ensure_ascii=False)),
+            )
+            return await tx.changes() == 1

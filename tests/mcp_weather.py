@@ -55,6 +55,13 @@ def weather_server(alarms: Path) -> MCPServer:
         return str(os.getpid())
 
     @server.tool()
+    def post_card(to: str) -> str:
+        """Send a postcard (no annotations: by the MCP defaults it may change things)."""
+        with alarms.open("a", encoding="utf-8") as out:
+            out.write(f"card to {to}\n")
+        return f"Karte an {to} verschickt."
+
+    @server.tool()
     def erase_all() -> str:
         """Erase everything (never allowed)."""
         alarms.write_text("erased\n", encoding="utf-8")

@@ -1,6 +1,6 @@
 """A held MCP call answered where people answer: the yes/no buttons on Telegram (the unmodified python-telegram-bot
-against the local fake Bot API), 👍/👎 on Matrix (a real Synapse), a typed "ja" in the terminal (the real OpenAI SDK
-against the local fake API)."""
+against the local fake Bot API), the reactions its legend names on Matrix (a real Synapse), the numbered lines in the
+terminal (the real OpenAI SDK against the local fake API). Never a typed "ja" or a 👍 (issue 38)."""
 from __future__ import annotations
 
 import dataclasses
@@ -29,6 +29,7 @@ from tests.fakes.telegram_api import FakeTelegram
 from tests.test_matrix import World, running, texts, world  # noqa: F401  (the fixture)
 from tests.test_mcp_tools import ALARM, asked, done, stdio_servers, weather_box
 from tests.test_telegram_choices import ANNA, EVE, GROUP, make_channel, pressed, said, shows_buttons
+from tests.test_telegram_reactions import reacted
 
 pytestmark = pytest.mark.filterwarnings("ignore::telegram.warnings.PTBDeprecationWarning")
 
@@ -83,6 +84,22 @@ async def test_on_telegram_only_the_person_asked_presses_yes_and_the_answer_repl
     assert alarms.read_text(encoding="utf-8") == "07:00 Aufstehen\n"
 
 
+async def test_on_telegram_a_thumbs_up_runs_nothing_and_a_typed_yes_neither_only_the_button_does(
+    tg: FakeTelegram, channel: TelegramChannel, store: MemoryStore, chat: ScriptedLLM, alarms: Path,
+) -> None:
+    wants_alarm(chat)
+    _, question = await said(tg, ANNA, "Weck mich bitte um 7", replies=2)
+    await reacted(tg, ANNA, question["message_id"], new=("👍",))  # a plain acknowledgement on Telegram
+    assert not alarms.exists(), "a 👍 runs nothing"
+    assert shows_buttons(tg, question["message_id"]) == ["tool:yes:1", "tool:no:1"]
+    scope = await channel.engine.scope_for(f"tg:{ANNA}")
+    assert await store.reactions.feedback(scope, 0) != [], "the 👍 stays what it is: feedback"
+    (typed,) = await said(tg, ANNA, "Na klar!")
+    assert typed["text"] == t("de", "tool_press_to_run", tool=ALARM) and not alarms.exists()
+    assert await pressed(tg, ANNA, question["message_id"], "tool:yes:1") == ""
+    assert alarms.read_text(encoding="utf-8") == "07:00 Aufstehen\n"
+
+
 async def test_on_telegram_no_runs_nothing(
     tg: FakeTelegram, channel: TelegramChannel, chat: ScriptedLLM, alarms: Path,
 ) -> None:
@@ -93,7 +110,8 @@ async def test_on_telegram_no_runs_nothing(
     assert not alarms.exists()
 
 
-async def test_in_the_terminal_a_typed_ja_runs_the_call(tmp_path: Path, alarms: Path) -> None:
+async def test_in_the_terminal_a_typed_ja_runs_nothing_and_the_number_of_ja_does(tmp_path: Path,
+                                                                                    alarms: Path) -> None:
     async with FakeLLM() as llm:
         llm.responder = lambda body: (json.dumps({"facts": [], "content": [], "profile": []})
                                       if "response_format" in body else "Gern.")
@@ -107,21 +125,28 @@ async def test_in_the_terminal_a_typed_ja_runs_the_call(tmp_path: Path, alarms: 
             console = ConsoleChannel(engine, stdin=io.StringIO("Weck mich um 7\nja\n"), stdout=out,
                                      commands=Commands(engine))
             await console.run()
+            assert not alarms.exists(), "a typed ja runs nothing"
+            shown = out.getvalue()
+            assert f"Mnemo: {t('de', 'tool_press_to_run', tool=ALARM)}" in shown
+            assert shown.count("1) Ja") == 2  # the question's choices again under that sentence
+            console = ConsoleChannel(engine, stdin=io.StringIO("1\n"), stdout=out, commands=Commands(engine))
+            await console.run()
     shown = out.getvalue()
-    assert asked() in shown and "1) Ja" in shown and "2) Nein" in shown
+    assert asked() in shown and "2) Nein" in shown
     assert f"Mnemo: {done()}" in shown
     assert alarms.read_text(encoding="utf-8") == "07:00 Aufstehen\n"
     first = next(r.json for r in llm.requests if r.path.endswith("/chat/completions"))
     assert "weather__set_alarm" in {tool["function"]["name"] for tool in first["tools"]}
 
 
-async def test_on_matrix_a_thumbs_up_runs_the_call_and_a_late_thumbs_down_undoes_nothing(
+async def test_on_matrix_a_thumbs_up_runs_nothing_and_the_reaction_its_legend_names_does(
     world: World, box: McpToolBox, alarms: Path,  # noqa: F811
 ) -> None:
     background = ScriptedLLM("background")
     background.responder = lambda call: '{"facts": [], "content": [], "profile": []}'
     engine = Engine(world.store, world.chat, background, EngineConfig(relevance_floor=0.0), toolboxes=[box])
     anna, bot_id = world.anna, world.bot_id
+    yes, no = "1\ufe0f\u20e3", "2\ufe0f\u20e3"
     try:
         async with running(dataclasses.replace(world, engine=engine).channel()):
             room = await anna.open_dm(bot_id)
@@ -131,14 +156,17 @@ async def test_on_matrix_a_thumbs_up_runs_the_call_and_a_late_thumbs_down_undoes
             events = await anna.wait_for(
                 room, lambda e: world.from_bot(e) or (isinstance(e, ReactionEvent) and e.sender == bot_id), count=4)
             question = [e for e in events if isinstance(e, RoomMessageText)][-1]
-            assert question.body == asked()
+            assert question.body == f"{asked()}\n\n{t('de', 'react_with')}\n{yes} Ja · {no} Nein"
             assert sorted((e.key, e.reacts_to) for e in events if isinstance(e, ReactionEvent)) == \
-                sorted([("👍", question.event_id), ("👎", question.event_id)])
+                sorted([(yes, question.event_id), (no, question.event_id)])
             assert not alarms.exists(), "nothing runs before the yes"
-            await anna.react(room, question.event_id, "👍")
+            await anna.react(room, question.event_id, "👍")  # a plain acknowledgement: it runs nothing
+            assert [e for e in await anna.sync(room, 1.5) if world.from_bot(e)] == []
+            assert not alarms.exists(), "a 👍 runs nothing"
+            await anna.react(room, question.event_id, yes)
             assert texts(await anna.wait_for(room, world.from_bot)) == [done()]
             assert alarms.read_text(encoding="utf-8") == "07:00 Aufstehen\n"
-            await anna.react(room, question.event_id, "👎")  # too late: the question is closed, nothing is undone
+            await anna.react(room, question.event_id, no)  # too late: the question is closed, nothing is undone
             later = texts([e for e in await anna.sync(room, 1.5) if world.from_bot(e)])
             assert t("de", "tool_not_run", tool=ALARM) not in later
             assert alarms.read_text(encoding="utf-8") == "07:00 Aufstehen\n"

@@ -117,8 +117,22 @@ def test_which_tools_change_something_and_how_the_model_calls_them() -> None:
     assert changes_something(server, "set", ToolAnnotations(read_only_hint=False))
     assert changes_something(server, "wipe", ToolAnnotations(destructive_hint=True))
     assert not changes_something(server, "look", ToolAnnotations(read_only_hint=True, destructive_hint=True))
-    assert not changes_something(server, "look", ToolAnnotations(title="Look"))  # no hint either way
-    assert not changes_something(server, "look", None)
+    # Issue 38, the MCP defaults (readOnlyHint false, destructiveHint true): a tool without a read-only hint may
+    # change things and asks first (before, it ran without asking).
+    assert changes_something(server, "look", ToolAnnotations(title="Look"))  # no hint either way
+    assert changes_something(server, "look", None)
+
+
+def test_the_operator_declares_a_tool_or_a_whole_server_read_only() -> None:
+    (server,) = read_servers('{"w": {"command": "x", "tools": "*", "read_only": ["look"]}}')
+    assert not changes_something(server, "look", None) and changes_something(server, "post", None)
+    assert changes_something(server, "look", ToolAnnotations(read_only_hint=False))  # the server says it changes
+    (whole,) = read_servers('{"w": {"command": "x", "tools": ["a", "b"], "read_only": "*"}}')
+    assert not changes_something(whole, "a", None) and not changes_something(whole, "b", ToolAnnotations())
+    with pytest.raises(ConfigError, match="'a' cannot both ask first"):
+        read_servers('{"w": {"command": "x", "tools": "*", "confirm": ["a"], "read_only": ["a"]}}')
+    with pytest.raises(ConfigError, match="read_only names 'c', which `tools` does not allow"):
+        read_servers('{"w": {"command": "x", "tools": ["a"], "read_only": ["c"]}}')
     assert tool_name("weather", "forecast") == "weather__forecast"
     assert tool_name("files", "read.file/v2") == "files__read_file_v2"
     assert len(tool_name("a" * 32, "b" * 60)) == 64

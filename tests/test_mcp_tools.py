@@ -84,6 +84,11 @@ def done(result: str = "Wecker für 07:00 gestellt.") -> str:
     return t("de", "tool_done", tool=ALARM, result=result)
 
 
+async def press_yes(engine: Engine, user: str, number: int = 1) -> str | None:
+    """The person presses the held call's own yes button (a typed yes never runs a tool: issue 38)."""
+    return (await Commands(engine).press(user, f"tool:yes:{number}", admin=True)).text
+
+
 async def ask_for_alarm(engine: Engine, chat: ScriptedLLM, user: str = "tg:1", text: str = "Weck mich um 7",
                         sender: str = "") -> Reply:
     """The model calls set_alarm; the call is held and asked under the reply."""
@@ -135,8 +140,11 @@ async def test_a_changing_tool_runs_only_after_the_persons_yes_and_only_once(
     assert not alarms.exists(), "nothing runs before the yes"
     assert reply.bubbles[-1].endswith(asked()) and reply.buttons == yes_no(1)
 
-    answer = await engine.handle(Incoming("tg:1", "ja"))
-    assert answer is not None and answer.bubbles == (done(),) and answer.closes == ("tool:1",)
+    typed = await engine.handle(Incoming("tg:1", "ja"))
+    assert typed is not None and typed.bubbles == (t("de", "tool_press_to_run", tool=ALARM),) and typed.closes == ()
+    assert typed.buttons == yes_no(1)
+    assert not alarms.exists(), "a typed yes runs nothing: only the question's own button does"
+    assert await press_yes(engine, "tg:1") == done()
     assert alarms.read_text(encoding="utf-8") == "07:00 Aufstehen\n"
     scope = await engine.scope_for("tg:1")
     assert (await store.messages.recent(scope, 1))[0].text == done(), "the model reads what came of it next time"
@@ -194,9 +202,9 @@ async def test_in_a_group_only_the_admin_who_asked_decides(store: MemoryStore, b
     assert pressed.notice == t("de", "group_admins_only")
     assert not alarms.exists()
 
-    answer = await engine.handle(Incoming(group, "Anna: ja", sender="tg:42"))
+    answer = await press_yes(engine, group)
     await engine.close()
-    assert answer is not None and answer.bubbles == (done(),)
+    assert answer == done()
     assert alarms.read_text(encoding="utf-8") == "07:00 Aufstehen\n"
 
 
@@ -260,16 +268,16 @@ async def test_a_waiting_call_survives_a_restart_and_one_whose_tool_is_gone_is_r
     # the process is gone: new connections, a new engine, the same database
     async with weather_box(stdio_servers(alarms)) as second_box:
         engine = make_engine(store, chat, [second_box])
-        reply = await engine.handle(Incoming("tg:1", "ja"))
+        reply = await press_yes(engine, "tg:1")
         await engine.close()
-    assert reply is not None and reply.bubbles == (done(),)
+    assert reply == done()
     assert alarms.read_text(encoding="utf-8") == "07:00 Aufstehen\n"
     # the operator took set_alarm off the allowlist before this yes came
     async with weather_box(stdio_servers(alarms, tools=["forecast"])) as narrower:
         engine = make_engine(store, chat, [narrower])
-        refused = await engine.handle(Incoming("tg:2", "ja"))
+        refused = await press_yes(engine, "tg:2")
         await engine.close()
-    assert refused is not None and refused.bubbles == (t("de", "tool_gone", tool=ALARM),)
+    assert refused == t("de", "tool_gone", tool=ALARM)
     assert alarms.read_text(encoding="utf-8") == "07:00 Aufstehen\n"
 
 
@@ -354,9 +362,9 @@ async def test_a_held_call_that_fails_after_the_yes_tells_the_person_why_in_thei
             asked_now = await engine.handle(Incoming("tg:1", "Mach mal"))
             assert asked_now is not None and [b.data for b in asked_now.buttons[0]] == [f"tool:yes:{number}",
                                                                                         f"tool:no:{number}"]
-            answer = await engine.handle(Incoming("tg:1", "ja" if lang == "de" else "yes"))
-            assert answer is not None and answer.closes == (f"tool:{number}",)
-            answers.append(answer.bubbles)
+            answer = await press_yes(engine, "tg:1", number)
+            assert answer is not None
+            answers.append((answer,))
         await engine.close()
     why = [t(lang, f"tool_failed_{kind}") for kind in ("timeout", "error", "unreachable")]
     assert answers == [(t(lang, "tool_failed", tool=f"{tool} (weather)", error=reason),)
@@ -408,10 +416,10 @@ async def test_over_streamable_http_the_read_only_tool_runs_and_the_changing_one
             await engine.handle(Incoming("tg:1", "Wetter in Hamburg?"))
             reply = await ask_for_alarm(engine, chat)
             assert not alarms.exists() and reply.buttons == yes_no(1)
-            answer = await engine.handle(Incoming("tg:1", "ja bitte"))
+            answer = await press_yes(engine, "tg:1")
             await engine.close()
     assert "Morgen in Hamburg: sonnig" in chat.calls[1].messages[-1].content
-    assert answer is not None and answer.bubbles == (done(),)
+    assert answer == done()
     assert alarms.read_text(encoding="utf-8") == "07:00 Aufstehen\n"
 
 
@@ -438,7 +446,8 @@ async def test_a_server_that_cannot_start_is_left_out_mnemo_starts_and_the_docto
     checks = {c.name: c for c in await ops.doctor(settings, check_model=False)}
     weather, ghost, offline = checks["mcp weather"], checks["mcp ghost"], checks["mcp offline"]
     assert weather.ok and weather.detail == (f"{sys.executable} {SERVER} stdio {alarms}; tools: forecast, "
-                                             "set_alarm (asks first), wait, broken; not allowed: erase_all, pid")
+                                             "set_alarm (asks first), wait, broken; not allowed: erase_all, pid, "
+                                             "post_card")
     assert not ghost.ok and "cannot be reached" in ghost.detail and "command not found" in ghost.detail
     assert not offline.ok and "http://127.0.0.1:9/mcp" in offline.detail
 
@@ -457,5 +466,6 @@ async def test_a_wrong_configuration_stops_the_start_and_the_doctor_names_it(tmp
 async def test_a_doctor_line_names_allowed_tools_the_server_does_not_list(tmp_path: Path, alarms: Path) -> None:
     settings = settings_for(tmp_path, stdio_servers(alarms, tools=["forecast", "rain_radar"]))
     (check,) = await ops.mcp_checks(settings)
-    assert not check.ok and check.detail.endswith("tools: forecast; not allowed: broken, erase_all, pid, set_alarm, "
-                                                  "wait; allowed but not listed by the server: rain_radar")
+    assert not check.ok and check.detail.endswith("tools: forecast; not allowed: broken, erase_all, pid, "
+                                                  "post_card, set_alarm, wait; allowed but not listed by the server: "
+                                                  "rain_radar")

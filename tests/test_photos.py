@@ -252,7 +252,11 @@ async def test_a_ja_under_a_picture_leaves_the_open_question_open(store: MemoryS
     assert reply.bubbles == ("Sieht super aus!",)
     scope = await engine.scope_for("anna")
     assert await store.rules.list(scope, "active") == [] and await store.rules.pending(scope) is not None
-    assert (await handle(engine, Incoming("anna", "ja"))).bubbles == ("📌 Gemerkt: Antworte kürzer.",)
+    # Issue 38: the photo was the person's next message, so a later typed "ja" no longer decides it (before, it did);
+    # the question waits for its buttons.
+    chat.enqueue("Gern!")
+    assert (await handle(engine, Incoming("anna", "ja"))).bubbles == ("Gern!",)
+    assert await store.rules.list(scope, "active") == [] and await engine.open_question(scope) is not None
     await engine.close()
 
 

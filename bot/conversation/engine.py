@@ -102,7 +102,7 @@ class Engine:
             self.voice.keep,  # passes on: a heard voice note's audio kept as its message's file (MNEMO_VOICE_KEEP)
             self._crisis,  # signs of crisis: the model with the safety rules and the help lines, nothing else
             self._logged(self.photos.unseen),  # a photo without words, and a model that cannot see: one sentence
-            self._logged(self._open_question),  # a yes or no decides the open question (never one under a picture)
+            self._logged(self._open_question),  # the very next message, a clear yes or no: decides the open question
             self._logged(self._reminder_request),  # a reminder request: set by the program, or asked back
             self._logged(self._why),  # "why do you think that?": the notes behind the last answer
             self._absence,  # passes on: an absence announced ("zwei Wochen im Urlaub") or ended is noted
@@ -238,6 +238,7 @@ class Engine:
         incoming = turn.incoming
         previous = await self.store.messages.last_user_message(turn.scope, before_id=turn.logged_id)
         turn.previous_at = previous.created_at.timestamp() if previous else None
+        turn.previous_id = previous.id if previous else None
         if turn.logged_id is None:
             checkin = await self.store.messages.last_proactive(turn.scope)
             text = incoming.text
@@ -252,6 +253,7 @@ class Engine:
             answered = checkin is not None and (previous is None or checkin.id > previous.id)
             await self.store.rhythm.observe(turn.scope, message.created_at.timestamp(), await self.zone_for(turn.scope),
                                             answered)
+        await self.questions.note(turn)  # the asked person's next message is the only one a typed answer counts in
 
     async def _crisis(self, turn: Turn) -> Reply | None:
         """A message with signs of crisis: the model with the safety rules, the help lines, nothing else.
@@ -274,12 +276,13 @@ class Engine:
         return await self._after_reply(turn)
 
     async def _open_question(self, turn: Turn) -> Reply | None:
-        """A typed yes or no decides the open question; a 'ja' under a picture is about the picture."""
+        """A clear yes or no as the asked person's very next message decides the open question; a 'ja' under a
+        picture is about the picture."""
         return None if turn.photo else await self.questions.answer(turn)
 
     async def _reminder_request(self, turn: Turn) -> Reply | None:
         """A reminder request is answered without the model (its time computed by the program)."""
-        return await self.reminder_requests.answer(turn.scope, turn.incoming.text)
+        return await self.reminder_requests.answer(turn.scope, turn.incoming.text, turn.logged_id, turn.previous_id)
 
     async def _why(self, turn: Turn) -> Reply | None:
         """'Why do you think that?' after an answer that used notes: the notes and where they came from."""

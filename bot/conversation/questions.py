@@ -1,19 +1,22 @@
 """The yes/no question under the companion's message (a proposed rule, a profile fact, a held tool call), kept in
 the scope's state.
 
-One question is open at a time; it is asked under a reply, answered by a typed yes or no (or its buttons),
-replaced by a newer rule or call, and dropped unanswered after a day. A held call (a tool that changes something)
-is kept with its question, so it survives a restart; it runs at the yes, and the person is told what came of it.
+One question is open at a time; it is asked under a reply, answered by its buttons, replaced by a newer rule or
+call, and dropped unanswered after a day. A typed answer decides it only as the asked person's very next message
+after it, and only when it clearly is a yes or a no (`consent.yes_or_no`); any other message is an ordinary one,
+answered by the model, and from then on only the buttons decide (`typed_answer_counts`). A held call (a tool that
+changes something outside) runs only at a press of its own yes button, never at a typed word; it is kept with its
+question, so it survives a restart, and the person is told what came of it.
 """
 from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import Any, Literal
 
 from bot.conversation.bubbles import fit_bubbles
-from bot.conversation.consent import yes_or_no
+from bot.conversation.consent import Verdict, yes_or_no
 from bot.conversation.prompt import clip
 from bot.conversation.replies import Button, Reply
 from bot.conversation.tools import HeldCall, ToolFailed, ToolGone, call_summary
@@ -21,7 +24,8 @@ from bot.conversation.turn import Turn, own_words
 from bot.profile_keys import profile_key
 from bot.texts import t
 from memory.errors import NotFound
-from memory.models import Scope
+from memory.learned_rules import same_rule
+from memory.models import Message, Scope
 from memory.pairing import is_group_scope
 from memory.store import MemoryStore
 
@@ -35,6 +39,8 @@ PROPOSED = "The person will be asked to confirm this rule with yes/no buttons; d
 HELD = ("The person is asked under your reply to confirm this call with yes/no buttons. It has not run: it runs only"
         " after their yes, and they are told its result then. Do not ask yourself; say in a few words what you would"
         " do.")
+KNOWN_RULE = ("This rule is already active or already waits for the person's yes: nothing new is asked. Do not"
+              " propose it again.")
 ONE_QUESTION = ("error: another question already waits under this reply (a call or a rule for the person's yes);"
                 " this one did not run. Ask for it in a later message.")
 
@@ -51,6 +57,8 @@ class OpenQuestion:
     owner: str | None = None  # who was asked (in a group, only they may answer)
     number: int = 0  # the person's own number of the rule or fact (a held call's number), which its buttons carry
     call: dict[str, Any] | None = None  # a held call, for the kind "tool" (`HeldCall.as_dict`)
+    asked_under: int | None = None  # the person's message whose reply asked it (None: kept from before issue 38)
+    next_message: int | None = None  # the asked person's first message after it (-1: one in incognito, not logged)
 
     @property
     def key(self) -> str:
@@ -60,7 +68,38 @@ class OpenQuestion:
     def as_dict(self) -> dict[str, object]:
         """The question as JSON-ready data for the scope's state."""
         return {"kind": self.kind, "item_id": self.item_id, "asked_at": self.asked_at, "owner": self.owner,
-                "number": self.number, "call": self.call}
+                "number": self.number, "call": self.call, "asked_under": self.asked_under,
+                "next_message": self.next_message}
+
+
+UNLOGGED = -1  # `next_message` of a question whose asked person wrote next in incognito (nothing logged)
+
+
+def marks_next(question: OpenQuestion, message_id: int | None, sender: str, may_decide: bool) -> bool:
+    """Whether this message (None: one not logged, in incognito) is the asked person's first after the question, and
+    so the only one a typed answer may decide it with: it came after the question, none of theirs came before, and
+    it is theirs (with no owner: of someone who may decide). In a group, other members' messages do not count."""
+    if question.asked_under is None or question.next_message is not None:
+        return False
+    if message_id is not None and message_id <= question.asked_under:
+        return False
+    return sender == question.owner if question.owner is not None else may_decide
+
+
+def typed_answer_counts(question: OpenQuestion, message_id: int, between: list[Message]) -> bool:
+    """Whether a typed answer may decide the question: only the asked person's very next message after it, and only
+    when the companion sent nothing of its own (a check-in, a reminder) in between, which the 'ja' may answer
+    instead. A later message never decides it, nor does one under a question kept from before this rule."""
+    return (question.asked_under is not None and question.next_message == message_id
+            and not any(m.role == "assistant" and m.proactive for m in between))
+
+
+def typed_outcome(kind: str, verdict: Verdict | None) -> Literal["yes", "no", "press"] | None:
+    """What a clear typed answer does to a question of this kind: a held call (it acts outside mnemo's memory) is
+    only declined by a typed no; its yes is its own button's ('press': the person is told so)."""
+    if verdict == "yes" and kind == "tool":
+        return "press"
+    return verdict
 
 
 def question_expired(asked_at: float, now: float, hours: float = QUESTION_HOURS) -> bool:
@@ -101,15 +140,43 @@ class OpenQuestions:
             turn.closes.append(question.key)
         return None
 
+    async def note(self, turn: Turn) -> None:
+        """Mark a logged message that is the asked person's first after the open question (engine's log step)."""
+        raw = await self.store.state.get(turn.scope, QUESTION)
+        if raw is None:
+            return
+        question = OpenQuestion(**raw)
+        incoming = turn.incoming
+        if marks_next(question, turn.message_id, incoming.sender or incoming.user_id, incoming.may_decide):
+            await self._mark(turn.scope, question, turn.message_id)
+
     async def answer(self, turn: Turn) -> Reply | None:
-        """A typed yes or no decides the open question; any other message leaves it open (None)."""
+        """A typed yes or no as the asked person's very next message decides the open question; any other message
+        (or a later one) leaves it to its buttons (None). In incognito the message is not logged: the first one of
+        the person's there counts, and marks the question."""
         question = await self.current(turn.scope, turn)
-        if question is None:
+        if question is None or not self._may_decide(turn, question):
             return None
-        verdict = yes_or_no(own_words(turn.incoming.text, is_group_scope(turn.scope.user_id)))
-        if verdict is None or not self._may_decide(turn, question):
+        incoming = turn.incoming
+        if turn.logged_id is None:  # incognito: nothing is logged, so the person's first message is marked here
+            if not marks_next(question, None, incoming.sender or incoming.user_id, incoming.may_decide):
+                return None
+            if not await self._mark(turn.scope, question, UNLOGGED):
+                return None  # decided or replaced meanwhile
+            question = replace(question, next_message=UNLOGGED)
+            message_id, between = UNLOGGED, await self._since(turn.scope, question)
+        else:
+            message_id, between = turn.message_id, await self._since(turn.scope, question, turn.message_id)
+        if not typed_answer_counts(question, message_id, between):
             return None
-        text = await self._decide(turn.scope, question, verdict, turn.incoming.text)
+        outcome = typed_outcome(question.kind, yes_or_no(own_words(incoming.text, turn.group)))
+        if outcome is None:
+            return None
+        if outcome == "press":  # the question's own buttons again, under the sentence that points to them
+            call = HeldCall.from_dict(question.call or {})
+            _, buttons = await self.asking(turn.scope, question)
+            return Reply((t(self.lang, "tool_press_to_run", tool=call.title),), buttons=(buttons,))
+        text = await self._decide(turn.scope, question, outcome, incoming.text)
         return Reply((text or t(self.lang, "button_stale"),), closes=(question.key,))
 
     async def press(self, scope: Scope, key: str, verdict: str) -> str | None:
@@ -130,6 +197,8 @@ class OpenQuestions:
             return "error: empty rule"
         if turn.held is not None:
             return ONE_QUESTION
+        if any(same_rule(rule.text, text) for rule in await self.store.rules.list(turn.scope)):
+            return KNOWN_RULE  # an active rule (or the one waiting) is never proposed and stored a second time
         turn.proposed = await self.store.rules.propose(turn.scope, text)
         return PROPOSED
 
@@ -158,14 +227,16 @@ class OpenQuestions:
                 turn.closes.append(open_now.key)
             if held is not None:
                 number = await self._held_number(scope)
-                question = OpenQuestion("tool", number, self.clock(), owner, number, held.as_dict())
+                question = OpenQuestion("tool", number, self.clock(), owner, number, held.as_dict(),
+                                        turn.logged_id)
             else:
                 assert rule is not None
                 number = await self.store.numbers.of(scope, "rule", rule.id)
-                question = OpenQuestion("rule", rule.id, self.clock(), owner, number)
+                question = OpenQuestion("rule", rule.id, self.clock(), owner, number, asked_under=turn.logged_id)
         elif open_now is None and turn.incoming.may_decide and (fact := await self.store.profile.pending(scope)):
             question = OpenQuestion("profile", fact.id, self.clock(), owner,
-                                    await self.store.numbers.of(scope, "profile", fact.id))
+                                    await self.store.numbers.of(scope, "profile", fact.id),
+                                    asked_under=turn.logged_id)
         else:
             return
         text, buttons = await self.asking(scope, question)
@@ -227,6 +298,17 @@ class OpenQuestions:
             log.warning("held call of %s failed: %s", call.tool, exc)
             return t(self.lang, "tool_failed", tool=call.title, error=t(self.lang, f"tool_failed_{exc.why}"))
         return t(self.lang, "tool_done", tool=call.title, result=clip(result.strip(), RESULT_CHARS))
+
+    async def _mark(self, scope: Scope, question: OpenQuestion, message_id: int) -> bool:
+        """Mark the person's next message in the stored question, unless a press decided or replaced it meanwhile."""
+        marked = replace(question, next_message=message_id)
+        return await self.store.state.swap(scope, QUESTION, question.as_dict(), marked.as_dict(), self.clock())
+
+    async def _since(self, scope: Scope, question: OpenQuestion, before_id: int | None = None) -> list[Message]:
+        """The messages logged since the person's message the question was asked under (before `before_id`)."""
+        if question.asked_under is None:
+            return []
+        return await self.store.messages.after(scope, question.asked_under, 200, before_id=before_id)
 
     async def _held_number(self, scope: Scope) -> int:
         """A new number for a held call's question in this scope (its buttons carry it)."""

@@ -1,7 +1,8 @@
 """Reminder requests in the chat, answered before the model: each becomes a reminder with a computed time.
 
 The time is never the model's guess: `scheduler.reminder_times.parse_reminder` computes it in the user's
-zone, and an unclear request is asked back once; the answer completes the request.
+zone, and an unclear request is asked back once; the answer completes the request only as the person's very next
+message (`completes_ask_back`): a later one is a new message, never the missing piece of an old request.
 """
 from __future__ import annotations
 
@@ -54,6 +55,12 @@ def completed(asked: str, missing: str, answer: str, lang: str) -> str:
     return f"{asked} {answer}"
 
 
+def completes_ask_back(asked: list[object] | None, previous_id: int | None) -> bool:
+    """Whether a message may complete a request asked back: it is the person's very next message after the one
+    that was asked back (`asked` is [request, what is missing, that message's id]; an older entry has no id)."""
+    return asked is not None and len(asked) > 2 and asked[2] is not None and asked[2] == previous_id
+
+
 async def user_zone(store: MemoryStore, scope: Scope, default: ZoneInfo) -> ZoneInfo:
     """The user's own time zone, or the deployment's."""
     prefs = await store.preferences.get(scope)
@@ -66,14 +73,18 @@ class ReminderRequests:
     def __init__(self, store: MemoryStore, lang: str, zone: ZoneInfo, clock: Callable[[], float] = time.time) -> None:
         self.store, self.lang, self.zone, self.clock = store, lang, zone, clock
 
-    async def answer(self, scope: Scope, text: str) -> Reply | None:
-        """The reply to a reminder request (a confirmation or a question back); None when the text is none."""
+    async def answer(self, scope: Scope, text: str, message_id: int | None = None,
+                     previous_id: int | None = None) -> Reply | None:
+        """The reply to a reminder request (a confirmation or a question back); None when the text is none.
+
+        `message_id` is the message's own id (a request asked back is kept with it), `previous_id` the person's
+        message before it (an answer completes a request asked back only right after it)."""
         zone = await user_zone(self.store, scope, self.zone)
         now = datetime.fromtimestamp(self.clock(), zone)
-        asked = await self.store.state.pop(scope, ASKED)  # [request, what is missing], asked back last time
+        asked = await self.store.state.pop(scope, ASKED)  # [request, what is missing, message id], asked back last
         parsed = parse_reminder(text, now, zone)
         source = text
-        if parsed is None and asked is not None and len(text) <= MAX_ANSWER:
+        if parsed is None and asked is not None and completes_ask_back(asked, previous_id) and len(text) <= MAX_ANSWER:
             source = completed(asked[0], asked[1], text, self.lang)
             parsed = parse_reminder(source, now, zone)
             if not isinstance(parsed, Reminder):
@@ -83,7 +94,7 @@ class ReminderRequests:
         if isinstance(parsed, AskBack):
             if not explicit_request(source):
                 return None  # "Jeden Montag um 8 gehe ich schwimmen" tells, it does not ask
-            await self.store.state.put(scope, ASKED, [source, parsed.missing], now.timestamp())
+            await self.store.state.put(scope, ASKED, [source, parsed.missing, message_id], now.timestamp())
             return Reply((t(self.lang, f"reminder_ask_{parsed.missing}"),))
         stored = await self.store.reminders.add(scope, original_case(parsed.text, source), parsed.due.timestamp(),
                                                 parsed.repeat, now=now.timestamp(), reason=text)

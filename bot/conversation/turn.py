@@ -57,6 +57,7 @@ class Turn:
     found_scope: Scope | None = None  # the scope, found by the duplicate check
     logged_id: int | None = None  # the message as logged (before a crash, or by this turn)
     previous_at: float | None = None  # when the person wrote before this message
+    previous_id: int | None = None  # the person's message before this one (None: none, or not logged yet)
     closes: list[str] = field(default_factory=list)  # questions dropped in this turn (expired, replaced)
     proposed: LearnedRule | None = None  # a rule proposed in this turn (by the model or from an objection)
     held: HeldCall | None = None  # a call of a tool that changes something, held in this turn for the person's yes

@@ -2,8 +2,10 @@
 
 The top level names the servers; each is reached over stdio (`command`, `args`, `env`, `cwd`) or streamable
 HTTP (`url`, `headers`), offers the tools its `tools` list allows ("*": all it lists), asks the person first
-before those in `confirm` ("*": all), and gets `timeout` seconds for each call. Anything else is a ConfigError
-that says where and what.
+before those in `confirm` ("*": all), runs those the operator vouches for in `read_only` ("*": all) without
+asking, and gets `timeout` seconds for each call. A tool in neither list asks first unless its server annotates
+it as read-only (the MCP defaults: a tool may change things). Anything else is a ConfigError that says where and
+what.
 """
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ SETTING = "MNEMO_MCP_SERVERS"
 ALL = "*"
 DEFAULT_TIMEOUT = 30.0
 MAX_TIMEOUT = 600.0
-KEYS = frozenset({"command", "args", "env", "cwd", "url", "headers", "tools", "confirm", "timeout"})
+KEYS = frozenset({"command", "args", "env", "cwd", "url", "headers", "tools", "confirm", "read_only", "timeout"})
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,31}")
 _SECRET_NAME = re.compile(r"TOKEN|KEY|SECRET|PASS|AUTH|CREDENTIAL", re.IGNORECASE)
 
@@ -55,6 +57,7 @@ class ServerConfig:
     tools: frozenset[str]  # the tools offered; "*": every tool the server lists
     confirm: frozenset[str] = frozenset()  # the tools that change something; "*": all of them
     timeout: float = DEFAULT_TIMEOUT  # seconds for each call (the start may take longer: servers.START_SECONDS)
+    read_only: frozenset[str] = frozenset()  # the tools the operator vouches change nothing; "*": all of them
 
     def allows(self, tool: str) -> bool:
         """Whether the operator lets the model use this tool."""
@@ -63,6 +66,10 @@ class ServerConfig:
     def asks_first(self, tool: str) -> bool:
         """Whether the operator marked this tool as one that changes something."""
         return ALL in self.confirm or tool in self.confirm
+
+    def vouches_read_only(self, tool: str) -> bool:
+        """Whether the operator declared this tool (or the whole server) as one that changes nothing."""
+        return ALL in self.read_only or tool in self.read_only
 
     @property
     def secrets(self) -> list[str]:
@@ -121,9 +128,15 @@ def _server(name: str, raw: object, where: str) -> ServerConfig:
     if not tools:
         raise ConfigError(f'{at} needs `tools`: a list of the tools the model may use, or "*" for all.')
     confirm = _names(raw.get("confirm", []), f"{at}: confirm")
-    if ALL not in tools and (stray := sorted(confirm - tools - {ALL})):
-        raise ConfigError(f"{at}: confirm names {stray[0]!r}, which `tools` does not allow.")
-    return ServerConfig(name, _transport(raw, at), tools, confirm, _timeout(raw.get("timeout", DEFAULT_TIMEOUT), at))
+    read_only = _names(raw.get("read_only", []), f"{at}: read_only")
+    for key, names in (("confirm", confirm), ("read_only", read_only)):
+        if ALL not in tools and (stray := sorted(names - tools - {ALL})):
+            raise ConfigError(f"{at}: {key} names {stray[0]!r}, which `tools` does not allow.")
+    clash = sorted(confirm & read_only) or ([ALL] if confirm and read_only and ALL in confirm | read_only else [])
+    if clash:
+        raise ConfigError(f"{at}: {clash[0]!r} cannot both ask first (confirm) and be read-only (read_only).")
+    return ServerConfig(name, _transport(raw, at), tools, confirm, _timeout(raw.get("timeout", DEFAULT_TIMEOUT), at),
+                        read_only)
 
 
 def _transport(raw: dict[str, Any], at: str) -> Stdio | Http:

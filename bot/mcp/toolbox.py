@@ -2,8 +2,9 @@
 
 A tool is offered as `<server>__<tool>` (so it never takes a built-in name), only when the server's `tools` allow
 it. A tool that changes nothing answers the model with text from outside (`untrusted`: the turn is tainted). A
-tool that changes something (named in `confirm`, or annotated by its server as not read-only or as destructive)
-is not offered in a crisis or after outside text, and its call waits for the person's yes (`confirm`); the model
+tool that may change something (named in `confirm`, or not annotated read-only by its server nor declared so by
+the operator in `read_only`: the MCP defaults) is not offered in a crisis or after outside text, and its call
+waits for a press of its question's own yes button (`confirm`); the model
 hears only that it waits, and the answer goes to the person, so such a call taints nothing. Timeouts, a server
 down and error results come back to the model as ToolFailed.
 """
@@ -44,13 +45,18 @@ def tool_name(server: str, tool: str) -> str:
 
 
 def changes_something(config: ServerConfig, tool: str, annotations: ToolAnnotations | None) -> bool:
-    """Whether a tool needs the person's yes: the operator said so, or its server says it is not read-only."""
+    """Whether a tool needs the person's yes (a press of its own button).
+
+    The MCP defaults: a tool without annotations, or without `readOnlyHint: true`, may change things (and may be
+    destructive), so it asks first, unless the operator vouches for it in `read_only`. The operator's `confirm`
+    always asks; a server that says its tool changes something (`readOnlyHint: false`) is believed over `read_only`.
+    """
     if config.asks_first(tool):
         return True
-    if annotations is None:
-        return False  # the operator allowed it and did not list it in `confirm`
-    return annotations.read_only_hint is False or (annotations.read_only_hint is not True
-                                                   and annotations.destructive_hint is True)
+    says = annotations.read_only_hint if annotations is not None else None
+    if says is not None:
+        return not says
+    return not config.vouches_read_only(tool)
 
 
 def result_text(result: CallToolResult) -> str:

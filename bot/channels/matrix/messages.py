@@ -145,9 +145,12 @@ def reaction_choices(buttons: Sequence[Sequence[Button]], lang: str) -> tuple[li
 
     A yes/no question's row (a rule, a profile fact) becomes 👍/👎 and needs no explanation; any
     other buttons become numbered keycaps 1️⃣ … 🔟 with a line naming each (more than ten are left out).
+    A held tool call's row too: it acts outside mnemo's memory, so only the reaction its legend names runs
+    it, never a 👍 given as a plain acknowledgement.
     """
     rows = [tuple(row) for row in buttons if row]
-    if len(rows) == 1 and len(rows[0]) == 2 and question_of(tuple(rows)) \
+    question = question_of(tuple(rows))
+    if len(rows) == 1 and len(rows[0]) == 2 and question and not question.startswith("tool:") \
             and rows[0][0].data.split(":")[1] == "yes" and rows[0][1].data.split(":")[1] == "no":
         return [(THUMBS_UP, rows[0][0].data), (THUMBS_DOWN, rows[0][1].data)], ""
     pairs: list[tuple[str, str]] = []

@@ -52,11 +52,16 @@ VOTES = {"👍": "yes", "👎": "no"}  # a reaction on a yes/no question's butto
 
 
 def answer_of(choice: Choice | None, emoji: str) -> str | None:
-    """The button a 👍 or 👎 on a message stands for: Ja or Nein of the yes/no question it asks; else None."""
+    """The button a 👍 or 👎 on a message stands for: Ja or Nein of the yes/no question it asks; else None.
+
+    A held tool call acts outside mnemo's memory: a 👍 (on Telegram a plain acknowledgement) never runs it, only a
+    press of its own Ja does; a 👎 declines it as its Nein would."""
     verdict = VOTES.get(emoji)
     if choice is None or verdict is None or not choice.question:
         return None
     kind, _, number = choice.question.partition(":")
+    if kind == "tool" and verdict == "yes":
+        return None
     data = f"{kind}:{verdict}:{number}"
     return data if data in choice.options else None
 

@@ -1,5 +1,6 @@
-"""The Telegram channel's answers to its buttons: a press, and a 👍 or 👎 standing for one (any other reaction on
-one of the companion's messages is kept as feedback). The channel itself (channel.py) builds on this part."""
+"""The Telegram channel's answers to its buttons: a press, and a 👍 or 👎 standing for one (never a 👍 for a held
+tool call's Ja: only its button runs it; any other reaction on one of the companion's messages is kept as
+feedback). The channel itself (channel.py) builds on this part."""
 from __future__ import annotations
 
 import functools
@@ -88,8 +89,8 @@ class TelegramPresses(Channel[int, int]):
         answers = [data for emoji in added if (data := answer_of(choice, emoji)) is not None]
         if choice is not None and answers:
             await self._decide_by_reaction(chat, sender, scope, choice, answers[0], f"reaction:{update.update_id}")
-        for emoji in added:
-            if choice is None or emoji not in VOTES:  # on a message with buttons, 👍 and 👎 answer (late: nothing)
+        for emoji in added:  # on a question 👍 and 👎 answer (late: nothing); a 👍 on a held call is feedback
+            if choice is None or emoji not in VOTES or (emoji == "👍" and choice.question.startswith("tool:")):
                 await self.engine.feedback(Reaction(scope, self.name, ref, emoji, sender=sender))
         for emoji in removed:
             await self.engine.feedback(Reaction(scope, self.name, ref, emoji, sender=sender, removed=True))
