@@ -12,11 +12,12 @@ from bot.texts import TEXTS
 _WANT = r"(will|wil|wll|möchte?|mocht|möcht|mag|mog|wui|wü|wott|want|wanna|wana)"
 _PATTERNS = [
     # wishes to die, German (with dialect and typos)
-    _WANT + r"\s+(\w+\s+){0,4}?(sterben|sterbn|sterbe\b|tot\s+sein|mich\s+(töten|umbringen|umbrinegn|umbringn))",
+    _WANT + r"\s+(?:(?!nicht\b|nie\b|kein\w*\b)\w+\s+){0,4}?"
+    r"(sterben|sterbn|sterbe\b|tot\s+sein|mich\s+(töten|umbringen|umbrinegn|umbringn))",
     r"\b(will|möchte?|mag|mog|wui|wü)\s+(\w+\s+){0,4}?(nicht|nich|net|ned|nimmer|nimma|nemme|nümme|nie)\s+(mehr\s+)?"
     r"(leben|lebn|lebe|da\s+sein|hier\s+sein|existieren|aufwachen|aufwach)\b(?!\s+(wie|in|als|mit|bei|so\s+wie)\b)",
     r"\b(nicht|nich|nimmer|nimma)\s+mehr\s+(leben|existieren|aufwachen)\s+(will|möchte|wollen|mag)\b",
-    r"\b(ich|i)\s+(will|wui|wü|mag|mog)\s+(einfach\s+)?(nicht|nich|nimmer|nimma|nimmi)\s*(mehr)?[\s,.!]*"
+    r"\b(ich|i)\s+(will|wui|wü|mag|mog)\s+(einfach\s+)?((nicht|nich)\s+mehr|nimmer|nimma|nimmi)[\s,.!]*"
     r"(ich\s+)?(will|wui|mog|moch|kann)?\s*(einfach\s+)?(sterben|mi\s+hi|mich\s+umbringen)",
     r"\bmi(ch|r)?\s+(\w+\s+){0,3}(umbring\w*|umbrin\w*|umzubring\w*|töten|das\s+leben\s+nehm\w*|was\s+antun|etwas\s+antun)",
     r"\bsich\s+(\w+\s+){0,3}(umbring\w*|umzubring\w*|das\s+leben\s+(zu\s+)?nehm\w*|töten)\b",
@@ -53,7 +54,8 @@ _PATTERNS = [
     r"\bfasst\s+mich\s+an\b|\bmit\s+dem\s+messer\b|\bmesser\b.*\b(droht|bedroht|flur|fenster)\b",
     r"\b(einbrechen|eingebrochen|einbrecher|eingeschlossen)\b|\bbrennt\s+in\s+meiner\b|\breagiert\s+nicht\s+mehr\b",
     # wishes to die, English
-    r"\b(wants?|wanna|wish|going|gonna|ready)\s+(to\s+)?(\w+\s+){0,2}?(die|be\s+dead|kill\s+myself|end\s+(it|my\s+life|"
+    r"(?<!don't\s)(?<!dont\s)(?<!not\s)(?<!never\s)\b(wants?|wanna|wish|going|gonna|ready)\s+(to\s+)?"
+    r"(\w+\s+){0,2}?(die|be\s+dead|kill\s+myself|end\s+(it|my\s+life|"
     r"her\s+life|his\s+life))\b(?!\s+(of|for|laughing))",
     r"\b(kill|hurt|harm|cut|burn)(ing|ed)?\s+myself\b|\bself[-\s]?harm\w*\b",
     r"\bend(ing)?\s+(my\s+(own\s+)?life|it\s+all)\b|\bend\s+it\s+(tonight|today|now|soon)\b",
