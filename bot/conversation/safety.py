@@ -34,7 +34,7 @@ _PATTERNS = [
     r"\b(heute|heut|morgen)\s+nacht\s+(mach|mache|is|ist)\w*\s+(ich\s+)?(schluss|es\s+so\s+weit)\b(?!\s+mit\b)",
     r"\b(tabletten|pillen|schlaftabletten|medikamente)\b.*\b(liegen\s+bereit|gesammelt|sammle|aufheben|hebe\s+ich|"
     r"ausgerechnet|geschluckt|genommen|intus)\b|\b(sammle|gesammelt|horte)\b.*\btabletten\b",
-    r"\b(zu\s+viele|alle\s+(meine\s+)?|ganze\w*\s+(packung|blister|flasche))\s*\w*\s*(tabletten|schlaftabletten|pillen)",
+    r"(?<!nicht\s)(?<!not\s)\b(zu\s+viele|alle\s+(meine\s+)?|ganze\w*\s+(packung|blister|flasche))\s*\w*\s*(tabletten|schlaftabletten|pillen)",
     r"\b(seil|strick|rasierklingen|klingen)\b.*\b(keller|bereit|auto|stuhl|rausgelegt|gekauft|reicht)\b",
     r"\b(brücke|dach|parkhaus|gleise\w*|zug)\b.*\b(spring\w*|stürz\w*|davor|warte\s+auf)\b|\bspring\s+gleich\b",
     r"\bich\s+(will|werde|möchte)\s+(\w+\s+){0,4}(springen|stürzen)\b",
@@ -85,6 +85,7 @@ _PATTERNS = [
     r"\bhat\s+(mich|ihn|sie)\s+(?:(?!beim\b|bei\b|im\b|in\b)\w+\s+){0,5}(geschlagen|verprügelt|gewürgt|getreten|"
     r"eingesperrt|gestoßen|vergewaltigt)\b",
     r"(?=.*\b(seil|strick|rasierklinge\w*|klingen)\b)(?=.*\b(stuhl|keller|bereit|rausgelegt|gekauft|reicht|hals)\b)",
+    r"(?!.*\b(darf\s+nicht|nicht\s+zu\s+viele?|not\s+to\s+take|don'?t\s+take)\b)"
     r"(?=.*\b(tablett\w*|pillen|schlaftabletten|paracetamol|ibuprofen|medikamente|pills|meds|tylenol|xanax)\b)"
     r"(?=.*\b(ganze\w*\s+(packung|blister|flasche)|alle\s+meine|zu\s*viele?|zvui|geschluckt|intus|liegen\s+bereit|"
     r"gesammelt|sammle|aufheb\w*|hebe\s+ich|ausgerechnet|stockpil\w*|all\s+my|too\s+many|whole\s+bottle)\b)",
@@ -111,6 +112,34 @@ _PATTERNS = [
     r"\bschön,?\s+dich\s+gekannt\s+zu\s+haben\b|\bnice\s+knowing\s+you\b",
     r"\b(after|when)\s+i'?m\s+gone\b|\bwenn\s+ich\s+nicht\s+mehr\s+da\s+bin\b",
     r"\b(folgt|verfolgt)\s+mir\s+nach\s+hause\b|\bmir\s+nach\s+hause\s+folgt\b|\bweiß,?\s+wo\s+ich\s+wohne\b",
+    # general forms added with the second round of train rows (bench/data/crisis_set.tsv c0701-c0788)
+    r"\bkein\w*\s+(lust|grund|kraft|sinn|bock)\s+[\w\s,]{0,50}?(zu\s+leben|weiterzuleben|weiter\s+zu\s+leben|"
+    r"mehr\s+zu\s+leben)\b|\btot\s+zu\s+sein\b|\bnicht\s+mehr\s+(zu\s+)?existier\w*\b",
+    r"\b(don'?t|do\s+not|dont)\s+(really\s+|just\s+)?(want|wanna)\s+(to\s+)?(be\s+here|be\s+alive|live|exist)\s+"
+    r"(any\s*more|no\s+more)\b",
+    r"\bvor\s+(den|nen|einen|ein|die|nen)\s+(zug|bahn|auto|lkw|bus)\s+(werfen|springen|stellen|legen)\b|"
+    r"\b(drive|crash)\s+(my\s+car\s+)?into\s+a\s+(tree|wall|truck)\b|\bgegen\s+(einen|nen|den)\s+(baum|lkw)\s+"
+    r"(fahren|lenken|rasen)\b",
+    r"\btödlich\w*\s+(dosis|menge)\b|\b(tabletten|pillen)\b.{0,30}\btödlich\b|\blethal\s+dose\b|"
+    r"\benough\s+(pills|meds)\b.{0,30}\bto\s+do\s+it\b",
+    r"\b(arm|arme|handgelenk\w*|haut)\s+(auf)?(geschnitten|aufgeschnitten|geritzt|verbrannt)\b|"
+    r"\bverletz\w*\s+mich\s+(\w+\s+){0,3}selbst\b|\bburn\s+my\s+(skin|arms?|wrists?)\b",
+    r"\bhat\s+mir\s+(\w+\s+){0,3}(ins\s+gesicht|in\s+den\s+bauch)\s+(geschlagen|getreten|geboxt)\b|"
+    r"\b(he|she|they)('d|\s+would|'ll|\s+will)\s+kill\s+me\b",
+    r"\bjemand\b.{0,40}\b(messer|waffe|pistole)\b|\btrying\s+to\s+(get|break)\s+in(to)?\b|"
+    r"\bhiding\s+(in|from)\b.{0,30}\b(closet|bathroom|him|her)\b",
+    r"\b(this\s+is|that\s+was|here'?s)\s+my\s+last\s+message\b|\bletzte\s+mal,?\s+dass\s+du\s+(\w+\s+)?von\s+mir\s+hörst\b|"
+    r"\babschied\s+von\s+(allen|euch|everyone)\b|\b(left|wrote)\s+(notes|letters)\s+(for|to)\s+(everyone|my\s+family)\b|"
+    r"\bwenn\s+ich\s+(weg|tot)\s+bin\b|\b(morgen|bald|dann)\s+bin\s+ich\s+nicht\s+mehr\s+da\b",
+    r"\b(mach|setz)\w*\s+(dem|allem|meinem\s+leben)\s+(\w+\s+){0,2}(ein\s+)?ende\b|"
+    r"\bleben\b.{0,30}\bkeinen\s+(wert|sinn)\s+mehr\b",
+    r"\b(auf|an)\s+(der|dem|einer|einem)\s+\w*(brücke|dach|hochhaus|klippe)\b.{0,40}\b(runter|hinunter|spring\w*)\b",
+    r"\b(happier|better)\s+(off\s+)?(if\s+i\s+(just\s+)?(disappeared|was\s+gone|died)|without\s+me)\b|"
+    r"\bohne\s+mich\b.{0,30}\b(leichter|besser|glücklicher)\b",
+    r"\b(stop|aufhört|aufhören)\w*,?\s+(permanently|forever|für\s+immer)\b|\bno\s+way\s+out\b|"
+    r"\b(death|dying)\s+(sounds|seems|would\s+be)\s+(like\s+)?(a\s+)?(relief|peaceful)\b|"
+    r"\b(tod|sterben)\s+wäre\s+(eine\s+)?(erlösung|erleichterung)\b",
+    r"\b(wird|werdet|wirst)\s+mich\s+(keiner|niemand|nie)\s+(mehr\s+)?(wieder\s*)?sehen\b|\bnever\s+see\s+me\s+again\b",
 ]
 _REGEX = re.compile("|".join(f"(?:{p})" for p in _PATTERNS), re.IGNORECASE)
 
