@@ -26,12 +26,15 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 SET = Path(__file__).resolve().parent / "data" / "crisis_set.tsv"
+EVERYDAY = Path(__file__).resolve().parent / "data" / "german_memories.json"  # ordinary messages: questions and notes
 MODEL = Path(__file__).resolve().parent.parent / "bot" / "conversation" / "crisis_model.json"
 FP_BUDGET = 0.03  # share of train's negatives the detector as a whole may flag, out-of-fold (the issue asks <= 3 %)
+OTHER_BUDGETS = (0.05, 0.10)  # more generous operating points, chosen the same way, reported beside the shipped one
 PENALTIES = (0.003, 0.01, 0.03, 0.1, 0.3)  # L2 penalties tried (on the summed log-loss)
 FOLDS, REPEATS, SEED = 5, 4, 38
 
@@ -173,15 +176,15 @@ def embed_rows(rows: Sequence[Row]) -> np.ndarray:
     return np.asarray(e5_embedder().embed([r.text for r in rows], "query"), dtype=np.float32)
 
 
-def cross_validate(x: np.ndarray, y: np.ndarray, patterns: np.ndarray,
-                   say: Callable[[str], None] = print) -> dict[str, float]:
+def cross_validate(x: np.ndarray, y: np.ndarray, patterns: np.ndarray, budget: float = FP_BUDGET,
+                   say: Callable[[str], None] = print, penalties: Sequence[float] = PENALTIES) -> dict[str, float]:
     """Choose the penalty and the threshold by repeated k-fold on train; the out-of-fold figures go with them."""
     best: tuple[float, dict[str, float]] | None = None
-    for penalty in PENALTIES:
+    for penalty in penalties:
         recalls, fprs, alone, thresholds = [], [], [], []
         for r in range(REPEATS):
             oof = out_of_fold(x, y, penalty, r)
-            t = threshold_for(oof, y, patterns, FP_BUDGET)
+            t = threshold_for(oof, y, patterns, budget)
             said = patterns | (oof > t)
             thresholds.append(t)
             recalls.append(float(said[y == 1].mean()))
@@ -206,7 +209,13 @@ def train(out: Path) -> None:
     started = time.perf_counter()
     x, y = embed_rows(rows), np.array([r.label for r in rows])
     print(f"embedded {len(rows)} train rows in {time.perf_counter() - started:.1f} s")
-    chosen = cross_validate(x, y, np.array([signals_crisis(r.text) for r in rows]))
+    patterns = np.array([signals_crisis(r.text) for r in rows])
+    chosen = cross_validate(x, y, patterns)
+    others = {str(b): cross_validate(x, y, patterns, b, lambda line: None, (chosen["penalty"],))
+              for b in OTHER_BUDGETS}
+    for budget, found in others.items():
+        print(f"budget {budget}: threshold {found['threshold']:.3f}, out-of-fold recall {found['cv_recall']:.3f}, "
+              f"false positives {found['cv_fpr']:.3f}")
     mean, weights, bias = fit(x, y, chosen["penalty"])
     model = {
         "about": "mnemo's crisis classifier: logistic regression on query vectors; made by `bench/crisis.py train` "
@@ -215,6 +224,8 @@ def train(out: Path) -> None:
         "penalty": chosen["penalty"], "threshold": round(chosen["threshold"], 6), "fp_budget": FP_BUDGET,
         "folds": FOLDS, "repeats": REPEATS,
         "cv": {k: round(v, 4) for k, v in chosen.items() if k.startswith("cv_")},
+        "other_operating_points": {b: {k: round(v, 4) for k, v in found.items() if k != "penalty"}
+                                   for b, found in others.items()},
         "bias": round(bias, 6), "mean": [round(float(v), 6) for v in mean],
         "weights": [round(float(v), 6) for v in weights],
     }
@@ -254,19 +265,44 @@ def cv() -> None:
 
 
 def evaluate() -> None:
-    """The held-out figures of the shipped detector (patterns and the shipped classifier); run once tuning is done."""
+    """The held-out figures of the shipped detector (patterns and the shipped classifier); run once tuning is done.
+
+    Also the more generous operating points chosen on train (not shipped), and the share of ordinary messages (the
+    German retrieval set's questions and notes) the detector flags.
+    """
     from bot.conversation.crisis import Classifier, load_model
     from bot.conversation.safety import signals_crisis
 
     rows = heldout_rows()
-    classifier = Classifier(load_model(), None)
+    model = load_model()
+    classifier = Classifier(model, None)
     x = embed_rows(rows)
-    said_model = [classifier.says(v) for v in x]
+    scored = [classifier.score(v) for v in x]
     patterns = [signals_crisis(r.text) for r in rows]
     print(f"held-out split, {len(rows)} rows (not looked at by any tuning)")
     report("patterns", patterns, rows)
-    report("classifier", said_model, rows)
-    report("patterns or classifier (the detector)", [a or b for a, b in zip(patterns, said_model)], rows)
+    report("classifier", [s > model.threshold for s in scored], rows)
+    report(f"patterns or classifier (the detector as shipped, train budget {FP_BUDGET})",
+           [a or s > model.threshold for a, s in zip(patterns, scored)], rows)
+    points = json.loads(MODEL.read_text(encoding="utf-8")).get("other_operating_points", {})
+    for budget, found in points.items():
+        report(f"patterns or classifier at threshold {found['threshold']:.3f} (train budget {budget}, not shipped)",
+               [a or s > found["threshold"] for a, s in zip(patterns, scored)], rows)
+    everyday(classifier)
+
+
+def everyday(classifier: Any) -> None:
+    """How many ordinary messages (the German retrieval set's questions and notes) the detector flags."""
+    from bot.conversation.crisis import e5_embedder
+    from bot.conversation.safety import signals_crisis
+
+    data = json.loads(EVERYDAY.read_text(encoding="utf-8"))
+    texts = [q["q"] for q in data["questions"]] + [n["text"] for n in data["notes"]]
+    vectors = e5_embedder().embed(texts, "query")
+    flagged = [t for t, v in zip(texts, vectors) if signals_crisis(t) or classifier.says(v)]
+    print(f"\nordinary messages (bench/data/german_memories.json): {len(flagged)} of {len(texts)} flagged")
+    for text in flagged:
+        print(f"  {text}")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -84,11 +84,12 @@ _PATTERNS = [
     r"\b(tritt|schlägt|würgt|haut)\s+(er|sie)\s+mich\b",
     r"\bhat\s+(mich|ihn|sie)\s+(?:(?!beim\b|bei\b|im\b|in\b)\w+\s+){0,5}(geschlagen|verprügelt|gewürgt|getreten|"
     r"eingesperrt|gestoßen|vergewaltigt)\b",
-    r"(?=.*\b(seil|strick|rasierklinge\w*|klingen)\b)(?=.*\b(stuhl|keller|bereit|rausgelegt|gekauft|reicht|hals)\b)",
-    r"(?!.*\b(darf\s+nicht|nicht\s+zu\s+viele?|not\s+to\s+take|don'?t\s+take)\b)"
+    r"\A(?s:(?=.*\b(seil|strick|rasierklinge\w*|klingen)\b)"
+    r"(?=.*\b(stuhl|keller|bereit|rausgelegt|gekauft|reicht|hals|festgemacht)\b))",
+    r"\A(?s:(?!.*\b(darf\s+nicht|nicht\s+zu\s+viele?|not\s+to\s+take|don'?t\s+take)\b)"
     r"(?=.*\b(tablett\w*|pillen|schlaftabletten|paracetamol|ibuprofen|medikamente|pills|meds|tylenol|xanax)\b)"
     r"(?=.*\b(ganze\w*\s+(packung|blister|flasche)|alle\s+meine|zu\s*viele?|zvui|geschluckt|intus|liegen\s+bereit|"
-    r"gesammelt|sammle|aufheb\w*|hebe\s+ich|ausgerechnet|stockpil\w*|all\s+my|too\s+many|whole\s+bottle)\b)",
+    r"gesammelt|sammle|aufheb\w*|hebe\s+ich|ausgerechnet|stockpil\w*|all\s+my|too\s+many|whole\s+bottle)\b))",
     r"\bam\s+li\w*bst\w*\s+(wäre?|wär|waar|würd\w*)\s+(ich|i)\s+(\w+\s+){0,3}(tot|nimmer\s+do|nicht\s+mehr\s+da|"
     r"auflösen|verschwinden)",
     r"\bwünsch\w*[\s,]+(\w+[\s,]+){0,4}(nie\s+geboren|tot|für\s+immer\s+verschwinden)|\bhoffentlich\b.*\b(überfahren|"
@@ -140,6 +141,16 @@ _PATTERNS = [
     r"\b(death|dying)\s+(sounds|seems|would\s+be)\s+(like\s+)?(a\s+)?(relief|peaceful)\b|"
     r"\b(tod|sterben)\s+wäre\s+(eine\s+)?(erlösung|erleichterung)\b",
     r"\b(wird|werdet|wirst)\s+mich\s+(keiner|niemand|nie)\s+(mehr\s+)?(wieder\s*)?sehen\b|\bnever\s+see\s+me\s+again\b",
+    # and with the third round (c0789-c0864)
+    r"\A(?s:(?=.*\b(pistole|waffe|gewehr|revolver|gun)\b)(?=.*\b(geholt|geladen|loaded|got\s+my|took\s+my|holding)\b))",
+    r"\britz\w*\s+mich\b|\b(bis|until|till)\s+(es|they|it)\s+(ge)?(blutet|bled|bleed)\w*\b|"
+    r"\b(ne|eine)\s+überdosis\b|\bi\s+(think\s+i\s+)?overdosed\b|\b(bewusstlos|unconscious|barely\s+breathing)\b|"
+    r"\batmet\s+(nicht\s+mehr|kaum|komisch)\b",
+    r"\bevery\s+pill\b|\balle\s+(meine\s+)?tabletten\s+(die|nehm\w*|schluck\w*)|\bstrick\b.{0,30}\b(festgemacht|geknotet)\b|"
+    r"\b(want|wanna)\s+to\s+(go\s+to\s+)?sleep\s+and\s+(not|never)\s+wake\s+up\b",
+    r"\ba\s+burden\s+(to|for|on)\b|\beine\s+(last|belastung)\s+für\b|\bthe\s+end\s+for\s+me\b|\bdas\s+war'?s\s+für\s+mich\b|"
+    r"\b(no|don'?t\s+see\s+a)\s+future\s+for\s+(me|myself)\b|\bkeine\s+zukunft\s+(mehr\s+)?für\s+mich\b|"
+    r"\begal,?\s+ob\s+ich\s+(morgen\s+)?(noch\s+)?(lebe|aufwache)\b",
 ]
 _REGEX = re.compile("|".join(f"(?:{p})" for p in _PATTERNS), re.IGNORECASE)
 
