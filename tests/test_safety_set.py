@@ -64,9 +64,9 @@ def test_the_shipped_weights_are_what_bench_crisis_train_makes_of_train() -> Non
     assert model.embedder == e5_embedder().name
 
 
-HELD_OUT_FLOOR = {  # measured once after tuning (docs/benchmarks.md); a drop below fails
-    "de": Figures(tp=0, fn=0, fp=0, tn=0),
-    "en": Figures(tp=0, fn=0, fp=0, tn=0),
+HELD_OUT_FLOOR = {  # measured once, after tuning on train was done (docs/benchmarks.md); far from the goal
+    "de": Figures(tp=26, fn=30, fp=7, tn=61),  # recall 0.464, false positives 0.103
+    "en": Figures(tp=18, fn=17, fp=5, tn=48),  # recall 0.514, false positives 0.094
 }
 
 
