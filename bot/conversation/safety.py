@@ -155,7 +155,9 @@ _PATTERNS = [
 _REGEX = re.compile("|".join(f"(?:{p})" for p in _PATTERNS), re.IGNORECASE)
 
 # Words that put the words above at a distance: a film, a book, a song, a study, the news, a game, the past, a
-# recovery. With one of them the patterns say nothing and the classifier decides (it was trained on such messages).
+# recovery. With one of them the patterns say nothing and the classifier decides (it was trained on such messages),
+# unless the person says in their own words, now, that they want to die (`_OWN_WISH`): "I want to kill myself, I
+# failed my class" is no talk about a class.
 _DISTANCE = re.compile(
     r"\b(film|filme?s|serie|folge|staffel|kapitel|buch|roman|hörbuch|podcast|doku|album|song|lied|artikel|nachrichten|"
     r"statistik|studie|seminar|referat|hausarbeit|bachelorarbeit|masterarbeit|vorlesung|studium|klausur|prüfung|"
@@ -168,10 +170,18 @@ _DISTANCE = re.compile(
 )
 
 
+_OWN_WISH = re.compile(
+    r"\b(ich|i|i'?m)\s+(?:(?!nicht\b|nie\b|not\b|never\b|dont\b|don't\b)[\w']+\s+){0,3}?"
+    r"(will|wil|möchte?|mag|want|wanna|going\s+to|gonna|bring\w*)\s+(?:(?!nicht\b|nie\b|not\b|never\b)\w+\s+){0,3}?"
+    r"(sterben|tot\s+sein|mich\s+(\w+\s+)?um(bringen)?|die|kill\s+myself|end\s+(my\s+life|it\s+all))\b",
+    re.IGNORECASE,
+)
+
+
 def signals_crisis(text: str) -> bool:
     """True when the text says in so many words that someone wants to die, plans it, harms themselves, is hurt by
     someone else or is in acute danger (the pattern layer; `bot.conversation.crisis` adds the classifier)."""
-    return bool(_REGEX.search(text)) and not _DISTANCE.search(text)
+    return bool(_REGEX.search(text)) and (not _DISTANCE.search(text) or bool(_OWN_WISH.search(text)))
 
 
 # Help lines per country for the safety notice; DE is the default.
