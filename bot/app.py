@@ -7,7 +7,9 @@ import logging
 import os
 import signal
 import socket
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
+
+import numpy as np
 
 from bot.channels.matrix.channel import MatrixChannel
 from bot.channels.matrix.config import MatrixConfig
@@ -16,7 +18,9 @@ from bot.channels.push import ChannelSender, Pushes
 from bot.channels.sending import stop_task
 from bot.channels.telegram.channel import TelegramChannel, TelegramConfig
 from bot.commands.runner import Commands
+from bot.conversation.crisis import CrisisDetector, LayeredDetector, PatternDetector, local_detector
 from bot.conversation.engine import Engine, EngineConfig
+from bot.conversation.moderation import ModerationConfig, ModerationDetector
 from bot.conversation.suggestion_tool import SuggestionBox
 from bot.conversation.tools import ToolBox
 from bot.errors import ConfigError, LLMError
@@ -51,8 +55,8 @@ from scheduler.service import Scheduler
 log = logging.getLogger(__name__)
 
 
-def engine_config(settings: Settings) -> EngineConfig:
-    """The engine's part of the settings."""
+def engine_config(settings: Settings, crisis_detector: CrisisDetector | None = None) -> EngineConfig:
+    """The engine's part of the settings (without a detector: the crisis patterns alone)."""
     return EngineConfig(
         companion_id=settings.companion_id, companion_name=settings.companion_name, persona=settings.persona,
         language=settings.language, zone=settings.zone, recent_messages=settings.recent_messages,
@@ -66,7 +70,29 @@ def engine_config(settings: Settings) -> EngineConfig:
         image_max_pixels=settings.image_max_pixels,
         voice_max_bytes=settings.voice_max_bytes, voice_max_seconds=settings.voice_max_seconds,
         voice_keep=settings.voice_keep, speech_max_chars=settings.speech_max_chars,
+        crisis_detector=crisis_detector or PatternDetector(),
     )
+
+
+async def open_crisis_detector(settings: Settings, store: MemoryStore,
+                               stack: contextlib.AsyncExitStack) -> CrisisDetector:
+    """Patterns, the classifier (on the search's query vectors when the store embeds with e5, else on its own e5
+    copy, loaded here once), and the moderation service when one is set; `stack` closes its client at the end."""
+    embedder = store.index.embedder
+
+    async def store_embed(texts: Sequence[str]) -> np.ndarray:
+        return await store.index.embed(texts, "query")
+
+    local = await asyncio.to_thread(local_detector, embedder, store_embed)
+    if not settings.moderation_url:
+        return local
+    moderation = ModerationDetector(
+        ModerationConfig(settings.moderation_url, settings.moderation_kind, settings.moderation_model,
+                         settings.moderation_api_key, settings.moderation_timeout),
+        store.failures.add)
+    stack.push_async_callback(moderation.aclose)
+    log.info("crisis detection asks %s (%s) too", settings.moderation_url, settings.moderation_kind)
+    return LayeredDetector((*local.layers, moderation))
 
 
 def make_models(settings: Settings) -> tuple[LLM, LLM]:
@@ -133,7 +159,8 @@ async def running_engine(settings: Settings, metrics: Metrics = NO_METRICS) -> A
         if metrics is not NO_METRICS:  # the models' calls, tokens and cache hits counted per purpose
             counted_chat, counted_background = CountedLLM(chat, metrics, "chat"), CountedLLM(background, metrics,
                                                                                              "background")
-        engine = Engine(store, counted_chat, MeteredLLM(counted_background, budget), engine_config(settings),
+        detector = await open_crisis_detector(settings, store, stack)
+        engine = Engine(store, counted_chat, MeteredLLM(counted_background, budget), engine_config(settings, detector),
                         budget=budget, toolboxes=toolboxes, transcriber=transcriber, speaker=speaker, metrics=metrics)
         yield engine
     finally:

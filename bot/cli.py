@@ -48,6 +48,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     _suggestions_parser(sub)
     _web_link_parser(sub)
     _to_postgres_parser(sub)
+    _safety_check_parser(sub)
     return parser.parse_args(argv)
 
 
@@ -95,6 +96,19 @@ def _to_postgres_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]
     from bot.admin.move_to_postgres import add_parser
 
     add_parser(sub)
+
+
+def _safety_check_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """The `safety-check` subcommand: what the crisis detector flags, one message a line on stdin."""
+    from bot.admin.safety_check import add_parser
+
+    add_parser(sub)
+
+
+async def _safety_check(settings: Settings, args: argparse.Namespace) -> int:
+    from bot.admin.safety_check import run_command
+
+    return await run_command(settings, args)
 
 
 async def _to_postgres(settings: Settings, args: argparse.Namespace) -> int:
@@ -291,7 +305,7 @@ async def _reindex(settings: Settings, args: argparse.Namespace) -> int:
 OPS = {"doctor": _doctor, "backup": _backup, "migrate": _migrate, "stats": _stats, "export": _export,
        "import": _import, "analyse": _analyse, "companion": _companion,
        "pair": _pair, "reindex": _reindex, "import-history": _import_history, "suggestions": _suggestions,
-       "web-link": _web_link, "migrate-to-postgres": _to_postgres}
+       "web-link": _web_link, "migrate-to-postgres": _to_postgres, "safety-check": _safety_check}
 
 
 def main(argv: list[str] | None = None) -> int:

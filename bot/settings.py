@@ -135,6 +135,13 @@ class Settings(BaseSettings):
     voice_max_bytes: int = Field(default=20_000_000, gt=0)  # a larger voice note is not even downloaded
     voice_max_seconds: float = Field(default=300.0, gt=0)  # when the messenger tells a voice note's length
     voice_keep: bool = False  # keep each heard voice note's audio under data_dir/recordings (0600); /deleteme erases
+    # Crisis detection (bot/conversation/crisis.py): patterns and a local classifier always; a moderation service the
+    # operator runs may add its yes (OpenAI's /v1/moderations, or Llama Guard behind a /v1/chat/completions).
+    moderation_url: str | None = None  # e.g. https://api.openai.com/v1; empty: no moderation service (the default)
+    moderation_kind: Literal["openai", "llama-guard"] = "openai"
+    moderation_model: str = "omni-moderation-latest"  # Llama Guard: the name the server gives it, e.g. llama-guard3
+    moderation_api_key: str | None = None
+    moderation_timeout: float = Field(default=2.0, gt=0)  # seconds; past them the local layers decide alone
     # mnemo's own web server (bot/web_page): /metrics and /healthz; off unless an address is given.
     web_listen: str = ""  # host:port, e.g. 127.0.0.1:8377 or [::1]:8377; empty: no server
     metrics_token: str | None = None  # Bearer token for /metrics and /healthz from anywhere but localhost
@@ -201,7 +208,8 @@ class Settings(BaseSettings):
 
     @field_validator("telegram_webhook_url", "telegram_webhook_secret", "weather_url", "searxng_url",
                      "brave_api_key", "tavily_api_key", "transcribe_base_url", "transcribe_api_key",
-                     "transcribe_language", "speech_base_url", "speech_api_key", mode="before")
+                     "transcribe_language", "speech_base_url", "speech_api_key", "moderation_url", "moderation_api_key",
+                     mode="before")
     @classmethod
     def _empty_is_none(cls, value: object) -> object:
         return None if isinstance(value, str) and not value.strip() else value
@@ -238,7 +246,8 @@ class Settings(BaseSettings):
         """Every token, key and password, so logs can mask them."""
         values = [self.chat_api_key, self.background_api_key, self.telegram_token, self.matrix_password,
                   self.matrix_access_token, getattr(self, "telegram_webhook_secret", None), self.brave_api_key,
-                  self.tavily_api_key, self.transcribe_api_key, self.speech_api_key, self.metrics_token]
+                  self.tavily_api_key, self.transcribe_api_key, self.speech_api_key, self.metrics_token,
+                  self.moderation_api_key]
         if self.telegram_token and ":" in self.telegram_token:  # its secret half, also where ':' was URL-encoded
             values.append(self.telegram_token.split(":", 1)[1])
         return [v for v in values if v] + self._mcp_secrets()

@@ -23,8 +23,10 @@ from bot.conversation.safety import signals_crisis
     "I don't want to live anymore",
     "Sometimes I think about suicide",
     "I just want to end it all",
-    # A mention of the topic counts on purpose: a false alarm costs a kind sentence, a miss far more.
-    "Der Film über Suizidprävention war gut",
+    # their own wish, now, beside a word that usually means a film, a study or the past
+    "I want to kill myself, I failed my class",
+    "Ich will sterben, die Prüfung ist verhauen",
+    "ich bring mich um, der film gestern hat mir den rest gegeben",
 ])
 def test_crisis_is_recognised(text: str) -> None:
     assert signals_crisis(text)
@@ -40,6 +42,10 @@ def test_crisis_is_recognised(text: str) -> None:
     "I'm dying to see that movie",
     "Ich bringe den Müll raus",
     "Ich will nicht sterben, bevor ich Japan gesehen habe",
+    # A film, a study or the past: the patterns leave it to the classifier (the crisis set labels these 0).
+    "Der Film über Suizidprävention war gut",
+    "Vor fünf Jahren wollte ich sterben, heute geht es mir richtig gut",
+    "I don't want to die in this class",
 ])
 def test_everyday_phrases_are_not_a_crisis(text: str) -> None:
     assert not signals_crisis(text)

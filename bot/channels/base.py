@@ -157,6 +157,13 @@ class Channel(ABC, Generic[W, H]):
         if reply.reaction and turn.origin is not None:
             await self._reacting(turn.where, turn.origin, reply.reaction)
 
+    async def edit_in_crisis(self, text: str, ref: str) -> bool:
+        """Whether an edited message (or caption) shows signs of crisis: then it is answered as a message of its own,
+        with the help line; any other edit is ignored, since the original was already answered."""
+        crisis = await self.engine.config.crisis_detector.crisis(text)
+        log.info("edit %s %s", ref, "shows signs of crisis: answered" if crisis else "ignored (answered before)")
+        return crisis
+
     async def _reacting(self, where: W, message: H, emoji: str) -> None:
         """Put the companion's emoji on a person's message; a messenger that refuses it is only logged."""
         try:

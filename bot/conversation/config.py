@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from zoneinfo import ZoneInfo
 
+from bot.conversation.crisis import CrisisDetector, PatternDetector
 from memory.admission import Thresholds
 
 
@@ -20,6 +21,7 @@ class EngineConfig:
     max_message_chars: int = 4000
     relevance_floor: float | None = None
     crisis_country: str = "DE"
+    crisis_detector: CrisisDetector = field(default_factory=PatternDetector)  # app.py: patterns, classifier, moderation
     use_tools: bool = True
     extraction: str = "after_reply"
     extraction_quiet_seconds: float = 120.0

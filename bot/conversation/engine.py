@@ -22,7 +22,7 @@ from bot.conversation.bubbles import split_bubbles
 from bot.conversation.config import EngineConfig
 from bot.conversation.incognito_turns import IncognitoTurns
 from bot.conversation.learning_runs import LearningRuns
-from bot.conversation.model_answer import ModelAnswers, Prompt, asks_about_diary
+from bot.conversation.model_answer import CRISIS_MARK, ModelAnswers, Prompt, asks_about_diary
 from bot.conversation.photo_steps import PhotoSteps
 from bot.conversation.pictures import (
     photo_text,
@@ -132,7 +132,7 @@ class Engine:
         without logging it twice. With on_progress, the reply's visible text so far is handed over
         while the model writes its final answer (never in a crisis: that answer arrives whole).
         """
-        turn = Turn(incoming, shows_crisis(incoming), on_progress)
+        turn = Turn(incoming, await shows_crisis(incoming, self.config.crisis_detector), on_progress)
         for step in self.steps:
             reply = await step(turn)
             if reply is ANSWERED_BEFORE:
@@ -263,6 +263,7 @@ class Engine:
         """
         if not turn.crisis:
             return None
+        await self.store.state.put(turn.scope, CRISIS_MARK, self.clock())  # check-ins and notices hold back for days
         lang = self.config.language
         help_text = crisis_help(self.config.crisis_country, lang)
         try:

@@ -32,6 +32,7 @@ from scheduler.relationship_rules import absence_for
 
 MAX_TOOL_ROUNDS = 4
 CRISIS_MEMORY_SECONDS = 3 * 86400.0  # a message the companion sends on its own this soon after a crisis is careful
+CRISIS_MARK = "crisis_at"  # scope state: when a message last showed signs of crisis (any layer of the detector)
 
 _DIARY_QUESTION = re.compile(
     r"\b(tagebuch\w*|einträge|eintrag|diary|entries)\b.*\?|\bwas\s+hast\s+du\s+zuletzt\s+geschrieben"
@@ -209,5 +210,8 @@ class ModelAnswers:
     async def _crisis_lately(self, scope: Scope) -> bool:
         """Whether the person showed signs of crisis in the last days (a check-in then speaks with the safety rules)."""
         since = self.clock() - CRISIS_MEMORY_SECONDS
+        marked = await self.store.state.get(scope, CRISIS_MARK)
+        if isinstance(marked, (int, float)) and marked >= since:
+            return True
         recent = await self.store.messages.recent(scope, 40)
         return any(m.role == "user" and m.created_at.timestamp() >= since and signals_crisis(m.text) for m in recent)

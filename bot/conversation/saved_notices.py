@@ -15,7 +15,7 @@ import re
 import time
 from collections.abc import Callable, Sequence
 
-from bot.conversation.model_answer import CRISIS_MEMORY_SECONDS
+from bot.conversation.model_answer import CRISIS_MARK, CRISIS_MEMORY_SECONDS
 from bot.conversation.prompt import clip
 from bot.conversation.safety import signals_crisis
 from bot.learning.extraction import ExtractionRun
@@ -67,13 +67,16 @@ def listed(items: Sequence[str]) -> str:
     return f"{shown}; +{len(items) - SHOWN}" if len(items) > SHOWN else shown
 
 
-def silent_because(read: Sequence[Message], recent: Sequence[Message], now: float) -> str:
-    """Why no notice may follow this run ('' when one may): a crisis in its messages or lately, or a stale chat."""
+def silent_because(read: Sequence[Message], recent: Sequence[Message], now: float,
+                   crisis_at: float | None = None) -> str:
+    """Why no notice may follow this run ('' when one may): a crisis in its messages or lately (`crisis_at`: when the
+    detector last saw one), or a stale chat."""
     if any(m.role == "user" and signals_crisis(m.text) for m in read):
         return "the extracted messages show signs of crisis"
     own = [m for m in recent if m.role == "user"]
     since = now - CRISIS_MEMORY_SECONDS
-    if any(m.created_at.timestamp() >= since and signals_crisis(m.text) for m in own):
+    if (crisis_at is not None and crisis_at >= since
+            or any(m.created_at.timestamp() >= since and signals_crisis(m.text) for m in own)):
         return "the person showed signs of crisis in the last days"
     if not own or now - max(m.created_at.timestamp() for m in own) > NOTICE_FRESH:
         return "the person's last message is too old for a notice to follow it"
@@ -96,7 +99,9 @@ class SavedNotices:
         items = items_of(await standing_entries(self.store, scope, run.processing))
         if not items:  # only topics, or everything stored is already gone again
             return False
-        why_not = silent_because(run.read, await self.store.messages.recent(scope, 40), self.clock())
+        marked = await self.store.state.get(scope, CRISIS_MARK)
+        why_not = silent_because(run.read, await self.store.messages.recent(scope, 40), self.clock(),
+                                 marked if isinstance(marked, (int, float)) else None)
         if why_not:
             log.info("no saved notice for %s in scope %s: %s", run.processing, scope.id, why_not)
             return False

@@ -5,8 +5,8 @@ import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 
+from bot.conversation.crisis import CrisisDetector
 from bot.conversation.replies import Incoming, Reply
-from bot.conversation.safety import signals_crisis
 from bot.conversation.tools import HeldCall
 from bot.learning.corrections import Change
 from bot.llm.port import Image, OnText
@@ -32,14 +32,15 @@ def check_input(text: str, limit: int) -> str | None:
     return None
 
 
-def shows_crisis(incoming: Incoming) -> bool:
-    """Signs of crisis in the person's own words: the message, and in a private chat an older message of theirs it
-    replies to ("das meine ich immer noch"). Never the companion's words, nor a group member's it quotes."""
-    if signals_crisis(incoming.text[:CRISIS_SCAN_CHARS]):
+async def shows_crisis(incoming: Incoming, detector: CrisisDetector) -> bool:
+    """Signs of crisis in the person's own words: the message (a caption, an edit), and in a private chat an older
+    message of theirs it replies to ("das meine ich immer noch"). Never the companion's words, nor a group member's
+    it quotes."""
+    if await detector.crisis(incoming.text[:CRISIS_SCAN_CHARS]):
         return True
     quoted = incoming.quoted
     return (quoted is not None and not quoted.by_companion and not is_group_scope(incoming.user_id)
-            and signals_crisis(quoted.text[:CRISIS_SCAN_CHARS]))
+            and await detector.crisis(quoted.text[:CRISIS_SCAN_CHARS]))
 
 
 def own_words(text: str, group: bool) -> str:

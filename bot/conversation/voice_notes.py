@@ -15,7 +15,7 @@ from dataclasses import replace
 
 from bot.conversation.config import EngineConfig
 from bot.conversation.replies import Attachment, Reply, Voice
-from bot.conversation.safety import crisis_help, signals_crisis
+from bot.conversation.safety import crisis_help
 from bot.conversation.turn import CRISIS_SCAN_CHARS, Turn, check_input
 from bot.texts import t
 from bot.voice.audio import audio_format, ogg_seconds
@@ -89,7 +89,7 @@ class VoiceNotes:
         turn.origin = "voice"
         if turn.logged_id is not None:
             logged = await self.store.messages.get(turn.scope, turn.logged_id)
-            self._heard(turn, logged.text if logged is not None else turn.incoming.text)
+            await self._heard(turn, logged.text if logged is not None else turn.incoming.text)
             return None
         if self.transcriber is None:
             return self._refused(turn, "voice_not_set_up")
@@ -109,12 +109,12 @@ class VoiceNotes:
         text = with_transcript(turn.incoming.text, transcript, is_group_scope(turn.incoming.user_id))
         unfit = check_input(text, self.config.max_message_chars)  # the caption may be what is wrong
         if unfit is not None:
-            turn.crisis = turn.crisis or signals_crisis(text[:CRISIS_SCAN_CHARS])
+            turn.crisis = turn.crisis or await self.config.crisis_detector.crisis(text[:CRISIS_SCAN_CHARS])
             if unfit != "too_long":
                 return self._refused(turn, unfit)
             return self._refused(turn, "voice_too_many_words", size=str(len(text)),
                                  limit=str(self.config.max_message_chars))
-        self._heard(turn, text)
+        await self._heard(turn, text)
         return None
 
     async def keep(self, turn: Turn) -> None:
@@ -137,7 +137,7 @@ class VoiceNotes:
             return
         log.info("voice note %s kept as %s", turn.incoming.channel_message_id, path)
 
-    def _heard(self, turn: Turn, text: str) -> None:
+    async def _heard(self, turn: Turn, text: str) -> None:
         """From here on the turn's text is the transcript (the audio is let go, or held for `keep` when it is kept);
         a crisis in it is seen."""
         attachment = turn.incoming.attachment
@@ -145,7 +145,7 @@ class VoiceNotes:
         if self.config.voice_keep:
             turn.recording = attachment.data
         turn.incoming = replace(turn.incoming, text=text, attachment=replace(attachment, data=b""))
-        turn.crisis = turn.crisis or signals_crisis(text[:CRISIS_SCAN_CHARS])
+        turn.crisis = turn.crisis or await self.config.crisis_detector.crisis(text[:CRISIS_SCAN_CHARS])
         turn.hints.append(HEARD)
 
     def _refused(self, turn: Turn, key: str, **values: str) -> Reply:

@@ -46,6 +46,7 @@ from bot.channels.matrix.config import E2E_AVAILABLE, RETRIES, MatrixConfig, acc
 from bot.channels.matrix.images import ImageEvent, caption_of, picture_of
 from bot.channels.matrix.keys import WaitingForKeys
 from bot.channels.matrix.messages import (
+    edited_text,
     emoji_key,
     fit_messages,
     is_edit,
@@ -215,7 +216,9 @@ class MatrixChannel(MatrixPresses):
                 return opened
             item, event = opened, opened.event
         try:
-            if isinstance(event, (RoomMessageText, RoomMessageEmote)):
+            if is_edit(event.source.get("content", {})):  # of a text or a caption: answered only in a crisis
+                await self._on_edit(room, event, item.route, item.replayed)
+            elif isinstance(event, (RoomMessageText, RoomMessageEmote)):
                 await self._on_text(room, event, item.route, item.replayed)
             elif isinstance(event, ReactionEvent):
                 await self._on_reaction(room, event, item.route)
@@ -263,9 +266,6 @@ class MatrixChannel(MatrixPresses):
                        replayed: bool) -> None:
         """A text: an unknown user's gets a pairing answer; any other takes the shared turn (bot/channels/base.py)."""
         content = event.source.get("content", {})
-        if is_edit(content):
-            log.info("edit %s ignored; the original was already answered", event.event_id)
-            return
         if route.kind == "stranger":
             answer = await self.access.turn_away(self.name, event.sender, self.rooms.sender_name(room, event.sender))
             if answer is not None:
@@ -276,12 +276,15 @@ class MatrixChannel(MatrixPresses):
 
     async def _on_image(self, room: MatrixRoom, event: ImageEvent, route: Route, replayed: bool) -> None:
         """A picture (m.image, encrypted too): downloaded unless too large, and answered with its caption."""
-        if is_edit(event.source.get("content", {})):
-            log.info("edit %s ignored; the original was already answered", event.event_id)
-            return
         attachment = await picture_of(started(self.client), event, self.engine.config.image_max_bytes)
         text = caption_of(event.source.get("content", {}))
         await self.take_text(await self._message_turn(room, event, route, replayed, text, attachment=attachment))
+
+    async def _on_edit(self, room: MatrixRoom, event: Event, route: Route, replayed: bool) -> None:
+        """An edit of a text or a caption: answered as a message of its own (with the help line) only in a crisis."""
+        text = edited_text(event.source.get("content", {}))
+        if route.kind != "stranger" and await self.edit_in_crisis(text, event.event_id):
+            await self.take_text(await self._message_turn(room, event, route, replayed, text))
 
     async def _on_voice(self, room: MatrixRoom, event: RoomMessageMedia | RoomEncryptedMedia, route: Route,
                         replayed: bool) -> None:

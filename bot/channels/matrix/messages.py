@@ -249,6 +249,12 @@ def replied_to(content: dict[str, Any]) -> str | None:
     return event_id if isinstance(event_id, str) else None
 
 
+def edited_text(content: dict[str, Any]) -> str:
+    """The new words of an edit (its m.new_content's body), '' when it carries none."""
+    new = content.get("m.new_content")
+    return str(new.get("body") or "") if isinstance(new, dict) else ""
+
+
 def is_edit(content: dict[str, Any]) -> bool:
     """Whether a message edits an earlier one (m.replace)."""
     relates = content.get("m.relates_to")

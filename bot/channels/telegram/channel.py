@@ -218,7 +218,7 @@ class TelegramChannel(TelegramPresses):
 
     def _group_update_for_mnemo(self, update: Update) -> bool:
         """Whether an update in an allowed group is mnemo's business: a press, a reaction, or a message for it."""
-        message = update.message
+        message = update.message or update.edited_message  # an edit for mnemo may show a crisis (`_on_edited`)
         return update.callback_query is not None or update.message_reaction is not None or (
             message is not None and self._for_mnemo(message))
 
@@ -279,13 +279,17 @@ class TelegramChannel(TelegramPresses):
     def _message_turn(self, update: Update, text: str, command: bool = False,
                       attachment: Attachment | None = None) -> Turn[int, int]:
         """The shared turn of a message: who wrote it where (in a group with the sender's name before the words,
-        unless it is a command), the older message it quotes, whether it addressed mnemo, what it brings."""
-        message, user, chat = update.message, update.effective_user, update.effective_chat
+        unless it is a command), the older message it quotes, whether it addressed mnemo, what it brings. An edited
+        message is a message of its own (its id names the edit)."""
+        message, user, chat = update.message or update.edited_message, update.effective_user, update.effective_chat
         assert message is not None and user is not None and chat is not None
         group = chat.type in GROUPS
         text = group_text(text, self.app.bot.username, user.first_name) if group and not command else text
+        ref = message_ref(chat.id, message.message_id)
+        if update.edited_message is not None:
+            ref = f"{ref}:edit:{int(message.edit_date.timestamp()) if message.edit_date else update.update_id}"
         return Turn(
-            chat.id, chat_scope(chat, user), scope_user(user.id), text, message_ref(chat.id, message.message_id),
+            chat.id, chat_scope(chat, user), scope_user(user.id), text, ref,
             str(update.update_id), group=group, command=command, replayed=self.intake.replayed(update),
             reply_to=message.message_id if group else None, origin=message.message_id,
             quoted=quoted_of(message, self.app.bot.id), addressed=not group or self._addressed(message),
@@ -297,9 +301,14 @@ class TelegramChannel(TelegramPresses):
         await self._tell(update.effective_chat.id, t(self.lang, "not_text_kind"))
 
     async def _on_edited(self, update: Update, context: Context) -> None:
-        """An edited message: ignored, since the original was already answered."""
+        """An edited message (or caption): answered as a message of its own when its new words show signs of crisis,
+        so the help line comes; any other edit is ignored, since the original was already answered."""
         message = update.edited_message
-        log.info("edited message %s ignored", f"{message.chat_id}:{message.message_id}" if message else "?")
+        if message is None:
+            return
+        text = message.text or message.caption or ""
+        if await self.edit_in_crisis(text, message_ref(message.chat_id, message.message_id)):
+            await self.take_text(self._message_turn(update, text))
 
     async def _on_error(self, update: object, context: Context) -> None:
         """Log a failed update and tell its chat one short sentence."""
