@@ -28,10 +28,13 @@ def parse_backends(spec: str) -> list[str]:
 class PostgresServer:
     """A pgserver PostgreSQL in a temporary folder; each store gets a fresh database of its own."""
 
-    def __init__(self) -> None:
+    def __init__(self, folder: Path | None = None) -> None:
+        """A server in a new temporary folder, or in `folder`, where processes that name the same one share one
+        server (pgserver counts its users; the last one to leave stops it and deletes the folder)."""
         import pgserver  # only the PostgreSQL runs need the wheel
 
-        self._folder = Path(tempfile.mkdtemp(prefix="mnemo-bench-pg-"))
+        self._folder = folder or Path(tempfile.mkdtemp(prefix="mnemo-bench-pg-"))
+        self._folder.mkdir(exist_ok=True)
         self._folder.chmod(0o755)  # pgserver runs the server as its own user when started as root
         self._server: Any = pgserver.get_server(self._folder / "data", cleanup_mode="delete")
         self._names = itertools.count(1)

@@ -1,14 +1,19 @@
 """A real PostgreSQL for the tests: the `pgserver` wheel's server (PostgreSQL 16 with pgvector), started once per
-test process in a temporary folder; each test gets a database of its own, copied from a migrated template.
+test run in a temporary folder (pytest-xdist's workers share it); each test gets a database of its own, copied from
+a migrated template.
 
 `MNEMO_REQUIRE_POSTGRES=1` (set by .ci/run) turns a server that cannot start into a failure instead of a skip.
 """
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import itertools
 import os
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 
@@ -21,12 +26,34 @@ _server: PostgresServer | None = None
 _names = itertools.count(1)
 
 
+def _run_folder() -> Path | None:
+    """The folder of the run's one server when pytest-xdist's workers run the tests (None: a server of our own)."""
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID")
+    return Path(tempfile.gettempdir()) / f"mnemo-test-pg-{run}" if run else None
+
+
+@contextmanager
+def _run_lock() -> Iterator[None]:
+    """Held while one worker sets the run's server or its template up (the others wait, then use it)."""
+    folder = _run_folder()
+    if folder is None:
+        yield
+        return
+    with open(f"{folder}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
 def server() -> PostgresServer:
-    """The test process's server (the benchmarks' kind, `bench/backends.py`; started on first use)."""
+    """The run's server (the benchmarks' kind, `bench/backends.py`; started on first use, by the first worker)."""
     global _server
     if _server is None:
         try:
-            _server = PostgresServer()
+            with _run_lock():
+                _server = PostgresServer(_run_folder())
         except ImportError as exc:
             if os.environ.get("MNEMO_REQUIRE_POSTGRES"):
                 raise
@@ -49,7 +76,22 @@ def url_of(name: str) -> str:
     return server().url(name)
 
 
+_template_ready = False
+
+
 async def _template() -> None:
+    """Create and migrate the template once per run (under the run's lock: a template still being migrated, with a
+    connection open to it, cannot be copied)."""
+    global _template_ready
+    if _template_ready:
+        return
+    server()
+    with _run_lock():
+        await _migrated_template()
+    _template_ready = True
+
+
+async def _migrated_template() -> None:
     import psycopg
 
     async with await psycopg.AsyncConnection.connect(server().url(), autocommit=True) as conn:

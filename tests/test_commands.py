@@ -49,7 +49,7 @@ async def test_model_proposed_rule_becomes_active_only_after_yes(setup, store: M
 
 @pytest.mark.parametrize("typed, still_open", [
     ("Ich war gestern noch im Kino", True), ("Jahr", True), ("Token", True),
-    ("Bitte erkläre mir erst, was du meinst", True), ("Genau, ich habe heute frei", True), ("Ok, nein", False),
+    ("Bitte erkläre mir erst, was du meinst", True), ("Genau, ich habe heute frei", True), ("Ok, nein", True),  # a no after an ok is no clear answer
 ])
 async def test_other_replies_never_confirm_a_pending_rule(setup, store: MemoryStore, typed: str,  # type: ignore[no-untyped-def]
                                                           still_open: bool) -> None:
