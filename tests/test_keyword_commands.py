@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 import pytest
@@ -19,7 +19,13 @@ from memory.models import Scope
 from memory.store import MemoryStore
 from tests.fakes.llm import ScriptedLLM
 from tests.fakes.telegram_api import FakeTelegram
-from tests.test_telegram import USER, buttons, exchange, make_channel, press
+from tests.test_telegram import (
+    USER,
+    buttons,
+    channel,  # noqa: F401  (the fixture)
+    exchange,
+    press,
+)
 
 NOTES = (
     "Christian hat einen Hund namens Bruno.",
@@ -118,14 +124,6 @@ async def test_a_gibberish_word_finds_nothing_in_german_and_english(store: Memor
                 assert reply.bubbles == (nothing,), command
         await engine.close()
     assert t("en", "memories_none_found") == "I found nothing about that."
-
-
-@pytest.fixture
-async def channel(tg: FakeTelegram, engine: Engine) -> AsyncIterator[TelegramChannel]:
-    ch = make_channel(tg, engine)
-    await ch.start()
-    yield ch
-    await ch.stop()
 
 
 async def test_on_telegram_forget_offers_only_the_note_about_the_word(

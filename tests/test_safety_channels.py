@@ -21,7 +21,10 @@ from tests.fakes.openai_audio import FakeAudioAPI
 from tests.fakes.telegram_api import FakeTelegram
 from tests.images import jpeg
 from tests.safety_kit import real_detector
-from tests.test_telegram import USER, make_channel
+from tests.test_telegram import (
+    USER,
+    channel,  # noqa: F401  (the fixture)
+    )
 
 HELP = crisis_help("DE", "de")
 UNSEEN = "Es tut mir leid für alles, bald müsst ihr euch keine Sorgen mehr um mich machen"
@@ -45,14 +48,6 @@ async def engine(store: MemoryStore, chat: ScriptedLLM, background: ScriptedLLM,
     await e.drain()
     await e.close()
     await transcriber.aclose()
-
-
-@pytest.fixture
-async def channel(tg: FakeTelegram, engine: Engine) -> AsyncIterator[TelegramChannel]:
-    ch = make_channel(tg, engine)
-    await ch.start()
-    yield ch
-    await ch.stop()
 
 
 async def answer_after(tg: FakeTelegram, before: int) -> str:

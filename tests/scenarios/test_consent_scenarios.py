@@ -5,7 +5,6 @@ later (no longer an answer); and a rule that is already active is not proposed a
 from __future__ import annotations
 
 import io
-from collections.abc import AsyncIterator
 
 import pytest
 
@@ -20,20 +19,19 @@ from memory.models import LearnedRule
 from memory.store import MemoryStore
 from tests.fakes.llm import ScriptedLLM
 from tests.fakes.telegram_api import FakeTelegram
-from tests.test_telegram_choices import ANNA, JSON, make_channel, pressed, said, shows_buttons
+from tests.test_telegram_choices import (
+    ANNA,
+    JSON,
+    channel,  # noqa: F401  (the fixture)
+    pressed,
+    said,
+    shows_buttons,
+)
 
 pytestmark = pytest.mark.filterwarnings("ignore::telegram.warnings.PTBDeprecationWarning")
 
 RULE = "Keine Emojis verwenden."
 SAVED = t("de", "rule_saved", rule=RULE)
-
-
-@pytest.fixture
-async def channel(tg: FakeTelegram, engine: Engine) -> AsyncIterator[TelegramChannel]:
-    ch = make_channel(tg, engine)
-    await ch.start()
-    yield ch
-    await ch.stop()
 
 
 def proposes(chat: ScriptedLLM, rule: str = RULE) -> None:
