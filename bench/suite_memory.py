@@ -12,36 +12,38 @@ import argparse
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import psutil
 
 
 @dataclass
 class Peak:
-    """The largest sums seen, in bytes, and the processes alive at the PSS peak."""
+    """The largest sums seen, in bytes, and the processes alive at the PSS peak (PSS in bytes, command line)."""
 
     rss: int = 0
     pss: int = 0
-    processes: int = 0
+    processes: list[tuple[int, str]] = field(default_factory=list)
 
 
-def tree_memory(root: psutil.Process) -> tuple[int, int, int]:
-    """RSS and PSS summed over root and its descendants, and how many processes that is."""
-    rss = pss = count = 0
+def tree_memory(root: psutil.Process) -> tuple[int, int, list[tuple[int, str]]]:
+    """RSS and PSS summed over root and its descendants, and each process's PSS and command line."""
+    rss = pss = 0
+    each: list[tuple[int, str]] = []
     try:
         members = [root, *root.children(recursive=True)]
     except psutil.NoSuchProcess:
-        return 0, 0, 0
+        return 0, 0, []
     for proc in members:
         try:
             info = proc.memory_full_info()
+            command = " ".join(proc.cmdline())[:100]
         except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
             continue  # ended between the listing and the reading
         rss += info.rss
         pss += getattr(info, "pss", info.rss)
-        count += 1
-    return rss, pss, count
+        each.append((getattr(info, "pss", info.rss), command))
+    return rss, pss, each
 
 
 def watch(command: list[str], every: float = 0.5) -> tuple[int, float, Peak]:
@@ -50,10 +52,10 @@ def watch(command: list[str], every: float = 0.5) -> tuple[int, float, Peak]:
     child = subprocess.Popen(command)
     root, peak = psutil.Process(child.pid), Peak()
     while child.poll() is None:
-        rss, pss, count = tree_memory(root)
+        rss, pss, each = tree_memory(root)
         peak.rss = max(peak.rss, rss)
         if pss > peak.pss:
-            peak.pss, peak.processes = pss, count
+            peak.pss, peak.processes = pss, each
         time.sleep(every)
     return child.returncode, time.monotonic() - started, peak
 
@@ -68,8 +70,10 @@ def main() -> None:
     code, seconds, peak = watch(command)
     mib = 1024 * 1024
     print(f"\nwall {seconds / 60:.1f} min, exit {code}; peak memory of the process tree: "
-          f"PSS {peak.pss / mib:.0f} MiB ({peak.processes} processes), RSS sum {peak.rss / mib:.0f} MiB",
+          f"PSS {peak.pss / mib:.0f} MiB ({len(peak.processes)} processes), RSS sum {peak.rss / mib:.0f} MiB",
           file=sys.stderr)
+    for size, command in sorted(peak.processes, reverse=True):
+        print(f"  {size / mib:6.0f} MiB  {command}", file=sys.stderr)
     sys.exit(code)
 
 
