@@ -97,3 +97,18 @@ async def test_m042_drops_the_trigram_index_an_earlier_store_created(store: Memo
             assert await tx.fetchone("SELECT 1 FROM migrations WHERE name = 'm042_no_trigram_index'") is not None
     finally:
         await again.close()
+
+
+async def test_sums_bools_and_the_shown_url_read_alike_on_both(store: MemoryStore) -> None:
+    """The database layer's small conversions: a bool parameter as a number, a sum of integers (numeric on
+    PostgreSQL) as an int, and the URL shown without a password."""
+    scope = await store.scope("mnemo", "tg:7")
+    for text in ("eins", "zwei", "drei"):
+        await store.messages.add(scope, "user", text)
+    async with store.db.reading() as tx:
+        named = await tx.fetchone("SELECT count(*) FROM messages WHERE scope_id = ? AND ? = 1", (scope.id, True))
+        total = await tx.fetchone("SELECT sum(length(text)) FROM messages WHERE scope_id = ?", (scope.id,))
+    assert named[0] == 3
+    assert total[0] == len("einszweidrei") and isinstance(total[0], int)
+    shown = store.db.shown()
+    assert "geheim" not in shown and (store.db.dialect == "sqlite" or shown.startswith("postgresql://"))
