@@ -18,6 +18,7 @@ from tests import postgres_kit
 from tests.evaluation_data import MISSING
 from tests.fakes.embedder import FakeEmbedder
 from tests.fakes.llm import ScriptedLLM
+from tests.fakes.openai_audio import FakeAudioAPI
 from tests.fakes.synapse import Synapse
 from tests.fakes.telegram_api import FakeTelegram
 
@@ -127,6 +128,13 @@ async def engine(store: MemoryStore, chat: ScriptedLLM, background: ScriptedLLM)
     yield e
     await e.drain()
     await e.close()
+
+
+@pytest.fixture
+async def audio() -> AsyncIterator[FakeAudioAPI]:
+    """The fake OpenAI-compatible speech API (transcription and speech)."""
+    async with FakeAudioAPI() as api:
+        yield api
 
 
 @pytest.fixture

@@ -29,12 +29,6 @@ NOTHING_LEARNED = json.dumps({"facts": [], "content": [], "profile": []})
 
 
 @pytest.fixture
-async def audio() -> AsyncIterator[FakeAudioAPI]:
-    async with FakeAudioAPI() as api:
-        yield api
-
-
-@pytest.fixture
 async def world(tmp_path: Path, store: MemoryStore, audio: FakeAudioAPI, synapse: Synapse) -> AsyncIterator[World]:
     syn = synapse  # one Synapse for the run (tests/conftest.py), users of the test's own
     bot_id, _, _ = await syn.register(syn.fresh_name("mnemo"), PASSWORD)

@@ -33,12 +33,6 @@ pytestmark = pytest.mark.filterwarnings("ignore::telegram.warnings.PTBDeprecatio
 
 
 @pytest.fixture
-async def audio() -> AsyncIterator[FakeAudioAPI]:
-    async with FakeAudioAPI() as api:
-        yield api
-
-
-@pytest.fixture
 async def engine(store: MemoryStore, chat: ScriptedLLM, background: ScriptedLLM,
                  audio: FakeAudioAPI) -> AsyncIterator[Engine]:
     transcriber = OpenAITranscriber("whisper-1", audio.base_url, None)

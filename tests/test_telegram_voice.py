@@ -30,12 +30,6 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture
-async def audio() -> AsyncIterator[FakeAudioAPI]:
-    async with FakeAudioAPI() as api:
-        yield api
-
-
-@pytest.fixture
 async def engine(store: MemoryStore, chat: ScriptedLLM, background: ScriptedLLM,
                  audio: FakeAudioAPI) -> AsyncIterator[Engine]:
     transcriber = OpenAITranscriber("whisper-1", audio.base_url, None)

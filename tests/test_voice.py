@@ -110,12 +110,6 @@ def test_the_fakes_ogg_check_finds_a_broken_stream() -> None:
 # --- the engine with the real SDK against the fake audio API ------------------------------------------
 
 
-@pytest.fixture
-async def audio() -> AsyncIterator[FakeAudioAPI]:
-    async with FakeAudioAPI() as api:
-        yield api
-
-
 def make_engine(store: MemoryStore, chat: ScriptedLLM, background: ScriptedLLM, audio: FakeAudioAPI | None,
                 speaker: bool = True, timeout: float = 5.0, **config: object) -> Engine:
     """An engine hearing through the fake (None: no backend set up) and, with `speaker`, speaking through it."""
