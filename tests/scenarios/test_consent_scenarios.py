@@ -4,13 +4,10 @@ message for the model; the question waits for its buttons), with "Na klar!" (a y
 later (no longer an answer); and a rule that is already active is not proposed again."""
 from __future__ import annotations
 
-import io
-
 import pytest
 
-from bot.channels.console import CONSOLE_USER, ConsoleChannel
+from bot.channels.console import CONSOLE_USER
 from bot.channels.telegram.channel import TelegramChannel
-from bot.commands.runner import Commands
 from bot.conversation.engine import Engine
 from bot.conversation.questions import KNOWN_RULE
 from bot.llm.port import ToolCall
@@ -19,6 +16,7 @@ from memory.models import LearnedRule
 from memory.store import MemoryStore
 from tests.fakes.llm import ScriptedLLM
 from tests.fakes.telegram_api import FakeTelegram
+from tests.test_console_choices import console
 from tests.test_telegram_choices import (
     ANNA,
     JSON,
@@ -103,14 +101,6 @@ async def test_on_telegram_an_active_rule_is_not_proposed_again(
     assert chat.calls[-1].messages[-1].content == KNOWN_RULE
     scope = await engine.scope_for(f"tg:{ANNA}")
     assert [r.text for r in await store.rules.list(scope)] == [RULE] and await engine.open_question(scope) is None
-
-
-async def console(engine: Engine, *lines: str) -> str:
-    """Type the lines into the terminal channel; everything it printed."""
-    out = io.StringIO()
-    await ConsoleChannel(engine, stdin=io.StringIO("".join(f"{line}\n" for line in lines)), stdout=out,
-                         commands=Commands(engine)).run()
-    return out.getvalue()
 
 
 async def test_in_the_terminal_nicht_so_gut_goes_to_the_model_and_na_klar_next_accepts(
