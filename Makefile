@@ -34,14 +34,16 @@ lint: $(VENV)/.test
 	$(VENV)/bin/mypy bot memory scheduler
 
 # Both cores (pytest-xdist, one PostgreSQL and one Synapse per worker); a module stays on one worker, so what it
-# starts once per module starts once. TEST_WORKERS=0 runs in one process.
+# starts once per module starts once. Modules are handed out in the order tests/conftest.py gives them (the longest
+# first), not xdist's own (the most tests first). TEST_WORKERS=0 runs in one process.
 TEST_WORKERS ?= 2
+XDIST := -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder
 test: $(VENV)/.test
-	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadscope
+	$(PY) -m pytest -q $(XDIST)
 
 # The packages' line coverage over the whole suite (docs/testing.md has the figures).
 coverage: $(VENV)/.test
-	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadscope --cov=bot --cov=memory --cov=scheduler --cov-report=term
+	$(PY) -m pytest -q $(XDIST) --cov=bot --cov=memory --cov=scheduler --cov-report=term
 
 bench: $(VENV)/.test
 	$(PY) bench/german.py

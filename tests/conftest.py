@@ -3,6 +3,9 @@ Bot API. A test module that needs another kind defines its own fixture of the sa
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import ctypes
+import gc
 import json
 import os
 import shutil
@@ -55,6 +58,7 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
 # while the other worker has nothing left (docs/testing.md: where the time goes).
 FIRST = (
     "tests/test_embedder.py",
+    "tests/test_web_browser.py",  # Chromium (about 450 MB) also while the workers are small and no Synapse runs yet
     "tests/test_crash_safety.py",
     "tests/test_hostile.py",
     "tests/scenarios/test_workers_killed.py",
@@ -67,10 +71,24 @@ FIRST = (
 )
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:  # make test: --no-loadscope-reorder
     """Put the modules of FIRST first, in its order; the rest keep theirs."""
     rank = {name: i for i, name in enumerate(FIRST)}
     items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(FIRST)))  # stable: ties keep their order
+
+
+def _trim() -> None:
+    """Hand the heap's free memory back to the system (glibc keeps it otherwise: a worker only grows)."""
+    with contextlib.suppress(OSError, AttributeError):  # not glibc: nothing to do
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+
+
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    """After a module's last test: collect its garbage and trim the heap, so that the memory a module used (a corpus,
+    a model's buffers) is not carried through the rest of the run."""
+    if nextitem is None or nextitem.module is not item.module:  # type: ignore[attr-defined]
+        gc.collect()
+        _trim()
 
 
 @pytest.fixture
