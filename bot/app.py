@@ -36,10 +36,6 @@ from bot.texts import t
 from bot.web.toolbox import web_tools
 from bot.web_page.health import Running
 from bot.web_page.links import WebLinks, base_url
-from bot.web_page.prometheus import PrometheusMetrics
-from bot.web_page.routes import web_app
-from bot.web_page.server import WebServer, listen_address
-from bot.web_page.site import Site
 from memory.admission import Thresholds
 from memory.embedder import make_embedder
 from memory.postgres import is_postgres
@@ -53,6 +49,8 @@ if TYPE_CHECKING:  # imported where they are used: matrix-nio, the MCP SDK and o
     # and a restart after a crash answers sooner without what the settings do not switch on
     from bot.channels.matrix.config import MatrixConfig
     from bot.voice.openai_audio import OpenAISpeaker, OpenAITranscriber
+    from bot.web_page.prometheus import PrometheusMetrics
+    from bot.web_page.site import Site
 
 log = logging.getLogger(__name__)
 
@@ -258,6 +256,8 @@ async def until_stopped() -> None:
 
 def web_site(settings: Settings, commands: Commands) -> Site:
     """The private web page's site; from now on /web in the chat sends login links to it."""
+    from bot.web_page.site import Site  # the web page's parts (starlette, jinja2) only with MNEMO_WEB_LISTEN
+
     base = base_url(settings.web_base_url, settings.web_listen)
     commands.web = WebLinks(commands.store, base)
     return Site(commands, frozenset(settings.admins), secure=base.startswith("https://"),
@@ -267,6 +267,9 @@ def web_site(settings: Settings, commands: Commands) -> Site:
 async def start_web(settings: Settings, metrics: PrometheusMetrics, running: Running, commands: Commands,
                     stack: contextlib.AsyncExitStack) -> None:
     """Serve /metrics, /healthz and the private web page on MNEMO_WEB_LISTEN; `stack` stops the server."""
+    from bot.web_page.routes import web_app
+    from bot.web_page.server import WebServer, listen_address
+
     host, port = listen_address(settings.web_listen)
     site = web_site(settings, commands)
     server = WebServer(web_app(site, running, metrics, settings.metrics_token), host, port)
@@ -300,7 +303,11 @@ async def main(settings: Settings) -> None:
     """Run the configured channels until the terminal chat ends or the process is stopped."""
     from bot.channels.console import ConsoleChannel
 
-    metrics = PrometheusMetrics() if settings.web_listen else None
+    metrics = None
+    if settings.web_listen:
+        from bot.web_page.prometheus import PrometheusMetrics
+
+        metrics = PrometheusMetrics()
     async with running_engine(settings, metrics or NO_METRICS) as engine:
         hint = await check_model(settings, engine.chat)
         if hint:

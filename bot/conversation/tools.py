@@ -19,8 +19,6 @@ from datetime import time as dtime
 from typing import Any, Literal, Protocol
 from zoneinfo import ZoneInfo
 
-import jsonschema
-
 from bot.conversation.prompt import clip, origin_note, quote
 from bot.llm.port import ToolCall, ToolSpec
 from memory.models import Scope, SearchHit, Source
@@ -259,6 +257,8 @@ async def _hold(tool: Tool, args: dict[str, Any], at: ToolContext) -> str:
     """Hold a call of a tool that asks first, once its arguments fit the tool's schema; what the model is told."""
     if at.hold is None:
         raise ToolFailed("this tool changes something and cannot wait for the person's yes here")
+    import jsonschema  # here, not at the top: it costs a sixth of a second at every start, and few hold a call
+
     try:
         jsonschema.validate(args, tool.spec.parameters)
     except jsonschema.ValidationError as exc:

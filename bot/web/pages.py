@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from typing import Protocol
 
 import httpx
-import trafilatura
 
 from bot.web.errors import PageFailed, PageRefused
 from bot.web.search import USER_AGENT
@@ -235,6 +234,8 @@ def page_text(body: bytes, kind: str, charset: str | None, url: str) -> tuple[st
         decoded = body
     if kind == "text/plain":
         return "", decoded if isinstance(decoded, str) else body.decode("utf-8", errors="replace")
+    import trafilatura  # here, not at the top: a fifth of a second at every start, and most never read a page
+
     document = trafilatura.bare_extraction(decoded, url=url, with_metadata=True, include_comments=False,
                                            include_tables=True)
     text = str(getattr(document, "text", "") or "")
