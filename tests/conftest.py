@@ -7,16 +7,18 @@ import contextlib
 import ctypes
 import gc
 import json
+import logging
 import os
 import shutil
 import socket
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
 import pytest_asyncio
 
 from bot.conversation.engine import Engine, EngineConfig
+from bot.logs import LineFormatter
 from memory.embedder import Embedder, make_embedder
 from memory.store import MemoryStore
 from tests import postgres_kit
@@ -40,6 +42,23 @@ def _no_outside_network(monkeypatch: pytest.MonkeyPatch) -> None:
         return real_connect(self, address)  # type: ignore[arg-type]
 
     monkeypatch.setattr(socket.socket, "connect", guarded)
+
+
+@pytest.fixture(autouse=True)
+def _logging_left_as_found() -> Iterator[None]:
+    """Undo what a test's run of mnemo's own logging setup (`bot.logs.install`, the CLI in-process) did to the
+    process's loggers: its stderr handler and levels stayed for every later test of the worker, which then wrote
+    every DEBUG record to a captured stderr (11 MB in one test's report, the xdist main process grew by 600 MB
+    holding such reports, and the formatting cost time)."""
+    loggers = [logging.getLogger(), *(lg for lg in logging.Logger.manager.loggerDict.values()
+                                      if isinstance(lg, logging.Logger))]
+    levels = {lg: lg.level for lg in loggers}
+    yield
+    root = logging.getLogger()
+    for handler in [h for h in root.handlers if isinstance(h.formatter, LineFormatter)]:
+        root.removeHandler(handler)
+    for lg, level in levels.items():
+        lg.setLevel(level)
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
