@@ -76,9 +76,9 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
 # process imports torch while the workers are still small, then the longest, so that no long module starts last
 # while the other worker has nothing left (docs/testing.md: where the time goes).
 FIRST = (
-    "tests/test_embedder.py",
-    "tests/test_web_browser.py",  # Chromium (about 450 MB) also while the workers are small and no Synapse runs yet
+    "tests/test_embedder.py",  # torch in a child (about 340 MB), while the workers are small ...
     "tests/test_crash_safety.py",
+    "tests/test_web_browser.py",  # ... and Chromium (about 450 MB) after it on the same worker, not beside it
     "tests/test_hostile.py",
     "tests/scenarios/test_workers_killed.py",
     "tests/test_matrix_polish.py",

@@ -152,7 +152,10 @@ _PATTERNS = [
     r"\b(no|don'?t\s+see\s+a)\s+future\s+for\s+(me|myself)\b|\bkeine\s+zukunft\s+(mehr\s+)?für\s+mich\b|"
     r"\begal,?\s+ob\s+ich\s+(morgen\s+)?(noch\s+)?(lebe|aufwache)\b",
 ]
-_REGEX = re.compile("|".join(f"(?:{p})" for p in _PATTERNS), re.IGNORECASE)
+# Searched one by one, not as one alternation: the same verdict (some pattern matches somewhere; the same on 2,464
+# texts: the set's train split and the hostile corpus), and on a 4,000-character message 21 ms instead of 49 (median),
+# as the alternation tried every pattern at every position.
+_COMPILED = tuple(re.compile(p, re.IGNORECASE) for p in _PATTERNS)
 
 # Words that put the words above at a distance: a film, a book, a song, a study, the news, a game, the past, a
 # recovery. With one of them the patterns say nothing and the classifier decides (it was trained on such messages),
@@ -181,7 +184,8 @@ _OWN_WISH = re.compile(
 def signals_crisis(text: str) -> bool:
     """True when the text says in so many words that someone wants to die, plans it, harms themselves, is hurt by
     someone else or is in acute danger (the pattern layer; `bot.conversation.crisis` adds the classifier)."""
-    return bool(_REGEX.search(text)) and (not _DISTANCE.search(text) or bool(_OWN_WISH.search(text)))
+    return (any(pattern.search(text) for pattern in _COMPILED)
+            and (not _DISTANCE.search(text) or bool(_OWN_WISH.search(text))))
 
 
 # Help lines per country for the safety notice; DE is the default.
