@@ -217,7 +217,10 @@ class MemoryStore:
         async with self.db.reading() as tx:
             for table in SCOPED_TABLES:
                 names = await tx.column_names(table)
-                order = "rowid" if tx.dialect == "sqlite" else "id" if "id" in names else "1"
+                # PostgreSQL has no rowid: a table without an id (scope_state, preferences) is ordered by all its
+                # columns, else its rows came back in whatever order the last update left them
+                order = ("rowid" if tx.dialect == "sqlite" else "id" if "id" in names
+                         else ", ".join(str(n) for n in range(1, len(names) + 1)))
                 cursor_rows = await tx.fetchall(f"SELECT * FROM {table} WHERE scope_id = ? ORDER BY {order}",
                                                 (scope.id,))
                 out[table] = [
