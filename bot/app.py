@@ -113,9 +113,12 @@ def make_models(settings: Settings) -> tuple[LLM, LLM]:
 
 def voice_backends(settings: Settings) -> tuple[OpenAITranscriber | None, OpenAISpeaker | None]:
     """The Transcriber and the Speaker the settings set up (a base URL or a key each); None for one that is not."""
+    transcriber = speaker = None
+    if not (settings.transcribe_base_url or settings.transcribe_api_key or settings.speech_base_url
+            or settings.speech_api_key):
+        return None, None  # no voice: openai's audio client is not imported
     from bot.voice.openai_audio import OpenAISpeaker, OpenAITranscriber
 
-    transcriber = speaker = None
     if settings.transcribe_base_url or settings.transcribe_api_key:
         transcriber = OpenAITranscriber(settings.transcribe_model, settings.transcribe_base_url,
                                         settings.transcribe_api_key, timeout=settings.transcribe_timeout,
