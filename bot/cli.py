@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib
 import sys
 from typing import TYPE_CHECKING
 
@@ -13,6 +14,20 @@ if TYPE_CHECKING:
     from bot.settings import Settings
 
 LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+# Subcommands whose arguments live beside their work in `bot.admin`: name -> (module, help). A module is imported
+# only when its command is the one given, so `mnemo run` (started again after every restart) does not import the
+# history importer, the PostgreSQL copier or the web page's links.
+ADMIN_COMMANDS = {
+    "companion": ("bot.admin.companions", "create or list companions (characters with a relationship)"),
+    "import-history": ("bot.admin.history_import", "import a ChatGPT, Claude or Telegram export into the review queue"),
+    "suggestions": ("bot.admin.suggestions", "what the companion suggested about mnemo itself (only you see them)"),
+    "web-link": ("bot.admin.web_link", "print a one-time login link to a user's memory page (10 minutes)"),
+    "migrate-to-postgres": ("bot.admin.move_to_postgres",
+                            "copy the SQLite memory into PostgreSQL (resumable, verified)"),
+    "safety-check": ("bot.admin.safety_check", "read one message a line on stdin, print 1<TAB>text when it would get "
+                                               "the crisis help line, else 0<TAB>text"),
+}
+_VALUED = ("--env-file", "--log-level")  # the options before the command that take a value
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -42,14 +57,24 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     undo = sub.add_parser("undo", help="revert the latest memory change of a user")
     undo.add_argument("--user", required=True, help="user id as stored, e.g. tg:123456 or @anna:example.org")
     _analyse_parser(sub)
-    _companion_parser(sub)
-    _history_parser(sub)
     _pair_parser(sub)
-    _suggestions_parser(sub)
-    _web_link_parser(sub)
-    _to_postgres_parser(sub)
-    _safety_check_parser(sub)
+    given = chosen_command(sys.argv[1:] if argv is None else argv)
+    for name, (module, help_) in ADMIN_COMMANDS.items():
+        p = sub.add_parser(name, help=help_)
+        if name == given:
+            importlib.import_module(module).add_arguments(p)
     return parser.parse_args(argv)
+
+
+def chosen_command(argv: list[str]) -> str | None:
+    """The subcommand named on the command line (the first word that is neither an option nor an option's value)."""
+    words = iter(argv)
+    for word in words:
+        if word in _VALUED:
+            next(words, None)
+        elif not word.startswith("-"):
+            return word
+    return None
 
 
 def _pair_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -61,48 +86,6 @@ def _pair_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> No
     approve.add_argument("code", help="the 8-character code the user was given")
     revoke = actions.add_parser("revoke", help="take an approved user off the allowlist")
     revoke.add_argument("user", help="user id as stored, e.g. tg:123456 or @anna:example.org")
-
-
-def _suggestions_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """The `suggestions` subcommand: what the companion suggested about mnemo itself; dismiss one."""
-    from bot.admin.suggestions import add_parser
-
-    add_parser(sub)
-
-
-def _companion_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """The `companion` subcommand: create a companion (its personality written once) or list them."""
-    from bot.admin.companions import add_parser
-
-    add_parser(sub)
-
-
-def _web_link_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """The `web-link` subcommand: a one-time login link to a user's memory page."""
-    from bot.admin.web_link import add_parser
-
-    add_parser(sub)
-
-
-def _history_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """The `import-history` subcommand: an export of ChatGPT, Claude or Telegram into the review queue."""
-    from bot.admin.history_import import add_parser
-
-    add_parser(sub)
-
-
-def _to_postgres_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """The `migrate-to-postgres` subcommand: copy the SQLite memory into PostgreSQL, verified and resumable."""
-    from bot.admin.move_to_postgres import add_parser
-
-    add_parser(sub)
-
-
-def _safety_check_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """The `safety-check` subcommand: what the crisis detector flags, one message a line on stdin."""
-    from bot.admin.safety_check import add_parser
-
-    add_parser(sub)
 
 
 async def _safety_check(settings: Settings, args: argparse.Namespace) -> int:

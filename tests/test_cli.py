@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
-from bot.cli import main
+from bot.cli import ADMIN_COMMANDS, chosen_command, main, parse_args
 from memory.embedder import make_embedder
 from memory.store import MemoryStore
 
@@ -39,3 +41,31 @@ def test_undo_from_the_shell_restores_a_forgotten_note(monkeypatch: pytest.Monke
             return [n.text for n in await store.notes.list(scope)]
 
     assert asyncio.run(texts()) == ["Anna mag Tee"]
+
+
+def test_the_command_is_found_behind_the_options_and_their_values() -> None:
+    assert chosen_command(["--env-file", "run", "companion", "list"]) == "companion"  # "run" is the file's name
+    assert chosen_command(["--log-level", "debug", "safety-check", "--no-moderation"]) == "safety-check"
+    assert chosen_command(["--env-file=/x", "web-link", "--user", "tg:1"]) == "web-link"
+    assert chosen_command(["--help"]) is None and chosen_command([]) is None
+
+
+def test_an_admin_command_reads_its_own_arguments_and_help_lists_every_command(capsys) -> None:  # type: ignore[no-untyped-def]
+    args = parse_args(["--env-file", "/dev/null", "import-history", "export.zip", "--user", "tg:1", "--preview"])
+    assert (args.command, args.file, args.user, args.preview) == ("import-history", Path("export.zip"), "tg:1", True)
+    assert parse_args(["companion", "create", "--id", "lena", "--name", "Lena"]).template == "warm"
+    with pytest.raises(SystemExit):
+        parse_args(["--help"])
+    shown = capsys.readouterr().out
+    assert all(name in shown for name in (*ADMIN_COMMANDS, "run", "doctor", "pair", "analyse"))
+    with pytest.raises(SystemExit) as exited:
+        parse_args(["web-link"])  # --user is required: argparse says so and exits 2
+    assert exited.value.code == 2 and "--user" in capsys.readouterr().err
+
+
+def test_mnemo_run_does_not_import_the_admin_commands() -> None:
+    probe = ("import sys; from bot.cli import parse_args, ADMIN_COMMANDS; parse_args(['run']); "
+             "print(sorted(m for m, _ in ADMIN_COMMANDS.values() if m in sys.modules))")
+    shown = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True,
+                           cwd=Path(__file__).resolve().parent.parent).stdout
+    assert shown.strip() == "[]"

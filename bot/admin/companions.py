@@ -100,9 +100,8 @@ def _slider(raw: str) -> int:
     return value
 
 
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """The `companion` subcommand: `create` and `list`."""
-    companion = sub.add_parser("companion", help="create or list companions (characters with a relationship)")
+def add_arguments(companion: argparse.ArgumentParser) -> None:
+    """The arguments of `mnemo companion` (its name and help are `bot.cli`'s)."""
     actions = companion.add_subparsers(dest="action", required=True)
     make = actions.add_parser("create", help="create a companion; the background model writes its personality once")
     make.add_argument("--id", required=True, help="the id the bot runs as (MNEMO_COMPANION_ID)")

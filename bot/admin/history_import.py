@@ -26,9 +26,8 @@ if TYPE_CHECKING:
 PAUSED = 3  # exit code: the day's token budget is spent; run again tomorrow
 
 
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """The `import-history` subcommand."""
-    p = sub.add_parser("import-history", help="import a ChatGPT, Claude or Telegram export into the review queue")
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The arguments of `mnemo import-history` (its name and help are `bot.cli`'s)."""
     p.add_argument("file", type=Path, help="the export: a zip, conversations.json, result.json or its folder")
     p.add_argument("--user", required=True, help="user id as stored, e.g. tg:123456 or @anna:example.org")
     p.add_argument("--format", choices=tuple(NAMES), help="the export's format (default: recognised from the file)")

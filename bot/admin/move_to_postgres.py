@@ -13,9 +13,8 @@ from memory.postgres_copy import CopyReport, copy_to_postgres
 from memory.store import DB_FILENAME
 
 
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Declare the subcommand."""
-    p = sub.add_parser("migrate-to-postgres", help="copy the SQLite memory into PostgreSQL (resumable, verified)")
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The arguments of `mnemo migrate-to-postgres` (its name and help are `bot.cli`'s)."""
     p.add_argument("--to", metavar="URL", help="postgresql://user:password@host/database "
                                                "(default: MNEMO_DATABASE_URL)")
     p.add_argument("--batch", type=int, default=1000, help="rows per transaction (default: 1000)")

@@ -19,10 +19,8 @@ if TYPE_CHECKING:
     from bot.settings import Settings
 
 
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """The `safety-check` subcommand."""
-    p = sub.add_parser("safety-check", help="read one message a line on stdin, print 1<TAB>text when it would get "
-                                            "the crisis help line, else 0<TAB>text")
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The arguments of `mnemo safety-check` (its name and help are `bot.cli`'s)."""
     p.add_argument("--no-moderation", action="store_true", help="the local layers only, even with a moderation URL")
 
 

@@ -21,9 +21,8 @@ if TYPE_CHECKING:
     from bot.settings import Settings
 
 
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """The `suggestions` subcommand: list (default) or dismiss one."""
-    p = sub.add_parser("suggestions", help="what the companion suggested about mnemo itself (only you see them)")
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The arguments of `mnemo suggestions` (its name and help are `bot.cli`'s)."""
     p.add_argument("--all", action="store_true", help="show the dismissed ones too")
     actions = p.add_subparsers(dest="action")
     dismiss = actions.add_parser("dismiss", help="dismiss one suggestion by its number")

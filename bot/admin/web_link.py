@@ -19,9 +19,8 @@ if TYPE_CHECKING:
     from bot.settings import Settings
 
 
-def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """The `web-link` subcommand."""
-    p = sub.add_parser("web-link", help="print a one-time login link to a user's memory page (10 minutes)")
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The arguments of `mnemo web-link` (its name and help are `bot.cli`'s)."""
     p.add_argument("--user", required=True, help="user id as stored, e.g. tg:123456 or @anna:example.org")
 
 
