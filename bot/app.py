@@ -45,7 +45,7 @@ from scheduler.budget import TokenBudget
 from scheduler.leader import SchedulerLeader
 from scheduler.service import Scheduler
 
-if TYPE_CHECKING:  # imported where they are used: matrix-nio, the MCP SDK and openai's audio take seconds to import,
+if TYPE_CHECKING:  # imported where they are used: matrix-nio and the MCP SDK take seconds to import,
     # and a restart after a crash answers sooner without what the settings do not switch on
     from bot.channels.matrix.config import MatrixConfig
     from bot.voice.openai_audio import OpenAISpeaker, OpenAITranscriber

@@ -1,4 +1,5 @@
-"""The OpenAI and Anthropic adapters, with the real SDKs talking HTTP to the local FakeLLM."""
+"""The OpenAI and Anthropic adapters (our own OpenAI-compatible client, the Anthropic SDK) talking HTTP to the local
+FakeLLM, and the OpenAI client against a server that answers garbage."""
 from __future__ import annotations
 
 import itertools
@@ -9,8 +10,9 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import pytest
+from aiohttp import web
 
-from bot.errors import ConfigError, LLMRateLimited, LLMRejected, LLMUnavailable
+from bot.errors import ConfigError, LLMBadOutput, LLMRateLimited, LLMRejected, LLMUnavailable
 from bot.llm.anthropic_api import AnthropicChat
 from bot.llm.factory import make_llm
 from bot.llm.openai_api import OpenAIChat
@@ -399,3 +401,77 @@ async def test_a_failed_stream_is_retried_from_the_start(fake: FakeLLM, provider
     async with chat(provider, fake, sleep=sleeps) as llm:
         result = await llm.complete(HELLO, on_text=seen)
     assert result.text == "Jetzt aber." and seen[-1] == "Jetzt aber." and len(sleeps) == 1
+
+
+# --- an OpenAI-compatible server that answers garbage --------------------------
+
+
+@asynccontextmanager
+async def answering(body: str, content_type: str = "application/json") -> AsyncIterator[tuple[str, list[int]]]:
+    """A server whose /v1/chat/completions always answers `body` with 200; its URL and a count of the requests."""
+    seen: list[int] = []
+
+    async def handle(request: web.Request) -> web.Response:
+        seen.append(1)
+        return web.Response(text=body, content_type=content_type)
+
+    app = web.Application()
+    app.router.add_post("/v1/chat/completions", handle)
+    runner = web.AppRunner(app)
+    await runner.setup()
+    port = closed_port()
+    await web.TCPSite(runner, "127.0.0.1", port).start()
+    try:
+        yield f"http://127.0.0.1:{port}/v1", seen
+    finally:
+        await runner.cleanup()
+
+
+@pytest.mark.parametrize("body", ["<html>502 Bad Gateway</html>", "[1, 2]", '{"choices": "none"}',
+                                  '{"choices": [{"message": 7}]}', '{"choices": []}', ""])
+async def test_an_answer_that_is_no_chat_completion_is_bad_output_and_not_tried_again(body: str) -> None:
+    async with answering(body) as (url, seen):
+        llm = OpenAIChat("m", url, KEY, sleep=Sleeps())
+        try:
+            with pytest.raises(LLMBadOutput) as raised:
+                await llm.complete(HELLO)
+        finally:
+            await llm.aclose()
+    assert seen == [1] and KEY not in str(raised.value)
+
+
+async def test_odd_fields_of_a_chat_completion_are_read_as_missing() -> None:
+    odd = {"model": 3, "usage": {"prompt_tokens": "many", "completion_tokens": True},
+           "choices": [{"message": {"content": "Hallo!", "tool_calls": [
+               {"id": "c1", "type": "function", "function": "remember"},  # not an object: not a call
+               {"id": "c2", "type": "function", "function": {"name": "remember", "arguments": '{"fact": "x"}'}}]}}]}
+    async with answering(json.dumps(odd)) as (url, _seen):
+        llm = OpenAIChat("m", url, KEY, sleep=Sleeps())
+        try:
+            reply = await llm.complete(HELLO)
+        finally:
+            await llm.aclose()
+    assert (reply.text, reply.model, reply.usage.input_tokens, reply.usage.output_tokens) == ("Hallo!", "m", 0, 0)
+    assert [(c.id, c.name, c.arguments) for c in reply.tool_calls] == [("c2", "remember", {"fact": "x"})]
+
+
+@pytest.mark.parametrize("events", [
+    'data: {"choices": [{"delta": {"content": "Hal"}}]}\n\ndata: not json\n\n',
+    'data: {"choices": [{"delta": {"content": "Hal"}}]}\n\ndata: {"error": {"message": "overloaded"}}\n\n',
+    'data: [1]\n\n',
+    ": keep-alive\n\nevent: ping\n\ndata: [DONE]\n\n",  # no choice at all
+])
+async def test_a_stream_that_turns_to_garbage_is_bad_output(events: str) -> None:
+    shown: list[str] = []
+
+    async def on_text(text: str) -> None:
+        shown.append(text)
+
+    async with answering(events, "text/event-stream") as (url, seen):
+        llm = OpenAIChat("m", url, KEY, sleep=Sleeps())
+        try:
+            with pytest.raises(LLMBadOutput):
+                await llm.complete(HELLO, on_text=on_text)
+        finally:
+            await llm.aclose()
+    assert seen == [1] and shown in ([], ["Hal"])

@@ -8,10 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import openai
-from openai.types.chat import ChatCompletion, ChatCompletionChunk
-
 from bot.errors import LLMBadOutput, LLMRejected
+from bot.llm import openai_wire
 from bot.llm.port import (
     ChatMessage,
     Completion,
@@ -26,11 +24,11 @@ from bot.llm.retries import SDKChat, Sleep, schema_instruction
 
 log = logging.getLogger(__name__)
 
-# Local servers (Ollama, vLLM) need no key, but the SDK refuses to start without one.
+# Local servers (Ollama, vLLM) need no key; some proxies refuse a request without any Authorization header.
 NO_KEY = "no-key"
 
 
-class OpenAIChat(SDKChat[openai.AsyncOpenAI]):
+class OpenAIChat(SDKChat[openai_wire.Client]):
     """A chat model behind an OpenAI-compatible endpoint."""
 
     def __init__(
@@ -44,8 +42,7 @@ class OpenAIChat(SDKChat[openai.AsyncOpenAI]):
         sleep: Sleep = asyncio.sleep,
     ) -> None:
         """Create the client; `attempts` counts the first try, `sleep` lets tests skip real waiting."""
-        super().__init__(openai, lambda: openai.AsyncOpenAI(base_url=base_url, api_key=api_key or NO_KEY,
-                                                            timeout=timeout, max_retries=0),
+        super().__init__(openai_wire, lambda: openai_wire.Client(base_url, api_key or NO_KEY, timeout),
                          model, api_key, timeout, attempts, sleep)
 
     async def complete(
@@ -86,10 +83,9 @@ class OpenAIChat(SDKChat[openai.AsyncOpenAI]):
             request["tools"] = [tool_to_wire(t) for t in tools]
         return request
 
-    async def _create(self, request: dict[str, Any]) -> ChatCompletion:
-        """Send one chat completion request with retries."""
-        response: ChatCompletion = await self._call(lambda: self._client.chat.completions.create(**request))
-        return response
+    async def _create(self, request: dict[str, Any]) -> Any:
+        """Send one chat completion request with retries; the answer's JSON."""
+        return await self._call(lambda: self._client.post("chat/completions", request))
 
     async def _stream(self, request: dict[str, Any], on_text: OnText) -> Completion:
         """Stream one chat completion, forwarding the text so far; a broken stream is retried from the start."""
@@ -105,30 +101,29 @@ class OpenAIChat(SDKChat[openai.AsyncOpenAI]):
     async def _stream_once(self, request: dict[str, Any], on_text: OnText) -> Completion:
         """Read one streamed response to its end."""
         reply = StreamedReply()
-        stream = await self._client.chat.completions.create(**request)
-        try:
-            async for chunk in stream:
+        async with self._client.events("chat/completions", request) as chunks:
+            async for chunk in chunks:
                 if reply.add(chunk) and not reply.calls:
                     await on_text(reply.text)
-        finally:
-            await stream.close()
         if not reply.started:
             raise LLMBadOutput(f"{self._where} streamed no choice")
         return reply.completion(self.model)
 
-    def _completion(self, response: ChatCompletion) -> Completion:
-        """Translate the SDK response into a Completion."""
-        if not response.choices:
-            raise LLMBadOutput(f"{self._where} answered without any choice")
-        message = response.choices[0].message
+    def _completion(self, response: Any) -> Completion:
+        """Translate the answer's JSON into a Completion; LLMBadOutput when it is not a chat completion."""
+        choices = _field(response, "choices", list) or []
+        message = _field(choices[0], "message", dict) if choices else None
+        if message is None:
+            raise LLMBadOutput(f"{self._where} answered without any choice: {str(response)[:200]}")
         calls = tuple(
-            ToolCall(id=c.id, name=c.function.name, arguments=tool_arguments(c.function.arguments))
-            for c in message.tool_calls or ()
-            if c.type == "function"
+            ToolCall(id=str(c.get("id") or f"call_{i}"), name=str(function.get("name") or ""),
+                     arguments=tool_arguments(str(function.get("arguments") or "")))
+            for i, c in enumerate(_field(message, "tool_calls", list) or ())
+            if isinstance(c, dict) and c.get("type", "function") == "function"
+            and isinstance(function := c.get("function"), dict)
         )
-        return Completion(
-            text=message.content or "", tool_calls=calls, usage=usage_from(response), model=response.model or self.model
-        )
+        return Completion(text=_field(message, "content", str) or "", tool_calls=calls, usage=usage_from(response),
+                          model=_field(response, "model", str) or self.model)
 
 
 @dataclass
@@ -141,25 +136,28 @@ class StreamedReply:
     model: str = ""
     started: bool = False
 
-    def add(self, chunk: ChatCompletionChunk) -> bool:
-        """Merge one chunk; True when it added text."""
-        self.model = chunk.model or self.model
-        if chunk.usage is not None:
-            details = chunk.usage.prompt_tokens_details
-            cached = (details.cached_tokens or 0) if details is not None else 0
-            self.usage = Usage(chunk.usage.prompt_tokens, chunk.usage.completion_tokens, cached)
-        if not chunk.choices:
+    def add(self, chunk: dict[str, Any]) -> bool:
+        """Merge one chunk (a `data:` event's JSON); True when it added text."""
+        self.model = _field(chunk, "model", str) or self.model
+        if _field(chunk, "usage", dict) is not None:
+            self.usage = usage_from(chunk)
+        choices = _field(chunk, "choices", list)
+        if not choices:
             return False
         self.started = True
-        delta = chunk.choices[0].delta
-        for part in delta.tool_calls or ():
-            call = self.calls.setdefault(part.index, {"id": "", "name": "", "arguments": ""})
-            call["id"] = part.id or call["id"]
-            if part.function is not None:
-                call["name"] += part.function.name or ""  # sent whole in the first delta by every server seen
-                call["arguments"] += part.function.arguments or ""
-        if delta.content:
-            self.text += delta.content
+        delta = _field(choices[0], "delta", dict) or {}
+        for part in _field(delta, "tool_calls", list) or ():
+            if not isinstance(part, dict):
+                continue
+            call = self.calls.setdefault(int(part.get("index") or 0), {"id": "", "name": "", "arguments": ""})
+            call["id"] = str(part.get("id") or call["id"])
+            function = _field(part, "function", dict)
+            if function is not None:
+                call["name"] += str(function.get("name") or "")  # sent whole in the first delta by every server seen
+                call["arguments"] += str(function.get("arguments") or "")
+        content = _field(delta, "content", str)
+        if content:
+            self.text += content
             return True
         return False
 
@@ -211,19 +209,31 @@ def tool_arguments(raw: str) -> dict[str, Any]:
     return arguments
 
 
-def usage_from(response: ChatCompletion) -> Usage:
-    """Token usage of a response; servers that report none give zeros."""
-    usage = response.usage
+def usage_from(response: Any) -> Usage:
+    """Token usage of a response (or of a stream's last chunk); servers that report none give zeros."""
+    usage = _field(response, "usage", dict)
     if usage is None:
         return Usage()
-    details = usage.prompt_tokens_details
-    cached = (details.cached_tokens or 0) if details is not None else 0
-    return Usage(input_tokens=usage.prompt_tokens, output_tokens=usage.completion_tokens, cache_read_tokens=cached)
+    details = _field(usage, "prompt_tokens_details", dict) or {}
+    return Usage(input_tokens=_count(usage.get("prompt_tokens")), output_tokens=_count(usage.get("completion_tokens")),
+                 cache_read_tokens=_count(details.get("cached_tokens")))
+
+
+def _field(obj: Any, name: str, kind: type[Any]) -> Any:
+    """obj[name] when obj is a dict and the value is of `kind`, else None (a server's JSON is not trusted)."""
+    value = obj.get(name) if isinstance(obj, dict) else None
+    return value if isinstance(value, kind) else None
+
+
+def _count(value: Any) -> int:
+    """A token count; anything that is not a number counts 0."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def _rejects_response_format(exc: LLMRejected) -> bool:
     """Whether a rejection was a 400 complaining about response_format (older Ollama and friends)."""
     cause = exc.__cause__
-    return isinstance(cause, openai.BadRequestError) and "response_format" in str(cause)
+    rejected = isinstance(cause, openai_wire.APIStatusError) and cause.status_code == 400
+    return rejected and "response_format" in str(cause)
 
 

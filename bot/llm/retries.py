@@ -22,7 +22,7 @@ Sleep = Callable[[float], Awaitable[Any]]
 
 
 class SDKClient(Protocol):
-    """What the openai and anthropic SDK clients both offer."""
+    """What the OpenAI-compatible client (`bot.llm.openai_wire`) and the anthropic SDK client both offer."""
 
     @property
     def base_url(self) -> Any:
@@ -77,7 +77,8 @@ class SDKChat(Generic[C]):
 
 def sdk_error(sdk: ModuleType, exc: Exception, where: str, timeout: float, secret: str | None,
               attempt: int) -> LLMError:
-    """The LLMError for an error of the openai or anthropic SDK (same class names) after `attempt` tries."""
+    """The LLMError for an error of `bot.llm.openai_wire` or the anthropic SDK (same class names) after `attempt`
+    tries."""
     if isinstance(exc, httpx.TransportError):  # a stream that broke off after the response began
         return LLMUnavailable(f"{where} broke off while answering: {exc!r} (attempt {attempt})")
     if isinstance(exc, sdk.APITimeoutError):

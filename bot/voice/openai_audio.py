@@ -1,51 +1,50 @@
 """The voice ports over any OpenAI-compatible audio API (OpenAI, Groq, a local faster-whisper, whisper.cpp or TTS
-server): /v1/audio/transcriptions and /v1/audio/speech through the official openai SDK.
+server): /v1/audio/transcriptions and /v1/audio/speech over `bot.llm.openai_wire`.
 
 Neither call is tried again: a voice note that could not be heard is answered at once ("send it again"), and a
-reply that could not be spoken goes as text only. The SDK's errors are mapped here, never passed on.
+reply that could not be spoken goes as text only. The client's errors are mapped here, never passed on.
 """
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
-import openai
-
+from bot.llm.openai_wire import APIConnectionError, APIError, APIStatusError, APITimeoutError, Client
 from bot.llm.retries import error_detail, redact
 from bot.voice.audio import audio_format
 from bot.voice.errors import VoiceError, VoiceRejected, VoiceUnavailable
 
 T = TypeVar("T")
 
-NO_KEY = "no-key"  # local servers need no key, but the SDK refuses to start without one
+NO_KEY = "no-key"  # local servers need no key; some proxies refuse a request without any Authorization header
 MIME = {"mp3": "audio/mpeg", "wav": "audio/wav", "webm": "audio/webm"}  # else audio/<extension>
 MAX_SPEECH_BYTES = 20 * 1024 * 1024  # a spoken reply of a few hundred characters is a few hundred KB
 
 
 class _AudioClient:
-    """One SDK client and how its errors read (the key never shows)."""
+    """One client and how its errors read (the key never shows)."""
 
     def __init__(self, what: str, model: str, base_url: str | None, api_key: str | None, timeout: float) -> None:
         self.model, self.timeout, self._key = model, timeout, api_key
-        self.client = openai.AsyncOpenAI(base_url=base_url, api_key=api_key or NO_KEY, timeout=timeout, max_retries=0)
+        self.client = Client(base_url, api_key or NO_KEY, timeout)
         self.where = f"{what} model {model!r} at {self.client.base_url}"
 
     async def call(self, request: Callable[[], Awaitable[T]]) -> T:
-        """Run one SDK request; its failure as a VoiceError."""
+        """Run one request; its failure as a VoiceError."""
         try:
             return await request()
-        except openai.APIError as exc:
+        except APIError as exc:
             raise self._error(exc) from exc
 
-    def _error(self, exc: openai.APIError) -> VoiceError:
-        if isinstance(exc, openai.APITimeoutError):
+    def _error(self, exc: APIError) -> VoiceError:
+        if isinstance(exc, APITimeoutError):
             return VoiceUnavailable(f"{self.where} did not answer within {self.timeout:g} s")
-        if isinstance(exc, openai.APIStatusError):
+        if isinstance(exc, APIStatusError):
             detail = redact(error_detail(exc.body, exc.message), self._key)
             status = exc.status_code
             kind = VoiceUnavailable if status >= 500 or status in (408, 429) else VoiceRejected
             return kind(f"{self.where} answered {status}: {detail}")
-        if isinstance(exc, openai.APIConnectionError):
+        if isinstance(exc, APIConnectionError):
             return VoiceUnavailable(f"cannot reach {self.where}: {exc.__cause__ or exc}")
         return VoiceRejected(f"{self.where} gave an unreadable answer: {redact(str(exc), self._key)}")
 
@@ -66,9 +65,9 @@ class OpenAITranscriber(_AudioClient):
         """The words spoken in the audio, as the endpoint heard them ('' when it heard none)."""
         extension = filename.rsplit(".", 1)[-1]
         mime = MIME.get(extension, f"audio/{extension}")
-        result = await self.call(lambda: self.client.audio.transcriptions.create(
-            file=(filename, audio, mime), model=self.model, language=self.language or openai.omit))
-        text = result if isinstance(result, str) else getattr(result, "text", None)
+        fields = {"model": self.model, **({"language": self.language} if self.language else {})}
+        result = await self.call(lambda: self.client.upload("audio/transcriptions", (filename, audio, mime), fields))
+        text = result if isinstance(result, str) else result.get("text") if isinstance(result, dict) else None
         if not isinstance(text, str):
             raise VoiceRejected(f"{self.where} answered without a text: {str(result)[:200]}")
         return text.strip()
@@ -84,9 +83,8 @@ class OpenAISpeaker(_AudioClient):
 
     async def speak(self, text: str) -> bytes:
         """The text spoken as an OGG/Opus voice note; anything else the endpoint sends back is refused."""
-        response = await self.call(lambda: self.client.audio.speech.create(
-            model=self.model, voice=self.voice, input=text, response_format="opus"))
-        audio = response.content
+        audio = await self.call(lambda: self.client.post_raw(
+            "audio/speech", {"model": self.model, "voice": self.voice, "input": text, "response_format": "opus"}))
         if len(audio) > MAX_SPEECH_BYTES:
             raise VoiceRejected(f"{self.where} answered with {len(audio)} bytes for {len(text)} characters")
         found = audio_format(audio)
