@@ -280,11 +280,9 @@ class Tx:
         self._conn = conn
 
     async def execute(self, sql: str, params: Sequence[Any] | dict[str, Any] = ()) -> int:
-        """Execute one statement and return lastrowid."""
-        cursor = await self._conn.execute(sql, params)
-        rowid = cursor.lastrowid
-        await cursor.close()
-        return int(rowid or 0)
+        """Execute one statement and return lastrowid (in one trip to the connection's thread, not two)."""
+        row = await self._conn.execute_insert(sql, params)
+        return int(row[0] or 0) if row is not None else 0
 
     async def executemany(self, sql: str, rows: Iterable[Sequence[Any]]) -> None:
         """Execute one statement for many parameter rows."""
