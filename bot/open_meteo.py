@@ -6,6 +6,7 @@ from typing import Any
 
 import httpx
 
+from bot import tls
 from scheduler.ports import Forecast
 
 DAILY = "temperature_2m_min,temperature_2m_max,precipitation_probability_max,weather_code"
@@ -21,7 +22,7 @@ class OpenMeteo:
         """The day's low and high, chance of rain and weather code; raise on an error or an answer without them."""
         params: dict[str, Any] = {"latitude": latitude, "longitude": longitude, "daily": DAILY, "timezone": zone,
                                   "start_date": day.isoformat(), "end_date": day.isoformat()}
-        async with httpx.AsyncClient(timeout=self.timeout, transport=self.transport) as client:
+        async with httpx.AsyncClient(timeout=self.timeout, transport=self.transport, verify=tls.context()) as client:
             response = await client.get(self.url, params=params)
             response.raise_for_status()
             daily = response.json()["daily"]

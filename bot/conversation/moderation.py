@@ -14,6 +14,8 @@ from typing import Any, Literal
 
 import httpx
 
+from bot import tls
+
 log = logging.getLogger(__name__)
 
 ModerationKind = Literal["openai", "llama-guard"]
@@ -71,7 +73,7 @@ class ModerationDetector:
         self.config, self._count = config, count_failure
         headers = {"Authorization": f"Bearer {config.api_key}"} if config.api_key else {}
         self._client = httpx.AsyncClient(base_url=config.url.rstrip("/") + "/", headers=headers,
-                                         timeout=config.timeout, transport=transport)
+                                         timeout=config.timeout, transport=transport, verify=tls.context())
 
     async def crisis(self, text: str) -> bool:
         """True when the service flags the text; False when it does not, or could not be asked in time."""

@@ -14,6 +14,8 @@ from typing import Any
 
 import httpx
 
+from bot import tls
+
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
 
@@ -60,7 +62,7 @@ class Client:
 
     def __init__(self, base_url: str | None, api_key: str, timeout: float) -> None:
         self.base_url = httpx.URL((base_url or DEFAULT_BASE_URL).rstrip("/") + "/")
-        self._http = httpx.AsyncClient(base_url=self.base_url, timeout=timeout,
+        self._http = httpx.AsyncClient(base_url=self.base_url, timeout=timeout, verify=tls.context(),
                                        headers={"Authorization": f"Bearer {api_key}"})
         self.models = Models(self)
 

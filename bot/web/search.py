@@ -10,6 +10,7 @@ from typing import Any, Protocol
 
 import httpx
 
+from bot import tls
 from bot.errors import ConfigError
 from bot.web.errors import SearchFailed
 
@@ -69,7 +70,7 @@ class JsonSearch:
 
     def __init__(self, url: str, timeout: float, headers: dict[str, str] | None = None) -> None:
         self.url, self.timeout = url, timeout
-        self.client = httpx.AsyncClient(timeout=timeout, headers={"User-Agent": USER_AGENT,
+        self.client = httpx.AsyncClient(timeout=timeout, verify=tls.context(), headers={"User-Agent": USER_AGENT,
                                                                   "Accept": "application/json", **(headers or {})})
 
     async def answer(self, request: httpx.Request, hint: Callable[[int], str] = lambda status: "") -> Any:

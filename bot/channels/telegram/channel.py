@@ -30,7 +30,9 @@ from telegram.ext import (
     TypeHandler,
     filters,
 )
+from telegram.request import HTTPXRequest
 
+from bot import tls
 from bot.channels.access import AccessConfig, RecentIds, UnknownUsers
 from bot.channels.base import Turn
 from bot.channels.shown import Shown, show_once
@@ -119,6 +121,8 @@ class TelegramChannel(TelegramPresses):
         self.app: Application[Any, Any, Any, Any, Any, Any] = (
             ApplicationBuilder().token(config.token).base_url(config.base_url)
             .base_file_url(file_base_url(config.base_url)).job_queue(None).updater(None)
+            .request(HTTPXRequest(connection_pool_size=256, httpx_kwargs={"verify": tls.context()}))  # PTB's sizes
+            .get_updates_request(HTTPXRequest(connection_pool_size=1, httpx_kwargs={"verify": tls.context()}))
             .concurrent_updates(PerChatOrder(self._handled)).build()
         )
         self.intake = Intake(self.app, self.inbox, self.name, clock, self._keeps, config.worker,
