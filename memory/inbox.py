@@ -148,6 +148,14 @@ class Inbox:
                              (now + hold, channel, worker))
             return await tx.changes()
 
+    async def keep(self, channel: str, event_id: str, worker: str, now: float, hold: float) -> bool:
+        """Renew this worker's claim on one unhandled update before it is answered; False when the update was handled
+        meanwhile or another worker holds it now (this worker's claim ran out while it stalled): it is left alone."""
+        async with self.db.transaction() as tx:
+            await tx.execute("UPDATE inbox SET claimed_until = ? WHERE channel = ? AND event_id = ?"
+                             " AND handled_at IS NULL AND claimed_by = ?", (now + hold, channel, event_id, worker))
+            return await tx.changes() > 0
+
     async def handled(self, channel: str, event_id: str) -> bool:
         """Whether this update was handled already."""
         async with self.db.reading() as tx:

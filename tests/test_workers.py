@@ -86,6 +86,19 @@ async def test_a_chat_held_by_a_worker_waits_for_it_and_its_new_messages_go_to_i
     assert [e.event_id for e in await store.inbox.claim("telegram", "w1", T0 + 3, HOLD)] == ["1-0"]
 
 
+async def test_a_stalled_worker_whose_claim_was_taken_over_leaves_the_update_to_the_new_holder(
+        store: MemoryStore, second_store: MemoryStore) -> None:
+    await record_conversations(store, people=1, each=2)
+    assert len(await store.inbox.claim("telegram", "w1", T0, HOLD)) == 2  # w1 queued both, then stalled
+    assert await store.inbox.keep("telegram", "0-0", "w1", T0 + 1, HOLD)  # its turn came in time: renewed, answered
+    await store.inbox.done("telegram", "0-0", T0 + 2)
+    assert not await store.inbox.keep("telegram", "0-0", "w1", T0 + 2, HOLD)  # answered: never again
+    taken = await second_store.inbox.claim("telegram", "w2", T0 + 1 + HOLD, HOLD)  # w1's claim ran out
+    assert [e.event_id for e in taken] == ["1-0"]
+    assert not await store.inbox.keep("telegram", "1-0", "w1", T0 + 2 + HOLD, HOLD)  # w1 wakes: not its any more
+    assert await second_store.inbox.keep("telegram", "1-0", "w2", T0 + 2 + HOLD, HOLD)
+
+
 async def test_a_dead_workers_updates_are_taken_over_after_its_claim_runs_out(store: MemoryStore,
                                                                                second_store: MemoryStore) -> None:
     await record_conversations(store, people=1, each=3)

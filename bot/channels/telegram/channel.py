@@ -123,7 +123,7 @@ class TelegramChannel(TelegramPresses):
             .base_file_url(file_base_url(config.base_url)).job_queue(None).updater(None)
             .request(HTTPXRequest(connection_pool_size=256, httpx_kwargs={"verify": tls.context()}))  # PTB's sizes
             .get_updates_request(HTTPXRequest(connection_pool_size=1, httpx_kwargs={"verify": tls.context()}))
-            .concurrent_updates(PerChatOrder(self._handled)).build()
+            .concurrent_updates(PerChatOrder(self._handled, ours=self._ours)).build()
         )
         self.intake = Intake(self.app, self.inbox, self.name, clock, self._keeps, config.worker,
                              config.claim_seconds)
@@ -214,6 +214,10 @@ class TelegramChannel(TelegramPresses):
     async def _handled(self, update: Update) -> None:
         """Mark an update handled (its reply was recorded and sent, or its failure told)."""
         await self.intake.handled(update)
+
+    async def _ours(self, update: Update) -> bool:
+        """Whether this worker still holds the update when its chat's turn comes (`Intake.ours`)."""
+        return await self.intake.ours(update)
 
     # --- texts ------------------------------------------------------------------------------------
 

@@ -33,12 +33,14 @@ class PerChatOrder(BaseUpdateProcessor):
     """Updates of different chats run concurrently; those of one chat one after another, in order.
 
     After an update was processed (its reply recorded and sent, or its failure reported), `done` is
-    called; an update whose processing was cancelled (shutdown, crash) is not marked.
+    called; an update whose processing was cancelled (shutdown, crash) is not marked. `ours` is asked first, when
+    the chat's turn comes: an update it disowns (another worker holds it now) is not processed here.
     """
 
-    def __init__(self, done: Callable[[Update], Awaitable[None]], max_concurrent_updates: int = 32) -> None:
+    def __init__(self, done: Callable[[Update], Awaitable[None]], max_concurrent_updates: int = 32,
+                 ours: Callable[[Update], Awaitable[bool]] | None = None) -> None:
         super().__init__(max_concurrent_updates)
-        self._done = done
+        self._done, self._ours = done, ours
         self._locks: weakref.WeakValueDictionary[int, asyncio.Lock] = weakref.WeakValueDictionary()
 
     async def do_process_update(self, update: object, coroutine: Awaitable[Any]) -> None:
@@ -49,6 +51,11 @@ class PerChatOrder(BaseUpdateProcessor):
         if lock is None:
             lock = self._locks[key] = asyncio.Lock()
         async with lock:
+            if isinstance(update, Update) and self._ours is not None and not await self._ours(update):
+                close = getattr(coroutine, "close", None)  # PTB hands a coroutine: closed, it is never awaited
+                if close is not None:
+                    close()
+                return
             await coroutine
             if isinstance(update, Update):
                 await self._done(update)
@@ -134,6 +141,17 @@ class Intake:
         self._queued.discard(str(update.update_id))
         if self.worker is not None:  # what another worker received for the chats held here comes next
             await self.pull()
+
+    async def ours(self, update: Update) -> bool:
+        """Whether this worker still holds the update now that its chat's turn came (always, with one process)."""
+        if self.worker is None:
+            return True
+        event_id = str(update.update_id)
+        if await self.inbox.keep(self.channel, event_id, self.worker, self.clock(), self.hold):
+            return True
+        self._queued.discard(event_id)
+        log.info("update %s is held or was answered by another worker; left to it", event_id)
+        return False
 
     async def pull(self) -> None:
         """Renew this worker's claims, claim the chats nobody holds, and queue what it holds and has not queued.
