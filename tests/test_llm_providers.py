@@ -461,6 +461,7 @@ async def test_odd_fields_of_a_chat_completion_are_read_as_missing() -> None:
     'data: [1]\n\n',
     ": keep-alive\n\nevent: ping\n\ndata: [DONE]\n\n",  # no choice at all
 ])
+
 async def test_a_stream_that_turns_to_garbage_is_bad_output(events: str) -> None:
     shown: list[str] = []
 
@@ -475,3 +476,19 @@ async def test_a_stream_that_turns_to_garbage_is_bad_output(events: str) -> None
         finally:
             await llm.aclose()
     assert seen == [1] and shown in ([], ["Hal"])
+
+
+async def test_a_streamed_tool_call_with_an_odd_index_is_put_together_under_the_first() -> None:
+    events = ('data: {"choices": [{"delta": {"tool_calls": [{"index": "x", "id": "c1", "function": {"name": "remember",'
+              ' "arguments": "{\\"fact\\": \\"Tee\\"}"}}]}}]}\n\ndata: [DONE]\n\n')
+
+    async def on_text(text: str) -> None:
+        raise AssertionError(text)
+
+    async with answering(events, "text/event-stream") as (url, _seen):
+        llm = OpenAIChat("m", url, KEY, sleep=Sleeps())
+        try:
+            reply = await llm.complete(HELLO, on_text=on_text)
+        finally:
+            await llm.aclose()
+    assert [(c.id, c.name, c.arguments) for c in reply.tool_calls] == [("c1", "remember", {"fact": "Tee"})]

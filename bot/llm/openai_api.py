@@ -149,7 +149,7 @@ class StreamedReply:
         for part in _field(delta, "tool_calls", list) or ():
             if not isinstance(part, dict):
                 continue
-            call = self.calls.setdefault(int(part.get("index") or 0), {"id": "", "name": "", "arguments": ""})
+            call = self.calls.setdefault(_count(part.get("index")), {"id": "", "name": "", "arguments": ""})
             call["id"] = str(part.get("id") or call["id"])
             function = _field(part, "function", dict)
             if function is not None:
