@@ -126,6 +126,9 @@ class OutboxSender:
         self.lang = lang
         # This process's name when several workers share the database: each message is claimed by the one sending it.
         self.worker: str | None = None
+        # Items this process is sending right now: its own planner's flush must not take them again (on PostgreSQL
+        # the claim keeps other workers off; it cannot keep off the worker that holds it).
+        self._in_flight: set[int] = set()
 
     async def deliver(self, scope: Scope, text: str, kind: str = "checkin", *, buttons: ButtonRows = (),
                       due_at: float | None = None) -> bool:
@@ -152,7 +155,7 @@ class OutboxSender:
                else await self.store.outbox.due(self.clock()))
         for item in due:
             scope = by_id.get(item.scope_id)
-            if scope is not None:
+            if scope is not None and item.id not in self._in_flight:
                 sent += await self._send(scope, item)
         return sent
 
@@ -166,6 +169,16 @@ class OutboxSender:
         return verdict(item.kind, written, due, local, prefs.hours()), local
 
     async def _send(self, scope: Scope, item: OutboxItem) -> bool:
+        if item.id in self._in_flight:
+            return False
+        self._in_flight.add(item.id)
+        try:
+            return await self._try(scope, item)
+        finally:
+            self._in_flight.discard(item.id)
+
+    async def _try(self, scope: Scope, item: OutboxItem) -> bool:
+        """One try: drop, postpone or send the item, and record the outcome."""
         now, wait = self.clock(), 0.0
         decided, local = await self._decide(scope, item, now)
         if decided.action == "drop":

@@ -176,6 +176,33 @@ async def test_two_workers_flushing_the_outbox_deliver_each_message_once(store: 
     assert flushed_meanwhile == [0] and sent.count("Gute Nacht!") == 1
 
 
+@pytest.mark.parametrize("worker", ["w1", None], ids=["a-worker", "one-process"])
+async def test_a_message_in_flight_is_not_sent_again_by_the_same_process_planner(store: MemoryStore,
+                                                                                worker: str | None) -> None:
+    """The run that failed CI once: a reminder's push is under way (the channel slow under load) when the same
+    worker's planner flushes the outbox; the item is claimed by this very worker, and so was taken again."""
+    noon = datetime(2026, 11, 24, 12, 0, tzinfo=ZoneInfo("Europe/Berlin")).timestamp()
+    scope = await store.scope("mnemo", "tg:1")
+    reminder = await store.reminders.add(scope, "Tabletten nehmen", noon - 60, now=noon - 120)
+    sent: list[str] = []
+    flushed_meanwhile: list[int] = []
+    outbox = OutboxSender(store, Recorder(sent), lambda: noon)
+    outbox.worker = worker
+
+    class Slow(Recorder):
+        async def deliver(self, scope: Scope, text: str, **_: object) -> bool:  # the planner's run comes meanwhile
+            flushed_meanwhile.append(await outbox.flush([scope]))
+            return await super().deliver(scope, text)
+
+    outbox.channel = Slow(sent)
+    item = await store.reminders.fire(scope, reminder, None, noon, "⏰ Tabletten nehmen", (), outbox.claim())
+    assert item is not None and await outbox.send(scope, item)
+    assert flushed_meanwhile == [0] and sent == ["⏰ Tabletten nehmen"]
+    outbox.channel = Recorder(sent)
+    assert await outbox.flush([scope]) == 0  # sent and marked: no later run sends it again
+    assert sent == ["⏰ Tabletten nehmen"]
+
+
 async def test_one_worker_syncs_with_matrix_at_a_time_and_another_takes_over(store: MemoryStore,
                                                                               second_store: MemoryStore) -> None:
     clock = [T0]
