@@ -1,5 +1,4 @@
-"""One learning lock per scope across every worker on the database: what learns from a person, and what the person
-changes or erases, runs one at a time.
+"""One learning lock per scope across every worker: learning from a person and erasing them, one at a time.
 
 Extraction, the summary, reflection, the diary and a history import's batches take it, and so do /forget, /deleteme
 and the web page's edits, so an erasure never runs while a run reads what it erases and writes it back after it.
