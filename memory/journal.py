@@ -185,6 +185,17 @@ class Journal:
                                      (*args, limit, offset))
         return [_message(r) for r in rows]
 
+    async def present(self, scope: Scope, message_ids: Sequence[int]) -> bool:
+        """Whether every one of these messages is still in the scope (a learning run's input, before it writes)."""
+        ids = sorted(set(message_ids))
+        if not ids:
+            return True
+        async with self.db.reading() as tx:
+            marks = ", ".join("?" * len(ids))
+            row = await tx.fetchone(f"SELECT count(*) FROM messages WHERE scope_id = ? AND id IN ({marks})",
+                                    (scope.id, *ids))
+        return int(row[0]) == len(ids)
+
     async def count(self, scope: Scope) -> int:
         """How many messages the scope holds."""
         async with self.db.reading() as tx:

@@ -22,6 +22,7 @@ from memory.index import SearchIndex, touch
 from memory.job_slots import JobSlots
 from memory.journal import Journal
 from memory.learned_rules import Rules
+from memory.learning_locks import LearningLocks
 from memory.leases import Leases
 from memory.migrations import migrate
 from memory.models import AuditEntry, Scope, SearchHit, Source
@@ -93,6 +94,7 @@ class MemoryStore:
         self.access = AccessStore(db)
         self.inbox = Inbox(db)
         self.leases = Leases(db)
+        self.learning_locks = LearningLocks(self.leases)  # one learning run or erasure per scope, across workers
         self.job_slots = JobSlots(db)  # the slots of repeating scheduler jobs run, once across workers
         self.companions = Companions(db)
         self.relationships = Relationships(db)

@@ -214,7 +214,8 @@ class Scheduler:
                 log.info("%s for scope %s skipped: the daily token budget for background work is spent", kind, scope_id)
                 return "skipped"
             if kind == "reflect":
-                await reflect(self.store, self.writer, scope, now=now)
+                async with self.store.learning_locks.hold(scope):  # never beside an erasure on any worker
+                    await reflect(self.store, self.writer, scope, now=now)
             elif kind == "diary":
                 await self.diary(scope, now)
             elif kind == "reminder":
@@ -274,7 +275,8 @@ class Scheduler:
         """Write the diary entry and push it when the user asked for that."""
         prefs = await self.store.preferences.get(scope)
         zone = ZoneInfo(prefs.timezone) if prefs.timezone else self.zone
-        entry = await write_diary(self.store, self.writer, scope, now, zone)
+        async with self.store.learning_locks.hold(scope):  # never beside an erasure on any worker
+            entry = await write_diary(self.store, self.writer, scope, now, zone)
         if entry is not None and prefs.diary_push:
             await self.outbox.deliver(scope, f"📔 {entry.day}\n{entry.text}", kind="diary")
 
@@ -299,13 +301,15 @@ class Scheduler:
 
     async def reflect_now(self, scope: Scope) -> Reflection | None:
         """Reflect now, even when nothing new was said (/think); errors reach the caller."""
-        return await reflect(self.store, self.writer, scope, force=True)
+        async with self.store.learning_locks.hold(scope):
+            return await reflect(self.store, self.writer, scope, force=True)
 
     async def write_diary_now(self, scope: Scope) -> DiaryEntry | None:
         """Write today's entry now, in the user's zone (/writediary); None when there was no conversation."""
         prefs = await self.store.preferences.get(scope)
         zone = ZoneInfo(prefs.timezone) if prefs.timezone else self.zone
-        return await write_diary(self.store, self.writer, scope, time.time(), zone)
+        async with self.store.learning_locks.hold(scope):
+            return await write_diary(self.store, self.writer, scope, time.time(), zone)
 
     async def run_due(self, start: float, end: float,
                       on_run: Callable[[str, int, float], Awaitable[None]] | None = None) -> int:

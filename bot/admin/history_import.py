@@ -154,6 +154,10 @@ async def _report(outcome: ImportOutcome, total: int, budget: Any, out: TextIO) 
               f"{done.conversations_done} of {total} conversations are read, {done.candidates} suggestions wait. "
               "Run the same command again tomorrow; it continues where it stopped.", file=out)
         return PAUSED
+    if outcome.state == "erased":
+        print("Stopped: the person's memory was erased (/deleteme) while the import ran; nothing of it is kept.",
+              file=out)
+        return 1
     print(f"Done: {done.conversations_done} conversations read with {done.calls} background calls; "
           f"{done.candidates} suggestions wait for you. Nothing is remembered until you approve it: "
           "send /review in the chat. /undo (or `mnemo undo`) takes the whole import back.", file=out)

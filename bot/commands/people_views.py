@@ -158,7 +158,8 @@ async def forget(store: MemoryStore, scope: Scope, person: Person, lang: str, ll
     The chat's yes button and the web page both forget this way; returns the sentence saying what went.
     """
     processing = audit.new_processing("forget")
-    what = forgetting.of_person(person, await store.people.facts(scope, person.id, 1000, include_closed=True))
-    forgotten, count = await store.people.forget(scope, person.id, reason=reason)
-    copies = await forgetting.forget(store, llm, scope, what, processing=processing, reason=reason, final=True)
+    async with store.learning_locks.hold(scope):  # no learning run on any worker writes them back meanwhile
+        what = forgetting.of_person(person, await store.people.facts(scope, person.id, 1000, include_closed=True))
+        forgotten, count = await store.people.forget(scope, person.id, reason=reason)
+        copies = await forgetting.forget(store, llm, scope, what, processing=processing, reason=reason, final=True)
     return forgetting.with_copies(t(lang, "people_forgotten", name=display_name(forgotten), count=count), copies, lang)

@@ -181,7 +181,8 @@ class Engine:
         return await self.answers.proactive(scope, reason, detail)
 
     def learning_paused(self, scope: Scope) -> contextlib.AbstractAsyncContextManager[None]:
-        """Run a block while no learning runs for the scope (/deleteme and /forget wait for one in flight)."""
+        """Run a block while no learning runs for the scope on any worker (/deleteme and /forget wait for one in
+        flight); the scope's learning lock (`memory.learning_locks`)."""
         return self.learning.paused(scope)
 
     async def drain(self) -> None:

@@ -1,8 +1,9 @@
 """Learning after the reply: extraction (with the saved notice after it) and the summary, now or when the chat goes
 quiet, as background tasks.
 
-One run per scope at a time (the learning lock); the day's token budget is asked before each model call;
-a failing task is logged with where it was created; `drain` and `close` end them all.
+One run per scope at a time across every worker (the scope's learning lock, `memory.learning_locks`); the day's token
+budget is asked before each model call; a failing task is logged with where it was created; `drain` and `close` end
+them all.
 """
 from __future__ import annotations
 
@@ -68,7 +69,7 @@ class LearningRuns:
         async def budget_allows() -> bool:
             return self.budget is None or await self.budget.allows(self.clock())
 
-        async with extraction.learning_lock(self.store, scope):
+        async with self.store.learning_locks.hold(scope):
             run = extraction.ExtractionRun()
             try:
                 await extraction.extract(self.store, self.background, scope, self.config.profile_consent,
@@ -90,10 +91,10 @@ class LearningRuns:
 
     @contextlib.asynccontextmanager
     async def paused(self, scope: Scope) -> AsyncIterator[None]:
-        """Run a block while no learning runs for the scope: /deleteme and /forget wait for an extraction in
-        flight (which would otherwise store what they erase right after them) and drop its quiet timer."""
+        """Run a block while no learning runs for the scope on any worker: /deleteme and /forget wait for an
+        extraction in flight (which would otherwise store what they erase right after them) and drop its quiet timer."""
         self._stop_timer(scope)
-        async with extraction.learning_lock(self.store, scope):
+        async with self.store.learning_locks.hold(scope):
             yield
 
     def spawn(self, coro: Awaitable[object], name: str) -> asyncio.Task[object]:

@@ -24,6 +24,7 @@ from bot.history.model import HistoryConversation, HistoryMessage
 from bot.learning import extraction
 from bot.llm.port import LLM, ChatMessage, SystemBlock
 from memory.admission import Thresholds
+from memory.errors import NotFound
 from memory.history_imports import HistoryImport, NewCandidate
 from memory.models import Message, Scope
 from memory.store import MemoryStore
@@ -50,12 +51,13 @@ PERSON's own messages are shown (role "user"), grouped by conversation, each day
 
 Progress = Callable[[int], None]  # conversations done so far (of the file's stream, including earlier runs)
 Budget = Callable[[], Awaitable[bool]]  # asked before each model call: may background work go on today?
-State = Literal["done", "already", "paused"]
+State = Literal["done", "already", "paused", "erased"]
 
 
 @dataclass(frozen=True)
 class ImportOutcome:
-    """How an import run ended: read to the end, the file was imported before, or paused by the token budget."""
+    """How an import run ended: read to the end, the file was imported before, paused by the token budget, or
+    stopped because the person's memory was erased (/deleteme) while it ran."""
 
     state: State
     imported: HistoryImport
@@ -202,24 +204,33 @@ async def run_import(
     for group in groups(skipped):
         found: list[NewCandidate] = []
         failed, group_calls = 0, 0
-        for lines in calls_of(group):
-            if may_continue is not None and not await may_continue():
-                return ImportOutcome("paused", await store.imports.get(scope, imported.id), queued, calls, tokens)
-            completion = await llm.complete(
-                [ChatMessage("user", prompt(lines, zone))], system=[SystemBlock(INSTRUCTIONS)],
-                json_schema=extraction.SCHEMA, max_tokens=MAX_TOKENS)
-            group_calls += 1
-            tokens += completion.usage.input_tokens + completion.usage.output_tokens
+        # a group at a time under the scope's learning lock (this may be `mnemo import-history`, another process):
+        # /deleteme waits for the group in flight, and the next group finds the import erased
+        async with store.learning_locks.hold(scope):
             try:
-                found += await found_in(store, scope, completion.json(), lines, admission, zone)
-            except LLMBadOutput:
-                failed += 1
-                await store.failures.add("import.bad_json")
-                log.warning("import %s: an answer was not the JSON asked for; its messages are skipped", imported.id,
-                            exc_info=True)
-        read = sum(len(spoken(c)) for c in group)
-        queued += await store.imports.advance(scope, imported.id, found, conversations=len(group),
-                                              last_key=group[-1].key, messages=read, calls=group_calls, failed=failed)
+                await store.imports.get(scope, imported.id)
+            except NotFound:
+                log.info("import %s: the person's memory was erased meanwhile; nothing more is read", imported.id)
+                return ImportOutcome("erased", imported, queued, calls, tokens)
+            for lines in calls_of(group):
+                if may_continue is not None and not await may_continue():
+                    return ImportOutcome("paused", await store.imports.get(scope, imported.id), queued, calls, tokens)
+                completion = await llm.complete(
+                    [ChatMessage("user", prompt(lines, zone))], system=[SystemBlock(INSTRUCTIONS)],
+                    json_schema=extraction.SCHEMA, max_tokens=MAX_TOKENS)
+                group_calls += 1
+                tokens += completion.usage.input_tokens + completion.usage.output_tokens
+                try:
+                    found += await found_in(store, scope, completion.json(), lines, admission, zone)
+                except LLMBadOutput:
+                    failed += 1
+                    await store.failures.add("import.bad_json")
+                    log.warning("import %s: an answer was not the JSON asked for; its messages are skipped",
+                                imported.id, exc_info=True)
+            read = sum(len(spoken(c)) for c in group)
+            queued += await store.imports.advance(scope, imported.id, found, conversations=len(group),
+                                                  last_key=group[-1].key, messages=read, calls=group_calls,
+                                                  failed=failed)
         calls += group_calls
         done += len(group)
         if on_progress is not None:

@@ -7,13 +7,11 @@ and counted, and a note that contradicts a stored one replaces it through the co
 """
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, tzinfo
 from typing import Any
-from weakref import WeakKeyDictionary
 
 from bot.conversation.prompt import clip
 from bot.errors import LLMBadOutput
@@ -28,8 +26,6 @@ from memory.store import MemoryStore
 log = logging.getLogger(__name__)
 
 BATCH = 40  # messages shown to the model in one extraction call
-
-_locks: WeakKeyDictionary[MemoryStore, dict[int, asyncio.Lock]] = WeakKeyDictionary()
 
 SCHEMA = {
     "type": "object",
@@ -294,15 +290,6 @@ def transcript(messages: Sequence[Message], zone: tzinfo | None = None) -> str:
     return "\n".join(lines)
 
 
-def learning_lock(store: MemoryStore, scope: Scope) -> asyncio.Lock:
-    """The lock that lets one scope's learning (extraction, then the summary) run only once at a time.
-
-    Two runs at once would show the same messages to the model twice; the second one waits and finds
-    the cursor already past them.
-    """
-    return _locks.setdefault(store, {}).setdefault(scope.id, asyncio.Lock())
-
-
 @dataclass
 class ExtractionRun:
     """One run of `extract`: its processing (every batch's changes are audited under it) and what it read.
@@ -344,7 +331,9 @@ async def extract(
             run.read.extend(batch)
             found = await extract_batch(store, llm, scope, batch, consent, now, admission, processing=run.processing)
             stored, run.stored = stored + found, run.stored + found
-        await store.conversations.set_extracted(scope, batch[-1].id)
+        if not await store.conversations.set_extracted(scope, batch[-1].id, if_present=True):
+            log.info("extraction for scope %s: its messages were erased meanwhile; nothing of them kept", scope.id)
+            return stored
 
 
 async def extract_batch(
@@ -368,6 +357,8 @@ async def extract_batch(
         log.warning("extraction answer was not the JSON asked for; nothing stored, the batch is read again next time",
                     exc_info=True)
         raise
+    if not await store.messages.present(scope, [m.id for m in batch]):
+        return 0  # erased while the model read them (/deleteme, or a stalled worker's lost lock): nothing written back
     processing = processing or audit.new_processing("extract")
     stored = 0
     await store.index.embed([d.text.strip() for d in drafts])  # one batch; each note below finds its vector cached

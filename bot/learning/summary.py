@@ -46,5 +46,7 @@ async def refresh_summary(
         if not text:
             log.warning("summary model returned nothing; summary kept")
             return changed
-        await store.conversations.set_summary(scope, clip(text, SUMMARY_CHARS), pending[-1].id)
+        if not await store.conversations.set_summary(scope, clip(text, SUMMARY_CHARS), pending[-1].id, if_present=True):
+            log.info("summary for scope %s: its messages were erased meanwhile; nothing written", scope.id)
+            return changed
         changed = True

@@ -117,7 +117,11 @@ def signed_in(site: Site, handler: Handler) -> Callable[[Request], Awaitable[Res
                         await site.commands.engine.zone_for(scope), site.commands.engine.config.companion_name,
                         request.url.path, site.nav)
         try:
-            return await handler(request, viewer)
+            if request.method != "POST":
+                return await handler(request, viewer)
+            # an edit waits for a learning run in flight on any worker, so none writes back what it changes
+            async with site.commands.engine.store.learning_locks.hold(scope):
+                return await handler(request, viewer)
         except NotFound:
             return problem_page(lang, "page_not_found", 404)
 

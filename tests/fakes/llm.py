@@ -69,3 +69,24 @@ class ScriptedLLM:
             if self.chunk_delay:
                 await asyncio.sleep(self.chunk_delay)
             await on_text(text[: min(end, len(text))])
+
+
+class GatedLLM(ScriptedLLM):
+    """A slow model: a call `held` picks waits at the gate (`waiting` is set meanwhile) until the test opens it."""
+
+    def __init__(self, model: str = "gated", held: Callable[[Call], bool] = lambda call: True) -> None:
+        super().__init__(model)
+        self.held = held
+        self.waiting, self.gate = asyncio.Event(), asyncio.Event()
+
+    async def complete(
+        self, messages: Sequence[ChatMessage], *, system: Sequence[SystemBlock] = (),
+        tools: Sequence[ToolSpec] | None = None, json_schema: dict[str, Any] | None = None, max_tokens: int = 1024,
+        on_text: OnText | None = None,
+    ) -> Completion:
+        """Wait at the gate when the call is one to hold, then answer as the scripted model does."""
+        if self.held(Call(list(messages), list(system), list(tools) if tools else None, json_schema)):
+            self.waiting.set()
+            await self.gate.wait()
+        return await super().complete(messages, system=system, tools=tools, json_schema=json_schema,
+                                      max_tokens=max_tokens, on_text=on_text)
