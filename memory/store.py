@@ -17,7 +17,7 @@ from memory.embedder import Embedder, calibration
 from memory.failures import FailureCounts
 from memory.history_imports import HistoryImports
 from memory.inbox import Inbox
-from memory.incognito_state import IncognitoLog
+from memory.incognito_state import STATE_KEY as INCOGNITO, IncognitoLog
 from memory.index import SearchIndex, touch
 from memory.job_slots import JobSlots
 from memory.journal import Journal
@@ -234,10 +234,16 @@ class MemoryStore:
 
         Every table with a scope id, the vectors, the full-text entries, cached embeddings no one else uses;
         then the write-ahead log is emptied and the backups in the data folder lose the scope too
-        (`memory.erasure`). The scope's id stays, so its tombstone can name it.
+        (`memory.erasure`). The scope's id stays, so its tombstone can name it. Incognito stays as it was found
+        (on, with its end): the next message is no more kept than the ones before the deletion.
         """
         async with self.db.transaction() as tx:
+            incognito = await tx.fetchone("SELECT value, updated_at FROM scope_state WHERE scope_id = ? AND key = ?",
+                                          (scope.id, INCOGNITO))
             removed = await erasure.erase_scope(tx, scope.id)
+            if incognito is not None:
+                await tx.execute("INSERT INTO scope_state(scope_id, key, value, updated_at) VALUES (?, ?, ?, ?)",
+                                 (scope.id, INCOGNITO, incognito[0], incognito[1]))
             await erasure.record(tx, scope.id, [("scope", None)], "/deleteme")
         self.index.scopes.forget(scope.id)  # its vectors leave this process's memory now, not at the next search
         await erasure.settle(self.db)

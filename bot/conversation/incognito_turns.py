@@ -95,6 +95,10 @@ class IncognitoTurns:
         self._turns.pop(scope.id, None)
         return await self.store.incognito.end(scope, self.clock(), ended_by)
 
+    def forget_turns(self, scope: Scope) -> None:
+        """Forget the stretch's turns kept so far (/deleteme), incognito staying on."""
+        self._turns.pop(scope.id, None)
+
     async def turn(self, turn: Turn, checks: Sequence[Step]) -> Reply | None:
         """Answer the message in incognito, or None (passes on) when the scope is not incognito.
 
@@ -103,7 +107,7 @@ class IncognitoTurns:
         """
         on = await self.store.incognito.current(turn.scope)
         if on is None:
-            self._turns.pop(turn.scope.id, None)  # switched off elsewhere (/deleteme): the stretch's turns go too
+            self._turns.pop(turn.scope.id, None)  # switched off elsewhere (another worker): the stretch's turns go too
             return None
         now = self.clock()
         if on.over(now):
