@@ -17,7 +17,8 @@ from memory.embedder import Embedder, calibration
 from memory.failures import FailureCounts
 from memory.history_imports import HistoryImports
 from memory.inbox import Inbox
-from memory.incognito_state import STATE_KEY as INCOGNITO, IncognitoLog
+from memory.incognito_state import STATE_KEY as INCOGNITO
+from memory.incognito_state import IncognitoLog
 from memory.index import SearchIndex, touch
 from memory.job_slots import JobSlots
 from memory.journal import Journal
@@ -58,7 +59,7 @@ SCOPED_TABLES = ("messages", "notes", "profile_entries", "pending_profile", "tho
                  "relationships", "person_relations", "person_dates", "people", "reminders", "admission_counts",
                  "scope_state", "choices", "command_runs", "item_numbers", "rhythm", "history_imports",
                  "review_candidates", "web_log", "reactions", "sent_messages",
-                 "incognito_stretches")
+                 "incognito_stretches", "incognito_activity")
 
 
 async def open_database(path: Path | str, database_url: str | None = None) -> Database:

@@ -70,18 +70,24 @@ async def gather(store: MemoryStore, scope: Scope, now: float, zone: ZoneInfo,
     away_until, welcome_back = absence(kept(await store.state.get(scope, STATE_KEY)), today)
     checkins = await store.messages.checkin_times(scope, LOOK_BACK)
     wrote = await store.messages.user_message_times(scope, min(checkins)) if checkins else []
+    incognito = await store.incognito.activity(scope)  # a number and times: what was said is nowhere
+    answered_incognito = (incognito is not None and last_proactive is not None
+                          and incognito.last_at > last_proactive.created_at.timestamp())
     return CheckinFacts(
         now=datetime.fromtimestamp(now, zone), zone=zone,
         last_user_message=last_user.created_at if last_user else None,
         last_message=newest[-1].created_at if newest else None,
         last_proactive=last_proactive.created_at if last_proactive else None,
-        proactive_unanswered=unanswered(last_user.id if last_user else None,
-                                        last_proactive.id if last_proactive else None) or bool(waiting),
+        proactive_unanswered=(unanswered(last_user.id if last_user else None,
+                                         last_proactive.id if last_proactive else None)
+                              and not answered_incognito) or bool(waiting),
         active_hours=prefs.hours(), checkins_enabled=prefs.checkins,
         due_topic=topic, concern=concern, silence_threshold=silence,
         away_until=away_until, welcome_back=welcome_back,
         likely_hours=week_of_likely_hours(await store.rhythm.histogram(scope, now), prefs.hours()),
-        ignored_streak=ignored_streak(checkins, wrote, now),
+        ignored_streak=ignored_streak(checkins, wrote, now,
+                                      answered_in_incognito=incognito.answered_checkin if incognito else None),
+        last_incognito=datetime.fromtimestamp(incognito.last_at, zone) if incognito else None,
     )
 
 

@@ -187,3 +187,5 @@ async def test_deleteme_in_incognito_keeps_it_on_and_the_next_message_is_not_sto
     await engine.drain()
     assert await store.messages.recent(scope, 10) == []
     assert SECRET_WORDS[0] not in chat.calls[-1].prompt, "the stretch's turns went with everything else"
+    activity = await store.incognito.activity(scope)
+    assert activity is not None and activity.messages == 1, "what the planner knew of the stretch went too"

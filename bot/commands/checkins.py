@@ -19,6 +19,7 @@ RULE_TEXTS = {
     "never wrote": "checkins_rule_never_wrote",
     "outside active hours": "checkins_rule_outside_hours",
     "conversation too recent": "checkins_rule_recent",
+    "talking in incognito": "checkins_rule_incognito",
     "budget: one proactive message per 20 hours": "checkins_rule_budget",
     "previous proactive message unanswered": "checkins_rule_unanswered",
     "not a likely hour": "checkins_rule_unlikely_hour",

@@ -28,6 +28,7 @@ from bot.texts import t
 from memory.incognito_state import Incognito, Stretch
 from memory.models import Message, Scope
 from memory.store import MemoryStore
+from scheduler.backoff import answered_checkin
 from scheduler.reminder_times import AskBack, explicit_request, parse_reminder
 
 log = logging.getLogger(__name__)
@@ -123,6 +124,9 @@ class IncognitoTurns:
             if reply is not None:
                 return reply
         await self.store.incognito.count(turn.scope, now)
+        # the planner sees that the person talks, and which check-in they answered: a number and times only
+        answered = answered_checkin(await self.store.messages.checkin_times(turn.scope, 1), now)
+        await self.store.incognito.note(turn.scope, now, answered)
         reply = await self._answer(turn)
         if not reply.failed:
             self._remember(turn.scope, turn.incoming.text, "\n\n".join(reply.bubbles), now)
