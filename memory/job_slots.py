@@ -7,6 +7,9 @@ So a run first claims its slot here, which a worker may only while no other work
 slot is run once. A slot whose runner died before it was done may be claimed again, by the next leader (or the same
 worker restarted); a slot older than one claimed already never runs (missed slots run once, as the newest, as
 APScheduler coalesces them).
+
+Within a slot, each person it writes to is claimed too (`claim_person`, before the message is written): a worker that
+lost the lease in the middle of a person, and the next leader running the same slot, write to that person once.
 """
 from __future__ import annotations
 
@@ -49,12 +52,24 @@ class JobSlots:
                 (job, slot, worker, now, SCHEDULER, now, worker, job, slot, SCHEDULER, now, worker))
             return await tx.changes() > 0
 
+    async def claim_person(self, job: str, slot: float, scope_id: int, worker: str, now: float) -> bool:
+        """Take one person of the slot for `worker` before writing to them, and say whether it is ours: when no other
+        worker holds the scheduler lease at `now` and nobody claimed the person in this slot before (not even a
+        worker cut off before it sent: the person's next slot writes then)."""
+        async with self.db.transaction() as tx:
+            await tx.execute(
+                "INSERT INTO person_slots(job, slot, scope_id, worker, claimed_at) SELECT ?, ?, ?, ?, ?"
+                f" WHERE {_MAY_LEAD} ON CONFLICT(job, slot, scope_id) DO NOTHING",
+                (job, slot, scope_id, worker, now, SCHEDULER, now, worker))
+            return await tx.changes() > 0
+
     async def done(self, job: str, slot: float, worker: str, now: float) -> None:
         """Mark the slot done at `now` (when `worker` still holds it); forget the job's slots a week older."""
         async with self.db.transaction() as tx:
             await tx.execute("UPDATE job_slots SET done_at = ? WHERE job = ? AND slot = ? AND worker = ?",
                              (now, job, slot, worker))
             await tx.execute("DELETE FROM job_slots WHERE job = ? AND slot < ?", (job, slot - KEEP_SECONDS))
+            await tx.execute("DELETE FROM person_slots WHERE job = ? AND slot < ?", (job, slot - KEEP_SECONDS))
 
     async def holds(self, job: str, slot: float, worker: str) -> bool:
         """Whether `worker` still holds the slot it claimed (not done, not taken over by the next leader)."""

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import date, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -28,6 +28,7 @@ from scheduler.rhythm import week_of_likely_hours
 log = logging.getLogger(__name__)
 
 REPEAT_WINDOW = 24 * 3600.0  # seconds within which an identical proactive text is never sent again
+OTHER_WORKER = "another worker writes in this slot"  # the reason when the person's slot is another worker's
 LAST_DECISION = "checkin_decision"  # scope_state key: the planner's last decision for the person (/checkins warum)
 
 
@@ -130,23 +131,32 @@ def dates_line(facts: CheckinFacts) -> str:
 
 async def check_in(
     store: MemoryStore, composer: Composer, sender: Sender, scope: Scope, now: float, zone: ZoneInfo,
-    silence: timedelta | None = None,
+    silence: timedelta | None = None, claim: Callable[[], Awaitable[bool]] | None = None,
 ) -> Decision:
-    """Decide for one user and, when the rules allow, write and deliver one message."""
+    """Decide for one user and, when the rules allow, write and deliver one message.
+
+    `claim` (the planner's slot, several workers) takes the person before the message is written; when another
+    worker took them in this slot, this one writes nothing.
+    """
     if is_group_scope(scope.user_id):
         return Decision(False, "group chat: mnemo speaks first only in private chats")
     facts = await gather(store, scope, now, zone, silence)
-    decision = await _write(store, composer, sender, scope, facts)
+    decision = await _write(store, composer, sender, scope, facts, claim)
     await store.state.put(scope, LAST_DECISION, explained(facts, decision), now=now)
     return decision
 
 
-async def _write(store: MemoryStore, composer: Composer, sender: Sender, scope: Scope, facts: CheckinFacts) -> Decision:
-    """Let the planner decide on the facts and, when it allows, write and deliver one message."""
+async def _write(store: MemoryStore, composer: Composer, sender: Sender, scope: Scope, facts: CheckinFacts,
+                 claim: Callable[[], Awaitable[bool]] | None = None) -> Decision:
+    """Let the planner decide on the facts and, when it allows (and the person is ours), write and deliver one
+    message."""
     now = facts.now.timestamp()
     decision = decide_checkin(facts)
     if not decision.send:
         return decision
+    if claim is not None and not await claim():
+        log.info("check-in for scope %s not sent: another worker writes to them in this slot", scope.id)
+        return Decision(False, OTHER_WORKER)
     text = (await composer.compose_proactive(scope, decision.reason, f"{decision.detail}\n{dates_line(facts)}")).strip()
     if not text:
         return Decision(False, "model declined")

@@ -26,7 +26,7 @@ RULE_TEXTS = {
     "away": "checkins_rule_away",
     "nothing to say": "checkins_rule_waiting",
     "due topic": "checkins_rule_sent", "reflection concern": "checkins_rule_sent", "silence": "checkins_rule_sent",
-    "welcome back": "checkins_rule_sent",
+    "welcome back": "checkins_rule_sent", "another worker writes in this slot": "checkins_rule_sent",
     "model declined": "checkins_rule_declined", "same text sent within 24 h": "checkins_rule_declined",
 }
 

@@ -76,6 +76,7 @@ MIGRATIONS: list[Migration] = [
     from_m040.m042_no_trigram_index,
     from_m040.m043_job_slots,
     from_m040.m044_incognito_activity,
+    from_m040.m045_person_slots,
 ]
 
 
