@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from memory.db import Database
-from memory.leases import SCHEDULER
+from memory.leases import SCHEDULER, Leases
 
 # Nobody but the worker asking holds the scheduler lease (on SQLite nobody holds it: one process runs the jobs).
 _MAY_LEAD = "NOT EXISTS (SELECT 1 FROM leases WHERE name = ? AND until > ? AND holder <> ?)"
@@ -37,30 +37,33 @@ class Slot:
 class JobSlots:
     """Claim a job's slot before running it, mark it done after; read what ran."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, leases: Leases | None = None) -> None:
         self.db = db
+        self.leases = leases or Leases(db)  # whose clock judges the scheduler lease (the database's)
 
     async def claim(self, job: str, slot: float, worker: str, now: float) -> bool:
         """Take the slot for `worker` and say whether it is ours to run: when no other worker holds the scheduler
         lease at `now`, no later slot was claimed, and this one was not, or was cut off (never done)."""
+        at = await self.leases.on_database_clock(now)  # the lease is judged on the database's clock
         async with self.db.transaction() as tx:
             await tx.execute(
                 f"INSERT INTO job_slots(job, slot, worker, started_at) SELECT ?, ?, ?, ? WHERE {_MAY_LEAD}"
                 " AND NOT EXISTS (SELECT 1 FROM job_slots WHERE job = ? AND slot > ?)"
                 " ON CONFLICT(job, slot) DO UPDATE SET worker = excluded.worker, started_at = excluded.started_at"
                 f" WHERE job_slots.done_at IS NULL AND {_MAY_LEAD}",
-                (job, slot, worker, now, SCHEDULER, now, worker, job, slot, SCHEDULER, now, worker))
+                (job, slot, worker, now, SCHEDULER, at, worker, job, slot, SCHEDULER, at, worker))
             return await tx.changes() > 0
 
     async def claim_person(self, job: str, slot: float, scope_id: int, worker: str, now: float) -> bool:
         """Take one person of the slot for `worker` before writing to them, and say whether it is ours: when no other
         worker holds the scheduler lease at `now` and nobody claimed the person in this slot before (not even a
         worker cut off before it sent: the person's next slot writes then)."""
+        at = await self.leases.on_database_clock(now)
         async with self.db.transaction() as tx:
             await tx.execute(
                 "INSERT INTO person_slots(job, slot, scope_id, worker, claimed_at) SELECT ?, ?, ?, ?, ?"
                 f" WHERE {_MAY_LEAD} ON CONFLICT(job, slot, scope_id) DO NOTHING",
-                (job, slot, scope_id, worker, now, SCHEDULER, now, worker))
+                (job, slot, scope_id, worker, now, SCHEDULER, at, worker))
             return await tx.changes() > 0
 
     async def done(self, job: str, slot: float, worker: str, now: float) -> None:

@@ -94,7 +94,7 @@ class MemoryStore:
         self.access = AccessStore(db)
         self.inbox = Inbox(db)
         self.leases = Leases(db)
-        self.job_slots = JobSlots(db)  # the slots of repeating scheduler jobs run, once across workers
+        self.job_slots = JobSlots(db, self.leases)  # the slots of repeating scheduler jobs run, once across workers
         self.companions = Companions(db)
         self.relationships = Relationships(db)
         self.people = People(db, index, self.notes)

@@ -299,3 +299,20 @@ async def test_a_worker_losing_the_lease_in_the_middle_of_a_person_sends_one_che
     assert sent == ["Wie geht es dir? (w1)"], "one check-in per person and slot"
     scope = await store.scope("mnemo", "tg:1")
     assert [m.text for m in await store.messages.recent(scope, 10) if m.proactive] == sent
+
+
+async def test_a_worker_whose_clock_runs_30_s_ahead_cannot_steal_a_live_lease(
+        store: MemoryStore, second_store: MemoryStore) -> None:
+    if store.db.dialect != "postgres":
+        pytest.skip("SQLite is one process with one clock")
+    def ahead() -> float:
+        return time.time() + 30
+
+    second_store.leases.clock = ahead  # w2's machine: every clock it reads runs 30 s ahead
+    assert await store.leases.take(SCHEDULER, "w1", time.time(), 25)  # w1 holds it 25 s more
+    assert not await second_store.leases.take(SCHEDULER, "w2", ahead(), HOLD_SECONDS), "w1's lease still stands"
+    seen = await second_store.leases.current(SCHEDULER, ahead())
+    assert seen is not None and seen.holder == "w1"
+    assert 20 < seen.until - ahead() <= 25, "its end, told on w2's clock"
+    assert not await second_store.job_slots.claim("planner", 0.0, "w2", ahead()), "nor run a slot meanwhile"
+    assert await second_store.leases.take(SCHEDULER, "w2", ahead() + 25, HOLD_SECONDS), "25 s on, it ran out"
