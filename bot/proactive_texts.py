@@ -39,6 +39,8 @@ PROACTIVE_TEXTS: dict[str, dict[str, str]] = {
     "checkins_rule_outside_hours": {"de": "Es war außerhalb deiner Zeiten ({hours} Uhr).",
                                     "en": "It was outside your hours ({hours})."},
     "checkins_rule_recent": {"de": "Wir hatten uns gerade erst geschrieben.", "en": "We had only just talked."},
+    "checkins_rule_incognito": {"de": "Wir schreiben uns gerade inkognito – da melde ich mich nicht von selbst.",
+                                "en": "We are talking in incognito – I do not write first then."},
     "checkins_rule_budget": {"de": "Ich hatte dir in den letzten 20 Stunden schon von mir aus geschrieben.",
                              "en": "I had already written to you first in the last 20 hours."},
     "checkins_rule_unanswered": {"de": "Meine letzte Nachricht an dich ist noch unbeantwortet – zweimal hintereinander "

@@ -1,6 +1,8 @@
 """Incognito per scope: whether it is on (in `scope_state`, so a restart keeps it) and the stretches it had.
 
 A stretch is logged only as when it began and ended, how it ended and how many messages it had: never their words.
+For the check-in planner, `incognito_activity` keeps per scope how many messages came in incognito, when the last did,
+and the newest check-in one answered (`Activity`): times and a number, nothing said.
 """
 from __future__ import annotations
 
@@ -36,6 +38,16 @@ class Stretch:
     ended_by: str  # 'command' (/incognito aus), 'time' (its duration ran out)
 
 
+@dataclass(frozen=True)
+class Activity:
+    """Incognito chatting as the planner sees it: messages so far, when the last came, the newest check-in (its send
+    time) that a message in incognito answered in time (None: none)."""
+
+    messages: int
+    last_at: float
+    answered_checkin: float | None
+
+
 class IncognitoLog:
     """Switch incognito on and off per scope, count its messages, and keep the stretches it had."""
 
@@ -65,6 +77,26 @@ class IncognitoLog:
         on = await self.current(scope)
         if on is not None:
             await self._put(scope, Incognito(on.since, on.until, on.messages + 1), now)
+
+    async def note(self, scope: Scope, now: float, answered_checkin: float | None = None) -> None:
+        """Note one message in incognito at `now` for the planner (a number and a time), and the check-in it answered
+        in time, when it did."""
+        async with self.db.transaction() as tx:
+            await tx.execute(
+                "INSERT INTO incognito_activity(scope_id, messages, last_at, answered_checkin) VALUES (?, 1, ?, ?)"
+                " ON CONFLICT(scope_id) DO UPDATE SET messages = incognito_activity.messages + 1,"
+                " last_at = excluded.last_at,"
+                " answered_checkin = COALESCE(excluded.answered_checkin, incognito_activity.answered_checkin)",
+                (scope.id, now, answered_checkin))
+
+    async def activity(self, scope: Scope) -> Activity | None:
+        """The scope's incognito chatting as the planner sees it; None when it never chatted in incognito."""
+        async with self.db.reading() as tx:
+            row = await tx.fetchone("SELECT messages, last_at, answered_checkin FROM incognito_activity"
+                                    " WHERE scope_id = ?", (scope.id,))
+        if row is None:
+            return None
+        return Activity(int(row[0]), float(row[1]), None if row[2] is None else float(row[2]))
 
     async def end(self, scope: Scope, now: float, ended_by: str) -> Stretch | None:
         """Switch incognito off and log the stretch (ended at its own end when its time ran out); None when off."""

@@ -7,13 +7,16 @@ So a run first claims its slot here, which a worker may only while no other work
 slot is run once. A slot whose runner died before it was done may be claimed again, by the next leader (or the same
 worker restarted); a slot older than one claimed already never runs (missed slots run once, as the newest, as
 APScheduler coalesces them).
+
+Within a slot, each person it writes to is claimed too (`claim_person`, before the message is written): a worker that
+lost the lease in the middle of a person, and the next leader running the same slot, write to that person once.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from memory.db import Database
-from memory.leases import SCHEDULER
+from memory.leases import SCHEDULER, Leases
 
 # Nobody but the worker asking holds the scheduler lease (on SQLite nobody holds it: one process runs the jobs).
 _MAY_LEAD = "NOT EXISTS (SELECT 1 FROM leases WHERE name = ? AND until > ? AND holder <> ?)"
@@ -34,19 +37,33 @@ class Slot:
 class JobSlots:
     """Claim a job's slot before running it, mark it done after; read what ran."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, leases: Leases | None = None) -> None:
         self.db = db
+        self.leases = leases or Leases(db)  # whose clock judges the scheduler lease (the database's)
 
     async def claim(self, job: str, slot: float, worker: str, now: float) -> bool:
         """Take the slot for `worker` and say whether it is ours to run: when no other worker holds the scheduler
         lease at `now`, no later slot was claimed, and this one was not, or was cut off (never done)."""
+        at = await self.leases.on_database_clock(now)  # the lease is judged on the database's clock
         async with self.db.transaction() as tx:
             await tx.execute(
                 f"INSERT INTO job_slots(job, slot, worker, started_at) SELECT ?, ?, ?, ? WHERE {_MAY_LEAD}"
                 " AND NOT EXISTS (SELECT 1 FROM job_slots WHERE job = ? AND slot > ?)"
                 " ON CONFLICT(job, slot) DO UPDATE SET worker = excluded.worker, started_at = excluded.started_at"
                 f" WHERE job_slots.done_at IS NULL AND {_MAY_LEAD}",
-                (job, slot, worker, now, SCHEDULER, now, worker, job, slot, SCHEDULER, now, worker))
+                (job, slot, worker, now, SCHEDULER, at, worker, job, slot, SCHEDULER, at, worker))
+            return await tx.changes() > 0
+
+    async def claim_person(self, job: str, slot: float, scope_id: int, worker: str, now: float) -> bool:
+        """Take one person of the slot for `worker` before writing to them, and say whether it is ours: when no other
+        worker holds the scheduler lease at `now` and nobody claimed the person in this slot before (not even a
+        worker cut off before it sent: the person's next slot writes then)."""
+        at = await self.leases.on_database_clock(now)
+        async with self.db.transaction() as tx:
+            await tx.execute(
+                "INSERT INTO person_slots(job, slot, scope_id, worker, claimed_at) SELECT ?, ?, ?, ?, ?"
+                f" WHERE {_MAY_LEAD} ON CONFLICT(job, slot, scope_id) DO NOTHING",
+                (job, slot, scope_id, worker, now, SCHEDULER, at, worker))
             return await tx.changes() > 0
 
     async def done(self, job: str, slot: float, worker: str, now: float) -> None:
@@ -55,6 +72,7 @@ class JobSlots:
             await tx.execute("UPDATE job_slots SET done_at = ? WHERE job = ? AND slot = ? AND worker = ?",
                              (now, job, slot, worker))
             await tx.execute("DELETE FROM job_slots WHERE job = ? AND slot < ?", (job, slot - KEEP_SECONDS))
+            await tx.execute("DELETE FROM person_slots WHERE job = ? AND slot < ?", (job, slot - KEEP_SECONDS))
 
     async def holds(self, job: str, slot: float, worker: str) -> bool:
         """Whether `worker` still holds the slot it claimed (not done, not taken over by the next leader)."""

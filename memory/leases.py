@@ -4,9 +4,17 @@ Several workers share one PostgreSQL database; a role that must run once is held
 is taken, renewed and released with one statement each, so two workers asking at once cannot both get it; a worker
 that dies leaves its lease to run out, and another takes it then. On SQLite there is one process, which takes every
 lease it asks for (the same statements run there).
+
+Leases are judged by the database's clock, so two workers whose clocks disagree still agree on who holds one: the
+`now` a caller passes (its time.time(), or a test's fake clock) is moved by how far the PostgreSQL server's
+`clock_timestamp()` is from this process's clock (`Leases.clock`), to the whole second (`on_database_clock`). A fake
+clock moved by hand moves with it; a worker whose clock runs 30 s ahead is moved back 30 s. On SQLite (one process)
+the process clock is the database's.
 """
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from memory.db import Database
@@ -31,10 +39,22 @@ class Leases:
 
     def __init__(self, db: Database) -> None:
         self.db = db
+        self.clock: Callable[[], float] = time.time  # this process's clock (a skewed one, in a test)
+
+    async def on_database_clock(self, now: float) -> float:
+        """`now`, read from this process's clock (or a fake clock a test moves from it), on the database's clock: moved
+        by the whole seconds the PostgreSQL server's clock differs from this process's; on SQLite as it is."""
+        if self.db.dialect != "postgres":
+            return now
+        before = self.clock()
+        async with self.db.reading() as tx:
+            row = await tx.fetchone("SELECT CAST(EXTRACT(EPOCH FROM clock_timestamp()) AS DOUBLE PRECISION)", ())
+        return now + round(float(row[0]) - (before + self.clock()) / 2)
 
     async def take(self, name: str, holder: str, now: float, seconds: float) -> bool:
         """Hold the lease until now + seconds when it is free, ran out, or is ours already (a renewal); say whether
-        we hold it now."""
+        we hold it now (`now` on the database's clock: see the module)."""
+        now = await self.on_database_clock(now)
         async with self.db.transaction() as tx:
             await tx.execute(
                 "INSERT INTO leases(name, holder, until) VALUES (?, ?, ?) ON CONFLICT(name) DO UPDATE"
@@ -49,7 +69,10 @@ class Leases:
             await tx.execute("DELETE FROM leases WHERE name = ? AND holder = ?", (name, holder))
 
     async def current(self, name: str, now: float) -> Lease | None:
-        """The lease as it stands at now; None when nobody holds it (or it ran out)."""
+        """The lease as it stands at now; None when nobody holds it (or it ran out). Its end is told on the clock
+        `now` was read from."""
+        shift = await self.on_database_clock(now) - now
         async with self.db.reading() as tx:
-            row = await tx.fetchone("SELECT name, holder, until FROM leases WHERE name = ? AND until > ?", (name, now))
-        return Lease(str(row[0]), str(row[1]), float(row[2])) if row else None
+            row = await tx.fetchone("SELECT name, holder, until FROM leases WHERE name = ? AND until > ?",
+                                    (name, now + shift))
+        return Lease(str(row[0]), str(row[1]), float(row[2]) - shift) if row else None

@@ -17,6 +17,7 @@ from memory.embedder import Embedder, calibration
 from memory.failures import FailureCounts
 from memory.history_imports import HistoryImports
 from memory.inbox import Inbox
+from memory.incognito_state import STATE_KEY as INCOGNITO
 from memory.incognito_state import IncognitoLog
 from memory.index import SearchIndex, touch
 from memory.job_slots import JobSlots
@@ -59,7 +60,7 @@ SCOPED_TABLES = ("messages", "notes", "profile_entries", "pending_profile", "tho
                  "relationships", "person_relations", "person_dates", "people", "reminders", "admission_counts",
                  "scope_state", "choices", "command_runs", "item_numbers", "rhythm", "history_imports",
                  "review_candidates", "web_log", "reactions", "sent_messages",
-                 "incognito_stretches")
+                 "incognito_stretches", "incognito_activity")
 
 
 async def open_database(path: Path | str, database_url: str | None = None) -> Database:
@@ -95,7 +96,7 @@ class MemoryStore:
         self.inbox = Inbox(db)
         self.leases = Leases(db)
         self.learning_locks = LearningLocks(self.leases)  # one learning run or erasure per scope, across workers
-        self.job_slots = JobSlots(db)  # the slots of repeating scheduler jobs run, once across workers
+        self.job_slots = JobSlots(db, self.leases)  # the slots of repeating scheduler jobs run, once across workers
         self.companions = Companions(db)
         self.relationships = Relationships(db)
         self.people = People(db, index, self.notes)
@@ -236,10 +237,16 @@ class MemoryStore:
 
         Every table with a scope id, the vectors, the full-text entries, cached embeddings no one else uses;
         then the write-ahead log is emptied and the backups in the data folder lose the scope too
-        (`memory.erasure`). The scope's id stays, so its tombstone can name it.
+        (`memory.erasure`). The scope's id stays, so its tombstone can name it. Incognito stays as it was found
+        (on, with its end): the next message is no more kept than the ones before the deletion.
         """
         async with self.db.transaction() as tx:
+            incognito = await tx.fetchone("SELECT value, updated_at FROM scope_state WHERE scope_id = ? AND key = ?",
+                                          (scope.id, INCOGNITO))
             removed = await erasure.erase_scope(tx, scope.id)
+            if incognito is not None:
+                await tx.execute("INSERT INTO scope_state(scope_id, key, value, updated_at) VALUES (?, ?, ?, ?)",
+                                 (scope.id, INCOGNITO, incognito[0], incognito[1]))
             await erasure.record(tx, scope.id, [("scope", None)], "/deleteme")
         self.index.scopes.forget(scope.id)  # its vectors leave this process's memory now, not at the next search
         await erasure.settle(self.db)

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from datetime import date, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -28,6 +28,7 @@ from scheduler.rhythm import week_of_likely_hours
 log = logging.getLogger(__name__)
 
 REPEAT_WINDOW = 24 * 3600.0  # seconds within which an identical proactive text is never sent again
+OTHER_WORKER = "another worker writes in this slot"  # the reason when the person's slot is another worker's
 LAST_DECISION = "checkin_decision"  # scope_state key: the planner's last decision for the person (/checkins warum)
 
 
@@ -70,18 +71,24 @@ async def gather(store: MemoryStore, scope: Scope, now: float, zone: ZoneInfo,
     away_until, welcome_back = absence(kept(await store.state.get(scope, STATE_KEY)), today)
     checkins = await store.messages.checkin_times(scope, LOOK_BACK)
     wrote = await store.messages.user_message_times(scope, min(checkins)) if checkins else []
+    incognito = await store.incognito.activity(scope)  # a number and times: what was said is nowhere
+    answered_incognito = (incognito is not None and last_proactive is not None
+                          and incognito.last_at > last_proactive.created_at.timestamp())
     return CheckinFacts(
         now=datetime.fromtimestamp(now, zone), zone=zone,
         last_user_message=last_user.created_at if last_user else None,
         last_message=newest[-1].created_at if newest else None,
         last_proactive=last_proactive.created_at if last_proactive else None,
-        proactive_unanswered=unanswered(last_user.id if last_user else None,
-                                        last_proactive.id if last_proactive else None) or bool(waiting),
+        proactive_unanswered=(unanswered(last_user.id if last_user else None,
+                                         last_proactive.id if last_proactive else None)
+                              and not answered_incognito) or bool(waiting),
         active_hours=prefs.hours(), checkins_enabled=prefs.checkins,
         due_topic=topic, concern=concern, silence_threshold=silence,
         away_until=away_until, welcome_back=welcome_back,
         likely_hours=week_of_likely_hours(await store.rhythm.histogram(scope, now), prefs.hours()),
-        ignored_streak=ignored_streak(checkins, wrote, now),
+        ignored_streak=ignored_streak(checkins, wrote, now,
+                                      answered_in_incognito=incognito.answered_checkin if incognito else None),
+        last_incognito=datetime.fromtimestamp(incognito.last_at, zone) if incognito else None,
     )
 
 
@@ -124,23 +131,32 @@ def dates_line(facts: CheckinFacts) -> str:
 
 async def check_in(
     store: MemoryStore, composer: Composer, sender: Sender, scope: Scope, now: float, zone: ZoneInfo,
-    silence: timedelta | None = None,
+    silence: timedelta | None = None, claim: Callable[[], Awaitable[bool]] | None = None,
 ) -> Decision:
-    """Decide for one user and, when the rules allow, write and deliver one message."""
+    """Decide for one user and, when the rules allow, write and deliver one message.
+
+    `claim` (the planner's slot, several workers) takes the person before the message is written; when another
+    worker took them in this slot, this one writes nothing.
+    """
     if is_group_scope(scope.user_id):
         return Decision(False, "group chat: mnemo speaks first only in private chats")
     facts = await gather(store, scope, now, zone, silence)
-    decision = await _write(store, composer, sender, scope, facts)
+    decision = await _write(store, composer, sender, scope, facts, claim)
     await store.state.put(scope, LAST_DECISION, explained(facts, decision), now=now)
     return decision
 
 
-async def _write(store: MemoryStore, composer: Composer, sender: Sender, scope: Scope, facts: CheckinFacts) -> Decision:
-    """Let the planner decide on the facts and, when it allows, write and deliver one message."""
+async def _write(store: MemoryStore, composer: Composer, sender: Sender, scope: Scope, facts: CheckinFacts,
+                 claim: Callable[[], Awaitable[bool]] | None = None) -> Decision:
+    """Let the planner decide on the facts and, when it allows (and the person is ours), write and deliver one
+    message."""
     now = facts.now.timestamp()
     decision = decide_checkin(facts)
     if not decision.send:
         return decision
+    if claim is not None and not await claim():
+        log.info("check-in for scope %s not sent: another worker writes to them in this slot", scope.id)
+        return Decision(False, OTHER_WORKER)
     text = (await composer.compose_proactive(scope, decision.reason, f"{decision.detail}\n{dates_line(facts)}")).strip()
     if not text:
         return Decision(False, "model declined")

@@ -32,6 +32,7 @@ class CheckinFacts:
     welcome_back: str = ""  # back from an announced absence and not heard from since: what it was
     likely_hours: tuple[frozenset[int], ...] | None = None  # per local weekday, Monday first (None: every active hour)
     ignored_streak: int = 0  # check-ins in a row the person did not answer in time (scheduler.backoff)
+    last_incognito: datetime | None = None  # the person's last message in incognito (only its time is kept)
 
     @property
     def silence_needed(self) -> timedelta:
@@ -55,6 +56,18 @@ def within_active_hours(now: datetime, zone: tzinfo, hours: tuple[int, int]) -> 
     return start <= hour < end if start <= end else hour >= start or hour < end
 
 
+def chatting_incognito(now: datetime, last_incognito: datetime | None) -> bool:
+    """Whether the person is talking in incognito at `now`: their last message in it came less than
+    QUIET_AFTER_MESSAGE ago (the log does not see those messages, so 'quiet' must not be read from it alone)."""
+    return last_incognito is not None and now - last_incognito < QUIET_AFTER_MESSAGE
+
+
+def last_heard(f: CheckinFacts) -> datetime | None:
+    """When the person last wrote, in the log or in incognito."""
+    heard = [at for at in (f.last_user_message, f.last_incognito) if at is not None]
+    return max(heard) if heard else None
+
+
 def decide_checkin(f: CheckinFacts) -> Decision:
     """Apply the hard rules and the learned hours, then pick the strongest reason: back from an absence, a due
     topic, a concern, silence.
@@ -63,7 +76,8 @@ def decide_checkin(f: CheckinFacts) -> Decision:
     """
     if not f.checkins_enabled:
         return Decision(False, "disabled")
-    if f.last_user_message is None:
+    heard = last_heard(f)
+    if heard is None:
         return Decision(False, "never wrote")
     if f.away_until is not None and f.now.astimezone(f.zone).date() < f.away_until:
         return Decision(False, "away", f"{f.away_until:%Y-%m-%d}")
@@ -71,6 +85,8 @@ def decide_checkin(f: CheckinFacts) -> Decision:
         return Decision(False, "outside active hours")
     if f.last_message is not None and f.now - f.last_message < QUIET_AFTER_MESSAGE:
         return Decision(False, "conversation too recent")
+    if chatting_incognito(f.now, f.last_incognito):
+        return Decision(False, "talking in incognito")
     if f.last_proactive is not None and f.now - f.last_proactive < BUDGET:
         return Decision(False, "budget: one proactive message per 20 hours")
     if f.proactive_unanswered:
@@ -84,8 +100,8 @@ def decide_checkin(f: CheckinFacts) -> Decision:
         return Decision(True, "due topic", f.due_topic)
     if f.concern:
         return Decision(True, "reflection concern", f.concern)
-    if f.now - f.last_user_message >= f.silence_needed:
-        return Decision(True, "silence", str(f.now - f.last_user_message))
+    if f.now - heard >= f.silence_needed:
+        return Decision(True, "silence", str(f.now - heard))
     return Decision(False, "nothing to say")
 
 
@@ -118,7 +134,7 @@ def facts_to_state(f: CheckinFacts) -> dict[str, Any]:
         "silence_threshold": f.silence_threshold.total_seconds(),
         "away_until": f.away_until.isoformat() if f.away_until else None, "welcome_back": f.welcome_back,
         "likely_hours": [sorted(hours) for hours in f.likely_hours] if f.likely_hours is not None else None,
-        "ignored_streak": f.ignored_streak,
+        "ignored_streak": f.ignored_streak, "last_incognito": stamp(f.last_incognito),
     }
 
 
@@ -138,7 +154,7 @@ def facts_from_state(d: dict[str, Any]) -> CheckinFacts:
         silence_threshold=timedelta(seconds=d["silence_threshold"]),
         away_until=date.fromisoformat(d["away_until"]) if d["away_until"] else None, welcome_back=d["welcome_back"],
         likely_hours=tuple(frozenset(hours) for hours in d["likely_hours"]) if d["likely_hours"] is not None else None,
-        ignored_streak=d["ignored_streak"],
+        ignored_streak=d["ignored_streak"], last_incognito=moment(d.get("last_incognito")),
     )
 
 

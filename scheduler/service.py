@@ -18,6 +18,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import partial
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
@@ -243,7 +244,8 @@ class Scheduler:
     async def plan(self, now: float, slot: float | None = None) -> bool:
         """The planner: retry the outbox, the dates of a brief given up, a check-in decision for every user, then
         jobs for new users. With the slot it claimed, it stops (False) at the next user once the slot is another
-        worker's (this one lost the scheduler lease and the next leader runs the slot again)."""
+        worker's (this one lost the scheduler lease and the next leader runs the slot again); a person it writes to is
+        claimed in the slot first, so one lost in the middle of them is written to once."""
         scopes = await self.store.scopes(self.companion_id)
         await self.outbox.flush(scopes)
         for scope in scopes:
@@ -256,7 +258,9 @@ class Scheduler:
                 log.exception("the dates of a lost brief for scope %s failed; nothing was sent", scope.id)
                 await self.count_failure("dates", now)
             try:
-                await check_in(self.store, self.composer, self.outbox, scope, now, self.zone, self.silence)
+                claim = None if slot is None else partial(self.store.job_slots.claim_person, "planner", slot,
+                                                          scope.id, self.worker, now)
+                await check_in(self.store, self.composer, self.outbox, scope, now, self.zone, self.silence, claim)
             except Exception:
                 log.exception("check-in for scope %s failed; nothing was sent", scope.id)
                 await self.count_failure("checkin", now)

@@ -11,6 +11,7 @@ import pytest
 
 from bot.channels.telegram.channel import TelegramChannel
 from bot.commands.catalog import BY_NAME
+from bot.commands.runner import Commands
 from bot.conversation.engine import Engine, EngineConfig, Incoming
 from bot.conversation.incognito_turns import Switch, asks_for_reminder, parse_switch
 from bot.texts import t
@@ -167,3 +168,24 @@ async def test_in_a_group_an_admin_switches_incognito_and_a_member_cannot(tg: Fa
             assert len(await tx.fetchall("SELECT 1 FROM scope_state WHERE key = 'incognito'")) == 1
     finally:
         await ch.stop()
+
+
+async def test_deleteme_in_incognito_keeps_it_on_and_the_next_message_is_not_stored(
+        engine: Engine, store: MemoryStore, chat: ScriptedLLM) -> None:
+    commands = Commands(engine)
+    scope = await engine.scope_for("u1")
+    await engine.handle(Incoming("u1", "Ich heiße Anna.", channel="console"))
+    await engine.drain()
+    on = await engine.incognito.switch_on(scope, None)
+    await engine.handle(Incoming("u1", f"Nur kurz: {SECRET_WORDS[0]}", channel="console"))
+    await commands.run("u1", "/deleteme")
+    await commands.press("u1", "deleteme:yes")
+    kept = await store.incognito.current(scope)
+    assert kept is not None and (kept.since, kept.until) == (on.since, on.until)
+    reply = await engine.handle(Incoming("u1", f"Und noch: {SECRET_WORDS[1]}", channel="console"))
+    assert reply is not None and not reply.failed
+    await engine.drain()
+    assert await store.messages.recent(scope, 10) == []
+    assert SECRET_WORDS[0] not in chat.calls[-1].prompt, "the stretch's turns went with everything else"
+    activity = await store.incognito.activity(scope)
+    assert activity is not None and activity.messages == 1, "what the planner knew of the stretch went too"

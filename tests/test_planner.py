@@ -36,6 +36,10 @@ BASE = CheckinFacts(now=NOW, zone=BERLIN, last_user_message=NOW - 30 * H, last_m
     ({"last_user_message": NOW - 5 * H, "last_message": NOW - 5 * H}, False, "nothing to say"),
     ({"checkins_enabled": False, "due_topic": "x"}, False, "disabled"),
     ({"active_hours": (22, 6), "now": NOW.replace(hour=23)}, True, "silence"),
+    ({"last_incognito": NOW - 2 * H, "due_topic": "x"}, False, "talking in incognito"),
+    ({"last_incognito": NOW - 3 * H, "due_topic": "x"}, True, "due topic"),
+    ({"last_incognito": NOW - 5 * H}, False, "nothing to say"),  # silence counts from the incognito message too
+    ({"last_user_message": None, "last_message": None, "last_incognito": NOW - 30 * H}, True, "silence"),
 ])
 def test_checkin_rules(change: dict, send: bool, reason: str) -> None:
     decision = decide_checkin(replace(BASE, **change))

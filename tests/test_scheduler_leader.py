@@ -248,3 +248,71 @@ async def test_a_leader_keeps_its_lease_while_writing_the_jobs_of_many_people(
     finally:
         await one.scheduler.stop()
         await two.scheduler.stop()
+
+
+class TakingOverComposer:
+    """Writes a check-in; while the first worker writes its own, the second takes the lease and plans the slot."""
+
+    def __init__(self, name: str, sent: list[str]) -> None:
+        self.name, self.sent = name, sent
+        self.meanwhile: Callable[[], object] | None = None
+
+    async def compose_proactive(self, scope: Scope, reason: str, detail: str) -> str:
+        if self.meanwhile is not None:
+            takeover, self.meanwhile = self.meanwhile, None
+            await takeover()  # type: ignore[misc]
+        return f"Wie geht es dir? ({self.name})"
+
+
+async def lost_lease_in_the_middle_of_a_person(store: MemoryStore, second_store: MemoryStore,
+                                                folder: Path) -> list[str]:
+    """Two workers on one database and a fake clock: w1 plans a slot and, while it writes Anna's check-in, loses the
+    lease; w2 takes it and plans the same slot. What Anna got."""
+    start = datetime(2026, 11, 25, 12, 0, 10, tzinfo=BERLIN).timestamp()
+    scope = await store.scope("mnemo", "tg:1")
+    await store.messages.add(scope, "user", "Hallo!", created_at=start - 3 * 86400)
+    sent: list[str] = []
+    schedulers = []
+    for name, its_store in (("w1", store), ("w2", second_store)):
+        composer = TakingOverComposer(name, sent)
+        sender = RecordingSender()
+        sender.sent = sent
+        scheduler = Scheduler(its_store, "mnemo", LLMWriter(ScriptedLLM("background")), composer,  # type: ignore[arg-type]
+                              sender, BERLIN, folder / name, silence=timedelta(hours=48), clock=Clock(start))
+        scheduler.worker = name
+        schedulers.append((scheduler, composer))
+    (one, first), (two, _) = schedulers
+
+    async def takeover() -> None:  # w1's lease ran out while it waited for the model
+        assert await second_store.leases.take(SCHEDULER, "w2", start + HOLD_SECONDS, HOLD_SECONDS)
+        assert await two.plan_once(start + HOLD_SECONDS) == "ok"
+
+    first.meanwhile = takeover
+    assert await store.leases.take(SCHEDULER, "w1", start, HOLD_SECONDS)
+    await one.plan_once(start)
+    return sent
+
+
+async def test_a_worker_losing_the_lease_in_the_middle_of_a_person_sends_one_checkin(
+        store: MemoryStore, second_store: MemoryStore, tmp_path: Path) -> None:
+    sent = await lost_lease_in_the_middle_of_a_person(store, second_store, tmp_path)
+    assert sent == ["Wie geht es dir? (w1)"], "one check-in per person and slot"
+    scope = await store.scope("mnemo", "tg:1")
+    assert [m.text for m in await store.messages.recent(scope, 10) if m.proactive] == sent
+
+
+async def test_a_worker_whose_clock_runs_30_s_ahead_cannot_steal_a_live_lease(
+        store: MemoryStore, second_store: MemoryStore) -> None:
+    if store.db.dialect != "postgres":
+        pytest.skip("SQLite is one process with one clock")
+    def ahead() -> float:
+        return time.time() + 30
+
+    second_store.leases.clock = ahead  # w2's machine: every clock it reads runs 30 s ahead
+    assert await store.leases.take(SCHEDULER, "w1", time.time(), 25)  # w1 holds it 25 s more
+    assert not await second_store.leases.take(SCHEDULER, "w2", ahead(), HOLD_SECONDS), "w1's lease still stands"
+    seen = await second_store.leases.current(SCHEDULER, ahead())
+    assert seen is not None and seen.holder == "w1"
+    assert 20 < seen.until - ahead() <= 25, "its end, told on w2's clock"
+    assert not await second_store.job_slots.claim("planner", 0.0, "w2", ahead()), "nor run a slot meanwhile"
+    assert await second_store.leases.take(SCHEDULER, "w2", ahead() + 25, HOLD_SECONDS), "25 s on, it ran out"

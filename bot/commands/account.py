@@ -132,6 +132,7 @@ async def delete_everything(call: Call) -> None:
     """
     async with call.engine.learning_paused(call.scope):
         await call.store.delete_scope(call.scope)
+    call.engine.incognito.forget_turns(call.scope)  # incognito stays on; the stretch's turns so far go too
     data_dir = call.store.db.path.parent
     delete_reports_about(data_dir, call.scope.user_id)  # `mnemo analyse` quoted them
     delete_recordings(data_dir, call.scope)  # MNEMO_VOICE_KEEP kept them (now or earlier)

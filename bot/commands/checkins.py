@@ -19,13 +19,14 @@ RULE_TEXTS = {
     "never wrote": "checkins_rule_never_wrote",
     "outside active hours": "checkins_rule_outside_hours",
     "conversation too recent": "checkins_rule_recent",
+    "talking in incognito": "checkins_rule_incognito",
     "budget: one proactive message per 20 hours": "checkins_rule_budget",
     "previous proactive message unanswered": "checkins_rule_unanswered",
     "not a likely hour": "checkins_rule_unlikely_hour",
     "away": "checkins_rule_away",
     "nothing to say": "checkins_rule_waiting",
     "due topic": "checkins_rule_sent", "reflection concern": "checkins_rule_sent", "silence": "checkins_rule_sent",
-    "welcome back": "checkins_rule_sent",
+    "welcome back": "checkins_rule_sent", "another worker writes in this slot": "checkins_rule_sent",
     "model declined": "checkins_rule_declined", "same text sent within 24 h": "checkins_rule_declined",
 }
 

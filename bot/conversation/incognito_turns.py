@@ -28,6 +28,7 @@ from bot.texts import t
 from memory.incognito_state import Incognito, Stretch
 from memory.models import Message, Scope
 from memory.store import MemoryStore
+from scheduler.backoff import answered_checkin
 from scheduler.reminder_times import AskBack, explicit_request, parse_reminder
 
 log = logging.getLogger(__name__)
@@ -95,6 +96,10 @@ class IncognitoTurns:
         self._turns.pop(scope.id, None)
         return await self.store.incognito.end(scope, self.clock(), ended_by)
 
+    def forget_turns(self, scope: Scope) -> None:
+        """Forget the stretch's turns kept so far (/deleteme), incognito staying on."""
+        self._turns.pop(scope.id, None)
+
     async def turn(self, turn: Turn, checks: Sequence[Step]) -> Reply | None:
         """Answer the message in incognito, or None (passes on) when the scope is not incognito.
 
@@ -103,7 +108,7 @@ class IncognitoTurns:
         """
         on = await self.store.incognito.current(turn.scope)
         if on is None:
-            self._turns.pop(turn.scope.id, None)  # switched off elsewhere (/deleteme): the stretch's turns go too
+            self._turns.pop(turn.scope.id, None)  # switched off elsewhere (another worker): the stretch's turns go too
             return None
         now = self.clock()
         if on.over(now):
@@ -119,6 +124,9 @@ class IncognitoTurns:
             if reply is not None:
                 return reply
         await self.store.incognito.count(turn.scope, now)
+        # the planner sees that the person talks, and which check-in they answered: a number and times only
+        answered = answered_checkin(await self.store.messages.checkin_times(turn.scope, 1), now)
+        await self.store.incognito.note(turn.scope, now, answered)
         reply = await self._answer(turn)
         if not reply.failed:
             self._remember(turn.scope, turn.incoming.text, "\n\n".join(reply.bubbles), now)

@@ -63,3 +63,21 @@ async def m043_job_slots(tx: Tx) -> None:
     real = "DOUBLE PRECISION" if tx.dialect == "postgres" else "REAL"
     await tx.execute(f"CREATE TABLE job_slots (job TEXT NOT NULL, slot {real} NOT NULL, worker TEXT NOT NULL,"
                      f" started_at {real} NOT NULL, done_at {real}, PRIMARY KEY (job, slot))")
+
+
+async def m044_incognito_activity(tx: Tx) -> None:
+    """Incognito chatting as the planner sees it, per scope: how many messages, when the last came, and the newest
+    check-in one answered in time; never a word of them. A check-in does not interrupt incognito chatting, and an
+    answer in incognito is not an ignored check-in. /deleteme erases the row with the scope's others."""
+    real = "DOUBLE PRECISION" if tx.dialect == "postgres" else "REAL"
+    await tx.execute(f"CREATE TABLE incognito_activity (scope_id INTEGER PRIMARY KEY, messages INTEGER NOT NULL,"
+                     f" last_at {real} NOT NULL, answered_checkin {real})")
+
+
+async def m045_person_slots(tx: Tx) -> None:
+    """Per person, the slot of a repeating job that wrote to them (the planner's check-in): claimed before the message
+    is written, so a worker that lost the scheduler lease in the middle of a person and the next leader running the
+    same slot send that person one check-in, not two."""
+    real = "DOUBLE PRECISION" if tx.dialect == "postgres" else "REAL"
+    await tx.execute(f"CREATE TABLE person_slots (job TEXT NOT NULL, slot {real} NOT NULL, scope_id INTEGER NOT NULL,"
+                     f" worker TEXT NOT NULL, claimed_at {real} NOT NULL, PRIMARY KEY (job, slot, scope_id))")
