@@ -149,10 +149,12 @@ class SearchIndex:
         and fading count from it.
         """
         doc_id = await tx.execute(
-            "INSERT INTO docs(scope_id, source, item_id, text, content_hash, importance, created_at, entered_at)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (scope_id, source, item_id, text, search_text.content_hash(text), importance, created_at, entered_at),
+            "INSERT INTO docs(scope_id, source, item_id, text, content_hash, importance, created_at)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (scope_id, source, item_id, text, search_text.content_hash(text), importance, created_at),
         )
+        if entered_at is not None:
+            await tx.execute("UPDATE docs SET entered_at = ? WHERE id = ?", (entered_at, doc_id))
         await tx.execute(
             "INSERT INTO vec_docs(doc_id, scope_id, source, created_at, embedding) VALUES (?, ?, ?, ?, vec_bit(?))",
             (doc_id, scope_id, source, created_at,
