@@ -85,7 +85,7 @@ async def bench(conversations: int, messages: int, approve_count: int) -> None:
             approved = 0
             while approved < approve_count and (group := await store.imports.next_group(scope, 4)):
                 for candidate in group:
-                    approved += await approve(store, scope, candidate)
+                    approved += await approve(store, scope, candidate, time.time())
             took = time.perf_counter() - started
             print(f"approve: {approved} candidates in {took:.1f} s ({1000 * took / max(approved, 1):.1f} ms each), "
                   f"{await store.notes.count(scope)} notes")

@@ -1,4 +1,8 @@
-"""Logging: one structured line per event on stderr (journald keeps it), secrets masked."""
+"""Logging: one structured line per event on stderr (journald keeps it), secrets masked.
+
+At INFO and above a record names ids, counts, kinds and lengths, never what a person wrote (a message, a note, a
+fact, a search query, a transcript, a caption) nor what a model answered: /deleteme cannot reach a log. DEBUG may
+show such text, and says so once when it is switched on (`install`)."""
 from __future__ import annotations
 
 import logging
@@ -32,6 +36,11 @@ def install(level: str = "WARNING", secrets: Iterable[str] = ()) -> None:
     for old in list(root.handlers):
         root.removeHandler(old)
     root.addHandler(handler)
+    before = root.level
     root.setLevel(level.upper())
     for noisy in ("httpx", "httpx2", "httpcore", "aiosqlite", "apscheduler.executors.default"):
         logging.getLogger(noisy).setLevel(max(logging.WARNING, root.level))
+    if root.level == logging.DEBUG and before != logging.DEBUG:  # once, though start-up installs twice
+        logging.getLogger(__name__).warning(
+            "DEBUG logging is on: the log now holds what people write (messages, notes, transcripts, searches) and"
+            " what the models answer, which /deleteme cannot erase; set MNEMO_LOG_LEVEL to INFO or higher when done")

@@ -141,14 +141,20 @@ class SearchIndex:
 
     async def add(
         self, tx: Tx, scope_id: int, source: Source, item_id: int, text: str,
-        vector: np.ndarray, created_at: float, importance: int = 5,
+        vector: np.ndarray, created_at: float, importance: int = 5, entered_at: float | None = None,
     ) -> int:
-        """Index one item; returns the document id."""
+        """Index one item; returns the document id.
+
+        entered_at: when it entered the memory, where that is later than created_at (an imported note); ranking
+        and fading count from it.
+        """
         doc_id = await tx.execute(
             "INSERT INTO docs(scope_id, source, item_id, text, content_hash, importance, created_at)"
             " VALUES (?, ?, ?, ?, ?, ?, ?)",
             (scope_id, source, item_id, text, search_text.content_hash(text), importance, created_at),
         )
+        if entered_at is not None:
+            await tx.execute("UPDATE docs SET entered_at = ? WHERE id = ?", (entered_at, doc_id))
         await tx.execute(
             "INSERT INTO vec_docs(doc_id, scope_id, source, created_at, embedding) VALUES (?, ?, ?, ?, vec_bit(?))",
             (doc_id, scope_id, source, created_at,
@@ -260,7 +266,7 @@ class SearchIndex:
         candidates = [
             Candidate(
                 doc_id=d, cosine=cosines.get(d, 0.0), words=lexical["fts_words"].get(d, 0.0),
-                trigram=lexical["fts_trigram"].get(d, 0.0), age_days=(now - doc.created_at) / 86400.0,
+                trigram=lexical["fts_trigram"].get(d, 0.0), age_days=(now - doc.fresh_from) / 86400.0,
                 importance=doc.importance, related=tuple(sorted(related.get(d, ()))),
                 dated=any(start <= doc.created_at < end for start, end in periods),
             )

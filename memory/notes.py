@@ -42,6 +42,7 @@ class NewNote:
     source_message_ids: tuple[int, ...] = ()
     created_at: float | None = None  # now, when not given
     valid_from: float | None = None
+    entered_at: float | None = None  # when it entered the memory, if later than created_at (an imported note)
 
 
 @dataclass(frozen=True)
@@ -81,9 +82,13 @@ class Notes:
         self, scope: Scope, text: str, *, kind: str = "fact", importance: int = 5,
         source_message_ids: Sequence[int] = (), created_at: float | None = None,
         valid_from: float | None = None, dedupe: bool = True, processing: str | None = None,
-        reason: str = "",
+        reason: str = "", entered_at: float | None = None,
     ) -> NoteWrite:
-        """Store a note unless the scope already holds the same (exact) or nearly the same (semantic) one."""
+        """Store a note unless the scope already holds the same (exact) or nearly the same (semantic) one.
+
+        entered_at: when it entered the memory, where that is later than created_at (a note approved from a
+        history import): its ranking and fading count from then.
+        """
         text = text.strip()
         norm = content_hash(normalize(text))
         if dedupe:
@@ -101,7 +106,7 @@ class Notes:
                     existing = await self.get(scope, item_id)
                     if existing.kind == kind:
                         return NoteWrite(existing, created=False, duplicate="semantic")
-        item = NewNote(text, kind, importance, tuple(source_message_ids), created_at, valid_from)
+        item = NewNote(text, kind, importance, tuple(source_message_ids), created_at, valid_from, entered_at)
         async with self.db.transaction() as tx:
             note = await self._insert(tx, scope, item, vector, processing or audit.new_processing("note"), reason)
         return NoteWrite(note, created=True)
@@ -141,7 +146,8 @@ class Notes:
             (scope.id, item.kind, item.text, importance, created, created, item.valid_from,
              sources, content_hash(normalize(item.text))),
         )
-        doc_id = await self.index.add(tx, scope.id, "note", note_id, item.text, vector, created, importance)
+        doc_id = await self.index.add(tx, scope.id, "note", note_id, item.text, vector, created, importance,
+                                      item.entered_at)
         row = (note_id, item.kind, item.text, importance, created, created, item.valid_from, None, None, sources,
                doc_id)
         return _note(row), doc_id

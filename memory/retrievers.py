@@ -28,10 +28,16 @@ class IndexedDoc:
     created_at: float
     importance: int
     last_used_at: float | None = None
+    entered_at: float | None = None  # when it entered the memory, if not when it was said (an imported note)
+
+    @property
+    def fresh_from(self) -> float:
+        """When ranking and fading start counting: the day it entered the memory, else the day it was said."""
+        return self.created_at if self.entered_at is None else self.entered_at
 
     def days_unused(self, now: float) -> float:
-        """Days since the document was created or last used, whichever is later."""
-        return (now - max(self.created_at, self.last_used_at or 0.0)) / 86400.0
+        """Days since the document entered the memory or was last used, whichever is later."""
+        return (now - max(self.fresh_from, self.last_used_at or 0.0)) / 86400.0
 
 
 @dataclass(frozen=True)
@@ -156,7 +162,7 @@ async def documents(tx: Tx, ids: set[int]) -> dict[int, IndexedDoc]:
     if not ids:
         return {}
     rows = await tx.fetchall(
-        "SELECT d.id, d.source, d.item_id, d.text, d.created_at, d.importance, d.last_used_at"
+        "SELECT d.id, d.source, d.item_id, d.text, d.created_at, d.importance, d.last_used_at, d.entered_at"
         " FROM json_each(?) j CROSS JOIN docs d ON d.id = j.value",
         (json.dumps(sorted(ids)),),
     )

@@ -156,9 +156,11 @@ def _answer(raw: str) -> tuple[dict[str, Any], relationship_rules.Proposal | Non
     try:
         data = json.loads(_unfence(raw))
     except ValueError as exc:
-        raise BadModelOutput(f"reflection answer is not JSON: {raw[:80]!r}") from exc
+        log.debug("the reflection answer that is not JSON: %r", raw[:500])
+        raise BadModelOutput(f"reflection answer is not JSON ({len(raw)} characters)") from exc
     if not isinstance(data, dict) or not isinstance(data.get("thoughts"), list):
-        raise BadModelOutput(f"reflection answer is not the JSON asked for: {raw[:80]!r}")
+        log.debug("the reflection answer that is not the JSON asked for: %r", raw[:500])
+        raise BadModelOutput(f"reflection answer is not the JSON asked for ({len(raw)} characters)")
     try:
         proposal = relationship_rules.parse_proposal(data["relationship"]) if data.get("relationship") else None
     except ValueError as exc:

@@ -227,9 +227,10 @@ def parse_proposal(data: object) -> Proposal:
     deltas: dict[str, int] = {}
     for name, delta in raw.items():
         if isinstance(delta, bool) or not isinstance(delta, (int, float)):
-            raise ValueError(f"relationship.changes.{name} must be a number")
+            raise ValueError(f"relationship.changes holds a value that is not a number ({type(delta).__name__})")
         if name not in VALUES:
-            log.warning("reflection proposed a change to an unknown value %r; ignored", name)
+            log.warning("reflection proposed a change to an unknown value (%d characters); ignored", len(name))
+            log.debug("the unknown value: %r", name)
             continue
         deltas[name] = round(delta)
     for key in ("why", "mood", "notes"):

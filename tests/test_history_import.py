@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from bot.commands.runner import Commands
-from bot.conversation.engine import Engine
+from bot.conversation.engine import Engine, EngineConfig, Incoming
 from bot.errors import LLMUnavailable
 from bot.history.approval import approve
 from bot.history.importer import run_import
@@ -20,6 +20,7 @@ from bot.texts import t
 from memory.history_imports import Candidate, NewCandidate
 from memory.models import Scope
 from memory.store import MemoryStore
+from tests.fakes.clock import Clock
 from tests.fakes.llm import Call, ScriptedLLM
 
 pytestmark = pytest.mark.both_backends("bulk writes of an import")
@@ -103,7 +104,7 @@ async def test_approval_stores_with_the_original_time_and_provenance_and_undo_ta
     scope = await engine.scope_for("anna")
     await store.notes.add(scope, "Anna trinkt morgens Tee.")  # known before the import, stays after /undo
     for candidate in await store.imports._candidates("c.scope_id = ?", (scope.id,)):
-        assert await approve(store, scope, candidate)
+        assert await approve(store, scope, candidate, MARCH.timestamp() + 86400 * 30)
     notes = {n.text: n for n in await store.notes.list(scope)}
     imported_note = notes["Anna spiele seit Jahren Instrument Nummer 1."]
     assert imported_note.created_at == MARCH + timedelta(days=1)
@@ -230,9 +231,35 @@ async def test_review_and_why_show_placeholders_and_saved_messages_in_german(
     commands = Commands(engine)
     shown = (await commands.run("anna", "/review")).bubbles[0]
     assert "„Gespeicherte Nachrichten“ – aus Telegram, 2023-03-02" in shown and "Saved Messages" not in shown
-    assert await approve(store, scope, candidate)
+    assert await approve(store, scope, candidate, MARCH.timestamp())
     (note,) = await store.notes.list(scope)
     why = (await commands.run("anna", f"/why {await store.numbers.of(scope, 'note', note.id)}")).bubbles[0]
     assert "aus Telegram, 2023-03-02: „[Foto] So sieht der Balkon aus“" in why and "[photo]" not in why
     stored = await store.imports.candidate(scope, candidate.id)
     assert stored.quote == "[photo] So sieht der Balkon aus"  # stored neutral, put in the language when shown
+
+
+async def test_a_note_said_two_years_ago_is_fresh_when_approved_and_keeps_its_date(
+    store: MemoryStore, chat: ScriptedLLM, background: ScriptedLLM,
+) -> None:
+    clock = Clock()
+    engine = Engine(store, chat, background, EngineConfig(relevance_floor=0.0), clock=clock)
+    try:
+        scope = await engine.scope_for("anna")
+        said = datetime.fromtimestamp(clock.now, UTC) - timedelta(days=730)
+        await queued(store, scope, NewCandidate("fact", "Anna hat sich am Meniskus operieren lassen.",
+                                                said.timestamp(), "k1", "Knie", quote="Meniskus-OP"))
+        commands = Commands(engine)
+        await commands.run("anna", "/review")
+        assert not (await commands.press("anna", "review:yes:1")).stale
+
+        found = (await commands.run("anna", "/memories Meniskus")).bubbles[0]  # type: ignore[union-attr]
+        assert f"Meniskus operieren lassen. (aus Telegram, {said:%Y-%m-%d})" in found
+        chat.enqueue("Wie geht es deinem Knie?")
+        await engine.handle(Incoming("anna", "Mein Knie tut wieder weh."))
+        assert "Meniskus operieren lassen" in chat.calls[-1].prompt
+        (note,) = await store.notes.list(scope)
+        assert note.created_at.timestamp() == said.timestamp()  # the day it was said, for dates and windows
+    finally:
+        await engine.drain()
+        await engine.close()

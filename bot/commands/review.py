@@ -108,9 +108,10 @@ async def span(store: MemoryStore, scope: Scope, first: Candidate, last: Candida
             if first.id <= c.id <= last.id]
 
 
-async def decide(store: MemoryStore, scope: Scope, chosen: list[Candidate], keep: bool) -> list[Candidate]:
-    """Approve or reject the chosen candidates; the ones decided now (not those decided already)."""
-    return [c for c in chosen if await (approve if keep else reject)(store, scope, c)]
+async def decide(store: MemoryStore, scope: Scope, chosen: list[Candidate], keep: bool,
+                 now: float) -> list[Candidate]:
+    """Approve or reject the chosen candidates at `now`; the ones decided now (not those decided already)."""
+    return [c for c in chosen if await (approve if keep else reject)(store, scope, c, now)]
 
 
 async def numbered_candidate(store: MemoryStore, scope: Scope, number: int) -> Candidate:
@@ -131,7 +132,7 @@ async def press(call: Call, fields: list[str]) -> Pressed | None:
         chosen = [first]
     else:
         chosen = await span(store, scope, first, await numbered_candidate(store, scope, int(fields[2])))
-    decided = await decide(store, scope, chosen, keep)
+    decided = await decide(store, scope, chosen, keep, call.engine.clock())
     if not decided:
         return Pressed(t(lang, "button_stale"), stale=True)
     if len(decided) == 1:

@@ -48,7 +48,7 @@ def openai_flags(body: Any) -> bool:
         categories = body["results"][0]["categories"]
         return any(bool(categories.get(name)) for name in OPENAI_CATEGORIES)
     except (KeyError, IndexError, TypeError, AttributeError) as exc:
-        raise ModerationUnreadable(f"no results[0].categories in the answer: {str(body)[:200]}") from exc
+        raise ModerationUnreadable(f"no results[0].categories in the answer ({type(body).__name__})") from exc
 
 
 def llama_guard_flags(body: Any) -> bool:
@@ -56,11 +56,12 @@ def llama_guard_flags(body: Any) -> bool:
     try:
         said = str(body["choices"][0]["message"]["content"]).strip().lower()
     except (KeyError, IndexError, TypeError) as exc:
-        raise ModerationUnreadable(f"no choices[0].message.content in the answer: {str(body)[:200]}") from exc
+        raise ModerationUnreadable(f"no choices[0].message.content in the answer ({type(body).__name__})") from exc
     if said.startswith("safe"):
         return False
     if not said.startswith("unsafe"):
-        raise ModerationUnreadable(f"Llama Guard said neither safe nor unsafe: {said[:100]!r}")
+        log.debug("Llama Guard said: %r", said[:200])
+        raise ModerationUnreadable(f"Llama Guard said neither safe nor unsafe ({len(said)} characters)")
     codes = {code.strip().upper() for code in said.removeprefix("unsafe").replace(",", "\n").split()}
     return bool(codes & set(LLAMA_GUARD_CODES))
 

@@ -294,8 +294,9 @@ class OpenQuestions:
         except ToolGone:
             log.warning("held call of %s not run: the tool is no longer offered", call.tool)
             return t(self.lang, "tool_gone", tool=call.title)
-        except ToolFailed as exc:  # the message is English, for the log; the person is told why in their language
-            log.warning("held call of %s failed: %s", call.tool, exc)
+        except ToolFailed as exc:  # the message is English, for DEBUG; the person is told why in their language
+            log.warning("held call of %s failed (%s)", call.tool, exc.why)
+            log.debug("held call of %s failed: %s", call.tool, exc)
             return t(self.lang, "tool_failed", tool=call.title, error=t(self.lang, f"tool_failed_{exc.why}"))
         return t(self.lang, "tool_done", tool=call.title, result=clip(result.strip(), RESULT_CHARS))
 

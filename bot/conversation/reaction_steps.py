@@ -45,7 +45,8 @@ class ReactionSteps:
         emoji = next((e for e in map(chosen_reaction, turn.reactions) if e), "") if turn.may_react else ""
         if not emoji or turn.reply is None:
             if turn.reactions:
-                log.info("reaction %r of the model not given (offered: %s)", turn.reactions[:3], turn.may_react)
+                log.info("%d reactions of the model not given (offered: %s)", len(turn.reactions), turn.may_react)
+                log.debug("the reactions not given: %r", turn.reactions[:3])
             return
         incoming = turn.incoming
         where = incoming.channel_message_id or f"#{turn.message_id}"  # the terminal's messages have no channel id

@@ -142,7 +142,8 @@ class ToolFailed(Exception):
     """A tool could not do its work (a server down, a limit reached); the message goes to the model as the result.
 
     `why` is what the person is told when a call they said yes to fails (the message is English, for the model and
-    the log): the server did not answer in time, could not be reached, reported an error, or it failed otherwise.
+    the log at DEBUG, as it may quote the model): the server did not answer in time, could not be reached, reported
+    an error, or it failed otherwise.
     """
 
     def __init__(self, message: str, why: FailureKind = "failed") -> None:
@@ -243,10 +244,13 @@ async def run_tool(call: ToolCall, at: ToolContext, tools: Sequence[Tool] = BUIL
             return await _hold(tool, args, at)
         return await tool.run(args, replace(at, tainted=True) if tainted else at)
     except (ValueError, TypeError) as exc:
-        log.warning("tool %s got bad arguments %r: %s", call.name, args, exc)
+        # The arguments and the errors about them hold the model's words (a search query): DEBUG only.
+        log.warning("tool %s got bad arguments (%s)", call.name, type(exc).__name__)
+        log.debug("tool %s: arguments %r: %s", call.name, args, exc)
         return f"error: bad arguments ({exc})"
     except ToolFailed as exc:
-        log.info("tool %s failed: %s", call.name, exc)
+        log.info("tool %s failed (%s)", call.name, exc.why)
+        log.debug("tool %s failed: %s", call.name, exc)
         return f"error: {exc}"
     except Exception as exc:  # a toolbox's bug or an SDK error it did not map: the turn goes on (cancelling does not)
         log.exception("tool %s raised unexpectedly", call.name)

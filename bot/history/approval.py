@@ -34,22 +34,25 @@ async def provenances(store: MemoryStore, scope: Scope, note_ids: Sequence[int],
             for note_id, c in (await store.imports.provenance(scope, note_ids)).items()}
 
 
-async def reject(store: MemoryStore, scope: Scope, candidate: Candidate) -> bool:
+async def reject(store: MemoryStore, scope: Scope, candidate: Candidate, now: float) -> bool:
     """Leave a candidate out of the memory for good; False when it was decided already."""
-    return await store.imports.decide(scope, candidate.id, "rejected")
+    return await store.imports.decide(scope, candidate.id, "rejected", now=now)
 
 
-async def approve(store: MemoryStore, scope: Scope, candidate: Candidate) -> bool:
+async def approve(store: MemoryStore, scope: Scope, candidate: Candidate, now: float) -> bool:
     """Store a pending candidate as what it is, at the time it was said; False when it was decided already.
+
+    A note keeps the date it was said, but ranks and fades as one written `now`: a fact said two years ago, approved
+    today, is found like today's and has not faded before it was ever used.
 
     A fact the memory holds already is not stored twice. A fact that contradicts a note is stored beside it,
     and the older of the two is closed, superseded by the newer: an imported 2023 fact does not overrule what
     the person said last week, but becomes its history.
     """
-    if candidate.status != "pending" or not await store.imports.decide(scope, candidate.id, "approved"):
+    if candidate.status != "pending" or not await store.imports.decide(scope, candidate.id, "approved", now=now):
         return False  # decided already: a second press (even at the same moment) stores nothing
     try:
-        stored_id = await _store(store, scope, candidate)
+        stored_id = await _store(store, scope, candidate, now)
     except BaseException:
         await store.imports.settle(scope, candidate.id, "pending", None)
         raise
@@ -57,7 +60,7 @@ async def approve(store: MemoryStore, scope: Scope, candidate: Candidate) -> boo
     return True
 
 
-async def _store(store: MemoryStore, scope: Scope, candidate: Candidate) -> int | None:
+async def _store(store: MemoryStore, scope: Scope, candidate: Candidate, now: float) -> int | None:
     """Store what the candidate says; the id of what it became (None: the memory held it already)."""
     imported = await store.imports.get(scope, candidate.import_id)
     processing, reason = imported.processing_id, f"import: {source_name(candidate.source)}"
@@ -66,7 +69,8 @@ async def _store(store: MemoryStore, scope: Scope, candidate: Candidate) -> int 
     if candidate.kind == "fact":
         write = await store.notes.add(scope, candidate.text, kind="fact",
                                       importance=int(candidate.data.get("importance", 5)), created_at=said,
-                                      valid_from=said, processing=processing, reason=reason)
+                                      valid_from=said, processing=processing, reason=reason,
+                                      entered_at=max(now, said))
         stored_id = write.note.id if write.created else None
         if write.created and candidate.contradicts is not None:
             await _settle_contradiction(store, scope, write.note.id, candidate.contradicts, processing, said)

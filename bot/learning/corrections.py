@@ -62,7 +62,7 @@ class Change:
 def verdicts(data: Any, allowed: set[str]) -> list[tuple[str, str, str]]:
     """Valid (id, action, text) triples for the candidates shown; anything else is dropped."""
     if not isinstance(data, dict) or not isinstance(data.get("verdicts"), list):
-        raise LLMBadOutput(f"judge answer has no verdict list: {str(data)[:80]!r}")
+        raise LLMBadOutput(f"judge answer has no verdict list ({type(data).__name__})")
     out = []
     for v in data["verdicts"]:
         if not isinstance(v, dict) or v.get("id") not in allowed:

@@ -111,7 +111,7 @@ class Draft:
 def accept(data: Any, messages: Sequence[Message]) -> list[Draft]:
     """Keep the proposed items whose sources are real; a fact needs at least one user message as source."""
     if not isinstance(data, dict):
-        raise LLMBadOutput(f"extraction is not a JSON object: {str(data)[:80]!r}")
+        raise LLMBadOutput(f"extraction is not a JSON object ({type(data).__name__})")
     roles = {m.id: m.role for m in messages}
     drafts = []
     for kind, key in (("fact", "facts"), ("content", "content")):
@@ -120,7 +120,8 @@ def accept(data: Any, messages: Sequence[Message]) -> list[Draft]:
                 continue
             ids = tuple(i for i in item.get("source_ids") or [] if isinstance(i, int) and i in roles)
             if kind == "fact" and not any(roles[i] == "user" for i in ids):
-                log.info("dropped fact without a user source: %r", item.get("text"))
+                log.info("dropped a fact without a user source (%d characters)", len(str(item.get("text"))))
+                log.debug("the fact dropped: %r", item.get("text"))
                 continue
             try:
                 importance = max(1, min(10, int(item.get("importance", 5))))
@@ -233,7 +234,9 @@ async def store_note(
     verdict = await store.admission.check(scope, text, kind, admission)
     await store.admission.count(scope, verdict.verdict)
     if verdict.verdict == "drop":
-        log.info("admission dropped %r (%s, score %.2f)", text, verdict.reason, verdict.score)
+        log.info("admission dropped a %s of %d characters (%s, score %.2f)", kind, len(text), verdict.reason,
+                 verdict.score)
+        log.debug("the %s admission dropped: %r", kind, text)
         return (await store.notes.get(scope, verdict.other) if verdict.other else None), False
     write = await store.notes.add(scope, text, kind=kind, importance=importance, source_message_ids=sources,
                                   processing=processing, reason="extraction", dedupe=verdict.verdict == "admit",

@@ -191,7 +191,7 @@ async def _ask(llm: LLM, forgotten: Forgotten, batch: Sequence[Copy]) -> dict[st
         )
         data = completion.json()
         if not isinstance(data, dict) or not isinstance(data.get("rewrites"), list):
-            raise LLMBadOutput(f"no rewrite list: {str(data)[:80]!r}")
+            raise LLMBadOutput(f"no rewrite list ({type(data).__name__})")
     except LLMBadOutput as exc:
         failures["forget_bad_json"] += 1
         log.warning("forgetting: the model answered no usable JSON for %d copies; their sentences that mention it"

@@ -151,5 +151,6 @@ def completion_from(response: Message) -> Completion:
 def _tool_input(value: object) -> dict[str, Any]:
     """A tool_use input as a dict, or LLMBadOutput."""
     if not isinstance(value, dict):
-        raise LLMBadOutput(f"tool input must be a JSON object, got {value!r:.120}")
+        log.debug("tool input that is not an object: %r", value)
+        raise LLMBadOutput(f"tool input must be a JSON object, got {type(value).__name__}")
     return value

@@ -114,7 +114,8 @@ class OpenAIChat(SDKChat[openai_wire.Client]):
         choices = _field(response, "choices", list) or []
         message = _field(choices[0], "message", dict) if choices else None
         if message is None:
-            raise LLMBadOutput(f"{self._where} answered without any choice: {str(response)[:200]}")
+            log.debug("%s answered without any choice: %s", self._where, str(response)[:500])
+            raise LLMBadOutput(f"{self._where} answered without any choice ({type(response).__name__})")
         calls = tuple(
             ToolCall(id=str(c.get("id") or f"call_{i}"), name=str(function.get("name") or ""),
                      arguments=tool_arguments(str(function.get("arguments") or "")))
@@ -205,7 +206,8 @@ def tool_arguments(raw: str) -> dict[str, Any]:
         return {}  # some servers send "" for a tool without parameters
     arguments = parse_json(raw)
     if not isinstance(arguments, dict):
-        raise LLMBadOutput(f"tool arguments must be a JSON object, got {raw[:120]!r}")
+        log.debug("tool arguments that are not an object: %r", raw[:500])
+        raise LLMBadOutput(f"tool arguments must be a JSON object, got {type(arguments).__name__}")
     return arguments
 
 

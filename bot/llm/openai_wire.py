@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
 import httpx
 
 from bot import tls
+
+log = logging.getLogger(__name__)
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 
@@ -124,7 +127,8 @@ def _json(response: httpx.Response) -> Any:
     try:
         return response.json()
     except ValueError as exc:
-        raise APIError(f"the answer is not JSON: {response.text[:200]!r}") from exc
+        log.debug("an answer that is not JSON: %r", response.text[:500])
+        raise APIError(f"the answer is not JSON ({len(response.text)} characters)") from exc
 
 
 async def _events(response: httpx.Response) -> AsyncIterator[dict[str, Any]]:
@@ -138,9 +142,11 @@ async def _events(response: httpx.Response) -> AsyncIterator[dict[str, Any]]:
         try:
             event = json.loads(data)
         except ValueError as exc:
-            raise APIError(f"a streamed event is not JSON: {data[:200]!r}") from exc
+            log.debug("a streamed event that is not JSON: %r", data[:500])
+            raise APIError(f"a streamed event is not JSON ({len(data)} characters)") from exc
         if not isinstance(event, dict):
-            raise APIError(f"a streamed event is not an object: {data[:200]!r}")
+            log.debug("a streamed event that is not an object: %r", data[:500])
+            raise APIError(f"a streamed event is not an object ({type(event).__name__})")
         if event.get("error"):
             raise APIError(str(event["error"])[:300], event)
         yield event

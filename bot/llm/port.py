@@ -3,11 +3,14 @@ from __future__ import annotations
 
 import base64
 import json
+import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from bot.errors import LLMBadOutput
+
+log = logging.getLogger(__name__)
 
 Role = Literal["user", "assistant", "tool"]
 # Receives the reply's text so far while the model writes (the whole text each time, not a delta).
@@ -124,7 +127,9 @@ def parse_json(text: str) -> Any:
     try:
         return json.loads(body)
     except (json.JSONDecodeError, ValueError) as exc:
-        raise LLMBadOutput(f"expected JSON, got {text[:120]!r}") from exc
+        # The answer may quote what the person wrote: its words go to DEBUG only, the error says how long it was.
+        log.debug("the answer that is not JSON: %r", text[:500])
+        raise LLMBadOutput(f"expected JSON, got {len(text)} characters of something else ({exc})") from exc
 
 
 def backoff_delays(attempts: int, base: float = 0.5, cap: float = 8.0) -> list[float]:

@@ -69,7 +69,7 @@ class OpenAITranscriber(_AudioClient):
         result = await self.call(lambda: self.client.upload("audio/transcriptions", (filename, audio, mime), fields))
         text = result if isinstance(result, str) else result.get("text") if isinstance(result, dict) else None
         if not isinstance(text, str):
-            raise VoiceRejected(f"{self.where} answered without a text: {str(result)[:200]}")
+            raise VoiceRejected(f"{self.where} answered without a text ({type(result).__name__})")
         return text.strip()
 
 

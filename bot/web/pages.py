@@ -155,7 +155,8 @@ class PageReader:
             for address in addresses:
                 reason = refusal(address)
                 if reason:
-                    log.warning("refused to read %s: %s is at a %s address (%s)", url, host, reason, address)
+                    log.warning("refused to read a page whose host is at a %s address (%s)", reason, address)
+                    log.debug("refused to read %s: %s is at %s", url, host, address)
                     raise PageRefused(f"{host} is at a {reason} address; only public addresses are read")
         return addresses
 

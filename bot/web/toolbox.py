@@ -218,7 +218,8 @@ class WebTools:
             await at.store.web_log.add(at.scope, "page", url, at.clock(), outcome=f"refused: {exc}")
             raise ToolFailed(f"this page is not read: {exc}") from exc
         except PageFailed as exc:
-            log.info("page read failed for scope %s: %s", at.scope.id, exc)
+            log.info("page read failed for scope %s (%s)", at.scope.id, type(exc).__name__)
+            log.debug("page read failed for scope %s: %s", at.scope.id, exc)
             await at.store.web_log.add(at.scope, "page", url, at.clock(), outcome=f"failed: {exc}")
             raise ToolFailed(f"the page could not be read: {exc}") from exc
         text = page_result_text(url, page, self.max_page_bytes)

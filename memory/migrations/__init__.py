@@ -77,6 +77,7 @@ MIGRATIONS: list[Migration] = [
     from_m040.m043_job_slots,
     from_m040.m044_incognito_activity,
     from_m040.m045_person_slots,
+    from_m040.m046_docs_entered_at,
 ]
 
 

@@ -81,3 +81,11 @@ async def m045_person_slots(tx: Tx) -> None:
     real = "DOUBLE PRECISION" if tx.dialect == "postgres" else "REAL"
     await tx.execute(f"CREATE TABLE person_slots (job TEXT NOT NULL, slot {real} NOT NULL, scope_id INTEGER NOT NULL,"
                      f" worker TEXT NOT NULL, claimed_at {real} NOT NULL, PRIMARY KEY (job, slot, scope_id))")
+
+
+async def m046_docs_entered_at(tx: Tx) -> None:
+    """When a document entered the memory, where that is not when it was said: a note approved from a history
+    import. Ranking and fading count from it (empty: from `created_at`), so an imported note starts as fresh as a
+    note written the day it was approved; `created_at` keeps the day it was said, for dates and time windows."""
+    real = "DOUBLE PRECISION" if tx.dialect == "postgres" else "REAL"
+    await tx.execute(f"ALTER TABLE docs ADD COLUMN entered_at {real}")

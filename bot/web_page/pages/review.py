@@ -69,7 +69,7 @@ async def decide_group(request: Request, viewer: Viewer) -> Response:
 
 async def _decided(viewer: Viewer, chosen: list[Candidate], keep: bool) -> Response:
     """Decide as the chat does; decided meanwhile (in the chat, another tab) changes nothing and says so."""
-    if not await decide(viewer.call.store, viewer.scope, chosen, keep):
+    if not await decide(viewer.call.store, viewer.scope, chosen, keep, viewer.call.engine.clock()):
         return back_to(viewer, "/review", "page_review_stale")
     return back_to(viewer, "/review", "page_review_kept" if keep else "page_review_dropped")
 
