@@ -47,6 +47,7 @@ from memory.state import ScopeState
 from memory.suggestions import Suggestions
 from memory.thoughts import Thoughts
 from memory.usage import TokenUsage
+from memory.voice_recordings import VoiceRecordings
 from memory.web_access import WebAccess
 from memory.web_log import WebLog
 
@@ -109,6 +110,7 @@ class MemoryStore:
         self.rhythm = RhythmStore(db)
         self.imports = HistoryImports(db)
         self.web_log = WebLog(db)
+        self.voice_recordings = VoiceRecordings(db)  # kept voice notes' audio (MNEMO_VOICE_KEEP), every worker's
         self.reactions = Reactions(db)  # emoji on messages, both ways; which messenger message shows what
         self.suggestions = Suggestions(db)  # for the operator: never in the person's export
         self.web = WebAccess(db)  # the web page's login links and sessions (not in the export)
