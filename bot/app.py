@@ -143,7 +143,7 @@ async def open_toolboxes(settings: Settings, store: MemoryStore, stack: contextl
     if servers := read_servers(settings.mcp_servers):  # a server that cannot be reached is logged and left out
         from bot.mcp.toolbox import open_toolbox
 
-        boxes.append(await open_toolbox(servers, stack))
+        boxes.append(await open_toolbox(servers, stack, settings.data_dir, erased=store.scopes_erased))
     return boxes
 
 

@@ -245,6 +245,11 @@ class MemoryStore:
         await erasure.settle(self.db)
         return removed
 
+    async def scopes_erased(self, after: int = 0) -> list[erasure.ScopeErased]:
+        """The /deleteme of every worker after tombstone `after`, oldest first: what a worker's own files of a person
+        (per-person MCP servers' folders) must follow."""
+        return await erasure.scopes_erased(self.db, after)
+
     async def copies_erased(self, scope: Scope, copies: Sequence[tuple[str, int | None]]) -> None:
         """After a final forget rewrote copies of the fact (diary, thoughts, summary, …): the backups in the data
         folder drop those copies too, and the write-ahead log is emptied (`memory.erasure`)."""

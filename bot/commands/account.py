@@ -7,6 +7,7 @@ from bot.admin.analysis_report import delete_reports_about
 from bot.commands.call import Call, Pressed
 from bot.commands.checkins import learned_hours_line
 from bot.conversation.replies import Button, Document, Reply
+from bot.conversation.tools import ForgetsScope
 from bot.voice.recordings import exported
 from bot.web.toolbox import find_web_tools, used_today
 from memory.pairing import is_group_scope
@@ -120,13 +121,17 @@ async def press_deleteme(call: Call, fields: list[str]) -> Pressed | None:
     """'deleteme:yes': delete everything about the user, with the outside reports that quote them."""
     if fields != ["yes"]:
         return None
-    await delete_everything(call)
-    return Pressed(call.t("deleteme_done"), call.t("deleteme_done"))
+    shared = await delete_everything(call)
+    done = call.t("deleteme_done")
+    if shared:
+        done += "\n" + call.t("deleteme_shared_tools", servers=", ".join(shared))
+    return Pressed(done, done)
 
 
-async def delete_everything(call: Call) -> None:
+async def delete_everything(call: Call) -> list[str]:
     """Delete everything about the scope (its web sessions and kept voice notes too), with the outside reports that
-    quote it.
+    quote it and its per-person MCP servers' processes and folders; the names of the shared MCP servers, whose
+    keeping it cannot reach.
 
     Waits for a learning run in flight, so nothing it learned is written back after the deletion.
     """
@@ -134,3 +139,8 @@ async def delete_everything(call: Call) -> None:
         await call.store.delete_scope(call.scope)
     data_dir = call.store.db.path.parent
     delete_reports_about(data_dir, call.scope.user_id)  # `mnemo analyse` quoted them
+    shared: list[str] = []
+    for box in call.engine.answers.toolboxes:
+        if isinstance(box, ForgetsScope):
+            shared.extend(await box.forget(call.scope))
+    return shared
