@@ -7,6 +7,7 @@ import logging
 import os
 import signal
 import socket
+import time
 from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING
 
@@ -33,6 +34,7 @@ from bot.metrics import NO_METRICS, Metrics
 from bot.open_meteo import OpenMeteo
 from bot.settings import Settings
 from bot.texts import t
+from bot.voice.recordings import move_old_files
 from bot.web.toolbox import web_tools
 from bot.web_page.health import Running
 from bot.web_page.links import WebLinks, base_url
@@ -141,7 +143,7 @@ async def open_toolboxes(settings: Settings, store: MemoryStore, stack: contextl
     if servers := read_servers(settings.mcp_servers):  # a server that cannot be reached is logged and left out
         from bot.mcp.toolbox import open_toolbox
 
-        boxes.append(await open_toolbox(servers, stack))
+        boxes.append(await open_toolbox(servers, stack, settings.data_dir, erased=store.scopes_erased))
     return boxes
 
 
@@ -157,6 +159,7 @@ async def running_engine(settings: Settings, metrics: Metrics = NO_METRICS) -> A
     stack = contextlib.AsyncExitStack()
     engine: Engine | None = None
     try:
+        await move_old_files(store, settings.data_dir, time.time())  # an earlier version kept voice notes as files
         toolboxes = await open_toolboxes(settings, store, stack)  # a wrong MCP configuration stops here, closed
         transcriber, speaker = voice_backends(settings)
         for backend in (transcriber, speaker):

@@ -55,6 +55,11 @@ COMMAND_TEXTS: dict[str, dict[str, str]] = {
     "deleteme_yes": {"de": "Ja, alles löschen", "en": "Yes, delete everything"},
     "deleteme_done": {"de": "Erledigt. Ich habe alles über dich gelöscht.",
                       "en": "Done. I have deleted everything about you."},
+    "deleteme_shared_tools": {
+        "de": "Was die Werkzeug-Server {servers} für alle gemeinsam speichern, kann ich nicht löschen – "
+              "frag dafür den Betreiber.",
+        "en": "What the tool servers {servers} keep for everyone together I cannot delete – ask the operator.",
+    },
     "settings_head": {"de": "Deine Einstellungen:", "en": "Your settings:"},
     "settings_usage": {
         "de": "Ändern mit z. B. /settings tagebuch 23:30, /settings tagebuch an, /settings nachdenken 22:00, "

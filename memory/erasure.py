@@ -283,6 +283,23 @@ async def on_open(db: Database, fresh: bool) -> None:
 # --- backups ---------------------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class ScopeErased:
+    """That a whole scope was erased (/deleteme), when (time.time()), and the tombstone's id."""
+
+    id: int
+    scope_id: int
+    at: float
+
+
+async def scopes_erased(db: Database, after: int) -> list[ScopeErased]:
+    """The /deleteme tombstones after the one with id `after`, oldest first (a worker catching up with the others')."""
+    async with db.reading() as tx:
+        rows = await tx.fetchall("SELECT id, scope_id, created_at FROM erasures WHERE kind = 'scope' AND id > ?"
+                                 " ORDER BY id", (after,))
+    return [ScopeErased(int(r[0]), int(r[1]), float(r[2])) for r in rows]
+
+
 async def tombstones(db: Database) -> list[Tombstone]:
     """Every erasure so far, oldest first."""
     async with db.reading() as tx:

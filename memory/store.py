@@ -49,6 +49,7 @@ from memory.state import ScopeState
 from memory.suggestions import Suggestions
 from memory.thoughts import Thoughts
 from memory.usage import TokenUsage
+from memory.voice_recordings import VoiceRecordings
 from memory.web_access import WebAccess
 from memory.web_log import WebLog
 
@@ -112,6 +113,7 @@ class MemoryStore:
         self.rhythm = RhythmStore(db)
         self.imports = HistoryImports(db)
         self.web_log = WebLog(db)
+        self.voice_recordings = VoiceRecordings(db)  # kept voice notes' audio (MNEMO_VOICE_KEEP), every worker's
         self.reactions = Reactions(db)  # emoji on messages, both ways; which messenger message shows what
         self.suggestions = Suggestions(db)  # for the operator: never in the person's export
         self.web = WebAccess(db)  # the web page's login links and sessions (not in the export)
@@ -251,6 +253,11 @@ class MemoryStore:
         self.index.scopes.forget(scope.id)  # its vectors leave this process's memory now, not at the next search
         await erasure.settle(self.db)
         return removed
+
+    async def scopes_erased(self, after: int = 0) -> list[erasure.ScopeErased]:
+        """The /deleteme of every worker after tombstone `after`, oldest first: what a worker's own files of a person
+        (per-person MCP servers' folders) must follow."""
+        return await erasure.scopes_erased(self.db, after)
 
     async def copies_erased(self, scope: Scope, copies: Sequence[tuple[str, int | None]]) -> None:
         """After a final forget rewrote copies of the fact (diary, thoughts, summary, …): the backups in the data

@@ -70,6 +70,12 @@ def test_only_secret_values_are_masked_in_the_logs(tmp_path: Path) -> None:
     assert broken.secrets() == []  # the start refuses the configuration itself
 
 
+def test_a_server_is_shared_unless_it_is_per_person() -> None:
+    shared, personal = read_servers('{"a": {"command": "x", "tools": "*"}, '
+                                    '"b": {"command": "x", "tools": "*", "per_person": true}}')
+    assert (shared.per_person, personal.per_person) == (False, True)
+
+
 @pytest.mark.parametrize(("value", "says"), [
     ("{not json", "MNEMO_MCP_SERVERS is no valid JSON"),
     ("servers.yaml", "inline JSON (starting with '{') or a .json or .toml file"),
@@ -97,6 +103,11 @@ def test_only_secret_values_are_masked_in_the_logs(tmp_path: Path) -> None:
     ('{"weather": {"command": "x", "tools": "*", "timeout": 601}}', "timeout must be a number of seconds"),
     ('{"weather": {"command": "x", "tools": "*", "timeout": true}}', "timeout must be a number of seconds"),
     ('{"weather": {"command": "x", "tools": "*", "timeout": "30"}}', "timeout must be a number of seconds"),
+    ('{"weather": {"command": "x", "tools": "*", "per_person": "yes"}}', "per_person must be true or false"),
+    ('{"weather": {"url": "http://127.0.0.1:1/mcp", "tools": "*", "per_person": true}}',
+     "per_person is for a server started with `command`"),
+    ('{"weather": {"command": "x", "cwd": "/srv", "tools": "*", "per_person": true}}',
+     "a per_person server works in its person's own folder"),
 ])
 def test_a_wrong_configuration_is_one_clear_sentence(value: str, says: str) -> None:
     with pytest.raises(ConfigError) as caught:

@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -24,9 +25,12 @@ from bot.conversation.tools import ToolBox
 from bot.errors import ConfigError
 from bot.llm.port import ToolCall, ToolSpec
 from bot.mcp.config import read_servers
+from bot.mcp.personal import IDLE_SECONDS, PersonalServer, idle, outdated
 from bot.mcp.toolbox import McpToolBox, open_toolbox, result_text
 from bot.settings import Settings
 from bot.texts import t
+from memory.erasure import ScopeErased
+from memory.models import Scope
 from memory.store import MemoryStore
 from tests.fakes.llm import ScriptedLLM
 
@@ -287,10 +291,131 @@ async def test_deleteme_takes_the_waiting_call_with_it(store: MemoryStore, box: 
     await ask_for_alarm(engine, chat)
     commands = Commands(engine)
     await commands.run("tg:1", "/deleteme")
-    assert (await commands.press("tg:1", "deleteme:yes")).notice == t("de", "deleteme_done")
+    # the test server is one process for everyone: what it keeps, /deleteme cannot reach, and says so
+    assert (await commands.press("tg:1", "deleteme:yes")).notice == \
+        t("de", "deleteme_done") + "\n" + t("de", "deleteme_shared_tools", servers="weather")
     pressed = await commands.press("tg:1", "tool:yes:1")
     await engine.close()
     assert pressed.stale and not alarms.exists()
+
+
+# --- a server per person -----------------------------------------------------------------------------------------
+
+
+def personal_servers(alarms: Path) -> str:
+    """The test server twice: `notes` per person (its alarms file relative: in the person's folder), `weather`
+    shared."""
+    return json.dumps({
+        "notes": {"command": sys.executable, "args": [str(SERVER), "stdio", "alarms.txt"],
+                  "tools": ["pid", "set_alarm"], "per_person": True},
+        "weather": {"command": sys.executable, "args": [str(SERVER), "stdio", str(alarms)], "tools": ["forecast"]}})
+
+
+def alive(pid: int) -> bool:
+    """Whether the process runs (not gone, not a zombie)."""
+    status = Path(f"/proc/{pid}/status")
+    return status.exists() and "zombie" not in status.read_text(encoding="utf-8")
+
+
+async def pid_for(engine: Engine, chat: ScriptedLLM, user: str) -> int:
+    """The model calls the per-person server's `pid` tool for `user`; the process id it answered."""
+    chat.enqueue("", [ToolCall("p1", "notes__pid", {})])
+    chat.enqueue("Erledigt.")
+    assert await engine.handle(Incoming(user, "Welcher Prozess bist du?")) is not None
+    answer = chat.calls[-1].messages[-1].content
+    found = re.search(r'"(\d+)"', answer)
+    assert found is not None, answer
+    return int(found.group(1))
+
+
+async def test_a_per_person_server_runs_a_process_per_person_in_their_folder_and_deleteme_ends_both(
+    store: MemoryStore, alarms: Path, tmp_path: Path,
+) -> None:
+    data_dir = tmp_path / "data"
+    async with contextlib.AsyncExitStack() as stack:
+        box = await open_toolbox(read_servers(personal_servers(alarms)), stack, data_dir)
+        notes = next(s for s in box.servers if isinstance(s, PersonalServer))
+        assert notes.running == {} and [t.name for t in notes.tools if t.name == "pid"] == ["pid"]
+        assert not (data_dir / "mcp" / "notes" / ".listing").exists()  # the listing process's folder is gone
+        chat = ScriptedLLM("chat")
+        engine = make_engine(store, chat, [box])
+        anna, ben = await engine.scope_for("tg:1"), await engine.scope_for("tg:2")
+        annas, bens = await pid_for(engine, chat, "tg:1"), await pid_for(engine, chat, "tg:2")
+        assert annas != bens and alive(annas) and alive(bens)
+        assert sorted(notes.running) == sorted([anna.id, ben.id])
+        assert await pid_for(engine, chat, "tg:1") == annas  # the same process on the next call
+        folder = data_dir / "mcp" / "notes" / "mnemo" / str(anna.id)
+        assert folder.stat().st_mode & 0o777 == 0o700
+        await (await notes.for_scope(anna)).call("set_alarm", {"time": "07:00", "label": "Anna"})
+        assert (folder / "alarms.txt").read_text(encoding="utf-8") == "07:00 Anna\n"  # kept in her folder only
+
+        commands = Commands(engine)
+        await commands.run("tg:1", "/deleteme")
+        said = (await commands.press("tg:1", "deleteme:yes")).notice
+        assert said == t("de", "deleteme_done") + "\n" + t("de", "deleteme_shared_tools", servers="weather")
+        assert not folder.exists() and not alive(annas) and list(notes.running) == [ben.id]
+        assert alive(bens) and (data_dir / "mcp" / "notes" / "mnemo" / str(ben.id)).is_dir()  # ben's stays
+        await engine.close()
+    assert not alive(bens)  # closed with the toolbox
+
+
+@pytest.mark.both_backends("two workers on one database: a /deleteme answered by one reaches the other's processes")
+async def test_a_deleteme_through_another_worker_ends_this_workers_process_and_folder_for_that_person(
+    store: MemoryStore, second_store: MemoryStore, alarms: Path, tmp_path: Path,
+) -> None:
+    async with contextlib.AsyncExitStack() as stack:
+        box_a = await open_toolbox(read_servers(personal_servers(alarms)), stack, tmp_path / "a",
+                                   erased=store.scopes_erased)
+        box_b = await open_toolbox(read_servers(personal_servers(alarms)), stack, tmp_path / "b",
+                                   erased=second_store.scopes_erased)
+        notes_a = next(s for s in box_a.servers if isinstance(s, PersonalServer))
+        chat_a, chat_b = ScriptedLLM("chat"), ScriptedLLM("chat")
+        worker_a, worker_b = make_engine(store, chat_a, [box_a]), make_engine(second_store, chat_b, [box_b])
+        anna = await worker_a.scope_for("tg:1")
+        first = await pid_for(worker_a, chat_a, "tg:1")  # anna's process runs on worker A
+        folder = tmp_path / "a" / "mcp" / "notes" / "mnemo" / str(anna.id)
+        await (await notes_a.for_scope(anna)).call("set_alarm", {"time": "07:00", "label": "Anna"})
+        assert (folder / "alarms.txt").exists() and await notes_a.catch_up() == []  # nothing erased yet
+
+        commands_b = Commands(worker_b)
+        await commands_b.run("tg:1", "/deleteme")  # answered by worker B
+        await commands_b.press("tg:1", "deleteme:yes")
+        assert alive(first) and folder.exists()  # until worker A looks (at its next start of a process, or sweep)
+        assert await notes_a.catch_up() == [anna.id]
+        assert not alive(first) and not folder.exists() and notes_a.running == {}
+
+        again = await pid_for(worker_a, chat_a, "tg:1")  # anna begins anew: a new process in a new, empty folder
+        assert again != first and sorted(p.name for p in folder.iterdir()) == []
+        assert await notes_a.catch_up() == [] and alive(again)  # the old erasure does not reach the new beginning
+        await worker_a.close()
+        await worker_b.close()
+
+
+def test_an_erasure_reaches_what_was_started_or_changed_before_it() -> None:
+    erased = ScopeErased(1, 7, 100.0)
+    assert outdated(erased, 99.0, None) and not outdated(erased, 101.0, None)  # a process, by when it started
+    assert outdated(erased, None, 50.0) and not outdated(erased, None, 150.0)  # else a folder, by its last change
+    assert not outdated(erased, None, None)  # nothing there
+
+
+async def test_an_idle_per_person_process_is_closed_and_started_again_when_used(tmp_path: Path) -> None:
+    assert idle({1: 0.0, 2: 50.0}, IDLE_SECONDS, IDLE_SECONDS) == [1]  # a pure decision over the last calls
+    (config,) = read_servers(json.dumps({"notes": {"command": sys.executable, "args": [str(SERVER), "stdio", "x"],
+                                                   "tools": ["pid"], "per_person": True}}))
+    now = [1000.0]
+    server = PersonalServer(config, tmp_path, clock=lambda: now[0])
+    anna, ben = Scope(1, "mnemo", "tg:1"), Scope(2, "mnemo", "tg:2")
+    try:
+        first = int(result_text(await (await server.for_scope(anna)).call("pid", {})))
+        now[0] += IDLE_SECONDS - 1
+        await server.for_scope(ben)
+        assert sorted(server.running) == [1, 2]  # not idle long enough
+        now[0] += 1
+        assert await server.close_idle(now[0]) == [1] and list(server.running) == [2] and not alive(first)
+        again = int(result_text(await (await server.for_scope(anna)).call("pid", {})))
+        assert again != first and alive(again)  # started again on the next use
+    finally:
+        await server.close()
 
 
 # --- failures are tool results ------------------------------------------------------------------------------------

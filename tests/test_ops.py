@@ -101,7 +101,7 @@ async def test_doctor_checks_model_and_telegram(tmp_path: Path) -> None:
     kept = await ops.doctor(settings_for(tmp_path, chat_base_url=llm.openai_base_url, voice_keep=True),
                             check_model=False)
     assert next(c for c in kept if c.name == "voice recordings").detail == \
-        f"kept (MNEMO_VOICE_KEEP) in {tmp_path / 'data' / 'recordings'}: 0 file(s), deleted with the person's /deleteme"
+        "kept (MNEMO_VOICE_KEEP) in the database, with their messages; deleted with the person's /deleteme"
 
 
 async def test_doctor_fails_when_nothing_answers(tmp_path: Path) -> None:

@@ -2,6 +2,7 @@
 OpenAI audio API, real OGG/Opus made by espeak-ng and opusenc, a real store in tmp_path, a scripted chat model."""
 from __future__ import annotations
 
+import base64
 import dataclasses
 import json
 import re
@@ -29,7 +30,7 @@ from bot.settings import Settings, load_settings
 from bot.texts import t
 from bot.voice.audio import audio_format, ogg_seconds
 from bot.voice.openai_audio import OpenAISpeaker, OpenAITranscriber
-from bot.voice.recordings import where_kept
+from bot.voice.recordings import move_old_files, where_kept
 from bot.voice.spoken import speakable, speaks
 from memory.store import MemoryStore
 from tests.fakes.audio import ogg_problem, spoken, wav_silence
@@ -214,7 +215,21 @@ async def test_the_audio_is_not_kept_anywhere_after_the_transcript(
             assert not any(piece in content for piece in pieces), f"the voice note's audio is in {path}"
 
 
-async def test_with_voice_keep_the_audio_is_its_messages_private_file_listed_by_export_and_gone_after_deleteme(
+def audio_pieces(sent: bytes) -> list[bytes]:
+    """Slices of a voice note's sound (not the headers' padding), to look for in files."""
+    pieces = [sent[at:at + 64] for at in range(0, len(sent) - 64, 499)]
+    pieces = [piece for piece in pieces if len(set(piece)) > 40]
+    assert len(pieces) >= 10
+    return pieces
+
+
+def files_holding(folder: Path, sent: bytes) -> list[Path]:
+    """The files under folder that hold any slice of the voice note's sound."""
+    pieces = audio_pieces(sent)
+    return [p for p in folder.rglob("*") if p.is_file() and any(piece in p.read_bytes() for piece in pieces)]
+
+
+async def test_with_voice_keep_the_audio_is_kept_with_its_message_exported_and_gone_after_deleteme(
     keeping: Engine, store: MemoryStore, chat: ScriptedLLM, audio: FakeAudioAPI, tmp_path: Path,
 ) -> None:
     engine = keeping
@@ -229,34 +244,33 @@ async def test_with_voice_keep_the_audio_is_its_messages_private_file_listed_by_
     assert (await answer(engine, voice_note(spoken("Ganz unter uns"), user="carla"))).bubbles[-1] == \
         "Bleibt unter uns."
     assert audio.uploads[-1].fields["model"] == "whisper-1" and len(audio.uploads) == 2  # it was heard
-    assert not (tmp_path / "recordings").exists()
+    assert await store.voice_recordings.count() == 0
     for user, data, heard in (("anna", sent, f"{CAKE}."), ("ben", bens, "Ich war heute schwimmen.")):
         audio.hear(heard)
         chat.enqueue("Schön!")
         await answer(engine, voice_note(data, user=user))
     anna, ben = await engine.scope_for("anna"), await engine.scope_for("ben")
     [message] = [m for m in await store.messages.recent(anna) if m.role == "user"]
-    kept = tmp_path / "recordings" / "mnemo" / str(anna.id) / f"{message.id}.ogg"
-    assert kept.read_bytes() == sent and kept.stat().st_mode & 0o777 == 0o600
-    assert (kept.parent.stat().st_mode & 0o777) == 0o700 and message.origin == "voice"
-    assert where_kept(tmp_path, True).endswith("2 file(s), deleted with the person's /deleteme")
+    [kept] = await store.voice_recordings.of(anna)
+    assert (kept.message_id, kept.format, kept.audio) == (message.id, "ogg", sent) and message.origin == "voice"
+    assert not (tmp_path / "recordings").exists()  # no file of a worker's own: the database holds it
+    assert where_kept(tmp_path, True) == ("kept (MNEMO_VOICE_KEEP) in the database, with their messages; deleted "
+                                          "with the person's /deleteme")
 
     exported = await commands.run("anna", "/export")
     assert exported is not None and exported.document is not None
     listed = json.loads(exported.document.content)["voice_recordings"]
-    assert listed == [{"message_id": message.id, "file": f"recordings/mnemo/{anna.id}/{message.id}.ogg",
-                       "bytes": len(sent)}]
+    assert listed == [{"message_id": message.id, "format": "ogg", "bytes": len(sent), "kept_at": kept.kept_at,
+                       "audio_base64": base64.b64encode(sent).decode("ascii")}]
     operator = Settings(_env_file=None, data_dir=tmp_path,  # type: ignore[call-arg]
                         embedding_model="tests.fakes.embedder:FakeEmbedder")
     assert (await ops.export_user(operator, "anna"))["voice_recordings"] == listed  # `mnemo export`: the same
 
     await commands.run("anna", "/deleteme")
     await commands.press("anna", "deleteme:yes")
-    assert not kept.exists() and not kept.parent.exists()
-    [bens_file] = (tmp_path / "recordings" / "mnemo" / str(ben.id)).iterdir()  # only the caller's went
-    assert bens_file.read_bytes() == bens
-    assert where_kept(tmp_path, False) == (f"not kept now; 1 file(s) kept earlier remain in "
-                                           f"{tmp_path / 'recordings'} until their person's /deleteme")
+    assert await store.voice_recordings.of(anna) == []
+    assert [r.audio for r in await store.voice_recordings.of(ben)] == [bens]  # only the caller's went
+    assert files_holding(tmp_path, sent) == []  # zeroed in the database file, not only unlisted
 
 
 async def test_a_recording_whose_message_deleteme_took_meanwhile_is_not_left_behind(
@@ -270,15 +284,64 @@ async def test_a_recording_whose_message_deleteme_took_meanwhile_is_not_left_beh
     await answer(engine, voice_note(sent))
     anna = await engine.scope_for("anna")
     [message] = [m for m in await store.messages.recent(anna) if m.role == "user"]
-    folder = tmp_path / "recordings" / "mnemo" / str(anna.id)
     await commands.run("anna", "/deleteme")
     await commands.press("anna", "deleteme:yes")
-    assert not folder.exists()
+    assert await store.voice_recordings.count() == 0
     # A turn of that voice note between its log step and its keep step while /deleteme ran: the keep comes last.
     late = Turn(voice_note(sent), crisis=False, found_scope=anna, logged_id=message.id, recording=sent)
     await engine.voice.keep(late)
-    assert not folder.exists()
+    assert await store.voice_recordings.count() == 0
     assert late.recording == b""  # the audio is let go all the same
+
+
+@pytest.mark.both_backends("two workers on one database: the recording is a row every worker reaches")
+async def test_a_recording_kept_by_one_worker_is_exported_and_erased_by_another(
+    store: MemoryStore, second_store: MemoryStore, chat: ScriptedLLM, background: ScriptedLLM,
+    audio: FakeAudioAPI, tmp_path: Path,
+) -> None:
+    worker_a = make_engine(store, chat, background, audio, voice_keep=True)
+    worker_b = make_engine(second_store, chat, background, audio, voice_keep=True)
+    try:
+        sent = spoken(CAKE)
+        audio.hear(f"{CAKE}.")
+        chat.enqueue("Schön!")
+        await answer(worker_a, voice_note(sent))  # heard and kept through worker A
+        await worker_a.drain()
+        commands_b = Commands(worker_b)
+        exported = await commands_b.run("anna", "/export")  # asked of worker B
+        assert exported is not None and exported.document is not None
+        [listed] = json.loads(exported.document.content)["voice_recordings"]
+        assert base64.b64decode(listed["audio_base64"]) == sent and listed["bytes"] == len(sent)
+
+        await commands_b.run("anna", "/deleteme")
+        await commands_b.press("anna", "deleteme:yes")
+        assert await store.voice_recordings.count() == 0  # worker A sees it gone too
+        again = await commands_b.run("anna", "/export")
+        assert again is not None and again.document is not None
+        assert json.loads(again.document.content)["voice_recordings"] == []
+        assert files_holding(tmp_path, sent) == []  # no byte of it in worker A's data directory
+    finally:
+        await shut(worker_a)
+        await shut(worker_b)
+
+
+async def test_files_an_earlier_version_kept_are_moved_into_the_database_at_start(
+    store: MemoryStore, tmp_path: Path,
+) -> None:
+    anna = await store.scope("mnemo", "anna")
+    said = await store.messages.add(anna, "user", f"{CAKE}.")
+    sent, orphan = spoken(CAKE), spoken("Ich war heute schwimmen")
+    folder = tmp_path / "recordings" / "mnemo" / str(anna.id)
+    folder.mkdir(parents=True)
+    (folder / f"{said.id}.ogg").write_bytes(sent)
+    (folder / f"{said.id + 99}.ogg").write_bytes(orphan)  # its message is gone: it goes too
+    assert where_kept(tmp_path, True).endswith(f"; 2 file(s) an earlier version kept in {tmp_path / 'recordings'} "
+                                               "are moved into the database at the next start")
+    assert await move_old_files(store, tmp_path, 1000.0) == 1
+    assert [(r.message_id, r.format, r.audio) for r in await store.voice_recordings.of(anna)] == \
+        [(said.id, "ogg", sent)]
+    assert not (tmp_path / "recordings").exists()
+    assert await move_old_files(store, tmp_path, 1001.0) == 0  # the next start finds nothing
 
 
 async def test_a_crisis_said_in_a_voice_note_gets_the_crisis_answer_as_text_only(

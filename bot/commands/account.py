@@ -7,7 +7,8 @@ from bot.admin.analysis_report import delete_reports_about
 from bot.commands.call import Call, Pressed
 from bot.commands.checkins import learned_hours_line
 from bot.conversation.replies import Button, Document, Reply
-from bot.voice.recordings import delete_recordings, exported
+from bot.conversation.tools import ForgetsScope
+from bot.voice.recordings import exported
 from bot.web.toolbox import find_web_tools, used_today
 from memory.pairing import is_group_scope
 from memory.preferences import Preferences, parse_value
@@ -99,8 +100,8 @@ def morning_lines(call: Call, p: Preferences) -> str:
 
 
 async def export_file(call: Call) -> Document:
-    """Everything stored about the user as the JSON file /export sends (and the web page downloads); kept voice notes
-    are listed (message, file under the data directory, bytes), not copied in: the operator hands them out."""
+    """Everything stored about the user as the JSON file /export sends (and the web page downloads), kept voice notes
+    with their audio (base64)."""
     body = json.dumps(await exported(call.store, call.scope), ensure_ascii=False, indent=2).encode("utf-8")
     return Document("mnemo-export.json", body)
 
@@ -120,13 +121,17 @@ async def press_deleteme(call: Call, fields: list[str]) -> Pressed | None:
     """'deleteme:yes': delete everything about the user, with the outside reports that quote them."""
     if fields != ["yes"]:
         return None
-    await delete_everything(call)
-    return Pressed(call.t("deleteme_done"), call.t("deleteme_done"))
+    shared = await delete_everything(call)
+    done = call.t("deleteme_done")
+    if shared:
+        done += "\n" + call.t("deleteme_shared_tools", servers=", ".join(shared))
+    return Pressed(done, done)
 
 
-async def delete_everything(call: Call) -> None:
-    """Delete everything about the scope (its web sessions too), with the outside reports that quote it and its kept
-    voice notes.
+async def delete_everything(call: Call) -> list[str]:
+    """Delete everything about the scope (its web sessions and kept voice notes too), with the outside reports that
+    quote it and its per-person MCP servers' processes and folders; the names of the shared MCP servers, whose
+    keeping it cannot reach.
 
     Waits for a learning run in flight, so nothing it learned is written back after the deletion.
     """
@@ -135,4 +140,8 @@ async def delete_everything(call: Call) -> None:
     call.engine.incognito.forget_turns(call.scope)  # incognito stays on; the stretch's turns so far go too
     data_dir = call.store.db.path.parent
     delete_reports_about(data_dir, call.scope.user_id)  # `mnemo analyse` quoted them
-    delete_recordings(data_dir, call.scope)  # MNEMO_VOICE_KEEP kept them (now or earlier)
+    shared: list[str] = []
+    for box in call.engine.answers.toolboxes:
+        if isinstance(box, ForgetsScope):
+            shared.extend(await box.forget(call.scope))
+    return shared

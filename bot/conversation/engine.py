@@ -84,7 +84,8 @@ class Engine:
         self.reminder_requests = ReminderRequests(store, config.language, config.zone, clock)
         self.answers = ModelAnswers(store, chat, config, clock, self.floor, self.zone_for, toolboxes)
         self.learning = LearningRuns(store, background, config, self.zone_for, clock, budget)
-        self.voice = VoiceNotes(store, config, transcriber, speaker)  # voice notes heard, replies spoken (when set up)
+        # voice notes heard (and kept, with MNEMO_VOICE_KEEP), replies spoken (when set up)
+        self.voice = VoiceNotes(store, config, transcriber, speaker, clock)
         self.photos = PhotoSteps(store, chat, config, self._write)  # pictures checked, seen with the answer, described
         self.reactions = ReactionSteps(store, config, clock, self.scope_for, self.zone_for)  # emoji both ways
         self.feedback, self.delivered = self.reactions.feedback, self.reactions.delivered  # for the channels
@@ -99,7 +100,7 @@ class Engine:
             self._rate_limit,  # too many messages: refused, neither read nor stored
             self.photos.check,  # a picture too large, of another kind or damaged: refused (a crisis goes on without it)
             self._log,  # passes on: the message is logged before anything is decided
-            self.voice.keep,  # passes on: a heard voice note's audio kept as its message's file (MNEMO_VOICE_KEEP)
+            self.voice.keep,  # passes on: a heard voice note's audio kept beside its message (MNEMO_VOICE_KEEP)
             self._crisis,  # signs of crisis: the model with the safety rules and the help lines, nothing else
             self._logged(self.photos.unseen),  # a photo without words, and a model that cannot see: one sentence
             self._logged(self._open_question),  # the very next message, a clear yes or no: decides the open question

@@ -16,7 +16,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from datetime import time as dtime
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, runtime_checkable
 from zoneinfo import ZoneInfo
 
 from bot.conversation.prompt import clip, origin_note, quote
@@ -173,6 +173,15 @@ class ToolBox(Protocol):
 
     async def tools(self, at: ToolContext) -> Sequence[Tool]:
         """The tools this box offers in this turn (none when it is switched off or its limit is reached)."""
+        ...
+
+
+@runtime_checkable
+class ForgetsScope(Protocol):
+    """A toolbox that keeps something of a person outside the database (MCP servers), asked on /deleteme."""
+
+    async def forget(self, scope: Scope) -> Sequence[str]:
+        """Erase what the box keeps of the scope; the names of the places it cannot clean (shared MCP servers)."""
         ...
 
 

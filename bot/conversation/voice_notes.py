@@ -4,13 +4,15 @@ reply spoken (the Speaker, as the scope's /voice mode says).
 A voice note is handled like a typed message whose text is its transcript: crisis detection on the transcript, a
 transcribed "ja" answers the open question, but a transcript never runs a command (only typed text is one). The
 audio is not kept: once heard, only the transcript is logged, with the origin 'voice' (unless MNEMO_VOICE_KEEP: then
-the step after the log writes it as the message's file, bot/voice/recordings.py). A crisis answer is never
+the step after the log keeps it beside the message in the database, bot/voice/recordings.py). A crisis answer is never
 spoken (it goes as text, so the help lines can be read and tapped); the program's own short answers are not
 spoken either, only the model's replies.
 """
 from __future__ import annotations
 
 import logging
+import time
+from collections.abc import Callable
 from dataclasses import replace
 
 from bot.conversation.config import EngineConfig
@@ -21,8 +23,8 @@ from bot.texts import t
 from bot.voice.audio import audio_format, ogg_seconds
 from bot.voice.errors import VoiceError, VoiceUnavailable
 from bot.voice.port import Speaker, Transcriber
-from bot.voice.recordings import forget_recording, keep_recording
 from bot.voice.spoken import MODES, VoiceMode, speakable, speaks
+from memory.errors import MemoryStoreError
 from memory.models import Scope
 from memory.pairing import is_group_scope
 from memory.store import MemoryStore
@@ -65,8 +67,8 @@ class VoiceNotes:
     """Hears a turn's voice note and speaks its reply; either part is off while its backend is not set up."""
 
     def __init__(self, store: MemoryStore, config: EngineConfig, transcriber: Transcriber | None,
-                 speaker: Speaker | None) -> None:
-        self.store, self.config = store, config
+                 speaker: Speaker | None, clock: Callable[[], float] = time.time) -> None:
+        self.store, self.config, self.clock = store, config, clock
         self.transcriber, self.speaker = transcriber, speaker
 
     async def mode(self, scope: Scope) -> VoiceMode:
@@ -118,24 +120,23 @@ class VoiceNotes:
         return None
 
     async def keep(self, turn: Turn) -> None:
-        """Keep a heard voice note's audio as the file of its logged message (MNEMO_VOICE_KEEP; a note heard again after
-        a crash is written again). A disk that refuses it is logged; the message is answered all the same."""
+        """Keep a heard voice note's audio beside its logged message in the database (MNEMO_VOICE_KEEP; a note heard
+        again after a crash is kept again). A database that refuses it is logged; the message is answered all the
+        same."""
         audio, turn.recording = turn.recording, b""
         if not audio:
             return
-        data_dir = self.store.db.path.parent  # the data directory holds the database file
         try:
-            path = keep_recording(data_dir, turn.scope, turn.message_id, audio)
-            # Written first, then checked: a /deleteme that took the message meanwhile finds the file or leaves it
-            # to this check, so no recording outlives its message.
-            if await self.store.messages.get(turn.scope, turn.message_id) is None:
-                forget_recording(path)
-                return
-        except OSError:
+            # Written only while the message exists, in one transaction: a /deleteme that took it first leaves no
+            # recording behind, one that comes later takes the recording with it.
+            kept = await self.store.voice_recordings.keep(turn.scope, turn.message_id, audio,
+                                                          audio_format(audio) or "audio", self.clock())
+        except MemoryStoreError:
             log.exception("the audio of voice note %s (message %s) could not be kept",
                           turn.incoming.channel_message_id, turn.message_id)
             return
-        log.info("voice note %s kept as %s", turn.incoming.channel_message_id, path)
+        if kept:
+            log.info("voice note %s kept with message %s", turn.incoming.channel_message_id, turn.message_id)
 
     async def _heard(self, turn: Turn, text: str) -> None:
         """From here on the turn's text is the transcript (the audio is let go, or held for `keep` when it is kept);

@@ -4,8 +4,9 @@ The top level names the servers; each is reached over stdio (`command`, `args`, 
 HTTP (`url`, `headers`), offers the tools its `tools` list allows ("*": all it lists), asks the person first
 before those in `confirm` ("*": all), runs those the operator vouches for in `read_only` ("*": all) without
 asking, and gets `timeout` seconds for each call. A tool in neither list asks first unless its server annotates
-it as read-only (the MCP defaults: a tool may change things). Anything else is a ConfigError that says where and
-what.
+it as read-only (the MCP defaults: a tool may change things). A server is one process for everyone (what it keeps is
+shared, and out of /deleteme's reach) unless `per_person` is true: then a stdio server is started per person, in a
+working directory of that person's (bot/mcp/personal.py). Anything else is a ConfigError that says where and what.
 """
 from __future__ import annotations
 
@@ -25,7 +26,8 @@ SETTING = "MNEMO_MCP_SERVERS"
 ALL = "*"
 DEFAULT_TIMEOUT = 30.0
 MAX_TIMEOUT = 600.0
-KEYS = frozenset({"command", "args", "env", "cwd", "url", "headers", "tools", "confirm", "read_only", "timeout"})
+KEYS = frozenset({"command", "args", "env", "cwd", "url", "headers", "tools", "confirm", "read_only", "timeout",
+                  "per_person"})
 _NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_-]{0,31}")
 _SECRET_NAME = re.compile(r"TOKEN|KEY|SECRET|PASS|AUTH|CREDENTIAL", re.IGNORECASE)
 
@@ -58,6 +60,7 @@ class ServerConfig:
     confirm: frozenset[str] = frozenset()  # the tools that change something; "*": all of them
     timeout: float = DEFAULT_TIMEOUT  # seconds for each call (the start may take longer: servers.START_SECONDS)
     read_only: frozenset[str] = frozenset()  # the tools the operator vouches change nothing; "*": all of them
+    per_person: bool = False  # one process per person, in their own working directory (else one for everyone)
 
     def allows(self, tool: str) -> bool:
         """Whether the operator lets the model use this tool."""
@@ -136,7 +139,20 @@ def _server(name: str, raw: object, where: str) -> ServerConfig:
     if clash:
         raise ConfigError(f"{at}: {clash[0]!r} cannot both ask first (confirm) and be read-only (read_only).")
     return ServerConfig(name, _transport(raw, at), tools, confirm, _timeout(raw.get("timeout", DEFAULT_TIMEOUT), at),
-                        read_only)
+                        read_only, _per_person(raw, at))
+
+
+def _per_person(raw: dict[str, Any], at: str) -> bool:
+    value = raw.get("per_person", False)
+    if not isinstance(value, bool):
+        raise ConfigError(f"{at}: per_person must be true or false.")
+    if value and "url" in raw:
+        raise ConfigError(f"{at}: per_person is for a server started with `command`; one at a `url` runs already, "
+                          "for everyone.")
+    if value and "cwd" in raw:
+        raise ConfigError(f"{at}: a per_person server works in its person's own folder under the data directory; "
+                          "leave out cwd.")
+    return value
 
 
 def _transport(raw: dict[str, Any], at: str) -> Stdio | Http:

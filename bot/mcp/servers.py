@@ -21,6 +21,7 @@ from pydantic import ValidationError
 
 from bot.errors import ToolServerError
 from bot.mcp.config import Http, ServerConfig
+from memory.models import Scope
 
 log = logging.getLogger(__name__)
 
@@ -78,6 +79,10 @@ class ServerConnection:
     def tools(self) -> tuple[Tool, ...]:
         """The tools the server listed when it was reached last (none before it was ever reached)."""
         return self._listed
+
+    async def for_scope(self, scope: Scope) -> ServerConnection:
+        """The connection a person's call goes through: this one, shared by everyone."""
+        return self
 
     async def open(self) -> None:
         """Start or reach the server and list its tools (within START_SECONDS, or the longer timeout); ToolServerError

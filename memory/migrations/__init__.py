@@ -78,6 +78,7 @@ MIGRATIONS: list[Migration] = [
     from_m040.m044_incognito_activity,
     from_m040.m045_person_slots,
     from_m040.m046_docs_entered_at,
+    from_m040.m047_voice_recordings,
 ]
 
 

@@ -89,3 +89,17 @@ async def m046_docs_entered_at(tx: Tx) -> None:
     note written the day it was approved; `created_at` keeps the day it was said, for dates and time windows."""
     real = "DOUBLE PRECISION" if tx.dialect == "postgres" else "REAL"
     await tx.execute(f"ALTER TABLE docs ADD COLUMN entered_at {real}")
+
+
+async def m047_voice_recordings(tx: Tx) -> None:
+    """The kept voice notes (MNEMO_VOICE_KEEP) as rows: the audio of a logged message, scoped like it. They were
+    files in each worker's data directory, where the other workers' /deleteme and /export did not reach them; a
+    voice note is tens of KB, a row every worker reads (SQLite BLOB, PostgreSQL bytea). A recording goes with its
+    message (ON DELETE CASCADE) and with its scope (`erasure.erase_scope`: every table with a scope id)."""
+    pg = tx.dialect == "postgres"
+    number, real, blob = ("BIGINT", "DOUBLE PRECISION", "BYTEA") if pg else ("INTEGER", "REAL", "BLOB")
+    deferrable = " DEFERRABLE" if pg else ""  # as every scope reference there: the erasure defers its checks
+    await tx.execute(
+        f"CREATE TABLE voice_recordings (scope_id {number} NOT NULL REFERENCES scopes(id){deferrable},"
+        f" message_id {number} NOT NULL REFERENCES messages(id) ON DELETE CASCADE{deferrable},"
+        f" format TEXT NOT NULL, audio {blob} NOT NULL, kept_at {real} NOT NULL, PRIMARY KEY (scope_id, message_id))")
