@@ -75,6 +75,7 @@ MIGRATIONS: list[Migration] = [
     from_m040.m041_worker_leases,
     from_m040.m042_no_trigram_index,
     from_m040.m043_job_slots,
+    from_m040.m044_inbox_sent_order,
 ]
 
 

@@ -63,3 +63,11 @@ async def m043_job_slots(tx: Tx) -> None:
     real = "DOUBLE PRECISION" if tx.dialect == "postgres" else "REAL"
     await tx.execute(f"CREATE TABLE job_slots (job TEXT NOT NULL, slot {real} NOT NULL, worker TEXT NOT NULL,"
                      f" started_at {real} NOT NULL, done_at {real}, PRIMARY KEY (job, slot))")
+
+
+async def m044_inbox_sent_order(tx: Tx) -> None:
+    """`inbox.sent_order`: an update's place in the messenger's order (Telegram's update id, Matrix's server time in
+    milliseconds). Two updates of one chat received by two workers can be recorded in the other order; the inbox
+    hands a chat's updates out in this one. Rows recorded before it have none and come first, in recording order."""
+    integer = "BIGINT" if tx.dialect == "postgres" else "INTEGER"
+    await tx.execute(f"ALTER TABLE inbox ADD COLUMN sent_order {integer}")
