@@ -19,6 +19,9 @@ KEEP_SECONDS = 7 * 24 * 3600.0  # handled ids are kept this long to recognise re
 _HELD = "erasure_waits_for_inbox"
 # An update with content not yet handled, of one channel (the first parameter); nobody else's live claim on it.
 _OPEN = "channel = ? AND handled_at IS NULL AND payload IS NOT NULL"
+# The order updates are handed out in: the messenger's (`sent_order`), which within a chat is the order the person
+# sent them, whichever worker recorded one first; rows without it (recorded before m048) first, by recording.
+_SENT = "sent_order NULLS FIRST, rowid"
 
 
 @dataclass(frozen=True)
@@ -38,21 +41,25 @@ class Inbox:
         self.db = db
 
     async def record(self, channel: str, items: Sequence[tuple[str, str | None]], now: float,
-                     threads: Mapping[str, str] | None = None) -> list[str]:
+                     threads: Mapping[str, str] | None = None, sent_order: Mapping[str, int] | None = None
+                     ) -> list[str]:
         """Store (event id, payload) pairs in one transaction; return the ids that were new.
 
         A None payload records only the id (for updates of unknown users, whose content is not kept);
         such rows count as handled at once. `threads` says which conversation (chat, room) an event id belongs
         to, for workers that `claim` (without it, all of a channel's updates count as one conversation).
+        `sent_order` gives an event id its place in the messenger's order (Telegram's update id, Matrix's server
+        time): updates are handed out in it, whichever worker recorded them first; without it, in recording order.
         """
         new: list[str] = []
-        threads = threads or {}
+        threads, sent_order = threads or {}, sent_order or {}
         async with self.db.transaction() as tx:
             for event_id, payload in items:
                 await tx.execute(
-                    "INSERT OR IGNORE INTO inbox(channel, event_id, payload, received_at, handled_at, thread)"
-                    " VALUES (?, ?, ?, ?, ?, ?)",
-                    (channel, event_id, payload, now, None if payload is not None else now, threads.get(event_id)),
+                    "INSERT OR IGNORE INTO inbox(channel, event_id, payload, received_at, handled_at, thread,"
+                    " sent_order) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (channel, event_id, payload, now, None if payload is not None else now, threads.get(event_id),
+                     sent_order.get(event_id)),
                 )
                 if await tx.changes():
                     new.append(event_id)
@@ -107,18 +114,18 @@ class Inbox:
         return [str(text) for text in json.loads(row[0])] if row else []
 
     async def unhandled(self, channel: str) -> list[InboxEntry]:
-        """Updates received but not handled (the process stopped or crashed), oldest first."""
+        """Updates received but not handled (the process stopped or crashed), in the messenger's order."""
         async with self.db.reading() as tx:
             rows = await tx.fetchall(
                 "SELECT channel, event_id, payload, received_at FROM inbox WHERE channel = ? AND handled_at IS NULL"
-                " AND payload IS NOT NULL ORDER BY received_at, rowid", (channel,),
+                f" AND payload IS NOT NULL ORDER BY {_SENT}", (channel,),
             )
         return [_entry(r) for r in rows]
 
     async def claim(self, channel: str, worker: str, now: float, hold: float, conversations: int = 10
                     ) -> list[InboxEntry]:
         """Claim the unhandled updates of up to `conversations` conversations nobody else holds, for `hold` seconds;
-        return every unhandled update this worker holds now, oldest first.
+        return every unhandled update this worker holds now, in the messenger's order (`record`'s `sent_order`).
 
         A conversation is claimed whole (all its unhandled updates), so its messages are answered in order by one
         worker. On PostgreSQL the oldest update of each conversation is locked FOR UPDATE SKIP LOCKED: two workers
@@ -138,7 +145,7 @@ class Inbox:
                 await tx.execute(f"UPDATE inbox SET claimed_by = ?, claimed_until = ? WHERE {_OPEN} AND {CLAIMABLE}"
                                  " AND coalesce(thread, '') = ?", (worker, until, channel, now, worker, thread))
             rows = await tx.fetchall(f"SELECT channel, event_id, payload, received_at FROM inbox WHERE {_OPEN}"
-                                     " AND claimed_by = ? ORDER BY rowid", (channel, worker))
+                                     f" AND claimed_by = ? ORDER BY {_SENT}", (channel, worker))
         return [_entry(r) for r in rows]
 
     async def extend(self, channel: str, worker: str, now: float, hold: float) -> int:

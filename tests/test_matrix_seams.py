@@ -234,6 +234,9 @@ async def test_a_reply_sent_but_not_recorded_before_a_crash_is_not_shown_twice(b
         once = await channel.out.text(room, "Einmal.", txn=transaction_id("$test", "0"))
         assert await channel.out.text(room, "Einmal.", txn=transaction_id("$test", "0")) == once
         assert [e.event_id for e in await anna.wait_for(room, bot.said)] == [once]
+    async with bot.store.db.reading() as tx:  # its place in the room's order: the homeserver's time, as recorded
+        assert (await tx.fetchone("SELECT sent_order FROM inbox WHERE event_id = ?", (asked,)))[0] \
+            == message.server_timestamp
     payload = inbox_payload(Received(room, message, Route("private", anna.user_id)))
     async with bot.store.db.transaction() as tx:  # as if the process died after the send, before recording it
         await tx.execute("UPDATE inbox SET handled_at = NULL, payload = ?, shown = '[]' WHERE event_id = ?",

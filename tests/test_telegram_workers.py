@@ -96,3 +96,24 @@ async def test_the_chats_of_a_worker_that_stopped_are_answered_by_the_other(
     await second.start()  # its pull at start claims the chat the first one left
     (reply,) = await tg.wait_for_sent(1, timeout=10)
     assert reply["text"] == "Antwort auf Bist du da?"
+
+
+async def test_a_chats_messages_recorded_out_of_order_are_answered_in_the_order_they_were_sent(
+        tg: FakeTelegram, workers: list[TelegramChannel]) -> None:
+    """Two messages of one chat reach the webhook in the other order (two workers' requests race); the worker that
+    claims the chat answers them in Telegram's order (their update ids), not in the order they were recorded."""
+    first, second = workers
+    await first.start()
+    first.intake.clock = lambda: 0.0  # its claims ran out long ago: it records, the second one answers
+    await first.app.stop()
+    tg.send_text(PEOPLE[0], "Erstens")
+    tg.send_text(PEOPLE[0], "Zweitens")
+    async with aiohttp.ClientSession() as session:
+        for update in reversed(list(tg.pending)):  # the later update is recorded first
+            async with session.post(str(first.config.webhook_url), json=update,
+                                    headers={"X-Telegram-Bot-Api-Secret-Token": "s3cret"}) as response:
+                assert response.status == 200
+            tg.pending.remove(update)
+    await second.start()
+    sent = await tg.wait_for_sent(2, timeout=10)
+    assert [m["text"] for m in sent] == ["Antwort auf Erstens", "Antwort auf Zweitens"]

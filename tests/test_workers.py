@@ -86,6 +86,20 @@ async def test_a_chat_held_by_a_worker_waits_for_it_and_its_new_messages_go_to_i
     assert [e.event_id for e in await store.inbox.claim("telegram", "w1", T0 + 3, HOLD)] == ["1-0"]
 
 
+async def test_a_chat_is_handed_out_in_the_messengers_order_whichever_worker_recorded_first(
+        store: MemoryStore, second_store: MemoryStore) -> None:
+    """Anna sends 501 then 502; the load balancer gives 502 to w2, which records it first, and 501 to w1 a moment
+    later. A worker claiming the chat gets 501 first, and so does a replay; a row without an order (recorded before
+    the column existed) comes before both, as recorded."""
+    await store.inbox.record("telegram", [("400", '{"old": 1}')], T0 - 5, threads={"400": "7"})
+    await second_store.inbox.record("telegram", [("502", '{"n": 2}')], T0, threads={"502": "7"},
+                                    sent_order={"502": 502})
+    await store.inbox.record("telegram", [("501", '{"n": 1}')], T0 + 1, threads={"501": "7"},
+                             sent_order={"501": 501})
+    assert [e.event_id for e in await store.inbox.unhandled("telegram")] == ["400", "501", "502"]
+    assert [e.event_id for e in await second_store.inbox.claim("telegram", "w2", T0 + 2, HOLD)] == ["400", "501", "502"]
+
+
 async def test_a_stalled_worker_whose_claim_was_taken_over_leaves_the_update_to_the_new_holder(
         store: MemoryStore, second_store: MemoryStore) -> None:
     await record_conversations(store, people=1, each=2)

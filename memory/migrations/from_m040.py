@@ -103,3 +103,11 @@ async def m047_voice_recordings(tx: Tx) -> None:
         f"CREATE TABLE voice_recordings (scope_id {number} NOT NULL REFERENCES scopes(id){deferrable},"
         f" message_id {number} NOT NULL REFERENCES messages(id) ON DELETE CASCADE{deferrable},"
         f" format TEXT NOT NULL, audio {blob} NOT NULL, kept_at {real} NOT NULL, PRIMARY KEY (scope_id, message_id))")
+
+
+async def m048_inbox_sent_order(tx: Tx) -> None:
+    """`inbox.sent_order`: an update's place in the messenger's order (Telegram's update id, Matrix's server time in
+    milliseconds). Two updates of one chat received by two workers can be recorded in the other order; the inbox
+    hands a chat's updates out in this one. Rows recorded before it have none and come first, in recording order."""
+    integer = "BIGINT" if tx.dialect == "postgres" else "INTEGER"
+    await tx.execute(f"ALTER TABLE inbox ADD COLUMN sent_order {integer}")

@@ -164,7 +164,9 @@ class Syncing:
             elif response.rooms.join:
                 log.info("first start: the history of %d rooms is not answered", len(response.rooms.join))
             now = self.clock()
-            new = set(await self.inbox.record(CHANNEL, [(r.event.event_id, inbox_payload(r)) for r in received], now))
+            sent = {r.event.event_id: r.event.server_timestamp for r in received}  # ties: the timeline's order
+            new = set(await self.inbox.record(CHANNEL, [(r.event.event_id, inbox_payload(r)) for r in received], now,
+                                              sent_order=sent))
             received = [dataclasses.replace(r, received_at=now) for r in received if r.event.event_id in new]
             self.session.save_token(response.next_batch)
             self._token = response.next_batch

@@ -111,12 +111,13 @@ class Intake:
     async def take(self, updates: Sequence[Update]) -> None:
         """Store a batch in the inbox, then queue the updates that are new (a redelivery is dropped here)."""
         rows = [(str(u.update_id), json.dumps(u.to_dict()) if await self.keeps(u) else None) for u in updates]
+        sent = {str(u.update_id): u.update_id for u in updates}  # Telegram numbers the updates in the order they came
         if self.worker is not None:
             chats = {str(u.update_id): str(u.effective_chat.id) for u in updates if u.effective_chat is not None}
-            await self.inbox.record(self.channel, rows, self.clock(), chats)
+            await self.inbox.record(self.channel, rows, self.clock(), chats, sent)
             await self.pull()
             return
-        new = set(await self.inbox.record(self.channel, rows, self.clock()))
+        new = set(await self.inbox.record(self.channel, rows, self.clock(), sent_order=sent))
         for update in updates:
             if str(update.update_id) in new:
                 await self.app.update_queue.put(update)
