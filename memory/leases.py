@@ -63,6 +63,14 @@ class Leases:
                 (name, holder, now + seconds, now))
             return await tx.changes() > 0
 
+    async def take_over(self, name: str, old: str, holder: str, now: float, seconds: float) -> bool:
+        """Take the lease from `old` (known to be gone) when it still holds it; say whether we hold it now."""
+        now = await self.on_database_clock(now)
+        async with self.db.transaction() as tx:
+            await tx.execute("UPDATE leases SET holder = ?, until = ? WHERE name = ? AND holder = ?",
+                             (holder, now + seconds, name, old))
+            return await tx.changes() > 0
+
     async def release(self, name: str, holder: str) -> None:
         """Give the lease up at once (when we hold it), so another worker need not wait for it to run out."""
         async with self.db.transaction() as tx:
