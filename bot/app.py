@@ -300,7 +300,6 @@ async def start_scheduler(scheduler: Scheduler, worker: str, stack: contextlib.A
         await scheduler.start()
         stack.push_async_callback(scheduler.stop)
         return
-    scheduler.outbox.worker = worker  # a push is sent by the worker that claimed it
     leader = SchedulerLeader(scheduler, scheduler.store.leases, worker)
     stack.push_async_callback(stop_task, asyncio.create_task(leader.run(), name=f"scheduler lease of {worker}"))
 

@@ -41,6 +41,7 @@ class SchedulerLeader:
                  hold: float = HOLD_SECONDS, every: float = RENEW_SECONDS) -> None:
         self.scheduler, self.leases, self.worker, self.clock = scheduler, leases, worker, clock
         scheduler.worker = worker  # its planner's slots are claimed in the name that holds the lease
+        scheduler.outbox.worker = worker  # a push is claimed by the worker sending it, so no other sends it too
         self.hold, self.every = hold, every
         self._reminders: tuple[int, float, float] | None = None
 

@@ -316,3 +316,29 @@ async def test_a_worker_whose_clock_runs_30_s_ahead_cannot_steal_a_live_lease(
     assert 20 < seen.until - ahead() <= 25, "its end, told on w2's clock"
     assert not await second_store.job_slots.claim("planner", 0.0, "w2", ahead()), "nor run a slot meanwhile"
     assert await second_store.leases.take(SCHEDULER, "w2", ahead() + 25, HOLD_SECONDS), "25 s on, it ran out"
+
+
+async def test_a_reminder_one_leader_is_sending_is_not_sent_again_by_the_next_leaders_flush(
+        store: MemoryStore, second_store: MemoryStore, tmp_path: Path) -> None:
+    """The CI failure of the killed-workers scenario: a leader fires a reminder and, while its push is under way (the
+    messenger slow under load), loses the lease; the next leader's planner retries the outbox at once. Workers made
+    the way every worker is (behind `SchedulerLeader`) claim what they send, so the retry leaves it alone."""
+    clock, counts = Clock(time.time()), JobCounts()
+    first, second = (worker(each, tmp_path / name, name, counts, clock)
+                     for each, name in ((store, "w1"), (second_store, "w2")))
+    scope = await store.scope("mnemo", "tg:1")
+    await store.reminders.add(scope, "Tabletten nehmen", clock() - 1)
+    sent: list[str] = []
+    retried: list[int] = []
+
+    class Slow(RecordingSender):
+        async def deliver(self, scope: Scope, text: str, buttons: object = ()) -> bool:
+            retried.append(await second.scheduler.outbox.flush([scope]))  # the next leader's planner, meanwhile
+            sent.append(text)
+            return True
+
+    first.scheduler.outbox.channel = Slow()
+    second.scheduler.outbox.channel = RecordingSender()
+    assert await push_due(store, first.scheduler.outbox, scope, clock(), BERLIN, "de") == 1
+    assert retried == [0] and sent == ["⏰ Tabletten nehmen"]
+    assert second.scheduler.outbox.channel.sent == []  # type: ignore[attr-defined]
