@@ -53,10 +53,13 @@ def _logging_left_as_found() -> Iterator[None]:
     loggers = [logging.getLogger(), *(lg for lg in logging.Logger.manager.loggerDict.values()
                                       if isinstance(lg, logging.Logger))]
     levels = {lg: lg.level for lg in loggers}
-    yield
     root = logging.getLogger()
-    for handler in [h for h in root.handlers if isinstance(h.formatter, LineFormatter)]:
+    handlers = list(root.handlers)
+    yield
+    for handler in [h for h in root.handlers if h not in handlers or isinstance(h.formatter, LineFormatter)]:
         root.removeHandler(handler)
+    for handler in [h for h in handlers if h not in root.handlers]:
+        root.addHandler(handler)
     for lg, level in levels.items():
         lg.setLevel(level)
 
@@ -242,3 +245,4 @@ async def synapse(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Syn
     (`Synapse.fresh_name`), so tests never meet on it."""
     async with Synapse(tmp_path_factory.mktemp("synapse")) as server:
         yield server
+

@@ -104,20 +104,11 @@ async def test_nothing_a_person_writes_reaches_a_log_record_at_info(
 
 
 def test_debug_says_once_at_start_that_the_log_now_holds_what_people_write(capsys: pytest.CaptureFixture[str]) -> None:
-    root = logging.getLogger()
-    handlers, level = list(root.handlers), root.level
-    root.setLevel(logging.WARNING)
-    try:
-        logs.install("INFO")
-        assert "DEBUG" not in capsys.readouterr().err
-        logs.install("DEBUG")  # as start-up does: once before the settings are read, once after
-        logs.install("DEBUG")
-        err = capsys.readouterr().err
-    finally:
-        for handler in list(root.handlers):
-            root.removeHandler(handler)
-        for handler in handlers:
-            root.addHandler(handler)
-        root.setLevel(level)
+    logging.getLogger().setLevel(logging.WARNING)  # the root's level and handlers are put back after each test
+    logs.install("INFO")
+    assert "DEBUG" not in capsys.readouterr().err
+    logs.install("DEBUG")  # as start-up does: once before the settings are read, once after
+    logs.install("DEBUG")
+    err = capsys.readouterr().err
     (line,) = err.splitlines()
     assert " warning bot.logs: DEBUG logging is on: the log now holds what people write" in line

@@ -36,41 +36,32 @@ def secrets_in(text: str) -> list[str]:
 
 
 async def test_a_session_at_debug_logs_no_token_and_no_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    root = logging.getLogger()
-    handlers, level = list(root.handlers), root.level
     captured = io.StringIO()
     monkeypatch.setattr(sys, "stderr", captured)
-    try:
-        async with FakeTelegram(token=TOKEN) as tg, FakeLLM(models=["fake-model"]) as api:
-            settings = Settings(
-                _env_file=None, data_dir=tmp_path, embedding_model="tests.fakes.embedder:FakeEmbedder",  # type: ignore[call-arg]
-                chat_base_url=api.openai_base_url, chat_model="fake-model", chat_api_key=CHAT_KEY,
-                background_base_url=api.openai_base_url, background_api_key=BACKGROUND_KEY,
-                telegram_token=TOKEN, telegram_base_url=tg.base_url, telegram_allowed_users=["42"],
-                matrix_password=MATRIX[0], matrix_access_token=MATRIX[1], extraction="after_reply",
-            )
-            logs.install("DEBUG", secrets=settings.secrets())
-            for chatty in ("httpx", "httpx2", "httpcore", "telegram", "openai"):
-                logging.getLogger(chatty).setLevel(logging.DEBUG)
-            api.enqueue_error(401, f"Incorrect API key provided: {CHAT_KEY}.")  # a server that echoes the key
-            api.responder = lambda body: "Schön, von dir zu hören."
-            async with running_engine(settings) as engine:
-                channel = TelegramChannel(engine, Commands(engine), telegram_config(settings))
-                await channel.start()
-                try:
-                    for text in ("Hallo!", "Wie geht es dir?", "/memories"):
-                        before = len(tg.sent)
-                        tg.send_text(42, text)
-                        await tg.wait_for_sent(before + 1)
-                    await engine.drain()
-                finally:
-                    await channel.stop()
-    finally:
-        for handler in list(root.handlers):
-            root.removeHandler(handler)
-        for handler in handlers:
-            root.addHandler(handler)
-        root.setLevel(level)
+    async with FakeTelegram(token=TOKEN) as tg, FakeLLM(models=["fake-model"]) as api:
+        settings = Settings(
+            _env_file=None, data_dir=tmp_path, embedding_model="tests.fakes.embedder:FakeEmbedder",  # type: ignore[call-arg]
+            chat_base_url=api.openai_base_url, chat_model="fake-model", chat_api_key=CHAT_KEY,
+            background_base_url=api.openai_base_url, background_api_key=BACKGROUND_KEY,
+            telegram_token=TOKEN, telegram_base_url=tg.base_url, telegram_allowed_users=["42"],
+            matrix_password=MATRIX[0], matrix_access_token=MATRIX[1], extraction="after_reply",
+        )
+        logs.install("DEBUG", secrets=settings.secrets())
+        for chatty in ("httpx", "httpx2", "httpcore", "telegram", "openai"):
+            logging.getLogger(chatty).setLevel(logging.DEBUG)
+        api.enqueue_error(401, f"Incorrect API key provided: {CHAT_KEY}.")  # a server that echoes the key
+        api.responder = lambda body: "Schön, von dir zu hören."
+        async with running_engine(settings) as engine:
+            channel = TelegramChannel(engine, Commands(engine), telegram_config(settings))
+            await channel.start()
+            try:
+                for text in ("Hallo!", "Wie geht es dir?", "/memories"):
+                    before = len(tg.sent)
+                    tg.send_text(42, text)
+                    await tg.wait_for_sent(before + 1)
+                await engine.drain()
+            finally:
+                await channel.stop()
     log = captured.getvalue()
     assert "getUpdates" in log and "chat/completions" in log and "401" in log  # the session was logged in detail
     assert secrets_in(log) == [], [line for line in log.splitlines() if secrets_in(line)][:3]
