@@ -126,6 +126,7 @@ class OutboxSender:
         self.lang = lang
         # This process's name when several workers share the database: each message is claimed by the one sending it.
         self.worker: str | None = None
+        self.claim_seconds = CLAIM_SECONDS  # how long its claim on a message it sends outlives a worker that died
         # Items this process is sending right now: its own planner's flush must not take them again (on PostgreSQL
         # the claim keeps other workers off; it cannot keep off the worker that holds it).
         self._in_flight: set[int] = set()
@@ -141,7 +142,7 @@ class OutboxSender:
 
     def claim(self) -> tuple[str, float] | None:
         """Who holds a message recorded now to be sent at once: this worker, for a while (None in one process)."""
-        return (self.worker, self.clock() + CLAIM_SECONDS) if self.worker else None
+        return (self.worker, self.clock() + self.claim_seconds) if self.worker else None
 
     async def send(self, scope: Scope, item: OutboxItem) -> bool:
         """Try to send a message recorded elsewhere (`Reminders.fire`) now; True when it went out."""
@@ -151,7 +152,7 @@ class OutboxSender:
         """Retry every due message (after a failure or a restart); returns how many went out."""
         by_id = {s.id: s for s in scopes}
         sent = 0
-        due = (await self.store.outbox.claim_due(self.worker, self.clock(), CLAIM_SECONDS) if self.worker
+        due = (await self.store.outbox.claim_due(self.worker, self.clock(), self.claim_seconds) if self.worker
                else await self.store.outbox.due(self.clock()))
         for item in due:
             scope = by_id.get(item.scope_id)

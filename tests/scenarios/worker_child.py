@@ -1,12 +1,12 @@
-"""One of several workers in a child process, run until the test kills it: Telegram in webhook mode under a worker
-name, the scheduler behind its lease, the memory in one PostgreSQL database shared with the other workers.
+"""One of several workers in a child process, run until the test kills it: Telegram in webhook mode under a worker name,
+the scheduler behind its lease, the memory in one PostgreSQL database shared with the other workers.
 
     python -m tests.scenarios.worker_child DATABASE_URL DATA_DIR BASE_URL PORT NAME [MODEL_DELAY_SECONDS]
 
 The model answers "Antwort auf <the message>" after a fixed delay. Claims, the scheduler's lease and the planner's
-slots are short here (seconds), so a killed worker's chats and jobs move on within the test. Every job the worker's
-scheduler runs is written to DATA_DIR/job_runs.log as "<job> <outcome>" (the metrics' port). The child prints "ready"
-once it listens.
+slots are short here (seconds), so a killed worker's chats, pushes and jobs move on within the test. Every job the
+worker's scheduler runs is written to DATA_DIR/job_runs.log as "<job> <outcome>" (the metrics' port). The child prints
+"ready" once it listens.
 """
 from __future__ import annotations
 
@@ -77,6 +77,7 @@ async def main(url: str, data_dir: str, base_url: str, port: str, name: str, del
                           ZoneInfo("Europe/Berlin"), Path(data_dir), job_runs=JobLog(Path(data_dir) / JOB_LOG),
                           planner_every=timedelta(seconds=PLANNER_SECONDS))
     commands.scheduler = scheduler
+    scheduler.outbox.claim_seconds = CLAIM_SECONDS  # a killed worker's unsent push moves on within the test too
     await channel.start()
     leader = SchedulerLeader(scheduler, store.leases, name, hold=LEASE_SECONDS, every=RENEW_SECONDS)
     task = asyncio.create_task(leader.run())
