@@ -270,7 +270,7 @@ async def on_open(db: Database, fresh: bool) -> None:
     async with db.reading() as tx:
         done = await tx.fetchone("SELECT 1 FROM meta WHERE key = 'erasure_vacuumed'")
     if done is None:
-        if not fresh and db.dialect == "sqlite":  # PostgreSQL's files are the server's (README: erasure there)
+        if not fresh and db.dialect == "sqlite":  # PostgreSQL's files are the server's (docs/user-guide.md: Privacy)
             started = time.monotonic()
             await db.vacuum()  # free pages and free space in pages still hold what was deleted before
             log.warning("rewrote %s once without the free space that held deleted text (%.1f s)", db.path,

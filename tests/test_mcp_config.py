@@ -149,9 +149,10 @@ def test_the_operator_declares_a_tool_or_a_whole_server_read_only() -> None:
     assert len(tool_name("a" * 32, "b" * 60)) == 64
 
 
-def test_the_examples_in_the_readme_and_the_env_example_read(tmp_path: Path) -> None:
+def test_the_examples_in_the_operator_guide_and_the_env_example_read(tmp_path: Path) -> None:
     root = Path(__file__).parent.parent
-    section = (root / "README.md").read_text(encoding="utf-8").split("### MCP servers", 1)[1].split("\n## ", 1)[0]
+    guide = (root / "docs" / "operator-guide.md").read_text(encoding="utf-8")
+    section = guide.split("### MCP servers", 1)[1].split("\n## ", 1)[0]
     found = re.search(r"```toml\n(.*?)```", section, re.S)
     assert found is not None
     path = tmp_path / "mcp.toml"
