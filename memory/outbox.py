@@ -88,6 +88,13 @@ class Outbox:
                                  [(worker, now + hold, row[0]) for row in rows])
         return [_item(r) for r in rows]
 
+    async def pending(self, item_id: int) -> bool:
+        """Whether a message still waits to be sent: a list of due messages read a moment ago may hold one that
+        another try of the same worker has sent since."""
+        async with self.db.reading() as tx:
+            row = await tx.fetchone("SELECT status FROM outbox WHERE id = ?", (item_id,))
+        return row is not None and row[0] == "pending"
+
     async def mark_sent(self, item_id: int, now: float) -> None:
         """The channel accepted the message."""
         async with self.db.transaction() as tx:

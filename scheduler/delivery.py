@@ -173,8 +173,8 @@ class OutboxSender:
         if item.id in self._in_flight:
             return False
         self._in_flight.add(item.id)
-        try:
-            return await self._try(scope, item)
+        try:  # a due list read before another try of this worker sent the item still holds it: read it again
+            return await self.store.outbox.pending(item.id) and await self._try(scope, item)
         finally:
             self._in_flight.discard(item.id)
 

@@ -228,3 +228,18 @@ async def test_one_worker_syncs_with_matrix_at_a_time_and_another_takes_over(sto
     clock[0] += SYNC_LEASE_SECONDS  # w1 stopped syncing (died)
     assert (await second(), await first()) == (True, False)
     assert (await store.leases.current(MATRIX_SYNC, clock[0])).holder == "w2"  # type: ignore[union-attr]
+
+
+async def test_a_message_read_as_due_before_it_was_sent_is_not_sent_again(store: MemoryStore) -> None:
+    """The second cause of the doubled reminder: the next leader's planner read the due messages while its own push of
+    the reminder was under way; the push finished (and left the in-flight set) before the planner's loop came to it."""
+    noon = datetime(2026, 11, 24, 12, 0, tzinfo=ZoneInfo("Europe/Berlin")).timestamp()
+    scope = await store.scope("mnemo", "tg:1")
+    sent: list[str] = []
+    outbox = OutboxSender(store, Recorder(sent), lambda: noon)
+    outbox.worker = "w1"
+    item = await store.outbox.record(scope, "reminder", "⏰ Tabletten nehmen", noon, claim=outbox.claim())
+    (read_before,) = await store.outbox.claim_due("w1", noon, 20.0)  # the planner's list: this worker's own claim
+    assert await outbox.send(scope, item)
+    assert not await outbox.send(scope, read_before)  # the planner's loop comes to it after the push went out
+    assert sent == ["⏰ Tabletten nehmen"] and not await store.outbox.pending(item.id)

@@ -1,8 +1,9 @@
 """Three worker processes on one PostgreSQL database behind one webhook URL, the fake Bot API's updates spread over
 them: 50 people write 10 messages each; half-way, the worker running the scheduler is killed (SIGKILL) in the middle
-of a planner run. Every message is answered exactly once and each person's in order, a reminder due during the run is
-sent once (by the next leader when the killed one had recorded but not sent it), no planner slot runs twice, and the
-slot cut off is run by the next leader (or, were it over by then, the next one)."""
+of a planner run. Every message is answered once and each person's in order (an answer the killed worker had sent but
+not recorded is repeated once, right after itself), a reminder due during the run is sent once (by the next leader
+when the killed one had recorded but not sent it), no planner slot runs twice, and the slot cut off is run by the
+next leader (or, were it over by then, the next one)."""
 from __future__ import annotations
 
 import asyncio
@@ -63,10 +64,16 @@ async def test_three_workers_one_killed_answer_every_message_once_in_order(
             await proc.wait()
         await store.close()
     answers = [m for m in tg.sent if not m["text"].startswith("⏰")]
+    repeated = 0
     for user in USERS:
-        assert [m["text"] for m in answers if m["chat_id"] == user] == [
-            f"Antwort auf Nachricht {n} von {user}" for n in range(ROUNDS)], user
-    assert len(answers) == len(USERS) * ROUNDS
+        texts = [m["text"] for m in answers if m["chat_id"] == user]
+        once = [text for n, text in enumerate(texts) if n == 0 or text != texts[n - 1]]
+        assert once == [f"Antwort auf Nachricht {n} von {user}" for n in range(ROUNDS)], user
+        assert len(texts) - len(once) <= 1, user
+        repeated += len(texts) - len(once)
+    # The one window no messenger API closes: the killed worker sent an answer and died before it recorded that, so
+    # the worker taking the chat over sends it again, right after it (at most one per chat it held, 10 at once).
+    assert repeated <= 10
     assert [(chat, text.split("\n")[0]) for chat, text in reminders(tg)] == [(USERS[0], "⏰ Tabletten nehmen")]
     await planned_once_per_slot(database, tmp_path, ended, killed, cut_off)
 

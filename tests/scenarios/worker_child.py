@@ -32,6 +32,9 @@ USERS = tuple(range(1001, 1051))
 DELAY = 0.02  # the model's answer takes this long
 CLAIM_SECONDS = 4.0
 LEASE_SECONDS, RENEW_SECONDS = 3.0, 1.0
+# A push can wait seconds behind fifty answers here (5 s measured): a claim as short as a chat's let the next leader
+# send a reminder again while the first was still on its way.
+OUTBOX_CLAIM_SECONDS = 20.0
 PLANNER_SECONDS = 10.0  # a few planner slots in the run; one longer than the lease takes to move on
 SECRET = "s3cret"
 JOB_LOG = "job_runs.log"
@@ -77,7 +80,7 @@ async def main(url: str, data_dir: str, base_url: str, port: str, name: str, del
                           ZoneInfo("Europe/Berlin"), Path(data_dir), job_runs=JobLog(Path(data_dir) / JOB_LOG),
                           planner_every=timedelta(seconds=PLANNER_SECONDS))
     commands.scheduler = scheduler
-    scheduler.outbox.claim_seconds = CLAIM_SECONDS  # a killed worker's unsent push moves on within the test too
+    scheduler.outbox.claim_seconds = OUTBOX_CLAIM_SECONDS  # a killed worker's unsent push moves on in the test
     await channel.start()
     leader = SchedulerLeader(scheduler, store.leases, name, hold=LEASE_SECONDS, every=RENEW_SECONDS)
     task = asyncio.create_task(leader.run())
