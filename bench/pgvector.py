@@ -285,8 +285,7 @@ async def measure_store(
             await conn.execute(f"CREATE INDEX pgv_vec ON pgv USING {using}")
             seconds = time.perf_counter() - t0
             cursor = await conn.execute("SELECT pg_relation_size('pgv_vec')")
-            report.builds.append(Build(label, index, round(seconds, 2),
-                                       round(((await cursor.fetchone()) or (0,))[0] / 1e6, 1)))
+            report.builds.append(Build(label, index, seconds, ((await cursor.fetchone()) or (0,))[0] / 1e6))
             if index == "hnsw":
                 ms, ids = await timed(targets, vectors, repeat, pgvector_nearest)
                 way("c hnsw+btree, planner's", ms, ids, truth, await plan(conn, targets[0], vectors[0]))
@@ -345,7 +344,7 @@ def _row(w: Way) -> str:
 def summary(report: Report) -> None:
     """The index builds, the table sizes and the load beside the table."""
     for b in report.builds:
-        print(f"{b.store}: index {b.index} built in {b.seconds} s, {b.mb} MB")
+        print(f"{b.store}: index {b.index} built in {b.seconds:.2f} s, {b.mb:.1f} MB")  # a tiny one rounds to 0
     print("pgv table (heap and TOAST), MB: " + ", ".join(f"{k} {v}" for k, v in report.table_mb.items()))
     print(f"load average (1, 5, 15 min) at the start and the end: {report.load_average}")
 
