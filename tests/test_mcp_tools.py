@@ -27,11 +27,11 @@ from bot.llm.port import ToolCall, ToolSpec
 from bot.mcp.config import read_servers
 from bot.mcp.personal import IDLE_SECONDS, PersonalServer, idle, outdated
 from bot.mcp.toolbox import McpToolBox, open_toolbox, result_text
-from bot.settings import Settings
 from bot.texts import t
 from memory.erasure import ScopeErased
 from memory.models import Scope
 from memory.store import MemoryStore
+from tests.engine_kit import settings_for
 from tests.fakes.llm import ScriptedLLM
 
 SERVER = Path(__file__).with_name("mcp_weather.py")
@@ -551,10 +551,6 @@ async def test_over_streamable_http_the_read_only_tool_runs_and_the_changing_one
 # --- the start and the doctor -------------------------------------------------------------------------------------
 
 
-def settings_for(tmp_path: Path, servers: str) -> Settings:
-    return Settings(_env_file=None, data_dir=tmp_path / "data", mcp_servers=servers)  # type: ignore[call-arg]
-
-
 async def test_a_server_that_cannot_start_is_left_out_mnemo_starts_and_the_doctor_says_why(
     tmp_path: Path, alarms: Path,
 ) -> None:
@@ -563,7 +559,7 @@ async def test_a_server_that_cannot_start_is_left_out_mnemo_starts_and_the_docto
         "ghost": {"command": str(tmp_path / "no-such-server"), "tools": "*"},
         "offline": {"url": "http://127.0.0.1:9/mcp", "tools": ["lookup"], "timeout": 5},
     })
-    settings = settings_for(tmp_path, servers)
+    settings = settings_for(tmp_path / "data", mcp_servers=servers)
     async with running_engine(settings) as engine:
         (mcp,) = [box for box in engine.answers.toolboxes if isinstance(box, McpToolBox)]
         assert isinstance(mcp, McpToolBox) and [s.name for s in mcp.servers] == ["weather"]
@@ -578,18 +574,18 @@ async def test_a_server_that_cannot_start_is_left_out_mnemo_starts_and_the_docto
 
 
 async def test_a_wrong_configuration_stops_the_start_and_the_doctor_names_it(tmp_path: Path) -> None:
-    settings = settings_for(tmp_path, '{"weather": {"command": "x"}}')
+    settings = settings_for(tmp_path / "data", mcp_servers='{"weather": {"command": "x"}}')
     with pytest.raises(ConfigError, match="needs `tools`"):
         async with running_engine(settings):
             pass
     (check,) = await ops.mcp_checks(settings)
     assert check.name == "mcp servers" and not check.ok and "needs `tools`" in check.detail
-    boxes = await open_toolboxes(settings_for(tmp_path, ""), None, contextlib.AsyncExitStack())  # type: ignore[arg-type]
+    boxes = await open_toolboxes(settings_for(tmp_path / "data", mcp_servers=""), None, contextlib.AsyncExitStack())  # type: ignore[arg-type]
     assert not any(isinstance(box, McpToolBox) for box in boxes)
 
 
 async def test_a_doctor_line_names_allowed_tools_the_server_does_not_list(tmp_path: Path, alarms: Path) -> None:
-    settings = settings_for(tmp_path, stdio_servers(alarms, tools=["forecast", "rain_radar"]))
+    settings = settings_for(tmp_path / "data", mcp_servers=stdio_servers(alarms, tools=["forecast", "rain_radar"]))
     (check,) = await ops.mcp_checks(settings)
     assert not check.ok and check.detail.endswith("tools: forecast; not allowed: broken, erase_all, pid, "
                                                   "post_card, set_alarm, wait; allowed but not listed by the server: "
