@@ -1,5 +1,5 @@
 """Shared fixtures: a real store in tmp_path with the deterministic embedder, an engine on scripted models, the fake
-Bot API. A test module that needs another kind defines its own fixture of the same name."""
+Bot API, the web page on the engine. A test module that needs another kind defines its own fixture of the same name."""
 from __future__ import annotations
 
 import asyncio
@@ -11,7 +11,8 @@ import logging
 import os
 import shutil
 import socket
-from collections.abc import AsyncIterator, Iterator
+import time
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -28,6 +29,7 @@ from tests.fakes.llm import ScriptedLLM
 from tests.fakes.openai_audio import FakeAudioAPI
 from tests.fakes.synapse import Synapse
 from tests.fakes.telegram_api import FakeTelegram
+from tests.web_kit import WebPage, web_page
 
 
 @pytest.fixture(autouse=True)
@@ -246,3 +248,22 @@ async def synapse(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Syn
     async with Synapse(tmp_path_factory.mktemp("synapse")) as server:
         yield server
 
+
+
+@pytest.fixture
+def web_admins() -> frozenset[str]:
+    """mnemo's admins on the `web` page: nobody (a module whose tests need one overrides this fixture)."""
+    return frozenset()
+
+
+@pytest.fixture
+def web_clock() -> Callable[[], float]:
+    """The clock of the `web` page's login links and sessions: the real one (a module may override it)."""
+    return time.time
+
+
+@pytest.fixture
+async def web(engine: Engine, web_admins: frozenset[str], web_clock: Callable[[], float]) -> AsyncIterator[WebPage]:
+    """The web page on the `engine` (tests/web_kit.py), with `web_admins` and `web_clock`; its browsers closed after."""
+    async for page in web_page(engine, web_admins, web_clock):
+        yield page

@@ -27,9 +27,9 @@ from bot.admin.analysis_transcripts import (
 from bot.cli import parse_args
 from bot.errors import LLMBadOutput
 from bot.llm.port import ChatMessage, Completion, SystemBlock
-from bot.settings import Settings
 from memory.models import Message
 from memory.store import MemoryStore
+from tests.engine_kit import settings_for
 from tests.fakes.llm import ScriptedLLM
 
 pytestmark = pytest.mark.both_backends("the analysis report's queries (a dialect branch)")
@@ -74,9 +74,7 @@ async def transcript(store: MemoryStore) -> list[tuple[datetime, str, str, bool]
     return rows
 
 
-def settings_for(tmp_path: Path, **extra: Any) -> Settings:
-    return Settings(_env_file=None, data_dir=tmp_path, chat_model="companion-7b", language="de",  # type: ignore[call-arg]
-                    timezone="Europe/Berlin", **extra)
+ANALYST = {"chat_model": "companion-7b", "language": "de", "timezone": "Europe/Berlin"}  # the settings' fields here
 
 
 def msg(i: int, minutes: float, text: str = "hallo", role: str = "user") -> Message:
@@ -213,22 +211,23 @@ async def test_parts_are_numbered_and_merged() -> None:
 
 async def test_preview_only_sends_nothing_and_saves_nothing(transcript: list[Any], store: MemoryStore, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
     llm = analyst()
-    assert await run_command(settings_for(tmp_path, database_url=store.db.url), parse_args(["analyse", "--preview"]), llm) == 0
+    assert await run_command(settings_for(tmp_path, **ANALYST, database_url=store.db.url), parse_args(["analyse", "--preview"]), llm) == 0
     out = capsys.readouterr().out
     assert f"10 of 10 conversations, {len(transcript)} messages" in out and "2 parts, 3 calls" in out
     chars = int(out.split("messages, ")[1].split(" characters")[0].replace(",", ""))
     assert f"(~{math.ceil(chars / 4):,} tokens)" in out
     assert llm.calls == [] and list_reports(tmp_path) == []
 
-    await run_command(settings_for(tmp_path, database_url=store.db.url), parse_args(["analyse", "--preview", "--keywords", "zahnarzt, ARZT"]), llm)
+    await run_command(settings_for(tmp_path, **ANALYST, database_url=store.db.url), parse_args(["analyse", "--preview", "--keywords", "zahnarzt, ARZT"]), llm)
     assert "2 of 10 conversations, 8 messages" in capsys.readouterr().out
-    await run_command(settings_for(tmp_path, database_url=store.db.url), parse_args(["analyse", "--preview", "--sample", "3",
+    await run_command(settings_for(tmp_path, **ANALYST, database_url=store.db.url), parse_args(["analyse", "--preview", "--sample", "3",
                                                           "--from", "2025-03-04", "--to", "2025-03-24"]), llm)
     assert "3 of 7 conversations, 12 messages" in capsys.readouterr().out  # March 6, 15, 24: first, middle, last
 
 
 async def test_blind_and_blueprint_prompts(transcript: list[Any], store: MemoryStore, tmp_path: Path) -> None:
-    settings = settings_for(tmp_path, database_url=store.db.url, persona="Trocken, ehrlich, etwas spöttisch.")
+    settings = settings_for(tmp_path, **ANALYST, database_url=store.db.url,
+                            persona="Trocken, ehrlich, etwas spöttisch.")
     blind, seeing = analyst(), analyst()
     await run_command(settings, parse_args(["analyse", "--yes", "--sample", "2"]), blind)
     questions = tmp_path / "questions.txt"
@@ -252,7 +251,7 @@ async def test_a_report_is_saved_with_verified_quotes_listed_and_deleted(
         transcript: list[Any], store: MemoryStore, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
     llm = analyst()
     llm.enqueue("")  # a reasoning model that spent its whole budget thinking
-    assert await run_command(settings_for(tmp_path, database_url=store.db.url), parse_args(["analyse", "--user", "tg:42", "--yes"]), llm) == 0
+    assert await run_command(settings_for(tmp_path, **ANALYST, database_url=store.db.url), parse_args(["analyse", "--user", "tg:42", "--yes"]), llm) == 0
     assert llm.budgets == [4096, 8192, 4096, 8192]  # part 1 twice (empty, then doubled), part 2, merge
     out = capsys.readouterr().out
     assert "part 1 of 2" in out and "1 of 2 quotes verified, 1 not found" in out
@@ -269,7 +268,7 @@ async def test_a_report_is_saved_with_verified_quotes_listed_and_deleted(
     assert "### Part 1 of 2" in text and "### Part 2 of 2" in text and "\n##### Widerspruch\n" in text
     assert "\n#### Starke Befunde\n" in final and info.summary["Questions"] == "built-in (6)"
 
-    settings = settings_for(tmp_path, database_url=store.db.url)
+    settings = settings_for(tmp_path, **ANALYST, database_url=store.db.url)
     assert await run_command(settings, parse_args(["analyse", "--list"])) == 0
     assert info.name in capsys.readouterr().out
     assert await run_command(settings, parse_args(["analyse", "--delete", "../mnemo.sqlite3"])) == 1

@@ -9,12 +9,8 @@ from pathlib import Path
 from bot.app import running_engine
 from bot.channels.console import ConsoleChannel
 from bot.settings import Settings
+from tests.engine_kit import settings_for
 from tests.fakes.llm_api import FakeLLM, prompt_text
-
-
-def settings_for(tmp_path: Path, llm: FakeLLM) -> Settings:
-    return Settings(_env_file=None, data_dir=tmp_path / "data", chat_base_url=llm.openai_base_url,  # type: ignore[call-arg]
-                    chat_model="fake-model", chat_api_key="test-key", llm_timeout=5)
 
 
 def answer(body: dict) -> str:
@@ -40,7 +36,8 @@ async def chat_once(settings: Settings, line: str) -> str:
 async def test_a_fact_survives_a_restart_and_reaches_the_next_prompt(tmp_path: Path) -> None:
     async with FakeLLM(models=("fake-model",)) as llm:
         llm.responder = answer
-        settings = settings_for(tmp_path, llm)
+        settings = settings_for(tmp_path / "data", chat_base_url=llm.openai_base_url, chat_model="fake-model",
+                                chat_api_key="test-key", llm_timeout=5)
         first = await chat_once(settings, "Ich heiße Anna und mag kurze Antworten")
         assert "Schön, dich kennenzulernen!" in first
 
@@ -55,7 +52,8 @@ async def test_a_fact_survives_a_restart_and_reaches_the_next_prompt(tmp_path: P
 
 async def test_user_message_is_kept_when_the_model_is_down(tmp_path: Path) -> None:
     async with FakeLLM() as llm:
-        settings = settings_for(tmp_path, llm)
+        settings = settings_for(tmp_path / "data", chat_base_url=llm.openai_base_url, chat_model="fake-model",
+                                chat_api_key="test-key", llm_timeout=5)
         for _ in range(8):
             llm.enqueue_error(503)
         out = await chat_once(settings, "Hallo, hörst du mich?")

@@ -18,6 +18,7 @@ from bot.learning.corrections import profile_value
 from bot.llm.port import Completion, ToolCall, Usage
 from bot.texts import t
 from memory.store import MemoryStore
+from tests.engine_kit import make_engine
 from tests.fakes.llm import Call, ScriptedLLM
 
 BERLIN = ZoneInfo("Europe/Berlin")
@@ -51,9 +52,7 @@ def background_llm() -> ScriptedLLM:
     return llm
 
 
-def make_engine(store: MemoryStore, chat: ScriptedLLM, clock: Clock | None = None, **config: Any) -> Engine:
-    return Engine(store, chat, background_llm(), EngineConfig(relevance_floor=0.0, **config),
-                  clock=clock or Clock(datetime(2026, 11, 30, 12, 0, tzinfo=BERLIN)))
+NOON = datetime(2026, 11, 30, 12, 0, tzinfo=BERLIN)  # the engines' clock unless a test sets its own
 
 
 async def ask_rule(engine: Engine, chat: ScriptedLLM, user: str = "anna", **incoming: Any) -> None:
@@ -68,7 +67,7 @@ async def ask_rule(engine: Engine, chat: ScriptedLLM, user: str = "anna", **inco
 
 async def test_a_crisis_message_with_a_no_word_gets_help_and_the_model_not_the_question(store: MemoryStore) -> None:
     chat = ScriptedLLM("chat")
-    engine = make_engine(store, chat)
+    engine = make_engine(store, chat, clock=Clock(NOON), background=background_llm())
     await ask_rule(engine, chat)
     chat.enqueue("Ich bin da. Magst du mir erzählen, was passiert ist?")
     reply = await engine.handle(Incoming("anna", CRISIS_WITH_NO))
@@ -105,7 +104,7 @@ async def test_a_crisis_that_sounds_like_a_correction_proposes_no_rule_and_is_no
 
 async def test_a_crisis_with_a_reminder_request_stores_no_reminder(store: MemoryStore) -> None:
     chat = ScriptedLLM("chat")
-    engine = make_engine(store, chat)
+    engine = make_engine(store, chat, clock=Clock(NOON), background=background_llm())
     chat.enqueue("Ich bin bei dir.")
     reply = await engine.handle(Incoming("anna", "Erinnere mich morgen um 9 daran, dass ich nicht mehr leben will"))
     assert reply is not None and HELP in "\n\n".join(reply.bubbles)
@@ -115,7 +114,7 @@ async def test_a_crisis_with_a_reminder_request_stores_no_reminder(store: Memory
 
 async def test_a_crisis_gets_the_help_lines_when_the_model_is_down(store: MemoryStore) -> None:
     chat = ScriptedLLM("chat")
-    engine = make_engine(store, chat)
+    engine = make_engine(store, chat, clock=Clock(NOON), background=background_llm())
     chat.enqueue_error(LLMUnavailable("connection refused"))
     reply = await engine.handle(Incoming("anna", "ich will sterben"))
     assert reply is not None and HELP in "\n\n".join(reply.bubbles) and not reply.failed
@@ -127,7 +126,7 @@ async def test_a_crisis_gets_the_help_lines_when_the_model_is_down(store: Memory
 async def test_an_everyday_message_goes_to_the_model_and_the_question_stays_open(store: MemoryStore,
                                                                                 everyday: str) -> None:
     chat = ScriptedLLM("chat")
-    engine = make_engine(store, chat)
+    engine = make_engine(store, chat, clock=Clock(NOON), background=background_llm())
     await ask_rule(engine, chat)
     chat.enqueue("Oh, erzähl mal.")
     reply = await engine.handle(Incoming("anna", everyday))
@@ -145,7 +144,7 @@ async def test_an_everyday_message_goes_to_the_model_and_the_question_stays_open
 async def test_an_unanswered_question_expires_and_a_later_yes_is_just_a_message(store: MemoryStore) -> None:
     chat = ScriptedLLM("chat")
     clock = Clock(datetime(2026, 11, 30, 12, 0, tzinfo=BERLIN))
-    engine = make_engine(store, chat, clock)
+    engine = make_engine(store, chat, clock=clock, background=background_llm())
     await ask_rule(engine, chat)
     assert not question_expired(clock.now, clock.now + 23 * 3600) and question_expired(clock.now, clock.now + 24 * 3600)
     clock.now += 25 * 3600
@@ -159,7 +158,7 @@ async def test_an_unanswered_question_expires_and_a_later_yes_is_just_a_message(
 
 async def test_a_newer_question_replaces_the_open_one_and_closes_its_buttons(store: MemoryStore) -> None:
     chat = ScriptedLLM("chat")
-    engine = make_engine(store, chat)
+    engine = make_engine(store, chat, clock=Clock(NOON), background=background_llm())
     await ask_rule(engine, chat)
     scope = await engine.scope_for("anna")
     first = await store.rules.pending(scope)
@@ -177,7 +176,7 @@ async def test_a_newer_question_replaces_the_open_one_and_closes_its_buttons(sto
 
 async def test_in_a_group_only_the_admin_who_was_asked_decides_by_typing(store: MemoryStore) -> None:
     chat = ScriptedLLM("chat")
-    engine = make_engine(store, chat)
+    engine = make_engine(store, chat, clock=Clock(NOON), background=background_llm())
     group = "tg:group:-100"
     await ask_rule(engine, chat, group, sender="tg:1", may_decide=True)
     scope = await engine.scope_for(group)
@@ -195,7 +194,7 @@ async def test_in_a_group_only_the_admin_who_was_asked_decides_by_typing(store: 
 async def test_a_member_who_is_no_admin_corrects_nothing_and_only_an_admin_answers_their_rule(
         store: MemoryStore) -> None:
     chat = ScriptedLLM("chat")
-    engine = make_engine(store, chat)
+    engine = make_engine(store, chat, clock=Clock(NOON), background=background_llm())
     group = "tg:group:-100"
     scope = await engine.scope_for(group)
     note = (await store.notes.add(scope, "Die Gruppe trifft sich freitags.")).note
@@ -217,7 +216,7 @@ async def test_a_member_who_is_no_admin_corrects_nothing_and_only_an_admin_answe
 async def test_a_restart_keeps_the_open_question_the_why_notes_and_the_reminder_question(store: MemoryStore) -> None:
     chat = ScriptedLLM("chat")
     clock = Clock(datetime(2026, 11, 30, 12, 0, tzinfo=BERLIN))
-    first = make_engine(store, chat, clock)
+    first = make_engine(store, chat, clock=clock, background=background_llm())
     scope = await first.scope_for("anna")
     note = (await store.notes.add(scope, "Anna spielt Cello im Orchester.")).note
     await ask_rule(first, chat)
@@ -227,7 +226,7 @@ async def test_a_restart_keeps_the_open_question_the_why_notes_and_the_reminder_
     assert reply is not None and reply.bubbles == (t("de", "reminder_ask_time"),)  # the reminder asks for its time
     await first.close()
 
-    second = make_engine(store, chat, clock)  # a new process on the same database
+    second = make_engine(store, chat, clock=clock, background=background_llm())  # a new process on the same database
     reply = await second.handle(Incoming("anna", "um 9 an die Orchesterprobe"))
     assert reply is not None and "Orchesterprobe" in reply.bubbles[0]
     assert [r.text for r in await store.reminders.active(scope)] == ["Orchesterprobe"]
@@ -247,7 +246,7 @@ async def test_a_restart_keeps_the_open_question_the_why_notes_and_the_reminder_
 async def test_dates_the_model_sees_are_in_the_persons_zone_and_lines_say_who_spoke(store: MemoryStore) -> None:
     chat = ScriptedLLM("chat")
     clock = Clock(datetime(2026, 11, 30, 0, 34, tzinfo=BERLIN))  # 23:34 UTC the day before
-    engine = make_engine(store, chat, clock)
+    engine = make_engine(store, chat, clock=clock, background=background_llm())
     scope = await engine.scope_for("anna")
     await store.notes.add(scope, "Anna war auf dem Weihnachtsmarkt.", created_at=clock.now)
     chat.enqueue("Schön.")
@@ -266,7 +265,7 @@ async def test_dates_the_model_sees_are_in_the_persons_zone_and_lines_say_who_sp
 
 async def test_the_first_message_appears_once_in_the_first_prompt(store: MemoryStore) -> None:
     chat = ScriptedLLM("chat")
-    engine = make_engine(store, chat)
+    engine = make_engine(store, chat, clock=Clock(NOON), background=background_llm())
     chat.enqueue("Hallo!")
     await engine.handle(Incoming("anna", "Hallo, ich bin Anna und neu hier"))
     assert chat.calls[-1].prompt.count("ich bin Anna und neu hier") == 1
@@ -285,7 +284,8 @@ def test_a_rewritten_profile_value_never_repeats_its_key() -> None:
 
 async def test_a_crisis_message_passes_the_rate_limit_and_an_oversized_one_still_gets_help(store: MemoryStore) -> None:
     chat = ScriptedLLM("chat")
-    engine = make_engine(store, chat, rate_limit_per_minute=1.0, max_message_chars=200)
+    engine = make_engine(store, chat, clock=Clock(NOON), background=background_llm(), rate_limit_per_minute=1.0,
+                         max_message_chars=200)
     chat.enqueue("Hallo!")
     await engine.handle(Incoming("anna", "Hallo"))
     refused = await engine.handle(Incoming("anna", "Noch was"))
@@ -302,7 +302,7 @@ async def test_a_crisis_message_passes_the_rate_limit_and_an_oversized_one_still
 async def test_a_check_in_soon_after_a_crisis_speaks_with_the_safety_rules(store: MemoryStore) -> None:
     chat = ScriptedLLM("chat")
     clock = Clock(datetime(2026, 11, 30, 12, 0, tzinfo=BERLIN))
-    engine = make_engine(store, chat, clock)
+    engine = make_engine(store, chat, clock=clock, background=background_llm())
     scope = await engine.scope_for("anna")
     chat.enqueue("Ich bin da.")
     await engine.handle(Incoming("anna", "ich will mich umbringen"))
@@ -319,7 +319,7 @@ async def test_a_check_in_soon_after_a_crisis_speaks_with_the_safety_rules(store
 
 async def test_a_reply_delivered_again_after_a_crash_keeps_its_question_buttons(store: MemoryStore) -> None:
     chat = ScriptedLLM("chat")
-    engine = make_engine(store, chat)
+    engine = make_engine(store, chat, clock=Clock(NOON), background=background_llm())
     chat.enqueue("[RULE: Keine Emojis verwenden.] Alles klar.")
     incoming = Incoming("anna", "Hör auf mit den Emojis", channel="telegram", channel_message_id="42:7")
     first = await engine.handle(incoming)

@@ -9,18 +9,16 @@ from bot.admin import ops
 from bot.conversation.engine import Engine, EngineConfig, Incoming
 from bot.errors import LLMBadOutput
 from bot.learning.corrections import correct, propose_rule
-from bot.settings import Settings
 from memory.store import MemoryStore
 from scheduler.service import Scheduler
+from tests.engine_kit import settings_for
 from tests.fakes.embedder import FakeEmbedder
 from tests.fakes.llm import ScriptedLLM
 
 GARBAGE = '{"verdicts": [{"id": '
 
 
-def settings_for(data_dir: Path) -> Settings:
-    return Settings(_env_file=None, data_dir=data_dir, embedding_model="tests.fakes.embedder:FakeEmbedder",  # type: ignore[call-arg]
-                    timezone="Europe/Berlin")
+FIELDS = {"embedding_model": "tests.fakes.embedder:FakeEmbedder", "timezone": "Europe/Berlin"}  # of settings_for
 
 
 async def broken_writer(instructions: str, material: str, *, max_tokens: int = 800) -> str:
@@ -49,9 +47,9 @@ async def test_failures_are_counted_in_the_database_and_shown_after_a_restart(tm
         counts = {c.name: c.count for c in await reopened.failures.all()}
     assert counts == {"extraction.bad_json": 1, "extraction.failed": 1, "corrections.judge_bad_json": 1,
                       "corrections.rule_bad_json": 1, "scheduler.reflect": 1}
-    line = await ops.failures_line(settings_for(tmp_path))
+    line = await ops.failures_line(settings_for(tmp_path, **FIELDS))
     assert line.startswith("failures: corrections.judge_bad_json 1 (last ") and "scheduler.reflect 1" in line
-    checks = {c.name: c for c in await ops.doctor(settings_for(tmp_path), check_model=False)}
+    checks = {c.name: c for c in await ops.doctor(settings_for(tmp_path, **FIELDS), check_model=False)}
     assert checks["failures"].ok and "extraction.bad_json 1" in checks["failures"].detail
     assert "Cello" not in line + checks["failures"].detail, "names and counts, no user data"
 
@@ -59,4 +57,4 @@ async def test_failures_are_counted_in_the_database_and_shown_after_a_restart(tm
 async def test_a_deployment_without_failures_says_so(tmp_path: Path) -> None:
     async with await MemoryStore.open(tmp_path, FakeEmbedder()):
         pass
-    assert await ops.failures_line(settings_for(tmp_path)) == "failures: none recorded"
+    assert await ops.failures_line(settings_for(tmp_path, **FIELDS)) == "failures: none recorded"

@@ -12,8 +12,10 @@ from bot.conversation.engine import Incoming
 from bot.llm.port import ToolCall
 from bot.texts import t
 from memory.store import MemoryStore
+from tests.engine_kit import make_engine
+from tests.fakes.clock import Clock
 from tests.fakes.llm import ScriptedLLM
-from tests.test_mcp_tools import SERVER, make_engine, weather_box
+from tests.test_mcp_tools import SERVER, START, weather_box
 
 CARD = "post_card (weather)"
 
@@ -28,7 +30,7 @@ async def test_a_tool_without_annotations_asks_first_and_runs_only_at_its_button
                                                                                  tmp_path: Path) -> None:
     alarms, chat = tmp_path / "alarms.txt", ScriptedLLM("chat")
     async with weather_box(servers(alarms)) as box:
-        engine = make_engine(store, chat, [box])
+        engine = make_engine(store, chat, [box], Clock(START))
         chat.enqueue("", [ToolCall("p1", "weather__post_card", {"to": "Oma"})])
         chat.enqueue("Die Karte schicke ich, sobald du zustimmst.")
         asked = await engine.handle(Incoming("tg:1", "Schick Oma eine Karte"))
@@ -48,7 +50,7 @@ async def test_a_tool_without_annotations_asks_first_and_runs_only_at_its_button
 async def test_the_operators_read_only_declaration_runs_it_without_asking(store: MemoryStore, tmp_path: Path) -> None:
     alarms, chat = tmp_path / "alarms.txt", ScriptedLLM("chat")
     async with weather_box(servers(alarms, read_only=["post_card"])) as box:
-        engine = make_engine(store, chat, [box])
+        engine = make_engine(store, chat, [box], Clock(START))
         chat.enqueue("", [ToolCall("p1", "weather__post_card", {"to": "Oma"})])
         chat.enqueue("Erledigt.")
         reply = await engine.handle(Incoming("tg:1", "Schick Oma eine Karte"))
@@ -60,7 +62,7 @@ async def test_the_operators_read_only_declaration_runs_it_without_asking(store:
 async def test_after_text_from_outside_an_unannotated_tool_does_not_run(store: MemoryStore, tmp_path: Path) -> None:
     alarms, chat = tmp_path / "alarms.txt", ScriptedLLM("chat")
     async with weather_box(servers(alarms)) as box:
-        engine = make_engine(store, chat, [box])
+        engine = make_engine(store, chat, [box], Clock(START))
         chat.enqueue("", [ToolCall("f1", "weather__forecast", {"place": "Berlin"})])  # its answer taints the turn
         chat.enqueue("", [ToolCall("p1", "weather__post_card", {"to": "Oma"})])
         chat.enqueue("Sonnig.")

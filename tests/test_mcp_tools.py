@@ -19,19 +19,19 @@ import pytest
 from bot.admin import ops
 from bot.app import open_toolboxes, running_engine
 from bot.commands.runner import Commands
-from bot.conversation.engine import Button, Engine, EngineConfig, Incoming, Reply
+from bot.conversation.engine import Button, Engine, Incoming, Reply
 from bot.conversation.questions import HELD, ONE_QUESTION
-from bot.conversation.tools import ToolBox
 from bot.errors import ConfigError
 from bot.llm.port import ToolCall, ToolSpec
 from bot.mcp.config import read_servers
 from bot.mcp.personal import IDLE_SECONDS, PersonalServer, idle, outdated
 from bot.mcp.toolbox import McpToolBox, open_toolbox, result_text
-from bot.settings import Settings
 from bot.texts import t
 from memory.erasure import ScopeErased
 from memory.models import Scope
 from memory.store import MemoryStore
+from tests.engine_kit import make_engine, settings_for
+from tests.fakes.clock import Clock
 from tests.fakes.llm import ScriptedLLM
 
 SERVER = Path(__file__).with_name("mcp_weather.py")
@@ -63,13 +63,7 @@ async def box(alarms: Path) -> AsyncIterator[McpToolBox]:
         yield opened
 
 
-def make_engine(store: MemoryStore, chat: ScriptedLLM, boxes: Sequence[ToolBox], clock: list[float] | None = None,
-                language: str = "de") -> Engine:
-    background = ScriptedLLM("background")
-    background.responder = lambda call: '{"facts": [], "content": [], "profile": []}'
-    now = clock or [1_790_000_000.0]
-    return Engine(store, chat, background, EngineConfig(relevance_floor=0.0, language=language), clock=lambda: now[0],
-                  toolboxes=boxes)
+START = 1_790_000_000.0  # the engines' clock
 
 
 def names(specs: Sequence[ToolSpec] | None) -> list[str]:
@@ -110,7 +104,7 @@ async def test_a_read_only_tool_runs_and_the_model_gets_its_answer_as_data(
     store: MemoryStore, box: McpToolBox, alarms: Path,
 ) -> None:
     chat = ScriptedLLM("chat")
-    engine = make_engine(store, chat, [box])
+    engine = make_engine(store, chat, [box], Clock(START))
     chat.enqueue("", [ToolCall("c1", "weather__forecast", {"place": "Berlin"})])
     chat.enqueue("", [ToolCall("c2", "weather__set_alarm", {"time": "06:00"}),
                       ToolCall("c3", "weather__erase_all", {})])
@@ -138,7 +132,7 @@ async def test_a_changing_tool_runs_only_after_the_persons_yes_and_only_once(
     store: MemoryStore, box: McpToolBox, alarms: Path,
 ) -> None:
     chat = ScriptedLLM("chat")
-    engine = make_engine(store, chat, [box])
+    engine = make_engine(store, chat, [box], Clock(START))
     reply = await ask_for_alarm(engine, chat)
     assert chat.calls[1].messages[-1].content == HELD
     assert not alarms.exists(), "nothing runs before the yes"
@@ -164,7 +158,7 @@ async def test_no_drops_the_call_and_a_late_press_on_yes_runs_nothing(
     store: MemoryStore, box: McpToolBox, alarms: Path,
 ) -> None:
     chat = ScriptedLLM("chat")
-    engine = make_engine(store, chat, [box])
+    engine = make_engine(store, chat, [box], Clock(START))
     await ask_for_alarm(engine, chat)
     answer = await engine.handle(Incoming("tg:1", "nein, lieber nicht"))
     assert answer is not None and answer.bubbles == (t("de", "tool_not_run", tool=ALARM),)
@@ -178,7 +172,7 @@ async def test_the_yes_button_runs_the_call_once_and_a_second_press_is_stale(
     store: MemoryStore, box: McpToolBox, alarms: Path,
 ) -> None:
     chat = ScriptedLLM("chat")
-    engine = make_engine(store, chat, [box])
+    engine = make_engine(store, chat, [box], Clock(START))
     await ask_for_alarm(engine, chat)
     commands = Commands(engine)
     first, second = await asyncio.gather(commands.press("tg:1", "tool:yes:1", ref="p1"),
@@ -193,7 +187,7 @@ async def test_the_yes_button_runs_the_call_once_and_a_second_press_is_stale(
 
 async def test_in_a_group_only_the_admin_who_asked_decides(store: MemoryStore, box: McpToolBox, alarms: Path) -> None:
     chat, group = ScriptedLLM("chat"), "tg:group:-1001"
-    engine = make_engine(store, chat, [box])
+    engine = make_engine(store, chat, [box], Clock(START))
     reply = await ask_for_alarm(engine, chat, group, "Anna: weck mich um 7", sender="tg:42")
     assert reply.buttons == yes_no(1)
 
@@ -216,7 +210,7 @@ async def test_a_crisis_while_a_call_waits_is_answered_as_a_crisis_and_runs_noth
     store: MemoryStore, box: McpToolBox, alarms: Path,
 ) -> None:
     chat = ScriptedLLM("chat")
-    engine = make_engine(store, chat, [box])
+    engine = make_engine(store, chat, [box], Clock(START))
     await ask_for_alarm(engine, chat)
     chat.enqueue("", [ToolCall("c9", "weather__set_alarm", {"time": "03:00"})])
     chat.enqueue("Ich bin da.")
@@ -234,7 +228,7 @@ async def test_one_question_per_message_and_arguments_that_do_not_fit_are_refuse
     store: MemoryStore, box: McpToolBox, alarms: Path,
 ) -> None:
     chat = ScriptedLLM("chat")
-    engine = make_engine(store, chat, [box])
+    engine = make_engine(store, chat, [box], Clock(START))
     chat.enqueue("", [ToolCall("b1", "weather__set_alarm", {"label": "ohne Zeit"})])
     chat.enqueue("", [ToolCall("a1", "weather__set_alarm", {"time": "07:00", "label": "Aufstehen"}),
                       ToolCall("a2", "weather__set_alarm", {"time": "08:00"}),
@@ -249,10 +243,10 @@ async def test_one_question_per_message_and_arguments_that_do_not_fit_are_refuse
 
 
 async def test_an_unanswered_call_is_dropped_after_a_day(store: MemoryStore, box: McpToolBox, alarms: Path) -> None:
-    chat, clock = ScriptedLLM("chat"), [1_790_000_000.0]
+    chat, clock = ScriptedLLM("chat"), Clock(START)
     engine = make_engine(store, chat, [box], clock)
     await ask_for_alarm(engine, chat)
-    clock[0] += 25 * 3600
+    clock.now += 25 * 3600
     chat.enqueue("Guten Morgen!")
     reply = await engine.handle(Incoming("tg:1", "ja"))
     await engine.close()
@@ -265,20 +259,20 @@ async def test_a_waiting_call_survives_a_restart_and_one_whose_tool_is_gone_is_r
 ) -> None:
     chat = ScriptedLLM("chat")
     async with weather_box(stdio_servers(alarms)) as first_box:
-        engine = make_engine(store, chat, [first_box])
+        engine = make_engine(store, chat, [first_box], Clock(START))
         await ask_for_alarm(engine, chat)
         await ask_for_alarm(engine, chat, "tg:2")
         await engine.close()
     # the process is gone: new connections, a new engine, the same database
     async with weather_box(stdio_servers(alarms)) as second_box:
-        engine = make_engine(store, chat, [second_box])
+        engine = make_engine(store, chat, [second_box], Clock(START))
         reply = await press_yes(engine, "tg:1")
         await engine.close()
     assert reply == done()
     assert alarms.read_text(encoding="utf-8") == "07:00 Aufstehen\n"
     # the operator took set_alarm off the allowlist before this yes came
     async with weather_box(stdio_servers(alarms, tools=["forecast"])) as narrower:
-        engine = make_engine(store, chat, [narrower])
+        engine = make_engine(store, chat, [narrower], Clock(START))
         refused = await press_yes(engine, "tg:2")
         await engine.close()
     assert refused == t("de", "tool_gone", tool=ALARM)
@@ -287,7 +281,7 @@ async def test_a_waiting_call_survives_a_restart_and_one_whose_tool_is_gone_is_r
 
 async def test_deleteme_takes_the_waiting_call_with_it(store: MemoryStore, box: McpToolBox, alarms: Path) -> None:
     chat = ScriptedLLM("chat")
-    engine = make_engine(store, chat, [box])
+    engine = make_engine(store, chat, [box], Clock(START))
     await ask_for_alarm(engine, chat)
     commands = Commands(engine)
     await commands.run("tg:1", "/deleteme")
@@ -338,7 +332,7 @@ async def test_a_per_person_server_runs_a_process_per_person_in_their_folder_and
         assert notes.running == {} and [t.name for t in notes.tools if t.name == "pid"] == ["pid"]
         assert not (data_dir / "mcp" / "notes" / ".listing").exists()  # the listing process's folder is gone
         chat = ScriptedLLM("chat")
-        engine = make_engine(store, chat, [box])
+        engine = make_engine(store, chat, [box], Clock(START))
         anna, ben = await engine.scope_for("tg:1"), await engine.scope_for("tg:2")
         annas, bens = await pid_for(engine, chat, "tg:1"), await pid_for(engine, chat, "tg:2")
         assert annas != bens and alive(annas) and alive(bens)
@@ -370,7 +364,8 @@ async def test_a_deleteme_through_another_worker_ends_this_workers_process_and_f
                                    erased=second_store.scopes_erased)
         notes_a = next(s for s in box_a.servers if isinstance(s, PersonalServer))
         chat_a, chat_b = ScriptedLLM("chat"), ScriptedLLM("chat")
-        worker_a, worker_b = make_engine(store, chat_a, [box_a]), make_engine(second_store, chat_b, [box_b])
+        worker_a = make_engine(store, chat_a, [box_a], Clock(START))
+        worker_b = make_engine(second_store, chat_b, [box_b], Clock(START))
         anna = await worker_a.scope_for("tg:1")
         first = await pid_for(worker_a, chat_a, "tg:1")  # anna's process runs on worker A
         folder = tmp_path / "a" / "mcp" / "notes" / "mnemo" / str(anna.id)
@@ -426,7 +421,7 @@ async def test_a_hanging_tool_times_out_and_the_person_still_gets_an_answer(
 ) -> None:
     chat = ScriptedLLM("chat")
     async with weather_box(stdio_servers(alarms, timeout=0.5)) as quick:
-        engine = make_engine(store, chat, [quick])
+        engine = make_engine(store, chat, [quick], Clock(START))
         chat.enqueue("", [ToolCall("w1", "weather__wait", {"seconds": 5})])
         chat.enqueue("Der Wetterdienst antwortet gerade nicht.")
         chat.enqueue("", [ToolCall("f1", "weather__forecast", {"place": "Köln"})])
@@ -445,7 +440,7 @@ async def test_an_error_result_and_a_server_that_died_come_back_as_errors(
     store: MemoryStore, box: McpToolBox,
 ) -> None:
     chat = ScriptedLLM("chat")
-    engine = make_engine(store, chat, [box])
+    engine = make_engine(store, chat, [box], Clock(START))
     chat.enqueue("", [ToolCall("b1", "weather__broken", {})])
     chat.enqueue("Der Sensor ist aus.")
     assert (await engine.handle(Incoming("tg:1", "Wie warm ist es?"))) is not None
@@ -477,7 +472,7 @@ async def test_a_held_call_that_fails_after_the_yes_tells_the_person_why_in_thei
                                       "tools": ALLOWED, "confirm": ["wait", "broken"], "timeout": 0.5}})
     answers = []
     async with weather_box(servers) as asking:
-        engine = make_engine(store, chat, [asking], language=lang)
+        engine = make_engine(store, chat, [asking], Clock(START), language=lang)
         (server,) = asking.servers
         for number, (tool, args) in enumerate((("wait", {"seconds": 5}), ("broken", {}), ("wait", {"seconds": 0})), 1):
             if number == 3:  # the server dies while the person thinks about it
@@ -535,7 +530,7 @@ async def test_over_streamable_http_the_read_only_tool_runs_and_the_changing_one
         servers = json.dumps({"weather": {"url": url, "headers": {"Authorization": "Bearer test-token"},
                                           "tools": ALLOWED, "confirm": ["set_alarm"], "timeout": 10}})
         async with weather_box(servers) as remote:
-            engine = make_engine(store, chat, [remote])
+            engine = make_engine(store, chat, [remote], Clock(START))
             chat.enqueue("", [ToolCall("c1", "weather__forecast", {"place": "Hamburg"})])
             chat.enqueue("Sonnig in Hamburg.")
             await engine.handle(Incoming("tg:1", "Wetter in Hamburg?"))
@@ -551,10 +546,6 @@ async def test_over_streamable_http_the_read_only_tool_runs_and_the_changing_one
 # --- the start and the doctor -------------------------------------------------------------------------------------
 
 
-def settings_for(tmp_path: Path, servers: str) -> Settings:
-    return Settings(_env_file=None, data_dir=tmp_path / "data", mcp_servers=servers)  # type: ignore[call-arg]
-
-
 async def test_a_server_that_cannot_start_is_left_out_mnemo_starts_and_the_doctor_says_why(
     tmp_path: Path, alarms: Path,
 ) -> None:
@@ -563,7 +554,7 @@ async def test_a_server_that_cannot_start_is_left_out_mnemo_starts_and_the_docto
         "ghost": {"command": str(tmp_path / "no-such-server"), "tools": "*"},
         "offline": {"url": "http://127.0.0.1:9/mcp", "tools": ["lookup"], "timeout": 5},
     })
-    settings = settings_for(tmp_path, servers)
+    settings = settings_for(tmp_path / "data", mcp_servers=servers)
     async with running_engine(settings) as engine:
         (mcp,) = [box for box in engine.answers.toolboxes if isinstance(box, McpToolBox)]
         assert isinstance(mcp, McpToolBox) and [s.name for s in mcp.servers] == ["weather"]
@@ -578,18 +569,18 @@ async def test_a_server_that_cannot_start_is_left_out_mnemo_starts_and_the_docto
 
 
 async def test_a_wrong_configuration_stops_the_start_and_the_doctor_names_it(tmp_path: Path) -> None:
-    settings = settings_for(tmp_path, '{"weather": {"command": "x"}}')
+    settings = settings_for(tmp_path / "data", mcp_servers='{"weather": {"command": "x"}}')
     with pytest.raises(ConfigError, match="needs `tools`"):
         async with running_engine(settings):
             pass
     (check,) = await ops.mcp_checks(settings)
     assert check.name == "mcp servers" and not check.ok and "needs `tools`" in check.detail
-    boxes = await open_toolboxes(settings_for(tmp_path, ""), None, contextlib.AsyncExitStack())  # type: ignore[arg-type]
+    boxes = await open_toolboxes(settings_for(tmp_path / "data", mcp_servers=""), None, contextlib.AsyncExitStack())  # type: ignore[arg-type]
     assert not any(isinstance(box, McpToolBox) for box in boxes)
 
 
 async def test_a_doctor_line_names_allowed_tools_the_server_does_not_list(tmp_path: Path, alarms: Path) -> None:
-    settings = settings_for(tmp_path, stdio_servers(alarms, tools=["forecast", "rain_radar"]))
+    settings = settings_for(tmp_path / "data", mcp_servers=stdio_servers(alarms, tools=["forecast", "rain_radar"]))
     (check,) = await ops.mcp_checks(settings)
     assert not check.ok and check.detail.endswith("tools: forecast; not allowed: broken, erase_all, pid, "
                                                   "post_card, set_alarm, wait; allowed but not listed by the server: "

@@ -10,12 +10,9 @@ from memory.embedder import make_embedder
 from memory.postgres import PostgresDatabase, ServerFacts, shown_url
 from memory.store import DB_FILENAME, MemoryStore
 from tests import postgres_kit
+from tests.engine_kit import settings_for
 from tests.fakes.llm_api import FakeLLM
 from tests.fakes.telegram_api import FakeTelegram
-
-
-def settings_for(tmp_path: Path, **extra: object) -> Settings:
-    return Settings(_env_file=None, data_dir=tmp_path / "data", **extra)  # type: ignore[call-arg]
 
 
 async def seed(settings: Settings) -> None:
@@ -27,7 +24,7 @@ async def seed(settings: Settings) -> None:
 
 
 async def test_a_backup_opens_and_holds_the_memory(tmp_path: Path) -> None:
-    settings = settings_for(tmp_path)
+    settings = settings_for(tmp_path / "data")
     await seed(settings)
     copy = await ops.make_backup(settings)
     assert copy.parent == settings.data_dir / "backups" and copy.exists()
@@ -38,7 +35,7 @@ async def test_a_backup_opens_and_holds_the_memory(tmp_path: Path) -> None:
 
 
 async def test_migration_dry_run_changes_nothing_and_a_real_start_backs_up_first(tmp_path: Path) -> None:
-    settings = settings_for(tmp_path)
+    settings = settings_for(tmp_path / "data")
     await seed(settings)
     path = settings.data_dir / DB_FILENAME
     async with await MemoryStore.open(path, make_embedder()) as store:  # pretend m008 is new
@@ -55,7 +52,7 @@ async def test_migration_dry_run_changes_nothing_and_a_real_start_backs_up_first
 
 
 async def test_only_the_newest_three_backups_before_migrations_are_kept(tmp_path: Path) -> None:
-    settings = settings_for(tmp_path)
+    settings = settings_for(tmp_path / "data")
     await seed(settings)
     path, backups = settings.data_dir / DB_FILENAME, settings.data_dir / "backups"
     by_hand = await ops.make_backup(settings)  # `mnemo backup`: never pruned
@@ -74,10 +71,10 @@ async def test_only_the_newest_three_backups_before_migrations_are_kept(tmp_path
 
 
 async def test_export_and_import_move_one_user(tmp_path: Path) -> None:
-    source = settings_for(tmp_path / "a")
+    source = settings_for(tmp_path / "a" / "data")
     await seed(source)
     data = await ops.export_user(source, "tg:42")
-    target = settings_for(tmp_path / "b")
+    target = settings_for(tmp_path / "b" / "data")
     counts = await ops.import_user(target, data, "tg:99")
     assert counts["messages"] == 1 and counts["notes"] == 1 and counts["profile"] == 1
     async with await MemoryStore.open(target.data_dir, make_embedder()) as store:
@@ -91,21 +88,21 @@ async def test_export_and_import_move_one_user(tmp_path: Path) -> None:
 
 async def test_doctor_checks_model_and_telegram(tmp_path: Path) -> None:
     async with FakeLLM() as llm, FakeTelegram(token="123:ABC", bot_username="mnemo_bot") as tg:
-        settings = settings_for(tmp_path, chat_base_url=llm.openai_base_url, telegram_token="123:ABC",
+        settings = settings_for(tmp_path / "data", chat_base_url=llm.openai_base_url, telegram_token="123:ABC",
                                 telegram_base_url=tg.base_url)
         checks = await ops.doctor(settings)
     assert all(c.ok for c in checks), ops.format_checks(checks)
     assert {c.name for c in checks} >= {"sqlite driver", "embedding model", "database", "chat model", "telegram", "clock"}
     assert next(c for c in checks if c.name == "telegram").detail == "@mnemo_bot"
     assert next(c for c in checks if c.name == "voice recordings").detail == "not kept (only the transcript is stored)"
-    kept = await ops.doctor(settings_for(tmp_path, chat_base_url=llm.openai_base_url, voice_keep=True),
+    kept = await ops.doctor(settings_for(tmp_path / "data", chat_base_url=llm.openai_base_url, voice_keep=True),
                             check_model=False)
     assert next(c for c in kept if c.name == "voice recordings").detail == \
         "kept (MNEMO_VOICE_KEEP) in the database, with their messages; deleted with the person's /deleteme"
 
 
 async def test_doctor_fails_when_nothing_answers(tmp_path: Path) -> None:
-    settings = settings_for(tmp_path, chat_base_url="http://127.0.0.1:9/v1")
+    settings = settings_for(tmp_path / "data", chat_base_url="http://127.0.0.1:9/v1")
     checks = await ops.doctor(settings)
     assert not next(c for c in checks if c.name == "chat model").ok
 
@@ -114,7 +111,7 @@ async def test_doctor_checks_the_postgres_server_its_extensions_schema_and_index
     url = await postgres_kit.fresh_database()
     try:
         with_password = url.replace("postgres:@", "postgres:geheim@")  # the test server trusts its socket
-        settings = settings_for(tmp_path, database_url=with_password)
+        settings = settings_for(tmp_path / "data", database_url=with_password)
         async with await MemoryStore.open(settings.data_dir, make_embedder(), database_url=url) as store:
             scope = await store.scope(settings.companion_id, "tg:42")
             await store.notes.add(scope, "Anna spielt Cello im Orchester.")
@@ -145,7 +142,7 @@ async def test_doctor_checks_the_postgres_server_its_extensions_schema_and_index
 
 
 async def test_doctor_names_an_unreachable_postgres_without_its_password(tmp_path: Path) -> None:
-    settings = settings_for(tmp_path, database_url="postgresql://mnemo:geheim@127.0.0.1:9/mnemo")
+    settings = settings_for(tmp_path / "data", database_url="postgresql://mnemo:geheim@127.0.0.1:9/mnemo")
     check = next(c for c in await ops.doctor(settings, check_model=False) if c.name == "postgresql")
     assert not check.ok
     assert check.detail.startswith("cannot connect to PostgreSQL at postgresql://mnemo@127.0.0.1:9/mnemo")

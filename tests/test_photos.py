@@ -4,16 +4,14 @@ stored, the next message answered), and where it meets a crisis, an open questio
 from __future__ import annotations
 
 import io
-import json
 from datetime import datetime
-from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
 from PIL import Image as Pillow
 
 from bot.commands.runner import Commands
-from bot.conversation.engine import Engine, EngineConfig, Incoming
+from bot.conversation.engine import Engine, Incoming
 from bot.conversation.pictures import SEEN, UNSEEN
 from bot.conversation.replies import Attachment, Reply
 from bot.conversation.safety import crisis_help
@@ -21,6 +19,7 @@ from bot.errors import LLMRejected, LLMUnavailable
 from bot.llm.port import ToolCall
 from bot.texts import t
 from memory.store import MemoryStore
+from tests.engine_kit import make_engine
 from tests.fakes.llm import ScriptedLLM
 from tests.images import bmp, corrupt_jpeg, forty_megapixels, jpeg, sticker
 
@@ -39,16 +38,7 @@ class Clock:
         return self.now
 
 
-def nothing_learned() -> ScriptedLLM:
-    llm = ScriptedLLM("background")
-    llm.responder = lambda call: json.dumps({"facts": [], "content": [], "profile": []})
-    return llm
-
-
-def make_engine(store: MemoryStore, chat: ScriptedLLM, vision: bool = True, **config: Any) -> Engine:
-    clock = config.pop("clock", None) or Clock(datetime(2026, 5, 13, 15, 0, tzinfo=BERLIN))  # a Wednesday
-    return Engine(store, chat, nothing_learned(), EngineConfig(relevance_floor=0.0, vision=vision, **config),
-                  clock=clock)
+WEDNESDAY = datetime(2026, 5, 13, 15, 0, tzinfo=BERLIN)  # the engines' clock unless a test sets its own
 
 
 def photo(data: bytes, caption: str = "", mime: str = "image/jpeg", size: int | None = None, user: str = "anna",
@@ -82,7 +72,7 @@ async def test_a_photo_goes_to_the_model_once_and_its_description_is_found_later
     store: MemoryStore,
 ) -> None:
     chat, clock = ScriptedLLM("chat"), Clock(datetime(2026, 4, 22, 18, 0, tzinfo=BERLIN))
-    engine = make_engine(store, chat, clock=clock)
+    engine = make_engine(store, chat, clock=clock, vision=True)
     chat.enqueue("[PHOTO: ein Kuchen mit Schokolade] Lecker!")  # three weeks before: not last week
     await handle(engine, photo(jpeg(), "Mein erster Versuch"))
     clock.now = datetime(2026, 5, 13, 15, 0, tzinfo=BERLIN).timestamp()
@@ -116,7 +106,7 @@ async def test_a_photo_goes_to_the_model_once_and_its_description_is_found_later
 
 async def test_a_model_without_the_marker_or_with_garbage_is_asked_once_for_a_description(store: MemoryStore) -> None:
     chat = ScriptedLLM("chat")
-    engine = make_engine(store, chat)
+    engine = make_engine(store, chat, clock=Clock(WEDNESDAY), vision=True)
     chat.enqueue("Wie schön!")  # no [PHOTO: …]
     chat.enqueue("Ein roter Kreis auf hellem Grund.")
     await handle(engine, photo(jpeg(), "Kunst"))
@@ -141,7 +131,7 @@ async def test_a_model_without_the_marker_or_with_garbage_is_asked_once_for_a_de
 
 async def test_a_failing_description_call_keeps_the_reply(store: MemoryStore) -> None:
     chat = ScriptedLLM("chat")
-    engine = make_engine(store, chat)
+    engine = make_engine(store, chat, clock=Clock(WEDNESDAY), vision=True)
     chat.enqueue("Toll!")
     chat.enqueue_error(LLMUnavailable("gone"))
     assert (await handle(engine, photo(png_like(), "Blick vom Balkon"))).bubbles == ("Toll!",)
@@ -155,7 +145,7 @@ def png_like() -> bytes:
 
 async def test_a_model_that_refuses_pictures_after_all_answers_the_words_and_says_so(store: MemoryStore) -> None:
     chat = ScriptedLLM("chat")
-    engine = make_engine(store, chat)
+    engine = make_engine(store, chat, clock=Clock(WEDNESDAY), vision=True)
     chat.enqueue_error(LLMRejected("400: this model does not support image input"))
     chat.enqueue("Schöner Ausflug!")
     reply = await handle(engine, photo(jpeg(), "Am See"))
@@ -175,7 +165,7 @@ async def test_without_vision_the_caption_is_answered_and_the_reply_says_the_pic
     store: MemoryStore,
 ) -> None:
     chat = ScriptedLLM("chat")
-    engine = make_engine(store, chat, vision=False)
+    engine = make_engine(store, chat, clock=Clock(WEDNESDAY), vision=False)
     chat.enqueue("Alles Gute an deine Oma!")
     reply = await handle(engine, photo(jpeg(), "Für Omas Geburtstag"))
     assert reply.bubbles == ("Alles Gute an deine Oma!", t("de", "photo_not_seen"))
@@ -213,7 +203,7 @@ async def test_a_bad_picture_gets_a_short_answer_stores_nothing_and_the_next_mes
     store: MemoryStore, case: str,
 ) -> None:
     chat = ScriptedLLM("chat")
-    engine = make_engine(store, chat)
+    engine = make_engine(store, chat, clock=Clock(WEDNESDAY), vision=True)
     incoming, answer = BAD[case]
     reply = await handle(engine, incoming)
     assert reply.failed and reply.bubbles == (answer,)
@@ -229,7 +219,7 @@ async def test_a_bad_picture_gets_a_short_answer_stores_nothing_and_the_next_mes
 
 async def test_a_crisis_in_a_caption_is_answered_first_with_a_good_or_a_bad_picture(store: MemoryStore) -> None:
     chat = ScriptedLLM("chat")
-    engine = make_engine(store, chat)
+    engine = make_engine(store, chat, clock=Clock(WEDNESDAY), vision=True)
     for picture in (jpeg(), forty_megapixels()):
         chat.enqueue("Ich bin da. Was ist passiert?")
         reply = await handle(engine, photo(picture, "Ich will nicht mehr leben."))
@@ -242,7 +232,7 @@ async def test_a_crisis_in_a_caption_is_answered_first_with_a_good_or_a_bad_pict
 
 async def test_a_ja_under_a_picture_leaves_the_open_question_open(store: MemoryStore) -> None:
     chat = ScriptedLLM("chat")
-    engine = make_engine(store, chat)
+    engine = make_engine(store, chat, clock=Clock(WEDNESDAY), vision=True)
     chat.enqueue("", [ToolCall("c1", "propose_rule", {"rule": "Antworte kürzer."})])
     chat.enqueue("Mach ich.")
     asked = await handle(engine, Incoming("anna", "Deine Antworten sind mir zu lang"))
@@ -262,7 +252,7 @@ async def test_a_ja_under_a_picture_leaves_the_open_question_open(store: MemoryS
 
 async def test_in_a_group_the_sender_stays_in_front_and_a_photo_without_words_is_answered(store: MemoryStore) -> None:
     chat = ScriptedLLM("chat")
-    engine = make_engine(store, chat, vision=False)
+    engine = make_engine(store, chat, clock=Clock(WEDNESDAY), vision=False)
     group = "tg:group:-100"
     reply = await handle(engine, photo(jpeg(), "Anna: ", user=group))  # a reply to mnemo without words
     assert reply.bubbles == (t("de", "photo_unseen"),) and chat.calls == []
@@ -275,7 +265,7 @@ async def test_in_a_group_the_sender_stays_in_front_and_a_photo_without_words_is
 
 async def test_a_replayed_photo_is_answered_once_and_deleteme_leaves_nothing_of_it(store: MemoryStore) -> None:
     chat = ScriptedLLM("chat")
-    engine = make_engine(store, chat)
+    engine = make_engine(store, chat, clock=Clock(WEDNESDAY), vision=True)
     chat.enqueue(f"[PHOTO: {CAKE}] Mmh!")
     incoming = photo(jpeg(), "Kuchen!", ref="42:7")
     await handle(engine, incoming)
@@ -294,13 +284,13 @@ async def test_a_crash_between_the_log_and_the_reply_answers_the_photo_with_its_
     store: MemoryStore,
 ) -> None:
     chat = ScriptedLLM("chat")
-    engine = make_engine(store, chat)
+    engine = make_engine(store, chat, clock=Clock(WEDNESDAY), vision=True)
     chat.enqueue_error(LLMUnavailable("the process was killed here"))
     incoming = photo(jpeg(), "Unser Garten", ref="42:9")
     first = await handle(engine, incoming)
     assert first.failed and await logged(engine) == [("user", "(Foto) Unser Garten")]
     await engine.close()
-    engine = make_engine(store, chat)  # the update comes again from the inbox
+    engine = make_engine(store, chat, clock=Clock(WEDNESDAY), vision=True)  # the update comes again from the inbox
     chat.enqueue("[PHOTO: ein Garten mit Tomaten] Wie grün!")
     assert (await handle(engine, incoming)).bubbles == ("Wie grün!",)
     assert chat.calls[-1].messages[-1].images
@@ -310,7 +300,7 @@ async def test_a_crash_between_the_log_and_the_reply_answers_the_photo_with_its_
 
 async def test_english_labels_and_texts(store: MemoryStore) -> None:
     chat = ScriptedLLM("chat")
-    engine = make_engine(store, chat, language="en")
+    engine = make_engine(store, chat, clock=Clock(WEDNESDAY), vision=True, language="en")
     chat.enqueue("[PHOTO: a dog in the snow] So cute!")
     await handle(engine, photo(jpeg(), "Meet Bruno"))
     assert SEEN.format(language="English") in chat.calls[0].messages[-1].content

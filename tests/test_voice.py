@@ -8,6 +8,7 @@ import json
 import re
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -33,6 +34,7 @@ from bot.voice.openai_audio import OpenAISpeaker, OpenAITranscriber
 from bot.voice.recordings import move_old_files, where_kept
 from bot.voice.spoken import speakable, speaks
 from memory.store import MemoryStore
+from tests import engine_kit
 from tests.fakes.audio import ogg_problem, spoken, wav_silence
 from tests.fakes.llm import ScriptedLLM
 from tests.fakes.openai_audio import FakeAudioAPI
@@ -112,12 +114,12 @@ def test_the_fakes_ogg_check_finds_a_broken_stream() -> None:
 
 
 def make_engine(store: MemoryStore, chat: ScriptedLLM, background: ScriptedLLM, audio: FakeAudioAPI | None,
-                speaker: bool = True, timeout: float = 5.0, **config: object) -> Engine:
-    """An engine hearing through the fake (None: no backend set up) and, with `speaker`, speaking through it."""
+                speaker: bool = True, timeout: float = 5.0, **config: Any) -> Engine:
+    """The shared engine (tests/engine_kit.py) hearing through the fake (None: no backend set up) and, with
+    `speaker`, speaking through it."""
     transcriber = OpenAITranscriber("whisper-1", audio.base_url, "sk-voice", timeout=timeout) if audio else None
     voice = OpenAISpeaker("tts-1", "alloy", audio.base_url, "sk-voice", timeout=timeout) if audio and speaker else None
-    return Engine(store, chat, background, EngineConfig(relevance_floor=0.0, **config),  # type: ignore[arg-type]
-                  transcriber=transcriber, speaker=voice)
+    return engine_kit.make_engine(store, chat, background=background, transcriber=transcriber, speaker=voice, **config)
 
 
 @pytest.fixture

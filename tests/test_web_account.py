@@ -3,13 +3,11 @@ session that goes with the memory; a group's memory only for mnemo's admins."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 
 import pytest
 
-from bot.conversation.engine import Engine
 from bot.conversation.replies import Incoming
-from tests.web_kit import WebPage, web_page
+from tests.web_kit import WebPage
 
 USER = "tg:42"
 ADMIN = "tg:1"
@@ -17,9 +15,9 @@ GROUP = "tg:group:-100"
 
 
 @pytest.fixture
-async def web(engine: Engine) -> AsyncIterator[WebPage]:
-    async for page in web_page(engine, frozenset({ADMIN})):
-        yield page
+def web_admins() -> frozenset[str]:
+    """mnemo's admins on this module's web page."""
+    return frozenset({ADMIN})
 
 
 async def test_the_export_is_the_chats_file_as_a_download(web: WebPage) -> None:

@@ -4,24 +4,14 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import AsyncIterator
 
-import pytest
-
-from bot.conversation.engine import Engine
 from bot.conversation.replies import Incoming
 from memory import audit
 from memory.models import Scope
-from tests.web_kit import WebPage, web_page
+from tests.web_kit import WebPage
 
 USER = "tg:42"
 OTHER = "tg:43"
-
-
-@pytest.fixture
-async def web(engine: Engine) -> AsyncIterator[WebPage]:
-    async for page in web_page(engine):
-        yield page
 
 
 async def scope_of(web: WebPage, user_id: str) -> Scope:

@@ -4,20 +4,18 @@ from __future__ import annotations
 import asyncio
 import re
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
 from bot.cli import main
 from bot.commands.runner import Commands
-from bot.conversation.engine import Engine
 from bot.conversation.replies import Incoming
 from memory.store import MemoryStore
 from memory.web_access import Redeemed
 from tests.fakes.clock import Clock
 from tests.fakes.embedder import FakeEmbedder
-from tests.web_kit import WebPage, link_in, web_page
+from tests.web_kit import WebPage, link_in
 
 ADMIN = "tg:1"
 
@@ -28,9 +26,15 @@ def clock() -> Clock:
 
 
 @pytest.fixture
-async def web(engine: Engine, clock: Clock) -> AsyncIterator[WebPage]:
-    async for page in web_page(engine, frozenset({ADMIN}), clock):
-        yield page
+def web_admins() -> frozenset[str]:
+    """mnemo's admins on this module's web page."""
+    return frozenset({ADMIN})
+
+
+@pytest.fixture
+def web_clock(clock: Clock) -> Clock:
+    """The web page's clock: the test's own, which the tests move."""
+    return clock
 
 
 async def link_for(commands: Commands, user_id: str) -> str:

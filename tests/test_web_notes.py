@@ -3,27 +3,25 @@ forget, profile entries deleted; every refusal (another scope's id, no form toke
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import AsyncIterator
 
 import pytest
 
-from bot.conversation.engine import Engine
 from bot.conversation.replies import Incoming
 from memory import audit
 from memory.errors import NotFound
 from memory.kinship import PersonDraft
 from memory.models import Note, Scope
 from tests.fakes.llm import ScriptedLLM
-from tests.web_kit import Browser, WebPage, web_page
+from tests.web_kit import Browser, WebPage
 
 ADMIN = "tg:1"
 USER = "tg:42"
 
 
 @pytest.fixture
-async def web(engine: Engine) -> AsyncIterator[WebPage]:
-    async for page in web_page(engine, frozenset({ADMIN})):
-        yield page
+def web_admins() -> frozenset[str]:
+    """mnemo's admins on this module's web page."""
+    return frozenset({ADMIN})
 
 
 async def signed_in(web: WebPage, user_id: str = USER) -> tuple[Browser, Scope]:

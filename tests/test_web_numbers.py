@@ -4,17 +4,15 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import AsyncIterator
 
 import pytest
 
-from bot.conversation.engine import Engine
 from bot.conversation.replies import Incoming
 from memory import audit
 from memory.kinship import PersonDraft
 from memory.models import Scope
 from memory.notes import NoteFilter
-from tests.web_kit import WebPage, web_page
+from tests.web_kit import WebPage
 
 pytestmark = pytest.mark.both_backends("each person's numbering through the web page")
 
@@ -23,12 +21,6 @@ PAGES = ("/web/notes", "/web/notes/1", "/web/people", "/web/people/1", "/web/rul
          "/web/topics", "/web/profile")
 LINKED = re.compile(r'/web/(notes|people|rules|reminders|topics|profile)/(\d+)')
 PERSON_OPTION = re.compile(r'<select name="(?:person|other)">.*?</select>', re.S)
-
-
-@pytest.fixture
-async def web(engine: Engine) -> AsyncIterator[WebPage]:
-    async for page in web_page(engine):
-        yield page
 
 
 async def fill(web: WebPage, user: str, count: int) -> Scope:

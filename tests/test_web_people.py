@@ -2,8 +2,6 @@
 and every refusal: another scope's person, a form without its token, bad input."""
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import pytest
 
 from bot.conversation.replies import Incoming
@@ -12,15 +10,15 @@ from memory.kinship import PersonDraft
 from memory.models import Person, Scope
 from memory.person_dates import YearlyDate
 from memory.store import MemoryStore
-from tests.web_kit import WebPage, web_page
+from tests.web_kit import WebPage
 
 ADMIN = "tg:1"
 
 
 @pytest.fixture
-async def web(engine) -> AsyncIterator[WebPage]:  # type: ignore[no-untyped-def]
-    async for page in web_page(engine, frozenset({ADMIN})):
-        yield page
+def web_admins() -> frozenset[str]:
+    """mnemo's admins on this module's web page."""
+    return frozenset({ADMIN})
 
 
 async def person(store: MemoryStore, scope: Scope, name: str, aliases: tuple[str, ...] = (), relation: str = "",

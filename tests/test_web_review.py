@@ -2,12 +2,9 @@
 contradictions side by side), ✓/✗ and "alle ✓" through the chat's own approve and reject, and every refusal."""
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
 import httpx
 import pytest
 
-from bot.conversation.engine import Engine
 from bot.conversation.replies import Incoming
 from bot.texts import t
 from memory.history_imports import Candidate
@@ -15,13 +12,13 @@ from memory.models import Scope
 from tests.test_history_import import MARCH, fact, queued
 from tests.test_review_channels import queue
 from tests.test_web_rules_reminders import ADMIN, hello
-from tests.web_kit import Browser, WebPage, web_page
+from tests.web_kit import Browser, WebPage
 
 
 @pytest.fixture
-async def web(engine: Engine) -> AsyncIterator[WebPage]:
-    async for page in web_page(engine, frozenset({ADMIN})):
-        yield page
+def web_admins() -> frozenset[str]:
+    """mnemo's admins on this module's web page."""
+    return frozenset({ADMIN})
 
 
 async def test_the_queue_is_shown_as_in_the_chat_and_an_empty_one_says_so(web: WebPage) -> None:

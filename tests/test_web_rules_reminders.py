@@ -2,7 +2,6 @@
 every refusal, and the seams: a rule the chat still asks about, a reminder moved under the running scheduler."""
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from datetime import datetime, timedelta
 from pathlib import Path
 
@@ -26,9 +25,9 @@ BERLIN_TEXT = str(BERLIN)
 
 
 @pytest.fixture
-async def web(engine: Engine) -> AsyncIterator[WebPage]:
-    async for page in web_page(engine, frozenset({ADMIN})):
-        yield page
+def web_admins() -> frozenset[str]:
+    """mnemo's admins on this module's web page."""
+    return frozenset({ADMIN})
 
 
 async def hello(web: WebPage, user: str = "tg:42") -> Scope:

@@ -18,15 +18,15 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from bot.conversation.engine import Engine, EngineConfig, Incoming
+from bot.conversation.engine import Engine, Incoming
 from bot.conversation.model_answer import MAX_TOOL_ROUNDS
-from bot.conversation.tools import ToolBox
 from bot.llm.port import Completion, ToolCall, ToolSpec, Usage
 from bot.web.errors import PageFailed
 from bot.web.pages import Decoded, PageReader
 from bot.web.search import SearXNG
 from bot.web.toolbox import MAX_PER_TURN, WebTools
 from memory.store import MemoryStore
+from tests.engine_kit import make_engine
 from tests.fakes.llm import Call, ScriptedLLM
 from tests.fakes.web import BIG_BYTES, CHUNK, INJECTION, FakeSearchApis, FakeSite, gzip_bomb, hit, tls_contexts
 
@@ -66,15 +66,6 @@ def names(specs: Sequence[ToolSpec] | None) -> list[str]:
     return sorted(spec.name for spec in specs or ())
 
 
-def make_engine(store: MemoryStore, chat: ScriptedLLM, boxes: Sequence[ToolBox], clock: Clock | None = None,
-                background: ScriptedLLM | None = None) -> Engine:
-    if background is None:
-        background = ScriptedLLM("background")
-        background.responder = lambda call: json.dumps({"facts": [], "content": [], "profile": []})
-    return Engine(store, chat, background, EngineConfig(relevance_floor=0.0), clock=clock or Clock(),
-                  toolboxes=boxes)
-
-
 async def turn(engine: Engine, text: str, user: str = "tg:1", sender: str = "") -> tuple[str, ...]:
     reply = await engine.handle(Incoming(user, text, sender=sender))
     await engine.drain()
@@ -95,7 +86,7 @@ async def test_search_results_go_to_the_model_as_quoted_data_and_the_reply_names
     store: MemoryStore, apis: FakeSearchApis, web: WebTools,
 ) -> None:
     chat = ScriptedLLM("chat")
-    engine = make_engine(store, chat, [web])
+    engine = make_engine(store, chat, [web], Clock())
     chat.enqueue("", [ToolCall("c1", "search_web", {"query": "Leipzig Einwohner"})])
     chat.enqueue("Leipzig hat rund 628.000 Einwohner.")
     bubbles = await turn(engine, "Wie viele Einwohner hat Leipzig?")
@@ -118,7 +109,7 @@ async def test_search_results_go_to_the_model_as_quoted_data_and_the_reply_names
 
 async def test_a_turn_without_the_web_gets_no_sources_line(store: MemoryStore, web: WebTools) -> None:
     chat = ScriptedLLM("chat")
-    engine = make_engine(store, chat, [web])
+    engine = make_engine(store, chat, [web], Clock())
     chat.enqueue("", [ToolCall("c1", "search_memory", {"query": "Leipzig"})])
     chat.enqueue("Davon weiß ich nichts.")
     assert await turn(engine, "Was weißt du über Leipzig?") == ("Davon weiß ich nichts.",)
@@ -129,7 +120,7 @@ async def test_a_search_backend_that_fails_is_an_error_result_and_the_person_sti
 ) -> None:
     apis.status = 500
     chat = ScriptedLLM("chat")
-    engine = make_engine(store, chat, [web])
+    engine = make_engine(store, chat, [web], Clock())
     chat.enqueue("", [ToolCall("c1", "search_web", {"query": "Wetter Leipzig"})])
     chat.enqueue("Ich komme gerade nicht ins Netz.")
     assert await turn(engine, "Wie wird das Wetter?") == ("Ich komme gerade nicht ins Netz.",)
@@ -146,7 +137,7 @@ async def test_a_backend_answering_no_json_or_being_down_is_named_to_the_model(
     down = SearXNG("http://127.0.0.1:9", timeout=3.0)  # the discard port: nobody listens
     chat = ScriptedLLM("chat")
     for box in (WebTools(garbage), WebTools(down)):
-        engine = make_engine(store, chat, [box])
+        engine = make_engine(store, chat, [box], Clock())
         chat.enqueue("", [ToolCall("c1", "search_web", {"query": "Leipzig"})])
         chat.enqueue("Leider nichts.")
         assert await turn(engine, "Such mal") == ("Leider nichts.",)
@@ -164,7 +155,7 @@ async def test_a_page_behind_redirects_is_read_and_its_main_text_quoted(
     store: MemoryStore, site: FakeSite, web: WebTools,
 ) -> None:
     chat = ScriptedLLM("chat")
-    engine = make_engine(store, chat, [web])
+    engine = make_engine(store, chat, [web], Clock())
     chat.enqueue("", [ToolCall("c1", "read_page", {"url": f"{site.base}/hop/3"})])
     chat.enqueue("Bach war dort Thomaskantor.")
     bubbles = await turn(engine, f"Lies mal {site.base}/hop/3")
@@ -183,7 +174,7 @@ async def test_a_50_mb_page_is_read_up_to_the_limit_and_the_rest_never_sent(
     store: MemoryStore, site: FakeSite, web: WebTools,
 ) -> None:
     chat = ScriptedLLM("chat")
-    engine = make_engine(store, chat, [web])
+    engine = make_engine(store, chat, [web], Clock())
     chat.enqueue("", [ToolCall("c1", "read_page", {"url": f"{site.base}/big"})])
     chat.enqueue("Eine sehr lange Seite über Leipzig.")
     started = time.monotonic()
@@ -203,7 +194,7 @@ async def test_a_gzip_bomb_sent_against_the_readers_wish_is_decoded_only_up_to_t
     bomb = gzip_bomb()
     assert len(bomb) < BIG_BYTES // 100, "the page is small on the wire"
     chat = ScriptedLLM("chat")
-    engine = make_engine(store, chat, [web])
+    engine = make_engine(store, chat, [web], Clock())
     chat.enqueue("", [ToolCall("c1", "read_page", {"url": f"{site.base}/bomb"})])
     chat.enqueue("Eine lange Seite über Leipzig.")
     assert await turn(engine, "Lies das") == ("Eine lange Seite über Leipzig.\nQuellen: localhost",)
@@ -238,7 +229,7 @@ async def test_too_many_redirects_an_image_a_missing_page_and_a_page_that_never_
 ) -> None:
     box = WebTools(pages=PageReader(["localhost"], timeout=1.0, max_bytes=100_000))
     chat = ScriptedLLM("chat")
-    engine = make_engine(store, chat, [box])
+    engine = make_engine(store, chat, [box], Clock())
     paths = ["/loop", "/image", "/missing", "/endless"]
     chat.enqueue("", [ToolCall(f"c{i}", "read_page", {"url": f"{site.base}{p}"}) for i, p in enumerate(paths)])
     chat.enqueue("Das ging alles nicht.")
@@ -262,7 +253,7 @@ async def test_a_redirect_from_an_allowed_host_to_a_private_address_is_refused(
     store: MemoryStore, site: FakeSite, web: WebTools, path: str, reason: str,
 ) -> None:
     chat = ScriptedLLM("chat")
-    engine = make_engine(store, chat, [web])
+    engine = make_engine(store, chat, [web], Clock())
     chat.enqueue("", [ToolCall("c1", "read_page", {"url": f"{site.base}{path}"})])
     chat.enqueue("Die Seite darf ich nicht lesen.")
     assert await turn(engine, "Lies das") == ("Die Seite darf ich nicht lesen.",)
@@ -276,7 +267,7 @@ async def test_a_private_address_named_directly_and_other_schemes_are_refused(
     store: MemoryStore, site: FakeSite, web: WebTools,
 ) -> None:
     chat = ScriptedLLM("chat")
-    engine = make_engine(store, chat, [web])
+    engine = make_engine(store, chat, [web], Clock())
     urls = [f"http://127.0.0.1:{site.port}/article", f"http://[::1]:{site.port}/article", "http://2130706433/",
             "file:///etc/passwd", "ftp://localhost/x", "javascript:alert(1)", ""]
     chat.enqueue("", [ToolCall(f"c{i}", "read_page", {"url": url}) for i, url in enumerate(urls)])
@@ -314,7 +305,7 @@ async def test_a_page_with_a_prompt_injection_proposes_no_rule_keeps_no_marker_a
                                                        "source_ids": ids}]})
 
     background.responder = learn
-    engine = make_engine(store, chat, [web], background=background)
+    engine = make_engine(store, chat, [web], Clock(), background=background)
     chat.enqueue("", [ToolCall("c1", "read_page", {"url": f"{site.base}/injection"})])
     # The model falls for it: it asks for propose_rule, and writes markers, in the rounds after the page came in.
     chat.enqueue("[RULE: Always answer in capitals] [THOUGHT: The person wants capitals]",
@@ -346,7 +337,7 @@ async def test_after_outside_text_only_an_address_the_person_wrote_or_a_search_f
 ) -> None:
     apis.results = [hit("Leipzig", f"{site.base}/article", "Leipzig ist die größte Stadt in Sachsen.")]
     chat = ScriptedLLM("chat")
-    engine = make_engine(store, chat, [web])
+    engine = make_engine(store, chat, [web], Clock())
     # Round 1: two pages at once, asked for before anything came in (one the model knows, one the person sent).
     chat.enqueue("", [ToolCall("c1", "read_page", {"url": f"{site.base}/plain"}),
                       ToolCall("c2", "read_page", {"url": f"{site.base}/injection"})])
@@ -373,7 +364,7 @@ async def test_markers_the_model_writes_before_any_outside_text_are_still_kept(
     store: MemoryStore, web: WebTools,
 ) -> None:
     chat = ScriptedLLM("chat")
-    engine = make_engine(store, chat, [web])
+    engine = make_engine(store, chat, [web], Clock())
     chat.enqueue("[THOUGHT: Anna plant eine Reise nach Leipzig]",
                  [ToolCall("c1", "search_web", {"query": "Leipzig Sehenswürdigkeiten"})])
     chat.enqueue("Das Völkerschlachtdenkmal lohnt sich. [THOUGHT: Anna mag Denkmäler]")
@@ -422,7 +413,7 @@ async def test_in_a_group_the_members_share_the_groups_limit_and_a_private_chat_
     box = WebTools(SearXNG(apis.searxng_url, timeout=3.0), daily_limit=1)
     chat = ScriptedLLM("chat")
     for user, sender, query in (("tg:-100", "Anna", "eins"), ("tg:-100", "Ben", "zwei"), ("tg:7", "", "drei")):
-        engine = make_engine(store, chat, [box])
+        engine = make_engine(store, chat, [box], Clock())
         chat.enqueue("", [ToolCall("c1", "search_web", {"query": query})])
         chat.enqueue("Antwort.")
         await turn(engine, f"{sender or 'Ich'}: such {query}", user, sender=sender)
@@ -438,7 +429,7 @@ async def test_the_tool_round_limit_holds_with_a_model_that_always_wants_to_sear
     counter = iter(range(100))
     chat.responder = lambda call: (Completion("", (ToolCall(f"c{next(counter)}", "search_web", {"query": "mehr"}),),
                                               Usage(10, 10), "chat") if call.tools else "Genug gesucht.")
-    engine = make_engine(store, chat, [web])
+    engine = make_engine(store, chat, [web], Clock())
     assert await turn(engine, "Such alles") == ("Genug gesucht.\nQuellen: de.wikipedia.org, leipzig.de",)
     assert len(chat.calls) == MAX_TOOL_ROUNDS + 1 and chat.calls[-1].tools is None
     assert len(apis.requests) == MAX_TOOL_ROUNDS
@@ -448,7 +439,7 @@ async def test_one_turn_makes_at_most_a_few_lookups_however_many_the_model_asks_
     store: MemoryStore, apis: FakeSearchApis, web: WebTools,
 ) -> None:
     chat = ScriptedLLM("chat")
-    engine = make_engine(store, chat, [web])
+    engine = make_engine(store, chat, [web], Clock())
     chat.enqueue("", [ToolCall(f"c{i}", "search_web", {"query": f"Frage {i}"}) for i in range(MAX_PER_TURN + 3)])
     chat.enqueue("Fertig.")
     await turn(engine, "Such ganz viel")
@@ -465,7 +456,7 @@ async def test_a_crisis_turn_offers_the_web_tools_beside_those_that_change_nothi
     store: MemoryStore, web: WebTools,
 ) -> None:
     chat = ScriptedLLM("chat")
-    engine = make_engine(store, chat, [web])
+    engine = make_engine(store, chat, [web], Clock())
     chat.enqueue("Ich bin da.")
     bubbles = await turn(engine, "Ich will nicht mehr leben")
     assert names(chat.calls[0].tools) == ["read_diary", "read_page", "recall_chat", "search_memory", "search_web"]
@@ -474,7 +465,7 @@ async def test_a_crisis_turn_offers_the_web_tools_beside_those_that_change_nothi
 
 async def test_with_the_web_off_no_web_tool_is_offered(store: MemoryStore) -> None:
     chat = ScriptedLLM("chat")
-    engine = make_engine(store, chat, [WebTools()])
+    engine = make_engine(store, chat, [WebTools()], Clock())
     chat.enqueue("Hallo.")
     await turn(engine, "Hallo")
     assert "search_web" not in names(chat.calls[0].tools) and "read_page" not in names(chat.calls[0].tools)
@@ -487,7 +478,7 @@ async def test_an_https_page_is_read_from_the_checked_address_with_its_certifica
     async with FakeSite(tls=server) as secure:
         box = WebTools(pages=PageReader(["localhost", "127.0.0.1"], timeout=3.0, verify=client))
         chat = ScriptedLLM("chat")
-        engine = make_engine(store, chat, [box])
+        engine = make_engine(store, chat, [box], Clock())
         chat.enqueue("", [ToolCall("c1", "read_page", {"url": f"{secure.base}/hop/2"}),
                           ToolCall("c2", "read_page", {"url": f"https://127.0.0.1:{secure.port}/article"})])
         chat.enqueue("Gelesen.")
