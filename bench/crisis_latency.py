@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bot.conversation.crisis import local_detector  # noqa: E402
-from memory.embedder import make_embedder  # noqa: E402
+from memory.search.embedder import make_embedder  # noqa: E402
 from memory.store import MemoryStore  # noqa: E402
 
 EVERYDAY = ROOT / "bench" / "data" / "german_memories.json"

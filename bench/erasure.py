@@ -25,10 +25,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from memory import erasure  # noqa: E402
-from memory.backup import backup, backup_name  # noqa: E402
-from memory.journal import NewMessage  # noqa: E402
-from memory.notes import NewNote  # noqa: E402
+from memory.account import erasure  # noqa: E402
+from memory.ledgers.journal import NewMessage  # noqa: E402
+from memory.records.notes import NewNote  # noqa: E402
+from memory.storage.backup import backup, backup_name  # noqa: E402
 from memory.store import MemoryStore  # noqa: E402
 from tests.fakes.embedder import FakeEmbedder  # noqa: E402
 

@@ -27,10 +27,10 @@ sys.path.insert(0, str(ROOT))
 
 from bench.backends import PostgresServer, database_url, parse_backends, places  # noqa: E402
 from bench.metrics import any_at, mean, parse_weights, reciprocal_rank, retrievers  # noqa: E402
-from memory.embedder import Embedder, make_embedder  # noqa: E402
 from memory.models import Scope  # noqa: E402
-from memory.notes import NewNote  # noqa: E402
-from memory.ranking import Weights  # noqa: E402
+from memory.records.notes import NewNote  # noqa: E402
+from memory.search.embedder import Embedder, make_embedder  # noqa: E402
+from memory.search.ranking import Weights  # noqa: E402
 from memory.store import MemoryStore  # noqa: E402
 
 DEFAULT_PATH = ROOT.parent / "shared" / "data" / "german" / "memories_de_dev.json"

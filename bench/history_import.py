@@ -27,8 +27,8 @@ from bot.history.approval import approve  # noqa: E402
 from bot.history.importer import file_hash, run_import  # noqa: E402
 from bot.history.readers import read_history  # noqa: E402
 from bot.llm.port import Completion, Usage  # noqa: E402
+from memory.ledgers.undo import undo_latest  # noqa: E402
 from memory.store import MemoryStore  # noqa: E402
-from memory.undo import undo_latest  # noqa: E402
 from tests.fakes.embedder import FakeEmbedder  # noqa: E402
 from tests.fakes.history_exports import chatgpt_file  # noqa: E402
 

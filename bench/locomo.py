@@ -30,11 +30,11 @@ sys.path.insert(0, str(ROOT))
 
 from bench.backends import PostgresServer, database_url, parse_backends, places  # noqa: E402
 from bench.metrics import any_at, dedupe, frac_at, mean, parse_weights, reciprocal_rank, retrievers  # noqa: E402
-from memory.embedder import Embedder, make_embedder  # noqa: E402
-from memory.journal import NewMessage  # noqa: E402
+from memory.ledgers.journal import NewMessage  # noqa: E402
 from memory.models import Scope, Source  # noqa: E402
-from memory.notes import NewNote  # noqa: E402
-from memory.ranking import Weights  # noqa: E402
+from memory.records.notes import NewNote  # noqa: E402
+from memory.search.embedder import Embedder, make_embedder  # noqa: E402
+from memory.search.ranking import Weights  # noqa: E402
 from memory.store import MemoryStore  # noqa: E402
 
 DEFAULT_PATH = ROOT.parent / "shared" / "data" / "locomo" / "locomo_conv0-4.json"

@@ -51,7 +51,7 @@ from bot.errors import LLMError  # noqa: E402
 from bot.llm.factory import make_llm  # noqa: E402
 from bot.llm.metering import PassingOn  # noqa: E402
 from bot.llm.port import LLM, ChatMessage, Completion, OnText, SystemBlock, ToolSpec  # noqa: E402
-from memory.embedder import make_embedder  # noqa: E402
+from memory.search.embedder import make_embedder  # noqa: E402
 from memory.store import MemoryStore  # noqa: E402
 
 SYSTEMS = ("mnemo", "full-context")

@@ -5,7 +5,7 @@ import dataclasses
 from collections.abc import Hashable, Iterable, Sequence
 from typing import TypeVar
 
-from memory.ranking import Weights
+from memory.search.ranking import Weights
 
 T = TypeVar("T", bound=Hashable)
 

@@ -52,7 +52,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.backends import PostgresServer, places  # noqa: E402
 from bench.scale import WARMUP, TopicEmbedder, analyzed, fill, german_queries, open_store, percentile  # noqa: E402
-from memory.index import SearchIndex  # noqa: E402
+from memory.search.index import SearchIndex  # noqa: E402
 from memory.store import MemoryStore  # noqa: E402
 
 K = 40

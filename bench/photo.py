@@ -32,7 +32,7 @@ from bot.commands.runner import Commands  # noqa: E402
 from bot.conversation.engine import Engine, EngineConfig  # noqa: E402
 from bot.conversation.pictures import prepare  # noqa: E402
 from bot.llm.openai_api import OpenAIChat  # noqa: E402
-from memory.embedder import make_embedder  # noqa: E402
+from memory.search.embedder import make_embedder  # noqa: E402
 from memory.store import MemoryStore  # noqa: E402
 from tests.fakes.llm import ScriptedLLM  # noqa: E402
 from tests.fakes.llm_api import FakeLLM  # noqa: E402

@@ -56,11 +56,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.backends import PostgresServer, database_url, parse_backends, places  # noqa: E402
 from bench.spread_copies import copy_users  # noqa: E402
-from memory.embedder import Embedder, Purpose, make_embedder  # noqa: E402
-from memory.index import SearchIndex  # noqa: E402
 from memory.models import Scope  # noqa: E402
-from memory.notes import NewNote  # noqa: E402
-from memory.scope_arrays import CACHE_BYTES  # noqa: E402
+from memory.records.notes import NewNote  # noqa: E402
+from memory.search.embedder import Embedder, Purpose, make_embedder  # noqa: E402
+from memory.search.index import SearchIndex  # noqa: E402
+from memory.search.scope_arrays import CACHE_BYTES  # noqa: E402
 from memory.store import MemoryStore  # noqa: E402
 
 DIM = 384
@@ -200,7 +200,7 @@ class Report:
     query_embedding_p95_ms: float = 0.0
     figures: list[Figures] = field(default_factory=list)
     db_mb: dict[str, float] = field(default_factory=dict)  # growth over the empty store, by store: "one 1000", ...
-    # what the search kept in RAM after the queries (`memory.scope_arrays`), by store: "one 1000", "spread 100000"
+    # what the search kept in RAM after the queries (`memory.search.scope_arrays`), by store: "one 1000", "spread 100000"
     kept_mb: dict[str, float] = field(default_factory=dict)
     notes_per_second: dict[str, float] = field(default_factory=dict)  # with synthetic vectors: no embedding
     load_average: list[float] = field(default_factory=list)  # 1-minute load at the start and at the end

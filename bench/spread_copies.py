@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from memory.db import Tx
 from memory.models import Scope
+from memory.storage.db import Tx
 from memory.store import MemoryStore
 
 COPIED = ("notes", "docs", "vec_docs", "audit_log")  # in this order: a document points at its note
@@ -93,7 +93,7 @@ async def _copy(tx: Tx, columns: dict[str, list[str]], shift: dict[str, int]) ->
     moved = {  # table -> column -> the copy's value (SQL over the origin's row t); other columns stay as they are
         "notes": {"id": f"t.id + {note}", "doc_id": f"t.doc_id + {doc}", "superseded_by": f"t.superseded_by + {note}"},
         "docs": {"id": f"t.id + {doc}", "item_id": f"t.item_id + {note}"},
-        # vec0 takes a bit vector only through vec_bit in an INSERT (memory/index.py); PostgreSQL's is bytea
+        # vec0 takes a bit vector only through vec_bit in an INSERT (memory/search/index.py); PostgreSQL's is bytea
         "vec_docs": {"doc_id": f"t.doc_id + {doc}",
                      "embedding": "t.embedding" if tx.dialect == "postgres" else "vec_bit(t.embedding)"},
         "audit_log": {"id": f"t.id + {entry}", "item_id": f"t.item_id + {note}"},

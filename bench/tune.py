@@ -4,7 +4,7 @@ Usage: bench/tune.py [--locomo PATH] [--german PATH] [--shared-german PATH] [--c
 
 Every question is searched once through the real store (the default bundled embedder, the real SearchIndex),
 and each retriever's raw signals for its candidates are kept (`SearchIndex.candidates`). A weight setting is then
-only `memory.ranking.fuse` over those signals, so a grid of settings costs seconds. Per question and setting the
+only `memory.search.ranking.fuse` over those signals, so a grid of settings costs seconds. Per question and setting the
 figures (any@1, any@5, any@10, MRR) are computed once; cross-validation picks, for each held-out fold, the setting
 that was best on the other folds, and reports the held-out fold's figures:
 
@@ -45,10 +45,10 @@ from bench.german import day  # noqa: E402
 from bench.german_set import HELDOUT  # noqa: E402
 from bench.german_set import load as load_own  # noqa: E402
 from bench.metrics import dedupe  # noqa: E402
-from memory.embedder import make_embedder  # noqa: E402
 from memory.models import Source  # noqa: E402
-from memory.notes import NewNote  # noqa: E402
-from memory.ranking import Candidate, Weights, faded, fuse  # noqa: E402
+from memory.records.notes import NewNote  # noqa: E402
+from memory.search.embedder import make_embedder  # noqa: E402
+from memory.search.ranking import Candidate, Weights, faded, fuse  # noqa: E402
 from memory.store import MemoryStore  # noqa: E402
 
 SHARED_GERMAN = ROOT.parent / "shared" / "data" / "german" / "memories_de_dev.json"

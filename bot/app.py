@@ -38,11 +38,7 @@ from bot.voice.recordings import move_old_files
 from bot.web.toolbox import web_tools
 from bot.web_page.health import Running
 from bot.web_page.links import WebLinks, base_url
-from memory.admission import Thresholds
-from memory.embedder import make_embedder
-from memory.postgres import is_postgres
-from memory.store import MemoryStore
-from memory.suggestions import Limits
+from memory import MemoryStore, SuggestionLimits, Thresholds, is_postgres, make_embedder
 from scheduler.budget import TokenBudget
 from scheduler.leader import SchedulerLeader
 from scheduler.service import Scheduler
@@ -139,7 +135,8 @@ async def open_toolboxes(settings: Settings, store: MemoryStore, stack: contextl
         boxes.append(web)
         stack.push_async_callback(web.aclose)
     if settings.suggestions:
-        boxes.append(SuggestionBox(Limits(settings.suggestions_per_user_per_day, settings.suggestions_per_day)))
+        limits = SuggestionLimits(settings.suggestions_per_user_per_day, settings.suggestions_per_day)
+        boxes.append(SuggestionBox(limits))
     if servers := read_servers(settings.mcp_servers):  # a server that cannot be reached is logged and left out
         from bot.mcp.toolbox import open_toolbox
 

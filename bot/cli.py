@@ -8,7 +8,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from bot.errors import BotError
-from memory.errors import MemoryStoreError
+from memory import MemoryStoreError
 
 if TYPE_CHECKING:
     from bot.settings import Settings
@@ -132,9 +132,7 @@ def _analyse_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 async def undo(settings: Settings, user_id: str) -> int:
     """Revert the newest processing of one user and print what changed."""
-    from memory.embedder import make_embedder
-    from memory.store import MemoryStore
-    from memory.undo import is_final, undo_latest
+    from memory import MemoryStore, is_final, make_embedder, undo_latest
 
     store = await MemoryStore.open(settings.data_dir, make_embedder(settings.embedding_model),
                                    database_url=settings.database_url)
@@ -232,9 +230,7 @@ async def _pair(settings: Settings, args: argparse.Namespace) -> int:
     import time
 
     from bot.channels.access import run_pair
-    from memory.migrations import migrate
-    from memory.pairing import AccessStore
-    from memory.store import open_database
+    from memory import AccessStore, migrate, open_database
 
     db = await open_database(settings.data_dir, settings.database_url)
     try:
@@ -260,9 +256,7 @@ async def _web_link(settings: Settings, args: argparse.Namespace) -> int:
 
 
 async def _reindex(settings: Settings, args: argparse.Namespace) -> int:
-    from memory.embedder import make_embedder
-    from memory.reindex import reindex
-    from memory.store import open_database
+    from memory import make_embedder, open_database, reindex
 
     def bar(done: int, total: int) -> None:
         filled = int(30 * done / total) if total else 30

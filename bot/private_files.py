@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from memory.db import PRIVATE_DIR, PRIVATE_FILE
+from memory import PRIVATE_DIR, PRIVATE_FILE
 
 
 def write_private(path: Path, content: str | bytes) -> None:

@@ -66,7 +66,7 @@ class Settings(BaseSettings):
     database_url: str | None = None
     # this process's name among several workers on one PostgreSQL database (default: host name and process id)
     worker_name: str | None = None
-    search_cache_mb: int = Field(default=256, ge=0)  # the memories the search keeps in RAM (memory/scope_arrays.py)
+    search_cache_mb: int = Field(default=256, ge=0)  # what the search keeps in RAM (memory/search/scope_arrays.py)
 
     channels: IdList = Field(default_factory=list)
     telegram_token: str | None = None

@@ -7,7 +7,7 @@
     ├── Expired             a pairing code was found but is no longer valid
     ├── EmbeddingFailed     the embedder raised or returned the wrong shape
     ├── CompanionExists     a companion with this id was already created
-    └── CopyRefused         the copy to PostgreSQL cannot start or go on (`memory.postgres_copy`)
+    └── CopyRefused         the copy to PostgreSQL cannot start or go on (`memory.storage.postgres_copy`)
 """
 from __future__ import annotations
 

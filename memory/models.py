@@ -5,8 +5,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Literal
 
-from memory import kinship
-from memory.kinship import Known
+from memory.records import kinship
+from memory.records.kinship import Known
 
 Source = Literal["message", "note", "profile", "thought", "diary", "person"]
 SEARCHABLE: tuple[Source, ...] = ("message", "note", "profile", "thought", "diary", "person")

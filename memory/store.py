@@ -6,52 +6,54 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from memory import audit, erasure, keywords
-from memory.admission import AdmissionControl
-from memory.choices import Choices
-from memory.companions import Companions
-from memory.conversation import Conversations
-from memory.db import Database
-from memory.diary_entries import Diary
-from memory.embedder import Embedder, calibration
-from memory.failures import FailureCounts
-from memory.history_imports import HistoryImports
-from memory.inbox import Inbox
-from memory.incognito_state import STATE_KEY as INCOGNITO
-from memory.incognito_state import IncognitoLog
-from memory.index import SearchIndex, touch
-from memory.job_slots import JobSlots
-from memory.journal import Journal
-from memory.learned_rules import Rules
-from memory.learning_locks import LearningLocks
-from memory.leases import Leases
+from memory.account import erasure
+from memory.account.companions import Companions
+from memory.account.incognito_state import STATE_KEY as INCOGNITO
+from memory.account.incognito_state import IncognitoLog
+from memory.account.pairing import AccessStore
+from memory.account.web_access import WebAccess
+from memory.ledgers import audit
+from memory.ledgers.choices import Choices
+from memory.ledgers.command_runs import Runs
+from memory.ledgers.failures import FailureCounts
+from memory.ledgers.inbox import Inbox
+from memory.ledgers.journal import Journal
+from memory.ledgers.outbox import Outbox
+from memory.ledgers.shown_numbers import Numbers
+from memory.ledgers.usage import TokenUsage
+from memory.ledgers.web_log import WebLog
 from memory.migrations import migrate
 from memory.models import AuditEntry, Scope, SearchHit, Source
-from memory.notes import Notes
-from memory.numbers import Numbers
-from memory.open_topics import Topics
-from memory.outbox import Outbox
-from memory.pairing import AccessStore
-from memory.people import People
-from memory.person_dates import PersonDates
-from memory.postgres import PostgresDatabase, is_postgres
-from memory.preferences import PreferenceStore
-from memory.profile import Profile
-from memory.ranking import Weights
-from memory.reactions import Reactions
-from memory.relationship import Relationships
-from memory.reminders import Reminders
-from memory.retrievers import CANDIDATES
-from memory.rhythm_weights import RhythmStore
-from memory.runs import Runs
-from memory.scope_arrays import CACHE_BYTES
-from memory.state import ScopeState
-from memory.suggestions import Suggestions
-from memory.thoughts import Thoughts
-from memory.usage import TokenUsage
-from memory.voice_recordings import VoiceRecordings
-from memory.web_access import WebAccess
-from memory.web_log import WebLog
+from memory.records.conversation import Conversations
+from memory.records.diary_entries import Diary
+from memory.records.history_imports import HistoryImports
+from memory.records.learned_rules import Rules
+from memory.records.notes import Notes
+from memory.records.open_topics import Topics
+from memory.records.people import People
+from memory.records.person_dates import PersonDates
+from memory.records.preferences import PreferenceStore
+from memory.records.profile import Profile
+from memory.records.reactions import Reactions
+from memory.records.relationship import Relationships
+from memory.records.reminders import Reminders
+from memory.records.rhythm_weights import RhythmStore
+from memory.records.state import ScopeState
+from memory.records.suggestions import Suggestions
+from memory.records.thoughts import Thoughts
+from memory.records.voice_recordings import VoiceRecordings
+from memory.search import keywords
+from memory.search.admission import AdmissionControl
+from memory.search.embedder import Embedder, calibration
+from memory.search.index import SearchIndex, touch
+from memory.search.ranking import Weights
+from memory.search.retrievers import CANDIDATES
+from memory.search.scope_arrays import CACHE_BYTES
+from memory.storage.db import Database
+from memory.storage.job_slots import JobSlots
+from memory.storage.learning_locks import LearningLocks
+from memory.storage.leases import Leases
+from memory.storage.postgres import PostgresDatabase, is_postgres
 
 DB_FILENAME = "mnemo.sqlite3"
 EXPORT_FORMAT = "mnemo-export-1"  # the one format of every export: the chat's /export and `mnemo export`
@@ -128,7 +130,7 @@ class MemoryStore:
     ) -> MemoryStore:
         """Open the database (a file path, or a data directory), migrate it and check the embedding model.
 
-        search_cache_bytes: what the search keeps of the scopes in memory (`memory.scope_arrays`).
+        search_cache_bytes: what the search keeps of the scopes in memory (`memory.search.scope_arrays`).
         database_url: a PostgreSQL server's URL (MNEMO_DATABASE_URL) instead of the file; path is then the
         data directory (or a file in it)."""
         db = await open_database(path, database_url)
@@ -206,7 +208,7 @@ class MemoryStore:
     async def keyword_search(self, scope: Scope, query: str, k: int = 10, *, strict: float | None,
                              parts_of_query: bool = False) -> list[SearchHit]:
         """The notes a search for a word offers (/memories WORD, /forget WORD): those holding every word of the query,
-        or with a cosine of at least `strict` (`memory.keywords`), best first. Faded notes count too.
+        or with a cosine of at least `strict` (`memory.search.keywords`), best first. Faded notes count too.
 
         The hybrid search gathers the candidates (each retriever's best, its words and word parts among them); the
         decision which of them match is `keywords.matching`.
@@ -239,7 +241,7 @@ class MemoryStore:
 
         Every table with a scope id, the vectors, the full-text entries, cached embeddings no one else uses;
         then the write-ahead log is emptied and the backups in the data folder lose the scope too
-        (`memory.erasure`). The scope's id stays, so its tombstone can name it. Incognito stays as it was found
+        (`memory.account.erasure`). The scope's id stays, so its tombstone can name it. Incognito stays as it was found
         (on, with its end): the next message is no more kept than the ones before the deletion.
         """
         async with self.db.transaction() as tx:
@@ -261,7 +263,7 @@ class MemoryStore:
 
     async def copies_erased(self, scope: Scope, copies: Sequence[tuple[str, int | None]]) -> None:
         """After a final forget rewrote copies of the fact (diary, thoughts, summary, …): the backups in the data
-        folder drop those copies too, and the write-ahead log is emptied (`memory.erasure`)."""
+        folder drop those copies too, and the write-ahead log is emptied (`memory.account.erasure`)."""
         if copies:
             async with self.db.transaction() as tx:
                 await erasure.record_copies(tx, scope.id, copies)

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
-from memory.usage import TokenUsage
+from memory import TokenUsage
 
 log = logging.getLogger(__name__)
 

@@ -7,9 +7,7 @@ from datetime import date, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from memory.models import Scope
-from memory.pairing import is_group_scope
-from memory.store import MemoryStore
+from memory import MemoryStore, Scope, is_group_scope
 from scheduler.away import STATE_KEY, Away, kept
 from scheduler.backoff import ANSWER_WITHIN, LOOK_BACK, backoff_factor, ignored_streak
 from scheduler.planner import (

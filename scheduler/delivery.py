@@ -24,9 +24,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
-from memory.models import Scope
-from memory.outbox import ButtonRows, OutboxItem
-from memory.store import MemoryStore
+from memory import ButtonRows, MemoryStore, OutboxItem, Scope
 from scheduler.errors import RetryLater
 from scheduler.planner import QUIET_AFTER_MESSAGE, within_active_hours
 from scheduler.ports import Sender

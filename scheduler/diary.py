@@ -5,8 +5,7 @@ import logging
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
-from memory.models import DiaryEntry, Scope
-from memory.store import MemoryStore
+from memory import DiaryEntry, MemoryStore, Scope
 from scheduler.errors import BadModelOutput
 from scheduler.ports import Writer
 

@@ -5,7 +5,7 @@ directory) and the database decides who runs: every `RENEW_SECONDS` a worker ask
 its scheduler (or keeps it and picks up reminders another worker changed), the others stop theirs. A worker that
 dies keeps the lease at most `HOLD_SECONDS`; then another takes it, and its scheduler runs what was missed (a
 reminder due meanwhile fires late, once, within APScheduler's grace time; the planner's slot it missed, or was
-running when it died, runs at once: `memory.job_slots`). One process on SQLite always holds it.
+running when it died, runs at once: `memory.storage.job_slots`). One process on SQLite always holds it.
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Literal
 
-from memory.leases import SCHEDULER, Leases
+from memory import SCHEDULER, Leases
 from scheduler.service import Scheduler
 
 log = logging.getLogger(__name__)

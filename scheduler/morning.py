@@ -19,12 +19,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
-from memory.models import OpenTopic, Scope
-from memory.outbox import OutboxItem
-from memory.pairing import is_group_scope
-from memory.preferences import Preferences, parse_place
-from memory.reminders import StoredReminder
-from memory.store import MemoryStore
+from memory import MemoryStore, OpenTopic, OutboxItem, Preferences, Scope, StoredReminder, is_group_scope, parse_place
 from scheduler.delivery import OutboxSender
 from scheduler.ports import Composer, Weather
 from scheduler.weather_line import weather_line

@@ -5,8 +5,7 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Protocol
 
-from memory.models import Scope
-from memory.outbox import ButtonRows
+from memory import ButtonRows, Scope
 
 
 class Writer(Protocol):

@@ -8,12 +8,18 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memory import audit
-from memory.models import Message, Scope, Thought
-from memory.pairing import is_group_scope
-from memory.reactions import Feedback
-from memory.relationship import EVOLVING_FIELDS, Logged, Relationship
-from memory.store import MemoryStore
+from memory import (
+    EVOLVING_FIELDS,
+    Feedback,
+    MemoryStore,
+    Message,
+    Relationship,
+    RelationshipChange,
+    Scope,
+    Thought,
+    is_group_scope,
+    new_processing,
+)
 from scheduler import relationship_rules
 from scheduler.errors import BadModelOutput
 from scheduler.ports import Writer
@@ -113,7 +119,7 @@ async def reflect(
     material = await _material(store, scope, messages, companion.core if companion else "(not written)",
                                relationship_rules.describe(bond, wish), since)
     data, proposal = _answer(await writer(INSTRUCTIONS, material, max_tokens=900))
-    processing = audit.new_processing("reflect")  # one processing: /undo takes back the whole reflection
+    processing = new_processing("reflect")  # one processing: /undo takes back the whole reflection
     kept = []
     for text in data["thoughts"]:
         if isinstance(text, str) and text.strip():
@@ -178,7 +184,7 @@ async def update_relationship(
     for name in ("mood", "notes", "intentions", *EVOLVING_FIELDS):
         old, value = getattr(state, name), getattr(new, name)
         if old != value:
-            logged.append(Logged({name: _plain(old)}, {name: _plain(value)}, proposal.why or "reflection"))
+            logged.append(RelationshipChange({name: _plain(old)}, {name: _plain(value)}, proposal.why or "reflection"))
     if logged:
         await store.relationships.save(scope, new, logged, processing)
     for c in changes:
@@ -188,14 +194,14 @@ async def update_relationship(
     return changes
 
 
-def _logged_change(c: relationship_rules.Change, state: Relationship, now: float, why: str) -> Logged:
+def _logged_change(c: relationship_rules.Change, state: Relationship, now: float, why: str) -> RelationshipChange:
     """The audit form of one change; a stage entry also carries when the stage last changed, for /undo."""
     extra = {"asked": c.asked, "applied": c.applied, "rules": [list(r) for r in c.rules], "why": why}
     if c.value == "stage":
         moved_at = now if c.applied else state.stage_changed_at
-        return Logged({"stage": c.before, "stage_changed_at": state.stage_changed_at},
+        return RelationshipChange({"stage": c.before, "stage_changed_at": state.stage_changed_at},
                       {"stage": c.after, "stage_changed_at": moved_at}, c.reason, extra)
-    return Logged({c.value: c.before}, {c.value: c.after}, c.reason, extra)
+    return RelationshipChange({c.value: c.before}, {c.value: c.after}, c.reason, extra)
 
 
 def _plain(value: Any) -> Any:

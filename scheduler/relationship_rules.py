@@ -13,8 +13,7 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from memory.companions import Companion
-from memory.relationship import EVOLVING_FIELDS, VALUES, Relationship
+from memory import EVOLVING_FIELDS, RELATIONSHIP_VALUES, Companion, Relationship
 
 log = logging.getLogger(__name__)
 
@@ -199,7 +198,7 @@ def _with_texts(state: Relationship, p: Proposal) -> Relationship:
 def apply(state: Relationship, proposal: Proposal, now: float, wish: str) -> tuple[Relationship, list[Change]]:
     """Apply a proposal within the caps; returns the new state and every value and stage change with its reason."""
     changes = [_value_change(name, state.value(name), int(proposal.deltas[name]))
-               for name in VALUES if int(proposal.deltas.get(name, 0)) != 0]
+               for name in RELATIONSHIP_VALUES if int(proposal.deltas.get(name, 0)) != 0]
     values: dict[str, Any] = {c.value: c.after for c in changes}
     moved = replace(state, **values)
     stage = decide_stage(moved, now, wish)
@@ -228,7 +227,7 @@ def parse_proposal(data: object) -> Proposal:
     for name, delta in raw.items():
         if isinstance(delta, bool) or not isinstance(delta, (int, float)):
             raise ValueError(f"relationship.changes holds a value that is not a number ({type(delta).__name__})")
-        if name not in VALUES:
+        if name not in RELATIONSHIP_VALUES:
             log.warning("reflection proposed a change to an unknown value (%d characters); ignored", len(name))
             log.debug("the unknown value: %r", name)
             continue
@@ -245,7 +244,7 @@ def parse_proposal(data: object) -> Proposal:
 
 def describe(state: Relationship, wish: str) -> str:
     """The relationship in a few lines of English, for the prompt and the reflection."""
-    values = ", ".join(f"{name} {state.value(name)}" for name in VALUES)
+    values = ", ".join(f"{name} {state.value(name)}" for name in RELATIONSHIP_VALUES)
     stage, limit = state.stage.replace("_", " "), max_stage(wish).replace("_", " ")
     lines = [f"Stage: {stage} (at most: {limit}). Values 0-100: {values}."]
     if state.mood:

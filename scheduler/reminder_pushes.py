@@ -10,10 +10,7 @@ import logging
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
-from memory.models import Scope
-from memory.outbox import ButtonRows
-from memory.reminders import StoredReminder
-from memory.store import MemoryStore
+from memory import ButtonRows, MemoryStore, Scope, StoredReminder
 from scheduler.delivery import OutboxSender
 from scheduler.reminder_times import next_due
 

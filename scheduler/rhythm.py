@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from memory.rhythm_weights import Histogram
+from memory import Histogram
 
 MIN_TOTAL = 6.0  # decayed messages before anything is learned (a week of one a day stays above it for weeks)
 MIN_WEEKDAYS = 3  # ... spread over at least this many weekdays (one long first evening teaches nothing yet)

@@ -6,7 +6,7 @@ start of the user's active hours, the morning brief at the user's chosen time (w
 and one job per active reminder at its due time (moved to the next time after a repeating one fired). After downtime a
 missed job runs once (coalesce, grace period), never in a burst.
 
-Each planner slot runs once, also across several workers whose job stores differ (`memory.job_slots`): a run claims
+Each planner slot runs once, also across workers whose job stores differ (`memory.storage.job_slots`): a run claims
 its slot first. A scheduler that starts while the newest slot was not run, or its run was cut off, runs the planner at
 once (not when the next slot is due): a fresh job store knows nothing of the slot that passed.
 """
@@ -28,12 +28,7 @@ from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.date import DateTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
-from memory.db import private_file
-from memory.job_slots import Slot
-from memory.models import DiaryEntry, Scope
-from memory.pairing import is_group_scope
-from memory.preferences import Preferences
-from memory.store import MemoryStore
+from memory import DiaryEntry, JobSlot, MemoryStore, Preferences, Scope, is_group_scope, private_file
 from scheduler.budget import TokenBudget
 from scheduler.checkin import check_in
 from scheduler.delivery import OutboxSender
@@ -68,7 +63,7 @@ def planner_slot(now: float, start: float, every: float) -> float:
     return start + (now - start) // every * every
 
 
-def planner_missed(latest: Slot | None, current: float) -> bool:
+def planner_missed(latest: JobSlot | None, current: float) -> bool:
     """Whether a scheduler that starts runs the planner at once: the newest slot run is older than the current one,
     or its run was cut off; not when the planner never ran (a new installation waits for its first slot)."""
     return latest is not None and (latest.slot < current or latest.done_at is None)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from memory.search_text import STOP_WORDS
+from memory import STOP_WORDS
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
-from memory.person_dates import PersonDate, YearlyDate
+from memory import PersonDate, YearlyDate
 
 
 @dataclass(frozen=True)

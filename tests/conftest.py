@@ -20,7 +20,7 @@ import pytest_asyncio
 
 from bot.conversation.engine import Engine, EngineConfig
 from bot.logs import LineFormatter
-from memory.embedder import Embedder, make_embedder
+from memory.search.embedder import Embedder, make_embedder
 from memory.store import MemoryStore
 from tests import postgres_kit
 from tests.evaluation_data import MISSING

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from memory.db import Database
 from memory.migrations import MIGRATIONS, Migration
+from memory.storage.db import Database
 
 
 async def migrated_before(path: Path, first_new: Migration) -> Database:

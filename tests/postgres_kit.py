@@ -19,7 +19,7 @@ import pytest
 
 from bench.backends import PostgresServer
 from memory.migrations import migrate
-from memory.postgres import PostgresDatabase
+from memory.storage.postgres import PostgresDatabase
 
 TEMPLATE = "mnemo_template"
 _server: PostgresServer | None = None

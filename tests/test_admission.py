@@ -10,10 +10,10 @@ import pytest
 from bot.admin import ops
 from bot.learning import extraction
 from bot.settings import Settings
-from memory.admission import Neighbour, Thresholds, assess, contradicts, novelty, specificity
-from memory.embedder import make_embedder
+from memory.ledgers.undo import undo_latest
+from memory.search.admission import Neighbour, Thresholds, assess, contradicts, novelty, specificity
+from memory.search.embedder import make_embedder
 from memory.store import MemoryStore
-from memory.undo import undo_latest
 from tests.fakes.llm import Call, ScriptedLLM
 
 pytestmark = pytest.mark.both_backends("dedupe and replacement at admission")

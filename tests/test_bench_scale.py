@@ -9,7 +9,7 @@ import pytest
 from bench import scale
 from bench.backends import parse_backends, places
 from bench.spread_copies import copy_users
-from memory import integrity
+from memory.search import integrity
 from memory.store import MemoryStore
 
 pytestmark = pytest.mark.both_backends("the scale bench's two stores")

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from bot.cli import ADMIN_COMMANDS, chosen_command, main, parse_args
-from memory.embedder import make_embedder
+from memory.search.embedder import make_embedder
 from memory.store import MemoryStore
 
 

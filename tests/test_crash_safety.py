@@ -12,7 +12,7 @@ import pytest
 
 from bench import crash
 from bot.conversation.engine import Engine
-from memory import integrity
+from memory.search import integrity
 from memory.store import MemoryStore
 from tests.fakes.llm import ScriptedLLM
 from tests.fakes.telegram_api import FakeTelegram

@@ -10,9 +10,9 @@ from bot.channels.telegram.choices import answer_of
 from bot.conversation.questions import UNLOGGED, OpenQuestion, marks_next, typed_answer_counts, typed_outcome
 from bot.conversation.reminder_requests import completes_ask_back
 from bot.conversation.replies import Button
-from memory.choices import Choice
-from memory.learned_rules import same_rule
+from memory.ledgers.choices import Choice
 from memory.models import Message
+from memory.records.learned_rules import same_rule
 
 AT = datetime(2026, 12, 2, tzinfo=UTC)
 

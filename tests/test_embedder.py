@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memory.embedder import Embedder, calibration
+from memory.search.embedder import Embedder, calibration
 
 
 def test_default_is_bundled_multilingual_e5_with_prefixes(real_embedder: Embedder) -> None:
@@ -28,7 +28,7 @@ def test_default_is_bundled_multilingual_e5_with_prefixes(real_embedder: Embedde
 # would carry that for the rest of the run.
 _MINILM = """
 import json, sys
-from memory.embedder import calibration, make_embedder
+from memory.search.embedder import calibration, make_embedder
 minilm = make_embedder("minilm")
 vectors = minilm.embed(["my dog is called Bello", "the dog's name is Bello", "I work at a bank"])
 json.dump({"name": minilm.name, "dim": minilm.dim, "shape": list(vectors.shape),

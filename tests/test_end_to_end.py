@@ -58,7 +58,7 @@ async def test_user_message_is_kept_when_the_model_is_down(tmp_path: Path) -> No
             llm.enqueue_error(503)
         out = await chat_once(settings, "Hallo, hörst du mich?")
     assert "Sprachmodell ist nicht erreichbar" in out
-    from memory.embedder import make_embedder
+    from memory.search.embedder import make_embedder
     from memory.store import MemoryStore
 
     async with await MemoryStore.open(settings.data_dir, make_embedder(settings.embedding_model)) as store:

@@ -6,17 +6,17 @@ from pathlib import Path
 
 import pytest
 
-from memory import audit
-from memory.backup import backup, backup_name
-from memory.index import SearchIndex
-from memory.journal import Journal, NewMessage
-from memory.kinship import PersonDraft
+from memory.ledgers import audit
+from memory.ledgers.journal import Journal, NewMessage
+from memory.ledgers.undo import is_final, undo_latest
 from memory.migrations.from_m013 import m022_erasure
 from memory.models import Scope
-from memory.notes import Notes
-from memory.search_text import content_hash
+from memory.records.kinship import PersonDraft
+from memory.records.notes import Notes
+from memory.search.index import SearchIndex
+from memory.search.search_text import content_hash
+from memory.storage.backup import backup, backup_name
 from memory.store import MemoryStore
-from memory.undo import is_final, undo_latest
 from tests.fakes.embedder import FakeEmbedder
 from tests.old_layouts import migrated_before
 from tests.scenarios.traces import files, spellings, traces
@@ -121,7 +121,7 @@ async def test_a_backup_that_cannot_be_read_is_logged_and_the_others_are_scrubbe
         note = (await store.notes.add(scope, "Anna hütet Alpakas im Allgäu.")).note
         await backup(store.db, backup_name(store.db.backup_dir))
         (store.db.backup_dir / "broken.sqlite3").write_bytes(b"not a database, Alpakas" * 100)
-        with caplog.at_level(logging.WARNING, logger="memory.erasure"):
+        with caplog.at_level(logging.WARNING, logger="memory.account.erasure"):
             await store.notes.erase(scope, note.id)
     assert traces(data, {"hütet Alpakas"}) == {}
     assert any("broken.sqlite3" in r.getMessage() for r in caplog.records)
@@ -181,7 +181,7 @@ async def test_a_database_from_before_erasure_is_cleaned_once_with_its_backups(
 async def test_deleteme_takes_the_learned_rhythm_and_leaves_the_others(store: MemoryStore) -> None:
     from zoneinfo import ZoneInfo
 
-    from memory.erasure import scoped_tables
+    from memory.account.erasure import scoped_tables
 
     anna, ben = await store.scope("mnemo", "anna"), await store.scope("mnemo", "ben")
     berlin, evening = ZoneInfo("Europe/Berlin"), 1_795_000_000.0

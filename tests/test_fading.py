@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from memory.ranking import FADED, faded, note_strength
+from memory.search.ranking import FADED, faded, note_strength
 from memory.store import MemoryStore
 
 pytestmark = pytest.mark.both_backends("ranking columns and their updates")

@@ -13,10 +13,11 @@ from bot.conversation.engine import Engine, EngineConfig, Incoming
 from bot.errors import LLMUnavailable
 from bot.learning import forgetting
 from bot.llm.port import ToolCall
-from memory import audit, integrity
-from memory.kinship import PersonDraft
+from memory.ledgers import audit
 from memory.models import Scope
-from memory.relationship import Relationship
+from memory.records.kinship import PersonDraft
+from memory.records.relationship import Relationship
+from memory.search import integrity
 from memory.store import MemoryStore
 from tests.fakes.llm import Call, ScriptedLLM
 

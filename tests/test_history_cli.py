@@ -15,7 +15,7 @@ import pytest
 from bot.admin.history_import import PAUSED, import_history
 from bot.cli import main
 from bot.settings import Settings, load_settings
-from memory.embedder import make_embedder
+from memory.search.embedder import make_embedder
 from memory.store import MemoryStore
 from tests.fakes.history_exports import chatgpt_file
 from tests.fakes.llm import Call, ScriptedLLM

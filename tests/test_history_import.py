@@ -17,8 +17,8 @@ from bot.history.importer import run_import
 from bot.history.model import HistoryConversation, HistoryMessage
 from bot.history.shown import shown_text, shown_title
 from bot.texts import t
-from memory.history_imports import Candidate, NewCandidate
 from memory.models import Scope
+from memory.records.history_imports import Candidate, NewCandidate
 from memory.store import MemoryStore
 from tests.fakes.clock import Clock
 from tests.fakes.llm import Call, ScriptedLLM
@@ -195,7 +195,7 @@ async def test_deleteme_erases_the_imports_and_the_queue(store: MemoryStore, mod
     await imported(store, model)
     await imported(store, model, scope_user="ben")
     anna, ben = await store.scope("mnemo", "anna"), await store.scope("mnemo", "ben")
-    from memory.erasure import scoped_tables
+    from memory.account.erasure import scoped_tables
 
     async with store.db.reading() as tx:
         tables = await scoped_tables(tx)

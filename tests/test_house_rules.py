@@ -69,3 +69,42 @@ def test_no_module_is_over_about_400_lines(layer: str) -> None:
     long = {name_of(p): n for p in (ROOT / layer).rglob("*.py")
             if "migrations" not in p.parts and (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES}
     assert long == {}
+
+
+def sources(path: Path) -> set[str]:
+    """The modules a file's import statements name (`from a.b import c` names `a.b`), at any depth of the file."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+    return found
+
+
+def test_bot_and_scheduler_enter_memory_by_its_front_door() -> None:
+    deep = [f"{name_of(p)} imports {name}" for layer in ("bot", "scheduler") for p in (ROOT / layer).rglob("*.py")
+            for name in sources(p) if name.startswith("memory.")]
+    assert deep == []
+
+
+def test_the_front_door_exports_what_it_imports_and_memory_never_enters_by_it() -> None:
+    import memory
+    door = ast.parse((ROOT / "memory" / "__init__.py").read_text(encoding="utf-8"))
+    imported_names = {alias.asname or alias.name for node in door.body if isinstance(node, ast.ImportFrom)
+                      for alias in node.names}
+    assert set(memory.__all__) == imported_names
+    assert all(hasattr(memory, name) for name in memory.__all__)
+    # a module behind the door importing the door would close a circle at start-up
+    inside = [f"{name_of(p)}: from memory import {', '.join(names)}" for p in (ROOT / "memory").rglob("*.py")
+              if p != ROOT / "memory" / "__init__.py"
+              for names in [[a.name for n in ast.walk(ast.parse(p.read_text(encoding="utf-8")))
+                             if isinstance(n, ast.ImportFrom) and n.module == "memory" for a in n.names]] if names]
+    assert inside == []
+
+
+def test_memory_is_in_rooms_with_few_loose_modules() -> None:
+    loose = sorted(p.name for p in (ROOT / "memory").glob("*.py") if p.name != "__init__.py")
+    rooms = sorted(d.name for d in (ROOT / "memory").iterdir() if (d / "__init__.py").is_file())
+    assert len(loose) <= 12, loose
+    assert len(rooms) >= 4, rooms

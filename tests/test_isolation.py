@@ -24,8 +24,8 @@ from bot.commands.call import Pressed
 from bot.commands.runner import Commands
 from bot.conversation.engine import Engine, EngineConfig, Incoming, Reply
 from bot.llm.port import ToolCall
-from memory.kinship import PersonDraft
 from memory.models import Scope
+from memory.records.kinship import PersonDraft
 from memory.store import MemoryStore
 from tests.fakes.llm import Call, ScriptedLLM
 from tests.fakes.telegram_api import FakeTelegram

@@ -1,4 +1,4 @@
-"""The planner's slots across workers (memory.job_slots): one run per slot, never an older slot after a newer one,
+"""The planner's slots across workers (memory.storage.job_slots): one run per slot, never an older slot after a newer one,
 none while another worker holds the scheduler lease, and a slot cut off by a dead worker run again by the next.
 Every test runs on SQLite and on PostgreSQL, the competing workers on two connections to one database."""
 from __future__ import annotations
@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from memory.leases import SCHEDULER
+from memory.storage.leases import SCHEDULER
 from memory.store import MemoryStore
 
 pytestmark = pytest.mark.both_backends("the planner's slots across workers")

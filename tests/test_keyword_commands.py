@@ -14,8 +14,8 @@ from bot.channels.telegram.channel import TelegramChannel
 from bot.commands.runner import Commands
 from bot.conversation.engine import Engine, EngineConfig
 from bot.texts import t
-from memory.embedder import Embedder, Purpose, make_embedder
 from memory.models import Scope
+from memory.search.embedder import Embedder, Purpose, make_embedder
 from memory.store import MemoryStore
 from tests.fakes.llm import ScriptedLLM
 from tests.fakes.telegram_api import FakeTelegram

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from bench.keywords import DEFAULT_PATH, run
-from memory.embedder import calibration, make_embedder
+from memory.search.embedder import calibration, make_embedder
 
 
 @pytest.fixture(scope="module")

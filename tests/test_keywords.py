@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory.keywords import Candidate, fold, matching, stem
+from memory.search.keywords import Candidate, fold, matching, stem
 
 NOTES = [
     "Christian hat einen Hund namens Bruno.",  # 0

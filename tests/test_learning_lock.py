@@ -17,11 +17,11 @@ import pytest
 
 from bot.commands.runner import Commands
 from bot.conversation.engine import Engine, EngineConfig, Incoming
-from memory.db import Database
-from memory.embedder import Embedder
-from memory.journal import NewMessage
-from memory.learning_locks import LEASE_SECONDS, LearningLocks, holder_is_gone, lease_name, process_runs
+from memory.ledgers.journal import NewMessage
 from memory.models import Scope
+from memory.search.embedder import Embedder
+from memory.storage.db import Database
+from memory.storage.learning_locks import LEASE_SECONDS, LearningLocks, holder_is_gone, lease_name, process_runs
 from memory.store import MemoryStore
 from tests.fakes.llm import Call, GatedLLM, ScriptedLLM
 

@@ -12,9 +12,9 @@ from bot.channels.matrix.messages import KEYCAPS
 from bot.channels.push import ChannelSender
 from bot.llm.writer import LLMWriter
 from bot.texts import t
-from memory import audit
-from memory.kinship import PersonDraft
-from memory.person_dates import YearlyDate
+from memory.ledgers import audit
+from memory.records.kinship import PersonDraft
+from memory.records.person_dates import YearlyDate
 from scheduler.service import Scheduler
 from tests.test_matrix import World, running, texts, world  # noqa: F401  (the fixture)
 from tests.test_review_channels import queue

@@ -12,7 +12,7 @@ from nio import Event, ReactionEvent, RoomRedactResponse, RoomSendResponse
 
 from bot.channels.matrix.messages import emoji_key, quoted_fallback
 from bot.conversation.replies import Quoted
-from memory.reactions import Feedback
+from memory.records.reactions import Feedback
 from scheduler.reflection import FEEDBACK_HEADING, reflect
 from tests import test_matrix_polish as polish
 from tests.test_matrix import Human, running

@@ -32,7 +32,7 @@ from bot.commands.runner import reply_record
 from bot.conversation.replies import Reply
 from bot.llm.port import ToolCall
 from bot.texts import t
-from memory.companions import Companion
+from memory.account.companions import Companion
 from tests import test_matrix_polish as polish
 from tests.test_matrix import Human, running
 from tests.test_matrix_polish import Bot, quiet

@@ -27,7 +27,7 @@ from bot.mcp.config import read_servers
 from bot.mcp.personal import IDLE_SECONDS, PersonalServer, idle, outdated
 from bot.mcp.toolbox import McpToolBox, open_toolbox, result_text
 from bot.texts import t
-from memory.erasure import ScopeErased
+from memory.account.erasure import ScopeErased
 from memory.models import Scope
 from memory.store import MemoryStore
 from tests.engine_kit import make_engine, settings_for

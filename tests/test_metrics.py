@@ -32,8 +32,8 @@ from bot.web_page.health import Running
 from bot.web_page.operator_access import has_token, is_local, operator_may
 from bot.web_page.prometheus import PrometheusMetrics
 from bot.web_page.server import WebServer, listen_address
-from memory.admission import Thresholds
 from memory.models import Scope
+from memory.search.admission import Thresholds
 from memory.store import MemoryStore
 from scheduler.budget import TokenBudget
 from scheduler.service import Scheduler

@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 from bot.cli import main
-from memory import audit
-from memory.db import Database
 from memory.errors import CopyRefused
-from memory.kinship import PersonDraft
-from memory.postgres import PostgresDatabase
-from memory.postgres_copy import PROGRESS, copy_to_postgres
+from memory.ledgers import audit
+from memory.records.kinship import PersonDraft
+from memory.storage.db import Database
+from memory.storage.postgres import PostgresDatabase
+from memory.storage.postgres_copy import PROGRESS, copy_to_postgres
 from memory.store import DB_FILENAME, MemoryStore
 from tests import postgres_kit
 from tests.fakes.embedder import FakeEmbedder

@@ -20,7 +20,7 @@ import pytest
 from bot.conversation.engine import Engine, EngineConfig, Incoming
 from bot.llm.openai_api import OpenAIChat
 from bot.texts import t
-from memory import integrity
+from memory.search import integrity
 from memory.store import MemoryStore
 from tests.fakes.embedder import FakeEmbedder
 from tests.fakes.llm_api import FakeLLM, Reply

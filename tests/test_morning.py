@@ -12,11 +12,11 @@ from bot.conversation.engine import Engine, EngineConfig, Incoming
 from bot.errors import LLMUnavailable
 from bot.llm.writer import LLMWriter
 from bot.open_meteo import OpenMeteo
-from memory import audit
-from memory.kinship import PersonDraft
+from memory.ledgers import audit
 from memory.models import Scope
-from memory.person_dates import YearlyDate
-from memory.preferences import Preferences
+from memory.records.kinship import PersonDraft
+from memory.records.person_dates import YearlyDate
+from memory.records.preferences import Preferences
 from memory.store import MemoryStore
 from scheduler.delivery import verdict
 from scheduler.morning import (
@@ -103,7 +103,7 @@ async def world(store: MemoryStore, tmp_path: Path) -> AsyncIterator[World]:
 
 def test_the_briefs_facts_are_the_local_days_and_its_lines_carry_the_times() -> None:
     from memory.models import OpenTopic
-    from memory.reminders import StoredReminder
+    from memory.records.reminders import StoredReminder
 
     now = datetime(2026, 3, 29, 7, 30, tzinfo=BERLIN)  # the morning after the switch to summer time
     at = lambda d, h, m=0: datetime(2026, 3, d, h, m, tzinfo=BERLIN)  # noqa: E731

@@ -11,7 +11,7 @@ from bot.commands.people_views import find
 from bot.commands.runner import Commands
 from bot.conversation.engine import Engine, Incoming
 from memory.errors import NotFound
-from memory.kinship import PersonDraft
+from memory.records.kinship import PersonDraft
 from memory.store import MemoryStore
 from tests.fakes.llm import ScriptedLLM
 

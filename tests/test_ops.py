@@ -6,8 +6,8 @@ from pathlib import Path
 
 from bot.admin import ops
 from bot.settings import Settings
-from memory.embedder import make_embedder
-from memory.postgres import PostgresDatabase, ServerFacts, shown_url
+from memory.search.embedder import make_embedder
+from memory.storage.postgres import PostgresDatabase, ServerFacts, shown_url
 from memory.store import DB_FILENAME, MemoryStore
 from tests import postgres_kit
 from tests.engine_kit import settings_for

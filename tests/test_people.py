@@ -11,11 +11,11 @@ import pytest
 from bot.commands.runner import Commands
 from bot.conversation.engine import Engine, EngineConfig, Incoming
 from bot.llm.port import ToolCall
-from memory import audit
-from memory.kinship import Known, PersonDraft, closeness, combine, is_description, keeper, name_key, resolve
-from memory.people import closest
+from memory.ledgers import audit
+from memory.ledgers.undo import is_final, undo_latest
+from memory.records.kinship import Known, PersonDraft, closeness, combine, is_description, keeper, name_key, resolve
+from memory.records.people import closest
 from memory.store import MemoryStore
-from memory.undo import is_final, undo_latest
 from tests.fakes.llm import Call, ScriptedLLM
 
 pytestmark = pytest.mark.both_backends("people, their links and merges")

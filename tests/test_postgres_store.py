@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from memory.backup import backup
 from memory.errors import DriverUnavailable, MemoryStoreError
 from memory.migrations import MIGRATIONS
-from memory.sql_dialect import insert_target, to_postgres
+from memory.storage.backup import backup
+from memory.storage.sql_dialect import insert_target, to_postgres
 from memory.store import MemoryStore, open_database
 from tests.fakes.embedder import FakeEmbedder
 

@@ -27,7 +27,7 @@ from bot.conversation.tools import Tool, ToolContext
 from bot.llm.port import ToolCall, ToolSpec
 from bot.settings import Settings
 from bot.texts import t
-from memory.erasure import scoped_tables
+from memory.account.erasure import scoped_tables
 from memory.store import MemoryStore
 from scheduler.reflection import FEEDBACK_HEADING, reflect
 from tests.fakes.embedder import FakeEmbedder

@@ -13,10 +13,10 @@ from bot.commands.runner import Commands
 from bot.conversation.engine import Engine, EngineConfig
 from bot.errors import LLMUnavailable
 from bot.texts import t
-from memory import integrity
-from memory.index import SearchIndex
 from memory.migrations.from_m013 import m024_reflections_failures_and_late_pushes
 from memory.models import Scope
+from memory.search import integrity
+from memory.search.index import SearchIndex
 from memory.store import MemoryStore
 from scheduler.reflection import has_news, needs_reflection, reflect
 from scheduler.service import Scheduler

@@ -7,11 +7,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memory.db import Database
 from memory.errors import ModelMismatch
-from memory.reindex import BATCH, reindex
+from memory.search.reindex import BATCH, reindex
+from memory.search.vectors import CALIBRATION
+from memory.storage.db import Database
 from memory.store import MemoryStore
-from memory.vectors import CALIBRATION
 from tests.fakes.embedder import FakeEmbedder
 
 

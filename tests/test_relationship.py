@@ -18,11 +18,11 @@ from bot.conversation.engine import Engine, EngineConfig, Incoming
 from bot.conversation.prompt import PromptContext, build_prompt, own_questions
 from bot.errors import ConfigError
 from bot.llm.writer import LLMWriter
-from memory.companions import Companion
+from memory.account.companions import Companion
+from memory.ledgers.undo import undo_latest
 from memory.models import Message, Scope
-from memory.relationship import Logged, Relationship
+from memory.records.relationship import Logged, Relationship
 from memory.store import MemoryStore
-from memory.undo import undo_latest
 from scheduler.checkin import gather
 from scheduler.planner import decide_checkin
 from scheduler.reflection import reflect
@@ -349,7 +349,7 @@ def test_companion_list_from_the_shell(monkeypatch: pytest.MonkeyPatch, capsys: 
                                        tmp_path: Path) -> None:
     import asyncio
 
-    from memory.embedder import make_embedder
+    from memory.search.embedder import make_embedder
 
     monkeypatch.setenv("MNEMO_DATA_DIR", str(tmp_path))
 

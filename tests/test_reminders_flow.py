@@ -12,8 +12,8 @@ import pytest
 from bot.commands.runner import Commands
 from bot.conversation.engine import Button, Engine, EngineConfig, Incoming
 from bot.llm.writer import LLMWriter
+from memory.ledgers.outbox import ButtonRows
 from memory.models import Scope
-from memory.outbox import ButtonRows
 from memory.store import MemoryStore
 from scheduler.checkin import gather
 from scheduler.reminder_times import next_due, snooze_until

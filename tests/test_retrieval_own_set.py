@@ -11,9 +11,9 @@ import pytest
 
 from bench.german import day
 from bench.german_set import DEV_SPLITS, HELDOUT, GermanSet, load
-from memory.embedder import Embedder
-from memory.notes import NewNote
-from memory.ranking import Weights
+from memory.records.notes import NewNote
+from memory.search.embedder import Embedder
+from memory.search.ranking import Weights
 from memory.store import MemoryStore
 
 Figures = dict[str, float]

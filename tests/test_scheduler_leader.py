@@ -15,8 +15,8 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from bot.llm.writer import LLMWriter
-from memory.leases import SCHEDULER
 from memory.models import Scope
+from memory.storage.leases import SCHEDULER
 from memory.store import MemoryStore
 from scheduler.checkin import LAST_DECISION
 from scheduler.delivery import OutboxSender

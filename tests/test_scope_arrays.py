@@ -1,4 +1,4 @@
-"""What the search keeps of a scope in memory (`memory.scope_arrays`): it follows every writer, forgets what was
+"""What the search keeps of a scope in memory (`memory.search.scope_arrays`): it follows every writer, forgets what was
 deleted, switches to bits as a scope grows, stays within its budget, and m040 counts an older database's documents."""
 from __future__ import annotations
 
@@ -8,12 +8,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from memory.index import SearchIndex
 from memory.migrations.from_m040 import m040_scope_changes
-from memory.notes import NewNote
-from memory.scope_arrays import DENSE_FROM, ScopeArrays
+from memory.records.notes import NewNote
+from memory.search.index import SearchIndex
+from memory.search.scope_arrays import DENSE_FROM, ScopeArrays
+from memory.search.vectors import from_half, half
 from memory.store import MemoryStore
-from memory.vectors import from_half, half
 from tests.fakes.embedder import FakeEmbedder
 from tests.old_layouts import migrated_before
 from tests.test_vector_layout import note_texts

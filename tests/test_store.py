@@ -7,10 +7,10 @@ import time
 import numpy as np
 import pytest
 
-from memory import search_text as textmod
 from memory.errors import ModelMismatch, NotFound
 from memory.migrations import MIGRATIONS, migrate
-from memory.retrievers import scope_range
+from memory.search import search_text as textmod
+from memory.search.retrievers import scope_range
 from memory.store import MemoryStore
 from tests.fakes.embedder import FakeEmbedder
 
@@ -173,7 +173,7 @@ async def test_other_model_is_refused_with_a_clear_message(tmp_path) -> None:  #
 
 
 async def test_migrations_from_empty_and_rerun(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from memory.db import Database
+    from memory.storage.db import Database
 
     db = await Database.open(tmp_path / "m.sqlite3")
     try:
@@ -190,8 +190,8 @@ async def test_migrations_from_empty_and_rerun(tmp_path) -> None:  # type: ignor
 
 
 async def test_full_text_keys_move_to_scope_ranges_on_upgrade(tmp_path, embedder: FakeEmbedder) -> None:  # type: ignore[no-untyped-def]
-    from memory import integrity
     from memory.migrations.from_m013 import m017_fts_scope
+    from memory.search import integrity
 
     path = tmp_path / "mnemo.sqlite3"
     store = await MemoryStore.open(path, embedder)
@@ -398,7 +398,7 @@ async def test_a_task_cancelled_while_its_transaction_begins_leaves_the_connecti
 async def test_notes_added_in_a_batch_are_what_the_database_holds(store: MemoryStore) -> None:
     """`Notes.add_many` builds the notes from what it wrote instead of reading them back: they must be the same, with
     their documents and one audit entry each."""
-    from memory.notes import NewNote
+    from memory.records.notes import NewNote
 
     anna = await store.scope("mnemo", "anna")
     written = await store.notes.add_many(anna, [

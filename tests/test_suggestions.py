@@ -19,9 +19,9 @@ from bot.conversation.suggestion_tool import ANSWERS, MARKER, SUGGEST, Suggestio
 from bot.conversation.tools import Tool, ToolContext
 from bot.llm.port import ToolCall, ToolSpec
 from bot.settings import Settings
-from memory.erasure import scoped_tables
+from memory.account.erasure import scoped_tables
+from memory.records.suggestions import DAY, TEXT_CHARS, Limits, room_for_one, same_suggestion
 from memory.store import MemoryStore
-from memory.suggestions import DAY, TEXT_CHARS, Limits, room_for_one, same_suggestion
 from tests.engine_kit import make_engine
 from tests.fakes.embedder import FakeEmbedder
 from tests.fakes.llm import ScriptedLLM

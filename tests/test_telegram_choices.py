@@ -17,7 +17,7 @@ from bot.commands.runner import Commands
 from bot.conversation.engine import Engine
 from bot.llm.port import ToolCall
 from bot.texts import t
-from memory.choices import Choice
+from memory.ledgers.choices import Choice
 from memory.models import LearnedRule
 from memory.store import MemoryStore
 from tests.fakes.llm import ScriptedLLM

@@ -6,7 +6,7 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from memory.timewords import time_window
+from memory.search.timewords import time_window
 
 BERLIN = ZoneInfo("Europe/Berlin")
 # Wednesday, 2026-11-25, 14:30 in Berlin.

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import numpy as np
 
-from memory import integrity
 from memory.migrations.from_m039 import m039_bit_vectors
-from memory.notes import NewNote
-from memory.ranking import Weights
-from memory.search_text import content_hash, normalize
+from memory.records.notes import NewNote
+from memory.search import integrity
+from memory.search.ranking import Weights
+from memory.search.search_text import content_hash, normalize
+from memory.search.vectors import COARSE, from_half, half
 from memory.store import MemoryStore
-from memory.vectors import COARSE, from_half, half
 from tests.fakes.embedder import FakeEmbedder
 from tests.old_layouts import migrated_before
 

@@ -19,7 +19,7 @@ from bot.web_page.prometheus import PrometheusMetrics
 from bot.web_page.routes import web_app
 from bot.web_page.server import WebServer
 from bot.web_page.site import Site
-from memory.kinship import PersonDraft
+from memory.records.kinship import PersonDraft
 from tests.browser_kit import need_chromium, phone_page, screenshots
 from tests.fakes.llm import ScriptedLLM
 from tests.fakes.telegram_api import FakeTelegram

@@ -6,7 +6,7 @@ import re
 import time
 
 from bot.conversation.replies import Incoming
-from memory import audit
+from memory.ledgers import audit
 from memory.models import Scope
 from tests.web_kit import WebPage
 

@@ -11,8 +11,8 @@ import pytest
 from bot.cli import main
 from bot.commands.runner import Commands
 from bot.conversation.replies import Incoming
+from memory.account.web_access import Redeemed
 from memory.store import MemoryStore
-from memory.web_access import Redeemed
 from tests.fakes.clock import Clock
 from tests.fakes.embedder import FakeEmbedder
 from tests.web_kit import WebPage, link_in

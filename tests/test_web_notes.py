@@ -7,10 +7,10 @@ import datetime as dt
 import pytest
 
 from bot.conversation.replies import Incoming
-from memory import audit
 from memory.errors import NotFound
-from memory.kinship import PersonDraft
+from memory.ledgers import audit
 from memory.models import Note, Scope
+from memory.records.kinship import PersonDraft
 from tests.fakes.llm import ScriptedLLM
 from tests.web_kit import Browser, WebPage
 

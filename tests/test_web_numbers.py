@@ -8,10 +8,10 @@ import time
 import pytest
 
 from bot.conversation.replies import Incoming
-from memory import audit
-from memory.kinship import PersonDraft
+from memory.ledgers import audit
 from memory.models import Scope
-from memory.notes import NoteFilter
+from memory.records.kinship import PersonDraft
+from memory.records.notes import NoteFilter
 from tests.web_kit import WebPage
 
 pytestmark = pytest.mark.both_backends("each person's numbering through the web page")

@@ -21,7 +21,7 @@ from bot.web.errors import SearchFailed
 from bot.web.pages import checked_url, refusal, still_allowed
 from bot.web.search import make_search
 from bot.web.toolbox import WebTools, day_bounds, limit_reached, may_follow
-from memory.erasure import scoped_tables
+from memory.account.erasure import scoped_tables
 from memory.store import MemoryStore
 from tests.fakes.llm import ScriptedLLM
 from tests.fakes.web import FakeSearchApis

@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 
 from bot.conversation.replies import Incoming
-from memory import audit
-from memory.kinship import PersonDraft
+from memory.ledgers import audit
 from memory.models import Person, Scope
-from memory.person_dates import YearlyDate
+from memory.records.kinship import PersonDraft
+from memory.records.person_dates import YearlyDate
 from memory.store import MemoryStore
 from tests.web_kit import WebPage
 

@@ -7,8 +7,8 @@ import pytest
 
 from bot.conversation.replies import Incoming
 from bot.texts import t
-from memory.history_imports import Candidate
 from memory.models import Scope
+from memory.records.history_imports import Candidate
 from tests.test_history_import import MARCH, fact, queued
 from tests.test_review_channels import queue
 from tests.test_web_rules_reminders import ADMIN, hello

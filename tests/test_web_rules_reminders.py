@@ -12,8 +12,8 @@ from bot.conversation.replies import Incoming
 from bot.llm.port import ToolCall
 from bot.llm.writer import LLMWriter
 from bot.texts import t
+from memory.ledgers.outbox import ButtonRows
 from memory.models import Scope
-from memory.outbox import ButtonRows
 from memory.store import MemoryStore
 from scheduler.service import Scheduler
 from tests.fakes.llm import ScriptedLLM

@@ -10,8 +10,8 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from bot.channels.matrix.syncing import SYNC_LEASE_SECONDS, sync_lease
-from memory.leases import MATRIX_SYNC, SCHEDULER
 from memory.models import Scope
+from memory.storage.leases import MATRIX_SYNC, SCHEDULER
 from memory.store import MemoryStore
 from scheduler.delivery import OutboxSender
 

@@ -7,13 +7,13 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from bot.learning.extraction import accept_dates, accept_people
-from memory import audit
-from memory.erasure import scoped_tables
-from memory.kinship import PersonDraft
+from memory.account.erasure import scoped_tables
+from memory.ledgers import audit
+from memory.ledgers.undo import undo_latest
 from memory.models import Message
-from memory.person_dates import PersonDate, YearlyDate, yearly_date
+from memory.records.kinship import PersonDraft
+from memory.records.person_dates import PersonDate, YearlyDate, yearly_date
 from memory.store import MemoryStore
-from memory.undo import undo_latest
 from scheduler.yearly_dates import dates_ahead, dates_on, falls_on
 
 pytestmark = pytest.mark.both_backends("dates stored with undo, merge and forget")

@@ -16,8 +16,8 @@ from bot.web_page.links import WebLinks
 from bot.web_page.prometheus import PrometheusMetrics
 from bot.web_page.routes import web_app
 from bot.web_page.site import Site
+from memory.ledgers.shown_numbers import Kind
 from memory.models import Scope
-from memory.numbers import Kind
 
 BASE = "http://127.0.0.1:8377"
 LINK = re.compile(r"http://127\.0\.0\.1:8377(/web/login\?t=[\w-]+)")

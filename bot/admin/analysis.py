@@ -37,7 +37,7 @@ from bot.admin.analysis_transcripts import (
 from bot.conversation.prompt import PromptContext, build_prompt
 from bot.errors import ConfigError, LLMBadOutput
 from bot.llm.port import LLM, ChatMessage, Completion, SystemBlock
-from memory.store import DB_FILENAME
+from memory import DB_FILENAME
 
 if TYPE_CHECKING:
     from bot.settings import Settings

@@ -9,11 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.errors import ConfigError
-from memory.db import sqlite_module
-from memory.errors import MemoryStoreError
-from memory.models import Message, ts
-from memory.postgres import shown_url
-from memory.sql_dialect import to_postgres
+from memory import MemoryStoreError, Message, shown_url, sqlite_module, to_postgres, ts
 
 # The form the analyst is asked to use for every quote: «words» (YYYY-MM-DD).
 QUOTE_RE = re.compile(r"«([^«»]{1,2000})»\s*\((\d{4}-\d{2}-\d{2})\)")

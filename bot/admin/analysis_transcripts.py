@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta, tzinfo
 from typing import TypeVar
 
-from memory.models import Message
+from memory import Message
 
 T = TypeVar("T")
 

@@ -11,12 +11,12 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from bot.errors import ConfigError, LLMBadOutput
-from memory.companions import Companion
+from memory import Companion
 from scheduler.relationship_rules import DEFAULT_WISH, WISHES
 
 if TYPE_CHECKING:
     from bot.settings import Settings
-    from memory.store import MemoryStore
+    from memory import MemoryStore
     from scheduler.ports import Writer
 
 TEMPLATES: dict[str, str] = {

@@ -77,8 +77,7 @@ async def import_history(
     """Run the command; returns the exit code (0 done or nothing to do, 1 declined or failed, 3 paused)."""
     from bot.app import make_models
     from bot.llm.metering import MeteredLLM
-    from memory.embedder import make_embedder
-    from memory.store import MemoryStore
+    from memory import MemoryStore, make_embedder
     from scheduler.budget import TokenBudget
 
     out = out or sys.stdout

@@ -1,5 +1,5 @@
-"""`mnemo migrate-to-postgres`: copy the SQLite memory into PostgreSQL (`memory.postgres_copy`), report, and say how to
-switch."""
+"""`mnemo migrate-to-postgres`: copy the SQLite memory to PostgreSQL (`memory.storage.postgres_copy`), report, say how
+to switch."""
 from __future__ import annotations
 
 import argparse
@@ -7,10 +7,7 @@ import sys
 from typing import TextIO
 
 from bot.settings import Settings
-from memory.db import Database
-from memory.postgres import PostgresDatabase, is_postgres, shown_url
-from memory.postgres_copy import CopyReport, copy_to_postgres
-from memory.store import DB_FILENAME
+from memory import DB_FILENAME, CopyReport, Database, PostgresDatabase, copy_to_postgres, is_postgres, shown_url
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:

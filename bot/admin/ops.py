@@ -12,17 +12,28 @@ from typing import Any
 from bot.errors import BotError, ConfigError, LLMError
 from bot.settings import Settings
 from bot.voice.recordings import exported, where_kept
-from memory import integrity
-from memory.admission import OUTCOMES
-from memory.backup import backup, backup_name
-from memory.embedder import Embedder, make_embedder
-from memory.errors import MemoryStoreError
-from memory.failures import FailureCount
-from memory.journal import NewMessage
-from memory.migrations import MIGRATIONS, applied_migrations, pending
-from memory.models import Scope
-from memory.postgres import ServerFacts, server_facts, shown_url
-from memory.store import DB_FILENAME, EXPORT_FORMAT, MemoryStore, open_database
+from memory import (
+    ADMISSION_OUTCOMES,
+    DB_FILENAME,
+    EXPORT_FORMAT,
+    MIGRATIONS,
+    Embedder,
+    FailureCount,
+    MemoryStore,
+    MemoryStoreError,
+    NewMessage,
+    Scope,
+    ServerFacts,
+    applied_migrations,
+    backup,
+    backup_name,
+    check_integrity,
+    make_embedder,
+    open_database,
+    pending_migrations,
+    server_facts,
+    shown_url,
+)
 from scheduler.budget import BudgetStatus, TokenBudget
 
 
@@ -59,7 +70,7 @@ async def migration_plan(settings: Settings) -> list[str]:
         return [m.__name__ for m in MIGRATIONS]
     db = await open_database(settings.data_dir, settings.database_url)
     try:
-        return pending(await applied_migrations(db))
+        return pending_migrations(await applied_migrations(db))
     finally:
         await db.close()
 
@@ -83,7 +94,7 @@ async def stats(settings: Settings) -> list[dict[str, Any]]:
                                                          " AND status = 'active'", (scope_id,)))[0]
                 admission = dict(await tx.fetchall("SELECT outcome, count FROM admission_counts WHERE scope_id = ?",
                                                    (scope_id,)))
-                for outcome in OUTCOMES.values():
+                for outcome in ADMISSION_OUTCOMES.values():
                     counts[outcome] = admission.get(outcome, 0)
                 rows.append(counts)
         return rows
@@ -189,7 +200,7 @@ async def doctor(settings: Settings, *, check_model: bool = True) -> list[Check]
     """Check configuration, driver, embedder, schema, model, messengers, MCP servers and clock."""
     channels = ", ".join(settings.active_channels)
     checks = [Check("configuration", True, f"data dir {settings.data_dir}, channels {channels}")]
-    from memory.db import sqlite_module
+    from memory import sqlite_module
 
     try:
         module = sqlite_module()
@@ -242,7 +253,7 @@ async def _postgres_checks(settings: Settings, embedder: Embedder) -> list[Check
         return [Check("postgresql", False, str(exc))]
     try:
         facts = await server_facts(db)
-        todo = pending(await applied_migrations(db))
+        todo = pending_migrations(await applied_migrations(db))
     finally:
         await db.close()
     checks = [Check("postgresql", True, f"{where}, PostgreSQL {facts.version}"), *extension_checks(facts)]
@@ -276,7 +287,7 @@ async def _store_checks(settings: Settings, embedder: Embedder, where: str) -> l
     store = await MemoryStore.open(settings.data_dir, embedder,  # checks the recorded model; writes nothing
                                    database_url=settings.database_url)
     try:
-        problems = await integrity.check(store)
+        problems = await check_integrity(store)
         budget = await background_budget(store, settings)
         failed = await store.failures.all()
         unreadable = await _matrix_unreadable(store) if settings.matrix_homeserver else None

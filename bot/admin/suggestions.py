@@ -13,9 +13,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, TextIO
 from zoneinfo import ZoneInfo
 
-from memory.migrations import migrate
-from memory.store import open_database
-from memory.suggestions import Suggestion, Suggestions
+from memory import Suggestion, Suggestions, migrate, open_database
 
 if TYPE_CHECKING:
     from bot.settings import Settings

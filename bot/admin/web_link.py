@@ -11,9 +11,7 @@ import time
 from typing import TYPE_CHECKING, TextIO
 
 from bot.web_page.links import LINK_MINUTES, base_url
-from memory.migrations import migrate
-from memory.store import open_database
-from memory.web_access import WebAccess
+from memory import WebAccess, migrate, open_database
 
 if TYPE_CHECKING:
     from bot.settings import Settings

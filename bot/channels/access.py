@@ -16,8 +16,7 @@ from typing import Literal
 
 from bot.commands.catalog import parse_command
 from bot.texts import t
-from memory.errors import Expired, NotFound
-from memory.pairing import AccessStore, ApprovedUser, PairingRequest, normalize_code
+from memory import AccessStore, ApprovedUser, Expired, NotFound, PairingRequest, normalize_code
 
 log = logging.getLogger(__name__)
 

@@ -29,7 +29,7 @@ from bot.conversation.engine import Engine
 from bot.conversation.replies import Attachment, Incoming, Quoted, Reply
 from bot.llm.port import OnText
 from bot.texts import t
-from memory.pairing import is_group_scope
+from memory import is_group_scope
 
 log = logging.getLogger(__name__)
 

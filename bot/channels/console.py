@@ -23,8 +23,7 @@ from bot.commands.runner import Commands
 from bot.conversation.engine import Engine
 from bot.conversation.replies import Button, Incoming, Reply, question_of
 from bot.texts import t
-from memory.choices import Choice
-from memory.models import Scope
+from memory import Choice, Scope
 
 log = logging.getLogger(__name__)
 

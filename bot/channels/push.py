@@ -6,9 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import Protocol
 
 from bot.conversation.replies import Button
-from memory.models import Scope
-from memory.outbox import ButtonRows
-from memory.pairing import is_group_scope
+from memory import ButtonRows, Scope, is_group_scope
 from scheduler.errors import RetryLater
 
 log = logging.getLogger(__name__)

@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Generic, TypeVar
 
-from memory.inbox import Inbox
+from memory import Inbox
 
 H = TypeVar("H")  # how a messenger names a message it showed: Telegram's message id, Matrix's event id
 

@@ -10,8 +10,7 @@ from bot.conversation.replies import Button, Document, Reply
 from bot.conversation.tools import ForgetsScope
 from bot.voice.recordings import exported
 from bot.web.toolbox import find_web_tools, used_today
-from memory.pairing import is_group_scope
-from memory.preferences import Preferences, parse_value
+from memory import Preferences, is_group_scope, parse_value
 
 # Words a user may type in /settings, German and English, and the preference each one sets.
 SETTING_KEYS = {"diary": "diary_time", "tagebuch": "diary_time", "reflection": "reflection_time",

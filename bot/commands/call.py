@@ -8,8 +8,7 @@ from bot.conversation.engine import Engine
 from bot.conversation.replies import Button
 from bot.texts import t
 from bot.web_page.links import WebLinks
-from memory.models import Scope
-from memory.store import MemoryStore
+from memory import MemoryStore, Scope
 from scheduler.service import Scheduler
 
 

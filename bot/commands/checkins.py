@@ -7,8 +7,7 @@ from zoneinfo import ZoneInfo
 
 from bot.commands.call import Call
 from bot.conversation.replies import Reply
-from memory.pairing import is_group_scope
-from memory.preferences import Preferences
+from memory import Preferences, is_group_scope
 from scheduler.checkin import LAST_DECISION, chances
 from scheduler.rhythm import describe, learned, spans, week_of_likely_hours
 

@@ -10,7 +10,7 @@ from bot.commands.call import Call
 from bot.commands.relationship_view import show
 from bot.conversation.replies import Reply
 from bot.errors import LLMBadOutput, LLMError
-from memory.models import DiaryEntry, Scope
+from memory import DiaryEntry, Scope
 from scheduler.errors import BadModelOutput
 from scheduler.reflection import Reflection
 from scheduler.relationship_rules import wish_of

@@ -5,8 +5,7 @@ from bot.commands.call import Call, Pressed
 from bot.conversation.questions import rule_buttons
 from bot.conversation.replies import Button, Reply
 from bot.profile_keys import profile_key
-from memory.models import LearnedRule, Scope
-from memory.store import MemoryStore
+from memory import LearnedRule, MemoryStore, Scope
 
 
 async def rules(call: Call, args: str) -> Reply:

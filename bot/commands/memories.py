@@ -14,22 +14,29 @@ from bot.history.approval import provenances
 from bot.learning import forgetting
 from bot.learning.why import explain
 from bot.texts import TEXTS, t
-from memory import audit
-from memory.embedder import calibration
-from memory.errors import NotFound
-from memory.models import AuditEntry, Note, SearchHit
-from memory.numbers import Kind
-from memory.undo import is_final, latest_processing, undo_latest, undo_processing
+from memory import (
+    AuditEntry,
+    Note,
+    NotFound,
+    NumberedKind,
+    SearchHit,
+    calibration,
+    is_final,
+    latest_processing,
+    new_processing,
+    undo_latest,
+    undo_processing,
+)
 
 PAGE = 10
 
 # Audit item types whose items carry the user's own numbers (#3), and the kind of number.
-NUMBERED: dict[str, Kind] = {"note": "note", "rule": "rule", "reminder": "reminder", "person": "person"}
+NUMBERED: dict[str, NumberedKind] = {"note": "note", "rule": "rule", "reminder": "reminder", "person": "person"}
 
 
 async def keyword_search(call: Call, words: str, k: int) -> list[SearchHit]:
     """Notes about what the person typed: those holding every word (inflected, or inside a compound), or, for one
-    word, very close in meaning (`memory.keywords`); nothing when none is."""
+    word, very close in meaning (`memory.search.keywords`); nothing when none is."""
     strict = calibration(call.store.index.embedder.name).keyword
     return await call.store.keyword_search(call.scope, words, k, strict=strict)
 
@@ -116,7 +123,7 @@ async def press_forget(call: Call, fields: list[str]) -> Pressed | None:
 async def forget_note(call: Call, note_id: int, reason: str = "/forget") -> tuple[Note, forgetting.Rewritten]:
     """Delete a note for good, then rewrite what was written from it (the chat's forget button and the web page)."""
     async with call.engine.learning_paused(call.scope):
-        processing = audit.new_processing("forget")
+        processing = new_processing("forget")
         note = await call.store.notes.erase(call.scope, note_id, reason=reason)
         copies = await forgetting.forget(call.store, call.engine.background, call.scope,
                                          forgetting.Forgotten((note.text,)), processing=processing, reason=reason,
@@ -161,7 +168,7 @@ async def close_note(call: Call, note_id: int, *, wrong: bool, reason: str
     store, scope = call.store, call.scope
     if (await store.notes.get(scope, note_id)).valid_to is not None:
         return None
-    processing = audit.new_processing("why")
+    processing = new_processing("why")
     why = f"{reason}: wrong" if wrong else f"{reason}: outdated"
     note = await store.notes.close(scope, note_id, processing=processing, reason=why)
     if not wrong:

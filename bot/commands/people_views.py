@@ -7,12 +7,7 @@ from bot.conversation.replies import Button, Reply, item_id
 from bot.learning import forgetting
 from bot.llm.port import LLM
 from bot.texts import t
-from memory import audit
-from memory.errors import NotFound
-from memory.kinship import name_key
-from memory.models import Person, Scope
-from memory.person_dates import PersonDate, YearlyDate
-from memory.store import MemoryStore
+from memory import MemoryStore, NotFound, Person, PersonDate, Scope, YearlyDate, name_key, new_processing
 
 LIST_BUTTONS = 10
 
@@ -157,7 +152,7 @@ async def forget(store: MemoryStore, scope: Scope, person: Person, lang: str, ll
 
     The chat's yes button and the web page both forget this way; returns the sentence saying what went.
     """
-    processing = audit.new_processing("forget")
+    processing = new_processing("forget")
     async with store.learning_locks.hold(scope):  # no learning run on any worker writes them back meanwhile
         what = forgetting.of_person(person, await store.people.facts(scope, person.id, 1000, include_closed=True))
         forgotten, count = await store.people.forget(scope, person.id, reason=reason)

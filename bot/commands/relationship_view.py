@@ -6,8 +6,7 @@ from datetime import datetime, tzinfo
 
 from bot.conversation.prompt import clip
 from bot.texts import TEXTS, t
-from memory.models import AuditEntry
-from memory.relationship import LIST_FIELDS, VALUES, Relationship
+from memory import LIST_FIELDS, RELATIONSHIP_VALUES, AuditEntry, Relationship
 from scheduler.relationship_rules import max_stage
 
 TEXT_FIELDS = ("mood", "notes", *LIST_FIELDS)
@@ -47,7 +46,7 @@ def describe_change(lang: str, entry: AuditEntry, zone: tzinfo) -> str:
         if after.get("stage") != before["stage"]:
             move += f" → {_stage(lang, str(after.get('stage')))}"
         return f"• {when} {t(lang, 'value_stage')}: {move}{_why(lang, entry, zone, asked=False)}"
-    for name in VALUES:
+    for name in RELATIONSHIP_VALUES:
         if name in before:
             label = t(lang, f"value_{name}")
             return f"• {when} {label} {before[name]} → {after.get(name)}{_why(lang, entry, zone, asked=True)}"
@@ -62,7 +61,7 @@ def describe_change(lang: str, entry: AuditEntry, zone: tzinfo) -> str:
 def show(lang: str, state: Relationship, wish: str, history: Sequence[AuditEntry], zone: tzinfo) -> str:
     """The whole /relationship answer."""
     lines = [t(lang, "relationship_head", stage=_stage(lang, state.stage), limit=_stage(lang, max_stage(wish))),
-             " · ".join(f"{t(lang, f'value_{name}')} {state.value(name)}" for name in VALUES)]
+             " · ".join(f"{t(lang, f'value_{name}')} {state.value(name)}" for name in RELATIONSHIP_VALUES)]
     if state.mood:
         lines.append(t(lang, "relationship_mood", mood=state.mood))
     if state.intentions:

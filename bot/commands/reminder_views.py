@@ -7,7 +7,7 @@ from zoneinfo import ZoneInfo
 from bot.commands.call import Call, Pressed
 from bot.conversation.reminder_requests import due_words, user_zone
 from bot.conversation.replies import Button, Reply
-from memory.reminders import StoredReminder
+from memory import StoredReminder
 from scheduler.reminder_times import SNOOZES, snooze_until
 
 LIST_BUTTONS = 10

@@ -13,10 +13,8 @@ from bot.conversation.replies import Button, Reply
 from bot.history.approval import approve, provenance, reject
 from bot.history.shown import shown_text, shown_title
 from bot.texts import t
-from memory.errors import NotFound
-from memory.history_imports import Candidate
-from memory.models import Note, Scope
-from memory.store import MemoryStore
+from memory import ImportCandidate as Candidate
+from memory import MemoryStore, Note, NotFound, Scope
 
 PAGE = 4  # candidates shown at once: with ✓/✗ each and the group's two, ten options (Matrix keycaps 1️⃣…🔟)
 

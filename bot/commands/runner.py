@@ -12,10 +12,7 @@ from bot.conversation.replies import Button, Reply, well_formed
 from bot.conversation.turn import check_input
 from bot.texts import t
 from bot.web_page.links import WebLinks
-from memory.errors import NotFound
-from memory.models import Scope
-from memory.pairing import is_group_scope
-from memory.runs import Run
+from memory import CommandRun, NotFound, Scope, is_group_scope
 from scheduler.service import Scheduler
 
 log = logging.getLogger(__name__)
@@ -111,7 +108,7 @@ class Commands:
             return Reply((self._t(problem, size=len(text), limit=limit),), failed=True)
         return None
 
-    async def _replayed(self, scope: Scope, channel: str, ref: str | None, earlier: Run,
+    async def _replayed(self, scope: Scope, channel: str, ref: str | None, earlier: CommandRun,
                         changing: bool) -> Reply | None:
         """What a replayed command shows: its recorded reply, nothing, or why it does not run again (None: run it)."""
         assert ref is not None  # only a command with a channel id has an earlier run

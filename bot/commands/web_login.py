@@ -4,7 +4,7 @@ from __future__ import annotations
 from bot.commands.call import Call
 from bot.conversation.replies import Reply
 from bot.web_page.links import LINK_MINUTES
-from memory.pairing import is_group_scope
+from memory import is_group_scope
 
 
 async def web(call: Call, args: str) -> Reply:

@@ -7,9 +7,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from memory.models import Scope
-from memory.pairing import is_group_scope
-from memory.store import MemoryStore
+from memory import MemoryStore, Scope, is_group_scope
 from scheduler.away import STATE_KEY, kept, parse_away, says_back, to_keep
 
 

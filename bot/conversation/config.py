@@ -5,7 +5,7 @@ from dataclasses import dataclass, field
 from zoneinfo import ZoneInfo
 
 from bot.conversation.crisis import CrisisDetector, PatternDetector
-from memory.admission import Thresholds
+from memory import Thresholds
 
 
 @dataclass(frozen=True)

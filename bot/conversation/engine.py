@@ -44,9 +44,7 @@ from bot.llm.port import LLM, Image, OnText
 from bot.metrics import NO_METRICS, Metrics
 from bot.texts import t
 from bot.voice.port import Speaker, Transcriber
-from memory.embedder import calibration
-from memory.models import Message, Scope
-from memory.store import MemoryStore
+from memory import MemoryStore, Message, Scope, calibration
 from scheduler.budget import TokenBudget
 from scheduler.topics import topic_raised
 
@@ -183,7 +181,7 @@ class Engine:
 
     def learning_paused(self, scope: Scope) -> contextlib.AbstractAsyncContextManager[None]:
         """Run a block while no learning runs for the scope on any worker (/deleteme and /forget wait for one in
-        flight); the scope's learning lock (`memory.learning_locks`)."""
+        flight); the scope's learning lock (`memory.storage.learning_locks`)."""
         return self.learning.paused(scope)
 
     async def drain(self) -> None:

@@ -25,9 +25,7 @@ from bot.conversation.tools import ToolContext
 from bot.conversation.turn import Step, Turn
 from bot.errors import LLMError
 from bot.texts import t
-from memory.incognito_state import Incognito, Stretch
-from memory.models import Message, Scope
-from memory.store import MemoryStore
+from memory import Incognito, MemoryStore, Message, Scope, Stretch
 from scheduler.backoff import answered_checkin
 from scheduler.reminder_times import AskBack, explicit_request, parse_reminder
 

@@ -1,7 +1,7 @@
 """Learning after the reply: extraction (with the saved notice after it) and the summary, now or when the chat goes
 quiet, as background tasks.
 
-One run per scope at a time across every worker (the scope's learning lock, `memory.learning_locks`); the day's token
+One run per scope at a time across every worker (its learning lock, `memory.storage.learning_locks`); the day's token
 budget is asked before each model call; a failing task is logged with where it was created; `drain` and `close` end
 them all.
 """
@@ -21,8 +21,7 @@ from bot.conversation.saved_notices import SavedNotices
 from bot.errors import LLMError
 from bot.learning import extraction, summary
 from bot.llm.port import LLM
-from memory.models import Scope
-from memory.store import MemoryStore
+from memory import MemoryStore, Scope
 from scheduler.budget import TokenBudget
 
 log = logging.getLogger(__name__)

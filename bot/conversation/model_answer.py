@@ -25,9 +25,7 @@ from bot.conversation.tools import (
     taints,
 )
 from bot.llm.port import LLM, ChatMessage, Image, OnText, SystemBlock, ToolCall
-from memory.models import Message, Scope
-from memory.pairing import is_group_scope
-from memory.store import MemoryStore
+from memory import MemoryStore, Message, Scope, is_group_scope
 from scheduler.relationship_rules import absence_for
 
 MAX_TOOL_ROUNDS = 4

@@ -23,7 +23,7 @@ from bot.conversation.turn import Turn, own_words
 from bot.errors import LLMRejected, PictureError
 from bot.llm.port import LLM, Image, OnText
 from bot.texts import t
-from memory.store import MemoryStore
+from memory import MemoryStore
 
 log = logging.getLogger(__name__)
 

@@ -10,10 +10,17 @@ from zoneinfo import ZoneInfo
 from bot.conversation.markers import defuse
 from bot.conversation.replies import Quoted
 from bot.llm.port import ChatMessage, Image, SystemBlock
-from memory.companions import Companion
-from memory.models import LearnedRule, Message, OpenTopic, PersonCard, ProfileEntry, SearchHit
-from memory.people import card_line
-from memory.relationship import Relationship
+from memory import (
+    Companion,
+    LearnedRule,
+    Message,
+    OpenTopic,
+    PersonCard,
+    ProfileEntry,
+    Relationship,
+    SearchHit,
+    card_line,
+)
 from scheduler.relationship_rules import describe, wish_of
 
 # Budgets in characters; they bound the prompt whatever the length of the history.

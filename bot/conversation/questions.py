@@ -23,11 +23,7 @@ from bot.conversation.tools import HeldCall, ToolFailed, ToolGone, call_summary
 from bot.conversation.turn import Turn, own_words
 from bot.profile_keys import profile_key
 from bot.texts import t
-from memory.errors import NotFound
-from memory.learned_rules import same_rule
-from memory.models import Message, Scope
-from memory.pairing import is_group_scope
-from memory.store import MemoryStore
+from memory import MemoryStore, Message, NotFound, Scope, is_group_scope, same_rule
 
 log = logging.getLogger(__name__)
 

@@ -11,9 +11,7 @@ from bot.conversation.config import EngineConfig
 from bot.conversation.reacting import chosen_reaction, day_of, feedback_emoji, may_react, offer_line
 from bot.conversation.replies import Reaction
 from bot.conversation.turn import Turn
-from memory.models import Scope
-from memory.pairing import is_group_scope
-from memory.store import MemoryStore
+from memory import MemoryStore, Scope, is_group_scope
 
 log = logging.getLogger(__name__)
 

@@ -13,9 +13,7 @@ from zoneinfo import ZoneInfo
 
 from bot.conversation.replies import Button, Reply
 from bot.texts import t
-from memory.models import Scope
-from memory.reminders import StoredReminder
-from memory.store import MemoryStore
+from memory import MemoryStore, Scope, StoredReminder
 from scheduler.reminder_times import (
     AskBack,
     Reminder,

@@ -1,7 +1,7 @@
 """The saved notice: after an extraction run stored something, one short line "💾 gemerkt: …" with an undo button.
 
 Opt-in per scope (`/settings notices an`; off by default). At most one notice per extraction run, and its button
-('saved:undo:extract:<hex>') takes back exactly that run's processing (`memory.undo.undo_processing`). The notice
+('saved:undo:extract:<hex>') undoes exactly that run's processing (`memory.ledgers.undo.undo_processing`). The notice
 goes through the scheduler's outbox (kind 'notice'), only into a private chat (never into a group), and only when:
 - the run's messages show no signs of crisis, and neither did any of the person's messages in the last
   CRISIS_MEMORY_SECONDS (a check-in then speaks carefully; a notice would only be noise);
@@ -20,10 +20,7 @@ from bot.conversation.prompt import clip
 from bot.conversation.safety import signals_crisis
 from bot.learning.extraction import ExtractionRun
 from bot.texts import t
-from memory.models import AuditEntry, Message, Scope
-from memory.pairing import is_group_scope
-from memory.store import MemoryStore
-from memory.undo import standing_entries
+from memory import AuditEntry, MemoryStore, Message, Scope, is_group_scope, standing_entries
 from scheduler.delivery import OutboxSender
 
 log = logging.getLogger(__name__)

@@ -3,7 +3,7 @@
 The person never sees a suggestion: the tool's answer goes to the model only, and the marker form of a model
 without tool calling ([SUGGESTION: …], or the seed's [[VORSCHLAG: …]]) is stripped from the reply like every marker.
 Noting one changes something, so the tool is not offered in a crisis or after text from outside, and its marker is
-then not kept. Kept by memory/suggestions.py with the start of the message it reacted to, a few a day;
+then not kept. Kept by memory/records/suggestions.py with the start of the message it reacted to, a few a day;
 `mnemo suggestions` lists and dismisses them (bot/admin/suggestions.py).
 """
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Any
 
 from bot.conversation.tools import Tool, ToolContext, ToolFailed
 from bot.llm.port import ToolSpec
-from memory.suggestions import KINDS, Limits
+from memory import SUGGESTION_KINDS, SuggestionLimits
 
 log = logging.getLogger(__name__)
 
@@ -34,7 +34,7 @@ SPEC = ToolSpec(
         "type": "object",
         "properties": {
             "text": {"type": "string", "description": "the suggestion, one or two sentences"},
-            "kind": {"type": "string", "enum": list(KINDS)},
+            "kind": {"type": "string", "enum": list(SUGGESTION_KINDS)},
         },
         "required": ["text"],
     },
@@ -46,7 +46,7 @@ MARKER = ("If the program itself lacks something or keeps misunderstanding, you 
 class SuggestionBox:
     """The toolbox with suggest_improvement; past the daily limits it stores nothing and says so to the model."""
 
-    def __init__(self, limits: Limits) -> None:
+    def __init__(self, limits: SuggestionLimits) -> None:
         self.limits = limits
         self.tool = Tool(SPEC, self.note, in_crisis=False, marker=MARKER)
 

@@ -21,10 +21,7 @@ from zoneinfo import ZoneInfo
 
 from bot.conversation.prompt import clip, origin_note, quote
 from bot.llm.port import ToolCall, ToolSpec
-from memory.models import Scope, SearchHit, Source
-from memory.people import card_line
-from memory.store import MemoryStore
-from memory.timewords import time_window
+from memory import MemoryStore, Scope, SearchHit, Source, card_line, time_window
 
 log = logging.getLogger(__name__)
 

@@ -10,8 +10,7 @@ from bot.conversation.replies import Incoming, Reply
 from bot.conversation.tools import HeldCall
 from bot.learning.corrections import Change
 from bot.llm.port import Image, OnText
-from memory.models import LearnedRule, Scope
-from memory.pairing import is_group_scope
+from memory import LearnedRule, Scope, is_group_scope
 
 CRISIS_SCAN_CHARS = 20_000  # how much of a (maybe oversized) message is searched for signs of crisis
 ANSWERED_BEFORE = Reply(())  # a step's answer for a message answered before: the engine returns None

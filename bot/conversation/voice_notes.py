@@ -24,10 +24,7 @@ from bot.voice.audio import audio_format, ogg_seconds
 from bot.voice.errors import VoiceError, VoiceUnavailable
 from bot.voice.port import Speaker, Transcriber
 from bot.voice.spoken import MODES, VoiceMode, speakable, speaks
-from memory.errors import MemoryStoreError
-from memory.models import Scope
-from memory.pairing import is_group_scope
-from memory.store import MemoryStore
+from memory import MemoryStore, MemoryStoreError, Scope, is_group_scope
 
 log = logging.getLogger(__name__)
 

@@ -9,12 +9,8 @@ from datetime import datetime
 from bot.history.readers import NAMES
 from bot.learning.extraction import PeopleDraft, store_person
 from bot.texts import t
-from memory.errors import NotFound
-from memory.history_imports import Candidate
-from memory.kinship import PersonDraft
-from memory.models import Scope
-from memory.person_dates import yearly_date
-from memory.store import MemoryStore
+from memory import ImportCandidate as Candidate
+from memory import MemoryStore, NotFound, PersonDraft, Scope, yearly_date
 
 log = logging.getLogger(__name__)
 

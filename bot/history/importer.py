@@ -23,11 +23,7 @@ from bot.errors import LLMBadOutput
 from bot.history.model import HistoryConversation, HistoryMessage
 from bot.learning import extraction
 from bot.llm.port import LLM, ChatMessage, SystemBlock
-from memory.admission import Thresholds
-from memory.errors import NotFound
-from memory.history_imports import HistoryImport, NewCandidate
-from memory.models import Message, Scope
-from memory.store import MemoryStore
+from memory import HistoryImport, MemoryStore, Message, NewCandidate, NotFound, Scope, Thresholds
 
 log = logging.getLogger(__name__)
 

@@ -11,11 +11,7 @@ from bot.conversation.prompt import clip
 from bot.errors import LLMBadOutput
 from bot.learning import forgetting
 from bot.llm.port import LLM, ChatMessage, SystemBlock
-from memory import audit
-from memory.errors import NotFound
-from memory.failures import FailureCounts
-from memory.models import Scope, SearchHit
-from memory.store import MemoryStore
+from memory import FailureCounts, MemoryStore, NotFound, Scope, SearchHit, new_processing
 
 log = logging.getLogger(__name__)
 
@@ -100,7 +96,7 @@ async def correct(
         await store.failures.add("corrections.judge_bad_json")
         log.warning("correction judge answered no usable JSON; nothing changed")
         raise
-    processing = audit.new_processing("correct")
+    processing = new_processing("correct")
     forget = bool(_FORGET.search(user_text))
     changes = []
     for item, action, text in decided:

@@ -2,7 +2,7 @@
 
 Every message after the extraction cursor is read, in batches of BATCH oldest first, each batch once: the
 cursor moves past a batch only when its answer was stored.
-Every new note passes admission control first (`memory.admission`): small talk and repeats are dropped
+Every new note passes admission control first (`memory.search.admission`): small talk and repeats are dropped
 and counted, and a note that contradicts a stored one replaces it through the correction flow.
 """
 from __future__ import annotations
@@ -16,12 +16,19 @@ from typing import Any
 from bot.conversation.prompt import clip
 from bot.errors import LLMBadOutput
 from bot.llm.port import LLM, ChatMessage, SystemBlock
-from memory import audit
-from memory.admission import Thresholds
-from memory.kinship import PersonDraft, is_vague
-from memory.models import Message, Note, Person, Scope
-from memory.person_dates import YearlyDate, yearly_date
-from memory.store import MemoryStore
+from memory import (
+    MemoryStore,
+    Message,
+    Note,
+    Person,
+    PersonDraft,
+    Scope,
+    Thresholds,
+    YearlyDate,
+    is_vague,
+    new_processing,
+    yearly_date,
+)
 
 log = logging.getLogger(__name__)
 
@@ -300,7 +307,7 @@ class ExtractionRun:
     The caller keeps it, so what a run stored before a later batch failed is known too.
     """
 
-    processing: str = field(default_factory=lambda: audit.new_processing("extract"))
+    processing: str = field(default_factory=lambda: new_processing("extract"))
     stored: int = 0  # items stored (notes, profile entries, people's facts and dates, topics)
     read: list[Message] = field(default_factory=list)  # the messages of the batches the model was shown
 
@@ -362,7 +369,7 @@ async def extract_batch(
         raise
     if not await store.messages.present(scope, [m.id for m in batch]):
         return 0  # erased while the model read them (/deleteme, or a stalled worker's lost lock): nothing written back
-    processing = processing or audit.new_processing("extract")
+    processing = processing or new_processing("extract")
     stored = 0
     await store.index.embed([d.text.strip() for d in drafts])  # one batch; each note below finds its vector cached
     for d in drafts:

@@ -29,10 +29,7 @@ from bot.learning.mentions import (
 )
 from bot.llm.port import LLM, ChatMessage, SystemBlock
 from bot.texts import t
-from memory.errors import NotFound
-from memory.models import Note, OpenTopic, Person, Scope
-from memory.relationship import LIST_FIELDS, Relationship
-from memory.store import MemoryStore
+from memory import LIST_FIELDS, MemoryStore, Note, NotFound, OpenTopic, Person, Relationship, Scope
 
 log = logging.getLogger(__name__)
 

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memory.search_text import COMMON_SHARE, content_words, stem
+from memory import COMMON_SHARE, content_words, stem
 
 LONG = 80  # characters: a text with this much left besides the mentions may not come back empty
 COMMON_MIN = 2  # a word in more copies than this (and than COMMON_SHARE of them) tells no fact apart

@@ -6,8 +6,7 @@ from collections.abc import Awaitable, Callable
 
 from bot.conversation.prompt import SUMMARY_CHARS, clip
 from bot.llm.port import LLM, ChatMessage, SystemBlock
-from memory.models import Scope
-from memory.store import MemoryStore
+from memory import MemoryStore, Scope
 
 log = logging.getLogger(__name__)
 

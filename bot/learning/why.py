@@ -9,9 +9,7 @@ from bot.conversation.replies import Button, Reply
 from bot.history.approval import provenance
 from bot.history.shown import shown_text
 from bot.texts import TEXTS, t
-from memory.errors import NotFound
-from memory.models import Scope
-from memory.store import MemoryStore
+from memory import MemoryStore, NotFound, Scope
 
 _ASKS_WHY = re.compile(
     r"\b(warum|wieso|weshalb)\s+(denkst|glaubst|meinst)\s+du\b|\bwoher\s+(weißt|weisst)\s+du\b"

@@ -27,8 +27,7 @@ from mcp.types import Tool
 from bot.mcp.config import ServerConfig, Stdio
 from bot.mcp.servers import ServerConnection
 from bot.private_files import private_folders
-from memory.erasure import ScopeErased
-from memory.models import Scope
+from memory import Scope, ScopeErased
 
 log = logging.getLogger(__name__)
 

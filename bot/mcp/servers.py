@@ -21,7 +21,7 @@ from pydantic import ValidationError
 
 from bot.errors import ToolServerError
 from bot.mcp.config import Http, ServerConfig
-from memory.models import Scope
+from memory import Scope
 
 log = logging.getLogger(__name__)
 

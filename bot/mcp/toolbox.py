@@ -36,7 +36,7 @@ from bot.llm.port import ToolSpec
 from bot.mcp.config import ServerConfig
 from bot.mcp.personal import ErasedSince, PersonalServer, in_folder, person_folders, sweep
 from bot.mcp.servers import ServerConnection, where
-from memory.models import Scope
+from memory import Scope
 
 log = logging.getLogger(__name__)
 

@@ -1,5 +1,5 @@
 """Voice notes kept (MNEMO_VOICE_KEEP, off by default): the audio of each heard voice note, once its transcript is
-logged, kept in the database beside its message (`memory.voice_recordings`), so every worker reaches it: /deleteme
+logged, kept in the database by its message (`memory.records.voice_recordings`), so every worker reaches it: /deleteme
 erases it through any worker, /export carries it (the audio as base64), a backup of the database holds it, `mnemo
 doctor` says how many there are.
 
@@ -14,8 +14,7 @@ import logging
 from pathlib import Path
 from typing import Any
 
-from memory.models import Scope
-from memory.store import MemoryStore
+from memory import MemoryStore, Scope
 
 log = logging.getLogger(__name__)
 

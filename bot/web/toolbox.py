@@ -30,8 +30,7 @@ from bot.settings import Settings
 from bot.web.errors import PageFailed, PageRefused, SearchFailed
 from bot.web.pages import Page, PageReader, Pages
 from bot.web.search import SearchResult, WebSearch, make_search
-from memory.models import Scope
-from memory.store import MemoryStore
+from memory import MemoryStore, Scope
 
 log = logging.getLogger(__name__)
 

@@ -5,7 +5,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from memory.store import MemoryStore
+from memory import MemoryStore
 from scheduler.budget import TokenBudget
 
 

@@ -5,8 +5,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from memory.models import Scope
-from memory.store import MemoryStore
+from memory import MemoryStore, Scope
 
 LINK_MINUTES = 10  # a login link works this long, and once
 

@@ -10,7 +10,7 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, generate_la
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from memory.store import MemoryStore
+from memory import MemoryStore
 from scheduler.budget import TokenBudget
 
 log = logging.getLogger(__name__)

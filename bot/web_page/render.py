@@ -13,9 +13,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from bot.commands.call import Call
 from bot.texts import TEXTS, t
-from memory.models import Scope
-from memory.numbers import Kind
-from memory.web_access import WebSession
+from memory import NumberedKind, Scope, WebSession
 
 ENV = Environment(loader=PackageLoader("bot.web_page", "templates"), autoescape=select_autoescape(default=True),
                   undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
@@ -40,7 +38,7 @@ class Viewer:
         return t(self.lang, key, **values)
 
 
-async def numbered(request: Request, viewer: Viewer, kind: Kind) -> int:
+async def numbered(request: Request, viewer: Viewer, kind: NumberedKind) -> int:
     """The id of the item whose number the URL carries: the person's own number, as the chat shows it.
 
     The page never puts the ids all users share into a URL or a form (they would let anyone count the others'

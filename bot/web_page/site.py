@@ -20,10 +20,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from bot.commands.call import Call
 from bot.commands.runner import Commands
 from bot.web_page.render import Viewer, problem_page
-from memory.errors import NotFound
-from memory.models import Scope
-from memory.pairing import is_group_scope
-from memory.web_access import WebSession
+from memory import NotFound, Scope, WebSession, is_group_scope
 
 Handler = Callable[[Request, Viewer], Awaitable[Response]]
 

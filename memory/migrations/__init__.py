@@ -10,7 +10,6 @@ import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
-from memory.db import Database, Tx
 from memory.migrations import (
     from_m001,
     from_m013,
@@ -27,6 +26,7 @@ from memory.migrations import (
     from_m040,
     postgres_baseline,
 )
+from memory.storage.db import Database, Tx
 
 log = logging.getLogger(__name__)
 
@@ -101,7 +101,7 @@ async def migrate(db: Database, backup_dir: Path | None = None) -> list[str]:
     done |= set(baseline)
     todo = pending(done)
     if todo and done and backup_dir is not None and db.dialect == "sqlite":
-        from memory.backup import backup, backup_name, prune
+        from memory.storage.backup import backup, backup_name, prune
 
         copy = await backup(db, backup_name(backup_dir, "before-migration"))
         log.warning("backed up the database to %s before applying %s", copy, ", ".join(todo))

@@ -2,7 +2,7 @@
 access, inbox, companions). Frozen: databases record these names, so a migration is never changed or renamed."""
 from __future__ import annotations
 
-from memory.db import Tx
+from memory.storage.db import Tx
 
 
 async def m001_scopes_and_meta(tx: Tx) -> None:

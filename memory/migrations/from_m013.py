@@ -5,7 +5,7 @@ module `from_mNNN.py` when this one nears 400 lines) and into the list MIGRATION
 """
 from __future__ import annotations
 
-from memory.db import Tx
+from memory.storage.db import Tx
 
 
 async def m013_people(tx: Tx) -> None:
@@ -146,7 +146,7 @@ async def m020_fts_scope_rowids(tx: Tx) -> None:
     Since m017 a MATCH found one user's documents through a `scope` token; FTS5 still walked every
     user's entries of each query term to intersect them with it. A rowid range lets FTS5 seek to the
     scope's part of each term's list instead (measured in docs/benchmarks.md; the cost no longer grows
-    with the other users' memories). `memory.retrievers.scope_range` computes the same range. Document
+    with the other users' memories). `memory.search.retrievers.scope_range` computes the same range. Document
     ids must stay below 2**32 (four billion) and scope ids below 2**31; every search also checks the
     document's scope. The keys are read from the view `docs_fts`, which FTS5 only scans whole
     (rebuild, integrity-check).
@@ -190,7 +190,7 @@ async def m021_pending_state_and_choices(tx: Tx) -> None:
 
 
 async def m022_erasure(tx: Tx) -> None:
-    """What a user deletes for good leaves no trace in the indexes (memory/erasure.py).
+    """What a user deletes for good leaves no trace in the indexes (memory/account/erasure.py).
 
     Both full-text indexes take a deleted document's entries out of their segments from now on (FTS5's
     'secure-delete' option, SQLite 3.42), and are rebuilt once without what earlier deletes left behind.

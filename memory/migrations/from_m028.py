@@ -1,14 +1,14 @@
 """Migrations from m028 on: the learned rhythm."""
 from __future__ import annotations
 
-from memory.db import Tx
+from memory.storage.db import Tx
 
 
 async def m028_rhythm(tx: Tx) -> None:
     """When a person writes and answers, per local weekday (0 = Monday) and hour: a decaying histogram.
 
     `wrote` counts every message of the person, `answered` those that answered a check-in; both as they
-    stood at `updated_at` (they halve every few weeks from then on, memory.rhythm_weights).
+    stood at `updated_at` (they halve every few weeks from then on, memory.records.rhythm_weights).
     """
     await tx.execute(
         """CREATE TABLE rhythm (

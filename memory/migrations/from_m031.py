@@ -5,7 +5,7 @@ list MIGRATIONS in memory/migrations.
 """
 from __future__ import annotations
 
-from memory.db import Tx
+from memory.storage.db import Tx
 
 
 async def m031_web_log(tx: Tx) -> None:

@@ -1,4 +1,4 @@
-"""Migrations from m039 on (vectors kept once in float16, searched by their bits: `memory.vectors`).
+"""Migrations from m039 on (vectors kept once in float16, searched by their bits: `memory.search.vectors`).
 
 Frozen once released: databases record their names. A new migration goes at the end here and into the
 list MIGRATIONS in memory/migrations.
@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from memory.db import Tx
-from memory.vectors import bits, half, save_center, vec_table
+from memory.search.vectors import bits, half, save_center, vec_table
+from memory.storage.db import Tx
 
 _CHUNK = 2000  # rows per statement, so a memory of 100k notes never sits in Python at once
 

@@ -1,4 +1,4 @@
-"""Migrations from m040 on (the search keeps each scope's documents in process memory: `memory.scope_arrays`; several
+"""Migrations from m040 on (the search keeps a scope's documents in RAM: `memory.search.scope_arrays`; several
 workers share one database: leases, claims, the slots of repeating jobs).
 
 Frozen once released: databases record their names. A new migration goes at the end here and into the
@@ -6,7 +6,7 @@ list MIGRATIONS in memory/migrations.
 """
 from __future__ import annotations
 
-from memory.db import Tx
+from memory.storage.db import Tx
 
 
 async def m040_scope_changes(tx: Tx) -> None:
@@ -50,7 +50,7 @@ async def m041_worker_leases(tx: Tx) -> None:
 async def m042_no_trigram_index(tx: Tx) -> None:
     """PostgreSQL: the pg_trgm index over the documents' texts (created by the first PostgreSQL stores where the
     server had the extension) goes: word parts are found in the texts the search keeps of each scope
-    (`memory.scope_arrays`), and the index only slowed the writes. The extension itself stays (the operator's).
+    (`memory.search.scope_arrays`), and the index only slowed the writes. The extension itself stays (the operator's).
     SQLite: nothing."""
     if tx.dialect == "postgres":
         await tx.execute("DROP INDEX IF EXISTS docs_text_trgm")

@@ -26,7 +26,7 @@ from bot.commands.runner import Commands
 from bot.conversation.engine import Engine, EngineConfig
 from bot.learning.extraction import SCHEMA
 from bot.texts import t
-from memory.backup import backup, backup_name
+from memory.storage.backup import backup, backup_name
 from memory.store import MemoryStore
 from tests.fakes.embedder import FakeEmbedder
 from tests.fakes.llm import Call, ScriptedLLM

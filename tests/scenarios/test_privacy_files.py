@@ -11,7 +11,7 @@ import pytest
 
 from bot.conversation.engine import Engine, EngineConfig, Incoming
 from bot.llm.writer import LLMWriter
-from memory.backup import backup, backup_name
+from memory.storage.backup import backup, backup_name
 from memory.store import MemoryStore
 from scheduler.service import Scheduler
 from tests.fakes.embedder import FakeEmbedder
@@ -68,10 +68,10 @@ async def test_files_an_older_version_left_readable_are_tightened_at_start_with_
     (data / "notes.txt").write_text("not mnemo's")
     os.chmod(data / "notes.txt", 0o644)
 
-    with caplog.at_level(logging.WARNING, logger="memory.db"):
+    with caplog.at_level(logging.WARNING, logger="memory.storage.db"):
         async with await MemoryStore.open(data, FakeEmbedder()):
             pass
-    lines = [r.getMessage() for r in caplog.records if r.name == "memory.db"]
+    lines = [r.getMessage() for r in caplog.records if r.name == "memory.storage.db"]
     assert len(lines) == 1 and "private" in lines[0] and "jobs.sqlite3" in lines[0], lines
     theirs = {name: m for name, m in modes(data).items() if name != "notes.txt"}
     assert theirs == {**{name: 0o600 for name in theirs}, ".": 0o700, "backups": 0o700}

@@ -15,7 +15,7 @@ from pathlib import Path
 import aiohttp
 import pytest
 
-from memory.leases import SCHEDULER
+from memory.storage.leases import SCHEDULER
 from memory.store import MemoryStore
 from tests import postgres_kit
 from tests.fakes.embedder import FakeEmbedder

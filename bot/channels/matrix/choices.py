@@ -14,9 +14,8 @@ from bot.channels.matrix.messages import normalize_key, reaction_content, transa
 from bot.channels.matrix.outgoing import Outgoing
 from bot.channels.matrix.rooms import CHANNEL
 from bot.errors import MatrixError
-from memory.choices import Choice, Choices
-from memory.models import Scope
-from memory.reactions import Reactions as Kept
+from memory import Choice, Choices, Scope
+from memory import Reactions as Kept
 
 log = logging.getLogger(__name__)
 

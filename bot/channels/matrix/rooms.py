@@ -63,7 +63,7 @@ from bot.channels.matrix.messages import (
 )
 from bot.channels.matrix.outgoing import Outgoing
 from bot.errors import MatrixError
-from memory.pairing import group_scope
+from memory import group_scope
 
 log = logging.getLogger(__name__)
 

@@ -23,8 +23,7 @@ from bot.channels.matrix.rooms import CHANNEL, Received, Rooms, from_inbox, inbo
 from bot.channels.matrix.session import Session
 from bot.channels.sending import stop_task
 from bot.errors import MatrixError
-from memory.inbox import Inbox
-from memory.leases import MATRIX_SYNC, Leases
+from memory import MATRIX_SYNC, Inbox, Leases
 
 log = logging.getLogger(__name__)
 

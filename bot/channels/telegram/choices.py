@@ -21,7 +21,7 @@ from bot.channels.telegram.outgoing import patiently
 from bot.commands.catalog import changes_memory
 from bot.conversation.engine import Engine
 from bot.conversation.replies import Button, question_of
-from memory.choices import Choice
+from memory import Choice
 
 log = logging.getLogger(__name__)
 

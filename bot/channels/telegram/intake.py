@@ -18,7 +18,7 @@ from telegram import Update
 from telegram.ext import Application, BaseUpdateProcessor, Updater
 
 from bot.channels.telegram.polling import WATCHDOG, Poller
-from memory.inbox import Inbox
+from memory import Inbox
 
 log = logging.getLogger(__name__)
 

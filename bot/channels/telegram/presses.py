@@ -20,7 +20,7 @@ from bot.commands.call import Pressed
 from bot.commands.catalog import owner_of
 from bot.conversation.replies import Button, Reaction
 from bot.texts import t
-from memory.choices import Choice
+from memory import Choice
 
 log = logging.getLogger(__name__)
 

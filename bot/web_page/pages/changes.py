@@ -9,9 +9,7 @@ from bot.commands.memories import change_line, numbers_of
 from bot.web_page.paging import paging
 from bot.web_page.render import Viewer, back_to, bad_input, render
 from bot.web_page.site import Page
-from memory import audit
-from memory.errors import NotFound
-from memory.undo import undo_processing
+from memory import NotFound, processing_changes, recent_processings, undo_processing
 
 # What undoing said, as the text shown on top of the change log afterwards.
 UNDONE = {"done": "page_undone", "later": "page_undo_later", "undone": "page_undo_nothing",
@@ -24,7 +22,7 @@ async def show(request: Request, viewer: Viewer) -> Response:
     if asked is None:
         return bad_input(viewer, request.query_params.get("page", ""))
     call = viewer.call
-    found = await audit.processings(call.store.db, viewer.scope.id, asked.size + 1, asked.offset)
+    found = await recent_processings(call.store.db, viewer.scope.id, asked.size + 1, asked.offset)
     shown = found[:asked.size]
     numbers = await numbers_of(call, [e for p in shown for e in p.entries])
     listed = [(p, [change_line(e, numbers.get((e.item_type, e.item_id or 0)), viewer.lang, viewer.zone).lstrip("• ")
@@ -39,7 +37,7 @@ async def undo(request: Request, viewer: Viewer) -> Response:
     if not processing:
         return bad_input(viewer, "processing")
     call = viewer.call
-    found = await audit.processing(call.store.db, viewer.scope.id, processing)
+    found = await processing_changes(call.store.db, viewer.scope.id, processing)
     if found is None:
         raise NotFound(processing)
     if found.state != "open":  # undone already, forgotten for good, or itself an undo: nothing changes

@@ -11,7 +11,7 @@ from bot.learning.why import said
 from bot.web_page.paging import day_start, paging
 from bot.web_page.render import Viewer, bad_input, render, when
 from bot.web_page.site import Page
-from memory.pairing import is_group_scope
+from memory import is_group_scope
 
 
 async def show(request: Request, viewer: Viewer) -> Response:

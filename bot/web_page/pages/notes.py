@@ -22,8 +22,7 @@ from bot.texts import TEXTS
 from bot.web_page.paging import day_start
 from bot.web_page.render import Viewer, back_to, bad_input, numbered, render
 from bot.web_page.site import Page
-from memory.models import Note
-from memory.notes import NOTE_KINDS, NoteFilter
+from memory import NOTE_KINDS, Note, NoteFilter
 
 PAGE = 20  # notes per page
 FOUND = 100  # at most this many notes found by a search

@@ -10,9 +10,7 @@ from bot.commands.relationship_view import describe_change
 from bot.texts import TEXTS
 from bot.web_page.render import Viewer, render
 from bot.web_page.site import Page
-from memory import overview
-from memory.overview import Week
-from memory.relationship import VALUES
+from memory import RELATIONSHIP_VALUES, Week, notes_per_week, overview_counts
 
 CHART_HEIGHT = 100  # the SVG's drawing height for the tallest bar (its width is 20 per week)
 
@@ -40,15 +38,15 @@ def bars(weeks: list[Week]) -> list[Bar]:
 async def show(request: Request, viewer: Viewer) -> Response:
     """GET /: the counts of the memory shown, the notes per week, the relationship's values and changes."""
     store, scope = viewer.call.store, viewer.scope
-    counts = await overview.counts(store.db, scope)
-    weeks = await overview.notes_per_week(store.db, scope, viewer.call.engine.clock(), viewer.zone)
+    counts = await overview_counts(store.db, scope)
+    weeks = await notes_per_week(store.db, scope, viewer.call.engine.clock(), viewer.zone)
     state = await store.relationships.get(scope)
     changes = [describe_change(viewer.lang, e, viewer.zone).lstrip("• ")
                for e in await store.relationships.history(scope, limit=20)]
     stage = viewer.t(f"stage_{state.stage}") if f"stage_{state.stage}" in TEXTS else state.stage
     return render(viewer, "overview.html", done=request.query_params.get("done"), counts=counts,
                   bars=bars(weeks), chart_width=len(weeks) * 20, chart_height=CHART_HEIGHT + 30,
-                  values=[(name, state.value(name)) for name in VALUES], stage=stage, changes=changes)
+                  values=[(name, state.value(name)) for name in RELATIONSHIP_VALUES], stage=stage, changes=changes)
 
 
 PAGES = [Page("/", show)]

@@ -8,7 +8,7 @@ from bot.commands.people_views import date_text, display_name, forget
 from bot.conversation.replies import item_id
 from bot.web_page.render import Viewer, back_to, bad_input, numbered, render
 from bot.web_page.site import Page
-from memory.models import Person
+from memory import Person
 
 REASON = "web page"
 

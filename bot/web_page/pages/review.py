@@ -12,7 +12,7 @@ from bot.commands.review import PAGE, Beside, beside, decide, group_heading, hea
 from bot.history.shown import shown_text
 from bot.web_page.render import Viewer, back_to, bad_input, render
 from bot.web_page.site import Page
-from memory.history_imports import Candidate
+from memory import ImportCandidate as Candidate
 
 ACTIONS = {"yes": True, "no": False}  # the form's action: keep or leave out
 

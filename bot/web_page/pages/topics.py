@@ -6,7 +6,7 @@ from starlette.responses import Response
 
 from bot.web_page.render import Viewer, back_to, bad_input, numbered, render
 from bot.web_page.site import Page
-from memory.errors import NotFound
+from memory import NotFound
 
 # What a form's action sets a topic to, and the text saying so.
 ACTIONS = {"done": ("done", "page_topic_done"), "drop": ("dropped", "page_topic_dropped")}

@@ -1,0 +1,1 @@
+"""What happened, kept so it can be shown, undone or never done twice: journal, audit, inbox, outbox, runs."""

@@ -1,0 +1,1 @@
+"""What is remembered about a person and the companion: notes, people, profile, reminders, the inner life."""
