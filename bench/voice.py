@@ -33,7 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bot.channels.telegram.channel import TelegramChannel, TelegramConfig  # noqa: E402
 from bot.commands.runner import Commands  # noqa: E402
 from bot.conversation.engine import Engine, EngineConfig  # noqa: E402
-from bot.conversation.replies import Attachment, Incoming  # noqa: E402
+from bot.exchange import Attachment, Incoming  # noqa: E402
 from bot.voice.openai_audio import OpenAISpeaker, OpenAITranscriber  # noqa: E402
 from memory.store import MemoryStore  # noqa: E402
 from tests.fakes.audio import spoken  # noqa: E402

@@ -18,6 +18,7 @@ from bot.channels.push import ChannelSender, Pushes
 from bot.channels.sending import stop_task
 from bot.channels.telegram.channel import TelegramChannel, TelegramConfig
 from bot.commands.runner import Commands
+from bot.commands.web_links import WebLinks, base_url
 from bot.conversation.crisis import CrisisDetector, LayeredDetector, PatternDetector, local_detector
 from bot.conversation.engine import Engine, EngineConfig
 from bot.conversation.moderation import ModerationConfig, ModerationDetector
@@ -35,9 +36,8 @@ from bot.open_meteo import OpenMeteo
 from bot.settings import Settings
 from bot.texts import t
 from bot.voice.recordings import move_old_files
-from bot.web.toolbox import web_tools
 from bot.web_page.health import Running
-from bot.web_page.links import WebLinks, base_url
+from bot.web_tools.toolbox import web_tools
 from memory import MemoryStore, SuggestionLimits, Thresholds, is_postgres, make_embedder
 from scheduler.budget import TokenBudget
 from scheduler.leader import SchedulerLeader
@@ -270,8 +270,9 @@ def web_site(settings: Settings, commands: Commands) -> Site:
 async def start_web(settings: Settings, metrics: PrometheusMetrics, running: Running, commands: Commands,
                     stack: contextlib.AsyncExitStack) -> None:
     """Serve /metrics, /healthz and the private web page on MNEMO_WEB_LISTEN; `stack` stops the server."""
+    from bot.settings import listen_address
     from bot.web_page.routes import web_app
-    from bot.web_page.server import WebServer, listen_address
+    from bot.web_page.server import WebServer
 
     host, port = listen_address(settings.web_listen)
     site = web_site(settings, commands)

@@ -48,7 +48,7 @@ class ToolServerError(BotError):
 
 
 class PictureError(BotError):
-    """A picture cannot go to the model; `reason` names the short sentence the person gets (bot/texts.py), `values`
+    """A picture cannot go to the model; `reason` names the short sentence the person gets (bot/texts/), `values`
     fill it in."""
 
     def __init__(self, reason: str, detail: str = "", **values: str) -> None:

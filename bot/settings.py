@@ -13,7 +13,6 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from bot.errors import ConfigError
 from bot.llm.factory import PROVIDERS
 from bot.llm.vision import VisionSetting
-from bot.web.search import BRAVE_URL, TAVILY_URL
 
 OLLAMA_URL = "http://127.0.0.1:11434/v1"
 
@@ -31,6 +30,19 @@ def _split(value: object) -> object:
 
 
 IdList = Annotated[list[str], NoDecode]
+
+
+BRAVE_URL = "https://api.search.brave.com/res/v1/web/search"
+TAVILY_URL = "https://api.tavily.com/search"
+
+
+def listen_address(value: str) -> tuple[str, int]:
+    """'127.0.0.1:8377' or '[::1]:8377' as (host, port); ValueError saying what is wrong."""
+    host, sep, port = value.strip().rpartition(":")
+    host = host.strip("[]")
+    if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise ValueError(f"use host:port, e.g. 127.0.0.1:8377 or [::1]:8377 (not {value!r})")
+    return host, int(port)
 
 
 class Settings(BaseSettings):
@@ -156,8 +168,6 @@ class Settings(BaseSettings):
     def _web_listen(cls, value: str) -> str:
         """host:port with a port number, or empty."""
         if value:
-            from bot.web_page.server import listen_address
-
             listen_address(value)  # raises ValueError naming what is wrong
         return value
 

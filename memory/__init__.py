@@ -16,8 +16,6 @@ from memory.account.pairing import (
     AccessStore,
     ApprovedUser,
     PairingRequest,
-    group_scope,
-    is_group_scope,
     normalize_code,
 )
 from memory.account.web_access import WebAccess, WebSession
@@ -63,6 +61,8 @@ from memory.models import (
     SearchHit,
     Source,
     Thought,
+    group_scope,
+    is_group_scope,
     ts,
 )
 from memory.records.history_imports import Candidate as ImportCandidate

@@ -1,6 +1,7 @@
 """The plain records the store hands out."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Literal
@@ -198,3 +199,16 @@ class PersonCard:
     person: Person
     facts: tuple[str, ...] = ()
     links: tuple[Link, ...] = ()
+
+
+_GROUP = re.compile(r"[a-z]+:group:.+")  # a group chat's scope user id: tg:group:-1001234, mx:group:!room
+
+
+def group_scope(prefix: str, chat_id: object) -> str:
+    """The scope user id of a group chat, e.g. 'tg:group:-1001234'; never mixed with a member's own scope."""
+    return f"{prefix}:group:{chat_id}"
+
+
+def is_group_scope(user_id: str) -> bool:
+    """Whether a scope belongs to a group chat (no proactive messages go there)."""
+    return bool(_GROUP.fullmatch(user_id))

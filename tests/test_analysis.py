@@ -11,7 +11,7 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from bot.admin.analysis import DEFAULT_QUESTIONS, analyse, complete_text, run_command
-from bot.admin.analysis_report import annotate, list_reports, read_messages
+from bot.analysis_reports import annotate, list_reports, read_messages
 from bot.admin.analysis_transcripts import (
     CHUNK_CHARS,
     Conversation,

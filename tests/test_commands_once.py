@@ -13,7 +13,7 @@ from bot.channels.telegram.channel import TelegramChannel, TelegramConfig
 from bot.commands.catalog import changes_something, owner_of
 from bot.commands.runner import Commands
 from bot.conversation.engine import Engine
-from bot.conversation.replies import Button
+from bot.exchange import Button
 from bot.texts import t
 from memory.store import MemoryStore
 from tests.fakes.telegram_api import FakeTelegram

@@ -6,7 +6,7 @@ import io
 from bot.channels.console import CONSOLE_USER, ConsoleChannel, number_picked
 from bot.commands.runner import Commands
 from bot.conversation.engine import Engine
-from bot.conversation.replies import Button
+from bot.exchange import Button
 from bot.llm.port import ToolCall
 from bot.texts import t
 from memory.store import MemoryStore

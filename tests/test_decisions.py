@@ -9,7 +9,7 @@ from bot.channels.matrix.messages import reaction_choices
 from bot.channels.telegram.choices import answer_of
 from bot.conversation.questions import UNLOGGED, OpenQuestion, marks_next, typed_answer_counts, typed_outcome
 from bot.conversation.reminder_requests import completes_ask_back
-from bot.conversation.replies import Button
+from bot.exchange import Button
 from memory.ledgers.choices import Choice
 from memory.models import Message
 from memory.records.learned_rules import same_rule

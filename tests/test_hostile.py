@@ -12,8 +12,9 @@ from zoneinfo import ZoneInfo
 from bench import hostile
 from bot.conversation.engine import check_input
 from bot.conversation.markers import split_markers
-from bot.conversation.prompt import PromptContext, build_prompt, quote
+from bot.conversation.prompt import PromptContext, build_prompt
 from bot.llm.port import SystemBlock
+from bot.quoting import quote
 from memory.models import LearnedRule, SearchHit, ts
 from memory.store import MemoryStore
 

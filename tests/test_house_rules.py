@@ -108,3 +108,32 @@ def test_memory_is_in_rooms_with_few_loose_modules() -> None:
     rooms = sorted(d.name for d in (ROOT / "memory").iterdir() if (d / "__init__.py").is_file())
     assert len(loose) <= 12, loose
     assert len(rooms) >= 4, rooms
+
+
+def bot_part(module: str) -> str | None:
+    """`bot.conversation.engine` -> 'conversation'; `bot.texts` -> 'texts': a sub-package or a loose module of bot/."""
+    parts = module.split(".")
+    return parts[1] if parts[0] == "bot" and len(parts) > 1 else None
+
+
+def test_no_import_circle_between_the_parts_of_bot() -> None:
+    """Between bot/'s sub-packages and its loose modules the imports form no circle (imports inside functions too)."""
+    edges: dict[str, set[str]] = {}
+    for path in (ROOT / "bot").rglob("*.py"):
+        here = bot_part(name_of(path))
+        if here is None or here == "__init__":
+            continue
+        found = {bot_part(name) for name in imported(path)} - {None, here}
+        edges.setdefault(here, set()).update(part for part in found if part is not None)
+    circles = []
+    for start in edges:  # a part that reaches itself again sits in a circle
+        seen, todo = set(), list(edges[start])
+        while todo:
+            part = todo.pop()
+            if part == start:
+                circles.append(start)
+                break
+            if part not in seen:
+                seen.add(part)
+                todo.extend(edges.get(part, ()))
+    assert sorted(circles) == []

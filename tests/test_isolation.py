@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from bot.channels.telegram.channel import TelegramChannel, TelegramConfig
-from bot.commands.call import Pressed
+from bot.commands.invocation import Pressed
 from bot.commands.runner import Commands
 from bot.conversation.engine import Engine, EngineConfig, Incoming, Reply
 from bot.llm.port import ToolCall

@@ -9,7 +9,7 @@ import pytest
 
 from bot import logs
 from bot.commands.runner import Commands
-from bot.conversation.replies import Attachment, Incoming
+from bot.exchange import Attachment, Incoming
 from bot.llm.port import ToolCall
 from bot.logs import LineFormatter
 from bot.settings import Settings

@@ -11,7 +11,7 @@ import pytest
 from nio import Event, ReactionEvent, RoomRedactResponse, RoomSendResponse
 
 from bot.channels.matrix.messages import emoji_key, quoted_fallback
-from bot.conversation.replies import Quoted
+from bot.exchange import Quoted
 from memory.records.reactions import Feedback
 from scheduler.reflection import FEEDBACK_HEADING, reflect
 from tests import test_matrix_polish as polish

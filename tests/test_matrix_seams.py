@@ -29,7 +29,7 @@ from bot.channels.matrix.keys import UNREADABLE_AFTER
 from bot.channels.matrix.messages import transaction_id, with_bang_commands
 from bot.channels.matrix.rooms import Received, Route, from_inbox, inbox_payload, still_encrypted
 from bot.commands.runner import reply_record
-from bot.conversation.replies import Reply
+from bot.exchange import Reply
 from bot.llm.port import ToolCall
 from bot.texts import t
 from memory.account.companions import Companion

@@ -17,7 +17,7 @@ from bot.conversation.engine import Engine, EngineConfig
 from bot.settings import Settings
 from bot.texts import t
 from bot.voice.openai_audio import OpenAISpeaker, OpenAITranscriber
-from memory.account.pairing import group_scope
+from memory.models import group_scope
 from memory.store import MemoryStore
 from tests.fakes.audio import spoken
 from tests.fakes.llm import ScriptedLLM

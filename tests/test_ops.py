@@ -58,10 +58,9 @@ async def test_only_the_newest_three_backups_before_migrations_are_kept(tmp_path
     by_hand = await ops.make_backup(settings)  # `mnemo backup`: never pruned
     made_at: list[int] = []  # when each upgrade's backup was made (ns)
     for upgrade in range(5):  # five upgrades, each applying one migration
-        async with await MemoryStore.open(path, make_embedder()) as store:
-            async with store.db.transaction() as tx:
-                await tx.execute("DROP TABLE preferences")
-                await tx.execute("DELETE FROM migrations WHERE name = 'm008_preferences'")
+        async with await MemoryStore.open(path, make_embedder()) as store, store.db.transaction() as tx:
+            await tx.execute("DROP TABLE preferences")
+            await tx.execute("DELETE FROM migrations WHERE name = 'm008_preferences'")
         async with await MemoryStore.open(path, make_embedder()):
             pass
         kept = sorted(p.stat().st_mtime_ns for p in backups.iterdir() if p.name.startswith("mnemo-before-migration-"))

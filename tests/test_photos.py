@@ -13,9 +13,9 @@ from PIL import Image as Pillow
 from bot.commands.runner import Commands
 from bot.conversation.engine import Engine, Incoming
 from bot.conversation.pictures import SEEN, UNSEEN
-from bot.conversation.replies import Attachment, Reply
 from bot.conversation.safety import crisis_help
 from bot.errors import LLMRejected, LLMUnavailable
+from bot.exchange import Attachment, Reply
 from bot.llm.port import ToolCall
 from bot.texts import t
 from memory.store import MemoryStore

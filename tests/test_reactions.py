@@ -21,9 +21,9 @@ from bot.channels.console import ConsoleChannel
 from bot.commands.runner import Commands
 from bot.conversation.engine import Engine, EngineConfig, Incoming, Reply
 from bot.conversation.reacting import OFFER, REACTIONS, chosen_reaction, day_of, feedback_emoji, may_react, offer_line
-from bot.conversation.replies import Quoted, Reaction
 from bot.conversation.safety import crisis_help
 from bot.conversation.tools import Tool, ToolContext
+from bot.exchange import Quoted, Reaction
 from bot.llm.port import ToolCall, ToolSpec
 from bot.settings import Settings
 from bot.texts import t

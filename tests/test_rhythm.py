@@ -70,7 +70,7 @@ def test_an_empty_histogram_weighs_nothing() -> None:
 
 async def test_the_engine_counts_each_message_and_whether_it_answered_a_checkin(chat, background, store) -> None:  # type: ignore[no-untyped-def]
     from bot.conversation.engine import Engine, EngineConfig
-    from bot.conversation.replies import Incoming
+    from bot.exchange import Incoming
 
     clock_at = [at(0, 20)]
     engine = Engine(store, chat, background, EngineConfig(zone=BERLIN, relevance_floor=0.0), clock=lambda: clock_at[0])

@@ -11,8 +11,8 @@ from PIL import Image as Pillow
 from bot.conversation.markers import preview_text, split_markers
 from bot.conversation.pictures import LONG_EDGE, clean_description, photo_text, prepare, refusal
 from bot.conversation.prompt import PromptContext, build_prompt
-from bot.conversation.replies import Attachment
 from bot.errors import PictureError
+from bot.exchange import Attachment
 from bot.llm.anthropic_api import AnthropicChat
 from bot.llm.openai_api import OpenAIChat
 from bot.llm.port import ChatMessage, Image

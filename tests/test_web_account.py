@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from bot.conversation.replies import Incoming
+from bot.exchange import Incoming
 from tests.web_kit import WebPage
 
 USER = "tg:42"

@@ -14,7 +14,7 @@ from bot.channels.telegram.channel import TelegramChannel, TelegramConfig
 from bot.commands.runner import Commands
 from bot.conversation.engine import Engine
 from bot.web_page.health import Running
-from bot.web_page.links import WebLinks
+from bot.commands.web_links import WebLinks
 from bot.web_page.prometheus import PrometheusMetrics
 from bot.web_page.routes import web_app
 from bot.web_page.server import WebServer

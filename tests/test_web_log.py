@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import time
 
-from bot.conversation.replies import Incoming
+from bot.exchange import Incoming
 from memory.ledgers import audit
 from memory.models import Scope
 from tests.web_kit import WebPage

@@ -10,7 +10,7 @@ import pytest
 
 from bot.cli import main
 from bot.commands.runner import Commands
-from bot.conversation.replies import Incoming
+from bot.exchange import Incoming
 from memory.account.web_access import Redeemed
 from memory.store import MemoryStore
 from tests.fakes.clock import Clock

@@ -6,7 +6,7 @@ import datetime as dt
 
 import pytest
 
-from bot.conversation.replies import Incoming
+from bot.exchange import Incoming
 from memory.errors import NotFound
 from memory.ledgers import audit
 from memory.models import Note, Scope

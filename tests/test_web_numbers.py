@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from bot.conversation.replies import Incoming
+from bot.exchange import Incoming
 from memory.ledgers import audit
 from memory.models import Scope
 from memory.records.kinship import PersonDraft

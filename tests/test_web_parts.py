@@ -17,10 +17,10 @@ from bot.conversation.engine import Engine, EngineConfig
 from bot.conversation.sources import sources_line
 from bot.errors import ConfigError
 from bot.settings import Settings
-from bot.web.errors import SearchFailed
-from bot.web.pages import checked_url, refusal, still_allowed
-from bot.web.search import make_search
-from bot.web.toolbox import WebTools, day_bounds, limit_reached, may_follow
+from bot.web_tools.errors import SearchFailed
+from bot.web_tools.pages import checked_url, refusal, still_allowed
+from bot.web_tools.search import make_search
+from bot.web_tools.toolbox import WebTools, day_bounds, limit_reached, may_follow
 from memory.account.erasure import scoped_tables
 from memory.store import MemoryStore
 from tests.fakes.llm import ScriptedLLM

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.conversation.replies import Incoming
+from bot.exchange import Incoming
 from memory.ledgers import audit
 from memory.models import Person, Scope
 from memory.records.kinship import PersonDraft

@@ -5,7 +5,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from bot.conversation.replies import Incoming
+from bot.exchange import Incoming
 from bot.texts import t
 from memory.models import Scope
 from memory.records.history_imports import Candidate

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from bot.conversation.engine import Engine, EngineConfig
-from bot.conversation.replies import Incoming
+from bot.exchange import Incoming
 from bot.llm.port import ToolCall
 from bot.llm.writer import LLMWriter
 from bot.texts import t

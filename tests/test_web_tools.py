@@ -21,10 +21,10 @@ import pytest
 from bot.conversation.engine import Engine, Incoming
 from bot.conversation.model_answer import MAX_TOOL_ROUNDS
 from bot.llm.port import Completion, ToolCall, ToolSpec, Usage
-from bot.web.errors import PageFailed
-from bot.web.pages import Decoded, PageReader
-from bot.web.search import SearXNG
-from bot.web.toolbox import MAX_PER_TURN, WebTools
+from bot.web_tools.errors import PageFailed
+from bot.web_tools.pages import Decoded, PageReader
+from bot.web_tools.search import SearXNG
+from bot.web_tools.toolbox import MAX_PER_TURN, WebTools
 from memory.store import MemoryStore
 from tests.engine_kit import make_engine
 from tests.fakes.llm import Call, ScriptedLLM

@@ -11,17 +11,6 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from bot.admin.analysis_report import (
-    ReportHeader,
-    annotate,
-    quote_summary,
-    read_messages,
-    read_questions,
-    read_users,
-    render_report,
-    reports_command,
-    save_report,
-)
 from bot.admin.analysis_transcripts import (
     GAP_HOURS,
     Conversation,
@@ -33,6 +22,17 @@ from bot.admin.analysis_transcripts import (
     group_conversations,
     make_preview,
     period_bounds,
+)
+from bot.analysis_reports import (
+    ReportHeader,
+    annotate,
+    quote_summary,
+    read_messages,
+    read_questions,
+    read_users,
+    render_report,
+    reports_command,
+    save_report,
 )
 from bot.conversation.prompt import PromptContext, build_prompt
 from bot.errors import ConfigError, LLMBadOutput

@@ -10,7 +10,7 @@ import sys
 import time
 from typing import TYPE_CHECKING, TextIO
 
-from bot.web_page.links import LINK_MINUTES, base_url
+from bot.commands.web_links import LINK_MINUTES, base_url
 from memory import WebAccess, migrate, open_database
 
 if TYPE_CHECKING:

@@ -22,11 +22,11 @@ from bot.channels.access import Access, AccessConfig, ApprovedUser
 from bot.channels.sending import typing
 from bot.channels.shown import Shown, as_written
 from bot.channels.streaming import LivePreview
-from bot.commands.call import Pressed
 from bot.commands.catalog import owner_of
+from bot.commands.invocation import Pressed
 from bot.commands.runner import Commands
 from bot.conversation.engine import Engine
-from bot.conversation.replies import Attachment, Incoming, Quoted, Reply
+from bot.exchange import Attachment, Incoming, Quoted, Reply
 from bot.llm.port import OnText
 from bot.texts import t
 from memory import is_group_scope

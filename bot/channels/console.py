@@ -18,10 +18,10 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from bot.channels.base import after_press, answer
-from bot.commands.call import Pressed
+from bot.commands.invocation import Pressed
 from bot.commands.runner import Commands
 from bot.conversation.engine import Engine
-from bot.conversation.replies import Button, Incoming, Reply, question_of
+from bot.exchange import Button, Incoming, Reply, question_of
 from bot.texts import t
 from memory import Choice, Scope
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from bot.conversation.replies import Button
+from bot.exchange import Button
 
 
 class Messenger(Protocol):

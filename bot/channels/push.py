@@ -5,7 +5,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Protocol
 
-from bot.conversation.replies import Button
+from bot.exchange import Button
 from memory import ButtonRows, Scope, is_group_scope
 from scheduler.errors import RetryLater
 

@@ -3,13 +3,13 @@ from __future__ import annotations
 
 import json
 
-from bot.admin.analysis_report import delete_reports_about
-from bot.commands.call import Call, Pressed
+from bot.analysis_reports import delete_reports_about
 from bot.commands.checkins import learned_hours_line
-from bot.conversation.replies import Button, Document, Reply
+from bot.commands.invocation import Call, Pressed
 from bot.conversation.tools import ForgetsScope
+from bot.exchange import Button, Document, Reply
 from bot.voice.recordings import exported
-from bot.web.toolbox import find_web_tools, used_today
+from bot.web_tools.toolbox import find_web_tools, used_today
 from memory import Preferences, is_group_scope, parse_value
 
 # Words a user may type in /settings, German and English, and the preference each one sets.

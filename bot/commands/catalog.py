@@ -27,8 +27,8 @@ from bot.commands import (
     tool_calls,
     web_login,
 )
-from bot.commands.call import Call, Pressed
-from bot.conversation.replies import Button, Reply
+from bot.commands.invocation import Call, Pressed
+from bot.exchange import Button, Reply
 
 CommandHandler = Callable[[Call, str], Awaitable[Reply]]  # (call, the text after the name) -> the answer
 ButtonHandler = Callable[[Call, list[str]], Awaitable[Pressed | None]]  # (call, data fields after the kind)

@@ -5,8 +5,8 @@ from datetime import date, datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from bot.commands.call import Call
-from bot.conversation.replies import Reply
+from bot.commands.invocation import Call
+from bot.exchange import Reply
 from memory import Preferences, is_group_scope
 from scheduler.checkin import LAST_DECISION, chances
 from scheduler.rhythm import describe, learned, spans, week_of_likely_hours

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from bot.commands.call import Call
+from bot.commands.invocation import Call
 from bot.conversation.incognito_turns import parse_switch, until_words
-from bot.conversation.replies import Reply
+from bot.exchange import Reply
 
 
 async def incognito(call: Call, args: str) -> Reply:

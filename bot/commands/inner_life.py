@@ -6,10 +6,10 @@ from collections.abc import Awaitable, Callable
 from typing import TypeVar
 
 from bot.commands import account
-from bot.commands.call import Call
+from bot.commands.invocation import Call
 from bot.commands.relationship_view import show
-from bot.conversation.replies import Reply
 from bot.errors import LLMBadOutput, LLMError
+from bot.exchange import Reply
 from memory import DiaryEntry, Scope
 from scheduler.errors import BadModelOutput
 from scheduler.reflection import Reflection

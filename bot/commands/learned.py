@@ -1,9 +1,9 @@
 """What mnemo learned about the user: /rules and /profile, and the rule and profile buttons."""
 from __future__ import annotations
 
-from bot.commands.call import Call, Pressed
+from bot.commands.invocation import Call, Pressed
 from bot.conversation.questions import rule_buttons
-from bot.conversation.replies import Button, Reply
+from bot.exchange import Button, Reply
 from bot.profile_keys import profile_key
 from memory import LearnedRule, MemoryStore, Scope
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import tzinfo
 
-from bot.commands.call import Call, Pressed
+from bot.commands.invocation import Call, Pressed
 from bot.commands.relationship_view import describe_change
-from bot.conversation.prompt import clip
-from bot.conversation.replies import Button, Reply, item_id
 from bot.conversation.saved_notices import items_of, listed, processing_of
+from bot.conversation.why import explain
+from bot.exchange import Button, Reply, item_id
 from bot.history.approval import provenances
 from bot.learning import forgetting
-from bot.learning.why import explain
+from bot.quoting import clip
 from bot.texts import TEXTS, t
 from memory import (
     AuditEntry,

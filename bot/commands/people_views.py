@@ -1,11 +1,11 @@
 """/people and the people buttons: who mnemo knows from the user's life; rename, merge, forget (after a yes)."""
 from __future__ import annotations
 
-from bot.commands.call import Call, Pressed
-from bot.conversation.prompt import clip
-from bot.conversation.replies import Button, Reply, item_id
+from bot.commands.invocation import Call, Pressed
+from bot.exchange import Button, Reply, item_id
 from bot.learning import forgetting
 from bot.llm.port import LLM
+from bot.quoting import clip
 from bot.texts import t
 from memory import MemoryStore, NotFound, Person, PersonDate, Scope, YearlyDate, name_key, new_processing
 

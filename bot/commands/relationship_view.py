@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime, tzinfo
 
-from bot.conversation.prompt import clip
+from bot.quoting import clip
 from bot.texts import TEXTS, t
 from memory import LIST_FIELDS, RELATIONSHIP_VALUES, AuditEntry, Relationship
 from scheduler.relationship_rules import max_stage

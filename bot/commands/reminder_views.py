@@ -4,9 +4,9 @@ from __future__ import annotations
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
-from bot.commands.call import Call, Pressed
+from bot.commands.invocation import Call, Pressed
 from bot.conversation.reminder_requests import due_words, user_zone
-from bot.conversation.replies import Button, Reply
+from bot.exchange import Button, Reply
 from memory import StoredReminder
 from scheduler.reminder_times import SNOOZES, snooze_until
 

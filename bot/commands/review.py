@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bot.commands.call import Call, Pressed
-from bot.conversation.prompt import clip
-from bot.conversation.replies import Button, Reply
+from bot.commands.invocation import Call, Pressed
+from bot.exchange import Button, Reply
 from bot.history.approval import approve, provenance, reject
 from bot.history.shown import shown_text, shown_title
+from bot.quoting import clip
 from bot.texts import t
 from memory import ImportCandidate as Candidate
 from memory import MemoryStore, Note, NotFound, Scope

@@ -5,13 +5,13 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from bot.commands.call import Call, Pressed
 from bot.commands.catalog import BUTTONS, BY_NAME, changes_memory, changes_something, parse_command
+from bot.commands.invocation import Call, Pressed
+from bot.commands.web_links import WebLinks
 from bot.conversation.engine import Engine
-from bot.conversation.replies import Button, Reply, well_formed
 from bot.conversation.turn import check_input
+from bot.exchange import Button, Reply, well_formed
 from bot.texts import t
-from bot.web_page.links import WebLinks
 from memory import CommandRun, NotFound, Scope, is_group_scope
 from scheduler.service import Scheduler
 

@@ -1,8 +1,8 @@
 """/voice an|aus|auto: whether the companion's replies come as voice notes too (per chat; the text always comes)."""
 from __future__ import annotations
 
-from bot.commands.call import Call
-from bot.conversation.replies import Reply
+from bot.commands.invocation import Call
+from bot.exchange import Reply
 from bot.voice.spoken import MODES
 
 

@@ -1,7 +1,7 @@
 """The yes/no buttons under a held tool call: a yes runs it (once), a no drops it; either way the person is told."""
 from __future__ import annotations
 
-from bot.commands.call import Call, Pressed
+from bot.commands.invocation import Call, Pressed
 
 
 async def press_tool(call: Call, fields: list[str]) -> Pressed | None:

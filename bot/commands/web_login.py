@@ -1,9 +1,9 @@
 """/web: a one-time link to the private web page of the person's memory."""
 from __future__ import annotations
 
-from bot.commands.call import Call
-from bot.conversation.replies import Reply
-from bot.web_page.links import LINK_MINUTES
+from bot.commands.invocation import Call
+from bot.commands.web_links import LINK_MINUTES
+from bot.exchange import Reply
 from memory import is_group_scope
 
 

@@ -31,15 +31,15 @@ from bot.conversation.questions import OpenQuestion, OpenQuestions, question_exp
 from bot.conversation.ratelimit import RateLimiter
 from bot.conversation.reaction_steps import ReactionSteps
 from bot.conversation.reminder_requests import ReminderRequests, user_zone
-from bot.conversation.replies import Button, Document, Incoming, Reply
 from bot.conversation.safety import crisis_help
 from bot.conversation.sources import with_sources
 from bot.conversation.tools import HeldCall, ToolBox, ToolContext, available, run_held
 from bot.conversation.turn import ANSWERED_BEFORE, Step, Turn, check_input, own_words, shows_crisis
 from bot.conversation.voice_notes import VoiceNotes
+from bot.conversation.why import asks_why, explain
 from bot.errors import LLMError
+from bot.exchange import Button, Document, Incoming, Reply
 from bot.learning.corrections import Change, correct, describe, looks_like_correction, propose_rule
-from bot.learning.why import asks_why, explain
 from bot.llm.port import LLM, Image, OnText
 from bot.metrics import NO_METRICS, Metrics
 from bot.texts import t

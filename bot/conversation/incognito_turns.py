@@ -19,11 +19,11 @@ from bot.conversation.bubbles import split_bubbles
 from bot.conversation.config import EngineConfig
 from bot.conversation.model_answer import ModelAnswers
 from bot.conversation.questions import OpenQuestions
-from bot.conversation.replies import Reply
 from bot.conversation.safety import crisis_help
 from bot.conversation.tools import ToolContext
 from bot.conversation.turn import Step, Turn
 from bot.errors import LLMError
+from bot.exchange import Reply
 from bot.texts import t
 from memory import Incognito, MemoryStore, Message, Scope, Stretch
 from scheduler.backoff import answered_checkin

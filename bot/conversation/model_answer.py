@@ -9,8 +9,7 @@ from zoneinfo import ZoneInfo
 
 from bot.conversation.config import EngineConfig
 from bot.conversation.markers import Marker, preview_text, split_markers
-from bot.conversation.prompt import QUOTED_CHARS, PromptContext, build_prompt, own_questions, quote
-from bot.conversation.replies import Quoted
+from bot.conversation.prompt import QUOTED_CHARS, PromptContext, build_prompt, own_questions
 from bot.conversation.safety import crisis_help, signals_crisis
 from bot.conversation.suggestion_tool import SUGGEST
 from bot.conversation.tools import (
@@ -24,7 +23,9 @@ from bot.conversation.tools import (
     run_tool,
     taints,
 )
+from bot.exchange import Quoted
 from bot.llm.port import LLM, ChatMessage, Image, OnText, SystemBlock, ToolCall
+from bot.quoting import quote
 from memory import MemoryStore, Message, Scope, is_group_scope
 from scheduler.relationship_rules import absence_for
 

@@ -18,9 +18,9 @@ from bot.conversation.pictures import (
     refused,
 )
 from bot.conversation.prompt import LANGUAGE_NAMES
-from bot.conversation.replies import Reply
 from bot.conversation.turn import Turn, own_words
 from bot.errors import LLMRejected, PictureError
+from bot.exchange import Reply
 from bot.llm.port import LLM, Image, OnText
 from bot.texts import t
 from memory import MemoryStore

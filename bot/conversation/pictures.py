@@ -15,8 +15,8 @@ import warnings
 from PIL import Image as Pillow
 from PIL import ImageOps, UnidentifiedImageError
 
-from bot.conversation.replies import Attachment
 from bot.errors import LLMError, PictureError
+from bot.exchange import Attachment
 from bot.llm.port import LLM, ChatMessage, Image
 from bot.texts import t
 

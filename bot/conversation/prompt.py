@@ -8,8 +8,10 @@ from datetime import datetime
 from zoneinfo import ZoneInfo
 
 from bot.conversation.markers import defuse
-from bot.conversation.replies import Quoted
+from bot.exchange import Quoted
+from bot.learning.summary import SUMMARY_CHARS
 from bot.llm.port import ChatMessage, Image, SystemBlock
+from bot.quoting import NOTE_CHARS, clip, quote
 from memory import (
     Companion,
     LearnedRule,
@@ -25,9 +27,7 @@ from scheduler.relationship_rules import describe, wish_of
 
 # Budgets in characters; they bound the prompt whatever the length of the history.
 MESSAGE_CHARS = 1500
-NOTE_CHARS = 300
 PROFILE_CHARS = 1500
-SUMMARY_CHARS = 1500
 RULES_CHARS = 1000
 PEOPLE_CHARS = 900
 QUOTED_CHARS = 800  # the older message a person's message replies to
@@ -99,11 +99,6 @@ class PromptContext:
     images: Sequence[Image] = ()  # the pictures of the new message (only this turn's; earlier ones are not sent again)
 
 
-def clip(text: str, limit: int) -> str:
-    """Cut text to limit characters, marking the cut."""
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
-
-
 def describe_gap(seconds: float, lang: str) -> str:
     """Say how long ago something was, in words."""
     minutes = int(seconds // 60)
@@ -123,16 +118,6 @@ def describe_gap(seconds: float, lang: str) -> str:
     if hours < 48:
         return f"vor {hours} Stunden"
     return f"vor {days} Tagen"
-
-
-def quote(text: str, limit: int = NOTE_CHARS) -> str:
-    """Text as one quoted line of data: line breaks and runs of space collapsed, quotes escaped, clipped.
-
-    Stored text (a note, a summary, a topic) may hold what a stranger typed; on one escaped line it can never
-    start a section of its own, such as a forged "Learned rules" heading.
-    """
-    flat = " ".join(text.split()).replace("\\", "\\\\").replace('"', '\\"')
-    return f'"{clip(flat, limit)}"'
 
 
 def _quoted(lines: Sequence[str]) -> str:

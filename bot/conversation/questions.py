@@ -17,11 +17,11 @@ from typing import Any, Literal
 
 from bot.conversation.bubbles import fit_bubbles
 from bot.conversation.consent import Verdict, yes_or_no
-from bot.conversation.prompt import clip
-from bot.conversation.replies import Button, Reply
 from bot.conversation.tools import HeldCall, ToolFailed, ToolGone, call_summary
 from bot.conversation.turn import Turn, own_words
+from bot.exchange import Button, Reply
 from bot.profile_keys import profile_key
+from bot.quoting import clip
 from bot.texts import t
 from memory import MemoryStore, Message, NotFound, Scope, is_group_scope, same_rule
 

@@ -9,8 +9,8 @@ from zoneinfo import ZoneInfo
 
 from bot.conversation.config import EngineConfig
 from bot.conversation.reacting import chosen_reaction, day_of, feedback_emoji, may_react, offer_line
-from bot.conversation.replies import Reaction
 from bot.conversation.turn import Turn
+from bot.exchange import Reaction
 from memory import MemoryStore, Scope, is_group_scope
 
 log = logging.getLogger(__name__)

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
-from bot.conversation.replies import Button, Reply
+from bot.exchange import Button, Reply
 from bot.texts import t
 from memory import MemoryStore, Scope, StoredReminder
 from scheduler.reminder_times import (

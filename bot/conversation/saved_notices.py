@@ -16,9 +16,9 @@ import time
 from collections.abc import Callable, Sequence
 
 from bot.conversation.model_answer import CRISIS_MARK, CRISIS_MEMORY_SECONDS
-from bot.conversation.prompt import clip
 from bot.conversation.safety import signals_crisis
 from bot.learning.extraction import ExtractionRun
+from bot.quoting import clip
 from bot.texts import t
 from memory import AuditEntry, MemoryStore, Message, Scope, is_group_scope, standing_entries
 from scheduler.delivery import OutboxSender

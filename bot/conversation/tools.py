@@ -19,8 +19,9 @@ from datetime import time as dtime
 from typing import Any, Literal, Protocol, runtime_checkable
 from zoneinfo import ZoneInfo
 
-from bot.conversation.prompt import clip, origin_note, quote
+from bot.conversation.prompt import origin_note
 from bot.llm.port import ToolCall, ToolSpec
+from bot.quoting import clip, quote
 from memory import MemoryStore, Scope, SearchHit, Source, card_line, time_window
 
 log = logging.getLogger(__name__)

@@ -6,8 +6,8 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 
 from bot.conversation.crisis import CrisisDetector
-from bot.conversation.replies import Incoming, Reply
 from bot.conversation.tools import HeldCall
+from bot.exchange import Incoming, Reply
 from bot.learning.corrections import Change
 from bot.llm.port import Image, OnText
 from memory import LearnedRule, Scope, is_group_scope

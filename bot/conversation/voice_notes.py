@@ -16,9 +16,9 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from bot.conversation.config import EngineConfig
-from bot.conversation.replies import Attachment, Reply, Voice
 from bot.conversation.safety import crisis_help
 from bot.conversation.turn import CRISIS_SCAN_CHARS, Turn, check_input
+from bot.exchange import Attachment, Reply, Voice
 from bot.texts import t
 from bot.voice.audio import audio_format, ogg_seconds
 from bot.voice.errors import VoiceError, VoiceUnavailable

@@ -18,11 +18,11 @@ from itertools import groupby
 from pathlib import Path
 from typing import Any, Literal
 
-from bot.conversation.prompt import clip
 from bot.errors import LLMBadOutput
 from bot.history.model import HistoryConversation, HistoryMessage
 from bot.learning import extraction
 from bot.llm.port import LLM, ChatMessage, SystemBlock
+from bot.quoting import clip
 from memory import HistoryImport, MemoryStore, Message, NewCandidate, NotFound, Scope, Thresholds
 
 log = logging.getLogger(__name__)

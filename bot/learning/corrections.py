@@ -7,10 +7,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bot.conversation.prompt import clip
 from bot.errors import LLMBadOutput
 from bot.learning import forgetting
 from bot.llm.port import LLM, ChatMessage, SystemBlock
+from bot.quoting import clip
 from memory import FailureCounts, MemoryStore, NotFound, Scope, SearchHit, new_processing
 
 log = logging.getLogger(__name__)

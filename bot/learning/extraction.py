@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta, tzinfo
 from typing import Any
 
-from bot.conversation.prompt import clip
 from bot.errors import LLMBadOutput
 from bot.llm.port import LLM, ChatMessage, SystemBlock
+from bot.quoting import clip
 from memory import (
     MemoryStore,
     Message,

@@ -4,14 +4,15 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 
-from bot.conversation.prompt import SUMMARY_CHARS, clip
 from bot.llm.port import LLM, ChatMessage, SystemBlock
+from bot.quoting import clip
 from memory import MemoryStore, Scope
 
 log = logging.getLogger(__name__)
 
 BATCH = 10  # fold when at least this many messages left the window unsummarized
 FOLD = 40  # at most this many messages folded into the summary in one call
+SUMMARY_CHARS = 1500  # the running summary's length, in the prompt and when it is folded
 
 INSTRUCTIONS = """Update the running summary of a conversation between a person and their companion.
 You get the current summary and the messages that follow it. Write the new summary: what happened,

@@ -29,13 +29,13 @@ from typing import Any
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from mcp.types import Tool as McpTool
 
-from bot.conversation.prompt import clip, quote
 from bot.conversation.tools import Tool, ToolContext, ToolFailed
 from bot.errors import ConfigError, ToolServerError
 from bot.llm.port import ToolSpec
 from bot.mcp.config import ServerConfig
 from bot.mcp.personal import ErasedSince, PersonalServer, in_folder, person_folders, sweep
 from bot.mcp.servers import ServerConnection, where
+from bot.quoting import clip, quote
 from memory import Scope
 
 log = logging.getLogger(__name__)

@@ -11,7 +11,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescap
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
-from bot.commands.call import Call
+from bot.commands.invocation import Call
 from bot.texts import TEXTS, t
 from memory import NumberedKind, Scope, WebSession
 

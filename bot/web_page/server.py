@@ -15,15 +15,6 @@ from bot.errors import ConfigError
 log = logging.getLogger(__name__)
 
 
-def listen_address(value: str) -> tuple[str, int]:
-    """'127.0.0.1:8377' or '[::1]:8377' as (host, port); ValueError saying what is wrong."""
-    host, sep, port = value.strip().rpartition(":")
-    host = host.strip("[]")
-    if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
-        raise ValueError(f"use host:port, e.g. 127.0.0.1:8377 or [::1]:8377 (not {value!r})")
-    return host, int(port)
-
-
 class _Server(uvicorn.Server):
     """uvicorn's server without its own signal handlers: mnemo's `main` owns SIGINT and SIGTERM."""
 

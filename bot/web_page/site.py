@@ -17,7 +17,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Mount, Route
 
-from bot.commands.call import Call
+from bot.commands.invocation import Call
 from bot.commands.runner import Commands
 from bot.web_page.render import Viewer, problem_page
 from memory import NotFound, Scope, WebSession, is_group_scope

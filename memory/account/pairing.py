@@ -17,7 +17,6 @@ log = logging.getLogger(__name__)
 CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
 CODE_LENGTH = 8
 MAX_PENDING = 20  # open pairing requests at once; more strangers are refused until some expire
-_GROUP = re.compile(r"[a-z]+:group:.+")
 
 Step = Literal["new", "wait", "full"]
 
@@ -67,16 +66,6 @@ def pairing_step(existing: PairingRequest | None, now: float, open_requests: int
     if existing is not None and code_valid(existing, now):
         return "wait"
     return "full" if open_requests >= limit else "new"
-
-
-def group_scope(prefix: str, chat_id: object) -> str:
-    """The scope user id of a group chat, e.g. 'tg:group:-1001234'; never mixed with a member's own scope."""
-    return f"{prefix}:group:{chat_id}"
-
-
-def is_group_scope(user_id: str) -> bool:
-    """Whether a scope belongs to a group chat (no proactive messages go there)."""
-    return bool(_GROUP.fullmatch(user_id))
 
 
 def _request(row: Any) -> PairingRequest:

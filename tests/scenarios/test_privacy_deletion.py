@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from bot.admin.analysis_report import ReportHeader, list_reports, render_report, save_report
+from bot.analysis_reports import ReportHeader, list_reports, render_report, save_report
 from bot.channels.telegram.channel import TelegramChannel, TelegramConfig
 from bot.commands.runner import Commands
 from bot.conversation.engine import Engine, EngineConfig

@@ -70,12 +70,12 @@ from bot.channels.matrix.session import Session
 from bot.channels.matrix.syncing import Syncing, sync_lease
 from bot.channels.shown import Shown, show_once
 from bot.channels.streaming import LivePreview
-from bot.commands.call import Pressed
 from bot.commands.catalog import COMMANDS, owner_of
+from bot.commands.invocation import Pressed
 from bot.commands.runner import Commands
 from bot.conversation.engine import Engine
-from bot.conversation.replies import Attachment, Button, Quoted, Reply, question_of
 from bot.errors import ConfigError, MatrixError
+from bot.exchange import Attachment, Button, Quoted, Reply, question_of
 from bot.llm.port import OnText
 from bot.texts import t
 

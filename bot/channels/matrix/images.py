@@ -13,8 +13,8 @@ from nio.crypto.attachments import decrypt_attachment
 from nio.exceptions import EncryptionError
 
 from bot.channels.matrix.messages import failure
-from bot.conversation.replies import Attachment
 from bot.errors import MatrixError
+from bot.exchange import Attachment
 
 ImageEvent: TypeAlias = RoomMessageImage | RoomEncryptedImage
 

@@ -24,7 +24,7 @@ from nio import (
 
 from bot.channels.sending import FLOOD_TRIES, MAX_FLOOD_WAIT, retry_wait
 from bot.channels.splitting import Limit, split_text
-from bot.conversation.replies import Attachment, Button, Quoted, question_of
+from bot.exchange import Attachment, Button, Quoted, question_of
 from bot.texts import t
 
 MAX_MESSAGES = 3

@@ -38,8 +38,8 @@ from bot.channels.matrix.messages import (
 from bot.channels.sending import Sleep
 from bot.channels.shown import Shown, show_parts
 from bot.channels.streaming import LivePreview
-from bot.conversation.replies import Document, Voice
 from bot.errors import MatrixError
+from bot.exchange import Document, Voice
 
 log = logging.getLogger(__name__)
 

@@ -18,9 +18,9 @@ from bot.channels.matrix.messages import (
     normalize_key,
 )
 from bot.channels.matrix.rooms import Route
-from bot.commands.call import Pressed
 from bot.commands.catalog import changes_memory, owner_of
-from bot.conversation.replies import Reaction
+from bot.commands.invocation import Pressed
+from bot.exchange import Reaction
 from bot.texts import t
 
 log = logging.getLogger(__name__)

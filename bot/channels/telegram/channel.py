@@ -58,8 +58,8 @@ from bot.channels.telegram.presses import Context, TelegramPresses
 from bot.commands.catalog import menu
 from bot.commands.runner import Commands
 from bot.conversation.engine import Engine
-from bot.conversation.replies import Attachment, Button, Reply
 from bot.errors import ConfigError
+from bot.exchange import Attachment, Button, Reply
 from bot.texts import t
 from scheduler.errors import RetryLater
 

@@ -20,7 +20,7 @@ from bot.channels.telegram.messages import keyboard
 from bot.channels.telegram.outgoing import patiently
 from bot.commands.catalog import changes_memory
 from bot.conversation.engine import Engine
-from bot.conversation.replies import Button, question_of
+from bot.exchange import Button, question_of
 from memory import Choice
 
 log = logging.getLogger(__name__)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from telegram import Document, Message, PhotoSize, Sticker, TelegramObject
 from telegram.error import BadRequest
 
-from bot.conversation.replies import Attachment
+from bot.exchange import Attachment
 
 log = logging.getLogger(__name__)
 

@@ -19,7 +19,7 @@ from telegram import (
 from telegram.constants import ChatType, ReactionEmoji
 
 from bot.channels.splitting import Limit, split_text
-from bot.conversation.replies import Button, Quoted
+from bot.exchange import Button, Quoted
 from memory import group_scope
 
 MESSAGE_LIMIT = 4096  # Telegram's limit for one message, counted here in UTF-16 code units to be safe

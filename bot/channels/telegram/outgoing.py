@@ -21,7 +21,7 @@ from bot.channels.shown import Shown, show_parts
 from bot.channels.streaming import LivePreview
 from bot.channels.telegram.messages import face, split_message
 from bot.channels.telegram.polling import retry_seconds
-from bot.conversation.replies import Document, Voice
+from bot.exchange import Document, Voice
 
 log = logging.getLogger(__name__)
 

@@ -16,9 +16,9 @@ from bot.channels.base import Channel
 from bot.channels.telegram.choices import VOTES, TelegramChoices, answer_of, message_ref, refusal
 from bot.channels.telegram.messages import GROUPS, chat_scope, keyboard, reaction_change, scope_user
 from bot.channels.telegram.outgoing import not_modified, patiently
-from bot.commands.call import Pressed
 from bot.commands.catalog import owner_of
-from bot.conversation.replies import Button, Reaction
+from bot.commands.invocation import Pressed
+from bot.exchange import Button, Reaction
 from bot.texts import t
 from memory import Choice
 

@@ -7,7 +7,7 @@ from urllib.parse import urlencode
 from starlette.requests import Request
 from starlette.responses import Response
 
-from bot.learning.why import said
+from bot.conversation.why import said
 from bot.web_page.paging import day_start, paging
 from bot.web_page.render import Viewer, bad_input, render, when
 from bot.web_page.site import Page

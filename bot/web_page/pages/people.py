@@ -5,7 +5,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from bot.commands.people_views import date_text, display_name, forget
-from bot.conversation.replies import item_id
+from bot.exchange import item_id
 from bot.web_page.render import Viewer, back_to, bad_input, numbered, render
 from bot.web_page.site import Page
 from memory import Person

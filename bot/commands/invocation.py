@@ -4,10 +4,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from zoneinfo import ZoneInfo
 
+from bot.commands.web_links import WebLinks
 from bot.conversation.engine import Engine
-from bot.conversation.replies import Button
+from bot.exchange import Button
 from bot.texts import t
-from bot.web_page.links import WebLinks
 from memory import MemoryStore, Scope
 from scheduler.service import Scheduler
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 import re
 from zoneinfo import ZoneInfo
 
-from bot.conversation.prompt import clip
-from bot.conversation.replies import Button, Reply
+from bot.exchange import Button, Reply
 from bot.history.approval import provenance
 from bot.history.shown import shown_text
+from bot.quoting import clip
 from bot.texts import TEXTS, t
 from memory import MemoryStore, NotFound, Scope
 

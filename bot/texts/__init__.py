@@ -3,14 +3,14 @@ from __future__ import annotations
 
 from typing import Literal
 
-from bot.command_texts import COMMAND_TEXTS
-from bot.conversation.picture_texts import PICTURE_TEXTS
-from bot.history.preview_texts import HISTORY_TEXTS
-from bot.history.texts import REVIEW_TEXTS
-from bot.proactive_texts import PROACTIVE_TEXTS
-from bot.voice.texts import VOICE_TEXTS
-from bot.web.texts import WEB_TEXTS
-from bot.web_page.texts import PAGE_TEXTS
+from bot.texts.commands import COMMAND_TEXTS
+from bot.texts.history_preview import HISTORY_TEXTS
+from bot.texts.pictures import PICTURE_TEXTS
+from bot.texts.proactive import PROACTIVE_TEXTS
+from bot.texts.review import REVIEW_TEXTS
+from bot.texts.voice import VOICE_TEXTS
+from bot.texts.web_page import PAGE_TEXTS
+from bot.texts.web_tools import WEB_TEXTS
 
 Lang = Literal["de", "en"]
 

@@ -23,8 +23,8 @@ from typing import Protocol
 
 import httpx
 
-from bot.web.errors import PageFailed, PageRefused
-from bot.web.search import USER_AGENT
+from bot.web_tools.errors import PageFailed, PageRefused
+from bot.web_tools.search import USER_AGENT
 
 log = logging.getLogger(__name__)
 

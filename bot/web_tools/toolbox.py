@@ -23,13 +23,13 @@ from typing import Any
 from urllib.parse import urlsplit
 from zoneinfo import ZoneInfo
 
-from bot.conversation.prompt import quote
 from bot.conversation.tools import Tool, ToolBox, ToolContext, ToolFailed
 from bot.llm.port import ToolSpec
+from bot.quoting import quote
 from bot.settings import Settings
-from bot.web.errors import PageFailed, PageRefused, SearchFailed
-from bot.web.pages import Page, PageReader, Pages
-from bot.web.search import SearchResult, WebSearch, make_search
+from bot.web_tools.errors import PageFailed, PageRefused, SearchFailed
+from bot.web_tools.pages import Page, PageReader, Pages
+from bot.web_tools.search import SearchResult, WebSearch, make_search
 from memory import MemoryStore, Scope
 
 log = logging.getLogger(__name__)

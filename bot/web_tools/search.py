@@ -12,11 +12,10 @@ import httpx
 
 from bot import tls
 from bot.errors import ConfigError
-from bot.web.errors import SearchFailed
+from bot.settings import BRAVE_URL, TAVILY_URL
+from bot.web_tools.errors import SearchFailed
 
 USER_AGENT = "mnemo/0.1 (a personal companion)"
-BRAVE_URL = "https://api.search.brave.com/res/v1/web/search"
-TAVILY_URL = "https://api.tavily.com/search"
 BACKENDS = ("off", "searxng", "brave", "tavily")
 
 _TAG = re.compile(r"<[^>]{0,200}>")  # Brave marks the query words in its snippets: <strong>Leipzig</strong>
