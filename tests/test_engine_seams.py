@@ -15,7 +15,7 @@ from bot.conversation.engine import Engine, EngineConfig, Incoming, question_exp
 from bot.conversation.safety import crisis_help
 from bot.errors import LLMUnavailable
 from bot.learning.corrections import profile_value
-from bot.llm.port import Completion, ToolCall, Usage
+from bot.llm.port import Completion, CompletionRequest, ToolCall, Usage
 from bot.texts import t
 from memory.store import MemoryStore
 from tests.engine_kit import make_engine
@@ -339,14 +339,15 @@ class SlowExtraction(ScriptedLLM):
         super().__init__("background")
         self.started, self.go = asyncio.Event(), asyncio.Event()
 
-    async def complete(self, messages, **kwargs):  # type: ignore[no-untyped-def,override]
-        if kwargs.get("json_schema") and "facts" in kwargs["json_schema"].get("properties", {}):
+    async def complete(self, request: CompletionRequest) -> Completion:
+        messages = request.messages
+        if request.json_schema and "facts" in request.json_schema.get("properties", {}):
             self.started.set()
             await self.go.wait()
             ids = [int(m) for m in re.findall(r"\[(\d+)\] user:", messages[-1].content)]
             return Completion(json.dumps({"facts": [{"text": "Anna hat Angst vor Spinnen.", "source_ids": ids}],
                                           "content": [], "profile": []}), (), Usage(10, 10), "background")
-        return await super().complete(messages, **kwargs)
+        return await super().complete(request)
 
 
 async def test_deleteme_during_an_extraction_in_flight_leaves_nothing_behind(store: MemoryStore) -> None:

@@ -16,7 +16,7 @@ from bot.errors import ConfigError, LLMBadOutput, LLMRateLimited, LLMRejected, L
 from bot.llm.anthropic_api import AnthropicChat
 from bot.llm.factory import make_llm
 from bot.llm.openai_api import OpenAIChat
-from bot.llm.port import ChatMessage, SystemBlock, ToolSpec, backoff_delays
+from bot.llm.port import ChatMessage, CompletionRequest, SystemBlock, ToolSpec, backoff_delays
 from tests.fakes.llm_api import FakeLLM, Reply, count_tokens
 
 KEY = "sk-test-secret-key"
@@ -74,7 +74,7 @@ def closed_port() -> int:
 async def test_openai_plain_reply_and_usage(fake: FakeLLM) -> None:
     fake.enqueue("Hi! How are you today?")
     async with chat("openai", fake) as llm:
-        reply = await llm.complete(HELLO, system=[SystemBlock("You are mnemo.")], max_tokens=50)
+        reply = await llm.complete(CompletionRequest(HELLO, system=[SystemBlock("You are mnemo.")], max_tokens=50))
     assert reply.text == "Hi! How are you today?"
     assert reply.tool_calls == ()
     assert reply.model == "gpt-fake"
@@ -92,7 +92,7 @@ async def test_openai_plain_reply_and_usage(fake: FakeLLM) -> None:
 async def test_anthropic_plain_reply_and_usage(fake: FakeLLM) -> None:
     fake.enqueue("Hello from claude")
     async with chat("anthropic", fake) as llm:
-        reply = await llm.complete(HELLO, system=[SystemBlock("You are mnemo.")], max_tokens=50)
+        reply = await llm.complete(CompletionRequest(HELLO, system=[SystemBlock("You are mnemo.")], max_tokens=50))
     assert reply.text == "Hello from claude"
     assert reply.model == "claude-fake"
     assert reply.usage.input_tokens == count_tokens("You are mnemo.\nhello there, friend") > 0
@@ -106,7 +106,7 @@ async def test_anthropic_plain_reply_and_usage(fake: FakeLLM) -> None:
 async def test_openai_puts_stable_system_blocks_first_in_one_message(fake: FakeLLM) -> None:
     system = [SystemBlock("persona"), SystemBlock("it is 9:00", stable=False), SystemBlock("rules")]
     async with chat("openai", fake) as llm:
-        await llm.complete(HELLO, system=system)
+        await llm.complete(CompletionRequest(HELLO, system=system))
     first = fake.last_request.json["messages"][0]
     assert first == {"role": "system", "content": "persona\n\nrules\n\nit is 9:00"}
 
@@ -114,7 +114,7 @@ async def test_openai_puts_stable_system_blocks_first_in_one_message(fake: FakeL
 async def test_anthropic_caches_up_to_the_last_stable_block_only(fake: FakeLLM) -> None:
     system = [SystemBlock("persona"), SystemBlock("it is 9:00", stable=False), SystemBlock("rules")]
     async with chat("anthropic", fake) as llm:
-        await llm.complete(HELLO, system=system)
+        await llm.complete(CompletionRequest(HELLO, system=system))
     assert fake.last_request.json["system"] == [
         {"type": "text", "text": "persona"},
         {"type": "text", "text": "rules", "cache_control": {"type": "ephemeral"}},
@@ -129,7 +129,7 @@ async def test_openai_tool_call_round_trip(fake: FakeLLM) -> None:
     fake.enqueue_tool_call("remember", {"fact": "likes tea"})
     fake.enqueue("Noted: you like tea.")
     async with chat("openai", fake) as llm:
-        asked = await llm.complete(HELLO, tools=[REMEMBER])
+        asked = await llm.complete(CompletionRequest(HELLO, tools=[REMEMBER]))
         [call] = asked.tool_calls
         assert (call.name, call.arguments) == ("remember", {"fact": "likes tea"})
         history = [
@@ -137,7 +137,7 @@ async def test_openai_tool_call_round_trip(fake: FakeLLM) -> None:
             ChatMessage("assistant", tool_calls=asked.tool_calls),
             ChatMessage("tool", "stored", tool_call_id=call.id),
         ]
-        final = await llm.complete(history, tools=[REMEMBER])
+        final = await llm.complete(CompletionRequest(history, tools=[REMEMBER]))
     assert final.text == "Noted: you like tea." and final.tool_calls == ()
     first, second = (r.json for r in fake.requests)
     assert first["tools"] == [
@@ -156,7 +156,7 @@ async def test_anthropic_tool_call_round_trip_merges_tool_results(fake: FakeLLM)
     fake.enqueue_tool_calls([("remember", {"fact": "likes tea"}), ("remember", {"fact": "has a cat"})])
     fake.enqueue("Noted both.")
     async with chat("anthropic", fake) as llm:
-        asked = await llm.complete(HELLO, tools=[REMEMBER])
+        asked = await llm.complete(CompletionRequest(HELLO, tools=[REMEMBER]))
         tea, cat = asked.tool_calls
         assert [c.arguments["fact"] for c in asked.tool_calls] == ["likes tea", "has a cat"]
         history = [
@@ -165,7 +165,7 @@ async def test_anthropic_tool_call_round_trip_merges_tool_results(fake: FakeLLM)
             ChatMessage("tool", "stored tea", tool_call_id=tea.id),
             ChatMessage("tool", "stored cat", tool_call_id=cat.id),
         ]
-        final = await llm.complete(history, tools=[REMEMBER])
+        final = await llm.complete(CompletionRequest(history, tools=[REMEMBER]))
     assert final.text == "Noted both."
     first, second = (r.json for r in fake.requests)
     assert first["tools"] == [
@@ -192,7 +192,7 @@ async def test_429_is_retried_after_the_servers_retry_after(fake: FakeLLM, provi
     fake.enqueue("finally")
     sleeps = Sleeps()
     async with chat(provider, fake, sleep=sleeps) as llm:
-        reply = await llm.complete(HELLO)
+        reply = await llm.complete(CompletionRequest(HELLO))
     assert reply.text == "finally"
     assert len(fake.requests) == 2
     assert sleeps == [7.0]
@@ -203,7 +203,7 @@ async def test_retry_after_is_capped_at_30_seconds(fake: FakeLLM, provider: str)
     fake.enqueue_error(429, retry_after=600)
     sleeps = Sleeps()
     async with chat(provider, fake, sleep=sleeps) as llm:
-        await llm.complete(HELLO)
+        await llm.complete(CompletionRequest(HELLO))
     assert sleeps == [30.0]
 
 
@@ -213,7 +213,7 @@ async def test_persistent_429_raises_rate_limited(fake: FakeLLM, provider: str) 
         fake.enqueue_error(429)
     async with chat(provider, fake, attempts=2, sleep=Sleeps()) as llm:
         with pytest.raises(LLMRateLimited, match="429"):
-            await llm.complete(HELLO)
+            await llm.complete(CompletionRequest(HELLO))
     assert len(fake.requests) == 2
 
 
@@ -224,7 +224,7 @@ async def test_500_three_times_then_success(fake: FakeLLM, provider: str) -> Non
     fake.enqueue("recovered")
     sleeps = Sleeps()
     async with chat(provider, fake, sleep=sleeps) as llm:
-        reply = await llm.complete(HELLO)
+        reply = await llm.complete(CompletionRequest(HELLO))
     assert reply.text == "recovered"
     assert len(fake.requests) == 4
     assert sleeps == backoff_delays(4)
@@ -235,7 +235,7 @@ async def test_persistent_503_raises_unavailable_after_all_attempts(fake: FakeLL
     fake.responder = lambda body: Reply(status=503)
     async with chat(provider, fake, attempts=3, sleep=Sleeps()) as llm:
         with pytest.raises(LLMUnavailable, match="503") as raised:
-            await llm.complete(HELLO)
+            await llm.complete(CompletionRequest(HELLO))
     assert len(fake.requests) == 3
     assert raised.value.__cause__ is not None
 
@@ -246,7 +246,7 @@ async def test_401_is_rejected_without_retry_and_never_shows_the_key(fake: FakeL
     sleeps = Sleeps()
     async with chat(provider, fake, sleep=sleeps) as llm:
         with pytest.raises(LLMRejected) as raised:
-            await llm.complete(HELLO)
+            await llm.complete(CompletionRequest(HELLO))
     message = str(raised.value)
     assert "401" in message and llm.model in message and f"127.0.0.1:{fake.port}" in message
     assert KEY not in message
@@ -259,7 +259,7 @@ async def test_timeout_is_retried(fake: FakeLLM, provider: str) -> None:
     fake.enqueue("in time")
     sleeps = Sleeps()
     async with chat(provider, fake, timeout=0.2, sleep=sleeps) as llm:
-        reply = await llm.complete(HELLO)
+        reply = await llm.complete(CompletionRequest(HELLO))
     assert reply.text == "in time"
     assert len(fake.requests) == 2 and sleeps == backoff_delays(4)[:1]
 
@@ -270,7 +270,7 @@ async def test_timeout_is_retried(fake: FakeLLM, provider: str) -> None:
 async def test_openai_asks_for_json_schema_output(fake: FakeLLM) -> None:
     fake.enqueue('{"mood": "calm"}')
     async with chat("openai", fake) as llm:
-        reply = await llm.complete(HELLO, json_schema=MOOD_SCHEMA)
+        reply = await llm.complete(CompletionRequest(HELLO, json_schema=MOOD_SCHEMA))
     assert reply.json() == {"mood": "calm"}
     assert fake.last_request.json["response_format"] == {
         "type": "json_schema",
@@ -283,7 +283,7 @@ async def test_openai_falls_back_to_json_object_when_json_schema_is_refused(fake
     fake.enqueue('{"mood": "calm"}')
     sleeps = Sleeps()
     async with chat("openai", fake, sleep=sleeps) as llm:
-        reply = await llm.complete(HELLO, system=[SystemBlock("You are mnemo.")], json_schema=MOOD_SCHEMA)
+        reply = await llm.complete(CompletionRequest(HELLO, system=[SystemBlock("You are mnemo.")], json_schema=MOOD_SCHEMA))
     assert reply.json() == {"mood": "calm"}
     assert len(fake.requests) == 2 and sleeps == []
     retry = fake.last_request.json
@@ -297,14 +297,14 @@ async def test_openai_other_400_is_not_retried_as_json_object(fake: FakeLLM) -> 
     fake.enqueue_error(400, "context length exceeded")
     async with chat("openai", fake) as llm:
         with pytest.raises(LLMRejected, match="400"):
-            await llm.complete(HELLO, json_schema=MOOD_SCHEMA)
+            await llm.complete(CompletionRequest(HELLO, json_schema=MOOD_SCHEMA))
     assert len(fake.requests) == 1
 
 
 async def test_anthropic_asks_for_json_in_the_system_prompt(fake: FakeLLM) -> None:
     fake.enqueue('```json\n{"mood": "calm"}\n```')
     async with chat("anthropic", fake) as llm:
-        reply = await llm.complete(HELLO, system=[SystemBlock("You are mnemo.")], json_schema=MOOD_SCHEMA)
+        reply = await llm.complete(CompletionRequest(HELLO, system=[SystemBlock("You are mnemo.")], json_schema=MOOD_SCHEMA))
     assert reply.json() == {"mood": "calm"}
     body = fake.last_request.json
     assert "response_format" not in body
@@ -362,7 +362,7 @@ async def test_a_streamed_reply_hands_over_the_growing_text_and_ends_as_the_same
     fake.enqueue("Schön, dass du wieder da bist – erzähl!")
     seen = Seen()
     async with chat(provider, fake) as llm:
-        result = await llm.complete(HELLO, on_text=seen)
+        result = await llm.complete(CompletionRequest(HELLO, on_text=seen))
     assert fake.last_request.json["stream"] is True
     assert result.text == "Schön, dass du wieder da bist – erzähl!"
     assert len(seen) > 2 and seen[-1] == result.text
@@ -378,7 +378,7 @@ async def test_streamed_tool_calls_are_put_together_and_their_text_is_not_forwar
                             text="Moment")
     seen = Seen()
     async with chat(provider, fake) as llm:
-        result = await llm.complete(HELLO, tools=[REMEMBER], on_text=seen)
+        result = await llm.complete(CompletionRequest(HELLO, tools=[REMEMBER], on_text=seen))
     assert [(c.name, c.arguments) for c in result.tool_calls] == [
         ("remember", {"fact": "plays the cello"}), ("remember", {"fact": "lives in Köln"})]
     assert all(c.id for c in result.tool_calls) and len({c.id for c in result.tool_calls}) == 2
@@ -388,7 +388,7 @@ async def test_streamed_tool_calls_are_put_together_and_their_text_is_not_forwar
 async def test_openai_streaming_reports_usage(fake: FakeLLM) -> None:
     fake.enqueue("ok then")
     async with chat("openai", fake) as llm:
-        result = await llm.complete(HELLO, on_text=Seen())
+        result = await llm.complete(CompletionRequest(HELLO, on_text=Seen()))
     assert fake.last_request.json["stream_options"] == {"include_usage": True}
     assert result.usage.output_tokens == count_tokens("ok then") and result.usage.input_tokens > 0
 
@@ -399,7 +399,7 @@ async def test_a_failed_stream_is_retried_from_the_start(fake: FakeLLM, provider
     fake.enqueue("Jetzt aber.")
     seen, sleeps = Seen(), Sleeps()
     async with chat(provider, fake, sleep=sleeps) as llm:
-        result = await llm.complete(HELLO, on_text=seen)
+        result = await llm.complete(CompletionRequest(HELLO, on_text=seen))
     assert result.text == "Jetzt aber." and seen[-1] == "Jetzt aber." and len(sleeps) == 1
 
 
@@ -434,7 +434,7 @@ async def test_an_answer_that_is_no_chat_completion_is_bad_output_and_not_tried_
         llm = OpenAIChat("m", url, KEY, sleep=Sleeps())
         try:
             with pytest.raises(LLMBadOutput) as raised:
-                await llm.complete(HELLO)
+                await llm.complete(CompletionRequest(HELLO))
         finally:
             await llm.aclose()
     assert seen == [1] and KEY not in str(raised.value)
@@ -448,7 +448,7 @@ async def test_odd_fields_of_a_chat_completion_are_read_as_missing() -> None:
     async with answering(json.dumps(odd)) as (url, _seen):
         llm = OpenAIChat("m", url, KEY, sleep=Sleeps())
         try:
-            reply = await llm.complete(HELLO)
+            reply = await llm.complete(CompletionRequest(HELLO))
         finally:
             await llm.aclose()
     assert (reply.text, reply.model, reply.usage.input_tokens, reply.usage.output_tokens) == ("Hallo!", "m", 0, 0)
@@ -472,7 +472,7 @@ async def test_a_stream_that_turns_to_garbage_is_bad_output(events: str) -> None
         llm = OpenAIChat("m", url, KEY, sleep=Sleeps())
         try:
             with pytest.raises(LLMBadOutput):
-                await llm.complete(HELLO, on_text=on_text)
+                await llm.complete(CompletionRequest(HELLO, on_text=on_text))
         finally:
             await llm.aclose()
     assert seen == [1] and shown in ([], ["Hal"])
@@ -488,7 +488,7 @@ async def test_a_streamed_tool_call_with_an_odd_index_is_put_together_under_the_
     async with answering(events, "text/event-stream") as (url, _seen):
         llm = OpenAIChat("m", url, KEY, sleep=Sleeps())
         try:
-            reply = await llm.complete(HELLO, on_text=on_text)
+            reply = await llm.complete(CompletionRequest(HELLO, on_text=on_text))
         finally:
             await llm.aclose()
     assert [(c.id, c.name, c.arguments) for c in reply.tool_calls] == [("c1", "remember", {"fact": "Tee"})]

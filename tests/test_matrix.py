@@ -46,7 +46,7 @@ from bot.channels.matrix.messages import (
 from bot.commands.runner import Commands
 from bot.conversation.engine import Button, Engine, EngineConfig
 from bot.errors import ConfigError
-from bot.llm.port import ToolCall
+from bot.llm.port import Completion, CompletionRequest, ToolCall
 from bot.settings import Settings
 from memory.store import MemoryStore
 from tests.fakes.llm import ScriptedLLM
@@ -193,9 +193,9 @@ class World:
 class SlowLLM(ScriptedLLM):
     """A scripted model that thinks for a moment, long enough to be seen typing."""
 
-    async def complete(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+    async def complete(self, request: CompletionRequest) -> Completion:
         await asyncio.sleep(0.3)
-        return await super().complete(*args, **kwargs)
+        return await super().complete(request)
 
 
 @pytest.fixture

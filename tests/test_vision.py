@@ -15,7 +15,7 @@ from bot.errors import PictureError
 from bot.exchange import Attachment
 from bot.llm.anthropic_api import AnthropicChat
 from bot.llm.openai_api import OpenAIChat
-from bot.llm.port import ChatMessage, Image
+from bot.llm.port import ChatMessage, CompletionRequest, Image
 from bot.llm.vision import sees_images, vision_on
 from bot.settings import Settings
 from tests.fakes.llm_api import FakeLLM, images_in
@@ -163,14 +163,14 @@ async def test_openai_sends_image_parts_as_data_urls(fake: FakeLLM) -> None:
     picture = Image(jpeg(), "image/jpeg")
     llm = OpenAIChat("gpt-4o", fake.openai_base_url, "sk-test")
     try:
-        await llm.complete([ChatMessage("user", "Was siehst du?", images=(picture,))])
+        await llm.complete(CompletionRequest([ChatMessage("user", "Was siehst du?", images=(picture,))]))
         streamed: list[str] = []
 
         async def on_text(text: str) -> None:
             streamed.append(text)
 
         fake.enqueue("Einen roten Kreis.")
-        await llm.complete([ChatMessage("user", "", images=(picture,))], on_text=on_text)
+        await llm.complete(CompletionRequest([ChatMessage("user", "", images=(picture,))], on_text=on_text))
     finally:
         await llm.aclose()
     first, second = (request.json for request in fake.requests)
@@ -188,8 +188,8 @@ async def test_anthropic_sends_base64_image_blocks_before_the_words(fake: FakeLL
     picture = Image(png(), "image/png")
     llm = AnthropicChat("claude-sonnet-4-5", fake.anthropic_base_url, "sk-test")
     try:
-        await llm.complete([ChatMessage("user", "Was siehst du?", images=(picture,)),
-                            ChatMessage("assistant", "Einen Kreis."), ChatMessage("user", "Und sonst?")])
+        await llm.complete(CompletionRequest([ChatMessage("user", "Was siehst du?", images=(picture,)),
+                            ChatMessage("assistant", "Einen Kreis."), ChatMessage("user", "Und sonst?")]))
     finally:
         await llm.aclose()
     body = fake.last_request.json

@@ -36,7 +36,7 @@ from bot.analysis_reports import (
 )
 from bot.conversation.prompt import PromptContext, build_prompt
 from bot.errors import ConfigError, LLMBadOutput
-from bot.llm.port import LLM, ChatMessage, Completion, SystemBlock
+from bot.llm.port import LLM, ChatMessage, Completion, CompletionRequest, SystemBlock
 from memory import DB_FILENAME
 
 if TYPE_CHECKING:
@@ -130,7 +130,7 @@ async def complete_text(
     """Ask the model; an empty answer (a reasoning model that spent its budget thinking) is retried, budget doubled."""
     budget = max_tokens
     for attempt in range(retries + 1):
-        reply = await llm.complete(messages, system=system, max_tokens=budget)
+        reply = await llm.complete(CompletionRequest(messages, system=system, max_tokens=budget))
         if reply.text.strip():
             return reply
         if attempt < retries:

@@ -24,7 +24,7 @@ from bot.conversation.tools import (
     taints,
 )
 from bot.exchange import Quoted
-from bot.llm.port import LLM, ChatMessage, Image, OnText, SystemBlock, ToolCall
+from bot.llm.port import LLM, ChatMessage, CompletionRequest, Image, OnText, SystemBlock, ToolCall
 from bot.quoting import quote
 from memory import MemoryStore, Message, Scope, is_group_scope
 from scheduler.relationship_rules import absence_for
@@ -106,7 +106,8 @@ class ModelAnswers:
         tainted = private is not None  # text from outside came in (or incognito): only tools that change nothing
         for _ in range(MAX_TOOL_ROUNDS):
             offered = offer(usable, crisis, tainted) if self.config.use_tools else None
-            completion = await self.chat.complete(messages, system=system, tools=offered, on_text=on_text)
+            asked = CompletionRequest(messages, system=system, tools=offered, on_text=on_text)
+            completion = await self.chat.complete(asked)
             text, markers = split_markers(completion.text, heard)
             if not tainted:  # after text from outside, nothing the model writes is carried out (only stripped)
                 await self._keep(tools, markers, own)
@@ -125,7 +126,7 @@ class ModelAnswers:
             else:
                 return text
             heard += "".join("\n" + result for result in results)
-        completion = await self.chat.complete(messages, system=system, tools=None, on_text=on_text)
+        completion = await self.chat.complete(CompletionRequest(messages, system=system, tools=None, on_text=on_text))
         return split_markers(completion.text, heard)[0]  # after the last round, once more for a plain answer
 
     async def proactive(self, scope: Scope, reason: str, detail: str) -> str:
@@ -136,7 +137,7 @@ class ModelAnswers:
                                  crisis=careful)
         ctx = replace(ctx, user_text="", proactive=f"{reason}: {detail}")
         system, messages = build_prompt(ctx)
-        completion = await self.chat.complete(messages, system=system, tools=None)
+        completion = await self.chat.complete(CompletionRequest(messages, system=system, tools=None))
         return split_markers(completion.text)[0]
 
     async def diary_facts(self, scope: Scope) -> str:

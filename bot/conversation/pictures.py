@@ -17,7 +17,7 @@ from PIL import ImageOps, UnidentifiedImageError
 
 from bot.errors import LLMError, PictureError
 from bot.exchange import Attachment
-from bot.llm.port import LLM, ChatMessage, Image
+from bot.llm.port import LLM, ChatMessage, CompletionRequest, Image
 from bot.texts import t
 
 log = logging.getLogger(__name__)
@@ -155,8 +155,8 @@ def photo_text(label: str, description: str, text: str, group: bool = False) -> 
 async def ask_description(chat: LLM, picture: Image, language: str) -> str:
     """One small call for a picture's description, when the answer did not give one; '' when the model fails."""
     try:
-        completion = await chat.complete([ChatMessage("user", DESCRIBE.format(language=language), images=(picture,))],
-                                         max_tokens=80)
+        asked = ChatMessage("user", DESCRIBE.format(language=language), images=(picture,))
+        completion = await chat.complete(CompletionRequest([asked], max_tokens=80))
     except LLMError as exc:
         log.warning("no description of the picture: %s", exc)
         return ""

@@ -21,7 +21,7 @@ from typing import Any, Literal
 from bot.errors import LLMBadOutput
 from bot.history.model import HistoryConversation, HistoryMessage
 from bot.learning import extraction
-from bot.llm.port import LLM, ChatMessage, SystemBlock
+from bot.llm.port import LLM, ChatMessage, CompletionRequest, SystemBlock
 from bot.quoting import clip
 from memory import HistoryImport, MemoryStore, Message, NewCandidate, NotFound, Scope, Thresholds
 
@@ -212,8 +212,8 @@ async def run_import(
                 if may_continue is not None and not await may_continue():
                     return ImportOutcome("paused", await store.imports.get(scope, imported.id), queued, calls, tokens)
                 completion = await llm.complete(
-                    [ChatMessage("user", prompt(lines, zone))], system=[SystemBlock(INSTRUCTIONS)],
-                    json_schema=extraction.SCHEMA, max_tokens=MAX_TOKENS)
+                    CompletionRequest([ChatMessage("user", prompt(lines, zone))], system=[SystemBlock(INSTRUCTIONS)],
+                    json_schema=extraction.SCHEMA, max_tokens=MAX_TOKENS))
                 group_calls += 1
                 tokens += completion.usage.input_tokens + completion.usage.output_tokens
                 try:

@@ -9,7 +9,7 @@ from typing import Any
 
 from bot.errors import LLMBadOutput
 from bot.learning import forgetting
-from bot.llm.port import LLM, ChatMessage, SystemBlock
+from bot.llm.port import LLM, ChatMessage, CompletionRequest, SystemBlock
 from bot.quoting import clip
 from memory import FailureCounts, MemoryStore, NotFound, Scope, SearchHit, new_processing
 
@@ -88,8 +88,8 @@ async def correct(
         return []
     listing = "\n".join(f'[{h.source}:{h.item_id}] "{clip(h.text, 300)}"' for h in hits)
     prompt = f"Person: {user_text}\nCompanion before: {clip(previous_reply, 800)}\nItems:\n{listing}"
-    completion = await llm.complete([ChatMessage("user", prompt)], system=[SystemBlock(JUDGE)], json_schema=SCHEMA,
-                                    max_tokens=600)
+    completion = await llm.complete(CompletionRequest([ChatMessage("user", prompt)], system=[SystemBlock(JUDGE)],
+                                                      json_schema=SCHEMA, max_tokens=600))
     try:
         decided = verdicts(completion.json(), {f"{h.source}:{h.item_id}" for h in hits})
     except LLMBadOutput:
@@ -187,12 +187,11 @@ async def propose_rule(llm: LLM, user_text: str, previous_reply: str, failures: 
 
     An answer that is not the JSON asked for raises LLMBadOutput and is counted in `failures` when given.
     """
-    completion = await llm.complete(
-        [ChatMessage("user", f"Companion before: {clip(previous_reply, 800)}\nPerson: {clip(user_text, 800)}")],
-        system=[SystemBlock(PROPOSE)],
+    said = f"Companion before: {clip(previous_reply, 800)}\nPerson: {clip(user_text, 800)}"
+    completion = await llm.complete(CompletionRequest(
+        [ChatMessage("user", said)], system=[SystemBlock(PROPOSE)],
         json_schema={"type": "object", "properties": {"rule": {"type": "string"}}, "required": ["rule"]},
-        max_tokens=200,
-    )
+        max_tokens=200))
     try:
         data = completion.json()
         if not isinstance(data, dict):

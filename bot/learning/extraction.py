@@ -14,7 +14,7 @@ from datetime import datetime, timedelta, tzinfo
 from typing import Any
 
 from bot.errors import LLMBadOutput
-from bot.llm.port import LLM, ChatMessage, SystemBlock
+from bot.llm.port import LLM, ChatMessage, CompletionRequest, SystemBlock
 from bot.quoting import clip
 from memory import (
     MemoryStore,
@@ -352,10 +352,9 @@ async def extract_batch(
 ) -> int:
     """Ask the model about one batch of messages and store what it found; the cursor is the caller's."""
     header = f"Now (the person's local time): {now:%A, %Y-%m-%d %H:%M}\n\n"
-    completion = await llm.complete(
+    completion = await llm.complete(CompletionRequest(
         [ChatMessage("user", header + transcript(batch, now.tzinfo))], system=[SystemBlock(INSTRUCTIONS)],
-        json_schema=SCHEMA, max_tokens=900,
-    )
+        json_schema=SCHEMA, max_tokens=900))
     try:
         data = completion.json()
         drafts = accept(data, batch)

@@ -27,7 +27,7 @@ from bot.learning.mentions import (
     shares_word,
     without_mentions,
 )
-from bot.llm.port import LLM, ChatMessage, SystemBlock
+from bot.llm.port import LLM, ChatMessage, CompletionRequest, SystemBlock
 from bot.texts import t
 from memory import LIST_FIELDS, MemoryStore, Note, NotFound, OpenTopic, Person, Relationship, Scope
 
@@ -182,10 +182,9 @@ async def rewrite(
 async def _ask(llm: LLM, forgotten: Forgotten, batch: Sequence[Copy]) -> dict[str, Any] | None:
     """One model call for a batch: its rewrites by id, or None (logged and counted) when it failed."""
     try:
-        completion = await llm.complete(
+        completion = await llm.complete(CompletionRequest(
             [ChatMessage("user", request(forgotten, batch))], system=[SystemBlock(INSTRUCTIONS)], json_schema=SCHEMA,
-            max_tokens=min(8000, sum(len(c.text) for c in batch) // 2 + 300),
-        )
+            max_tokens=min(8000, sum(len(c.text) for c in batch) // 2 + 300)))
         data = completion.json()
         if not isinstance(data, dict) or not isinstance(data.get("rewrites"), list):
             raise LLMBadOutput(f"no rewrite list ({type(data).__name__})")

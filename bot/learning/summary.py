@@ -4,7 +4,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable
 
-from bot.llm.port import LLM, ChatMessage, SystemBlock
+from bot.llm.port import LLM, ChatMessage, CompletionRequest, SystemBlock
 from bot.quoting import clip
 from memory import MemoryStore, Scope
 
@@ -38,10 +38,10 @@ async def refresh_summary(
         if len(pending) < BATCH or (may_continue is not None and not await may_continue()):
             return changed
         lines = "\n".join(f"{m.role}: {clip(m.text, 600)}" for m in pending)
-        completion = await llm.complete(
-            [ChatMessage("user", f"Current summary:\n{state.summary or '(none)'}\n\nNew messages:\n{lines}")],
-            system=[SystemBlock(INSTRUCTIONS.format(limit=SUMMARY_CHARS))], max_tokens=600,
-        )
+        material = f"Current summary:\n{state.summary or '(none)'}\n\nNew messages:\n{lines}"
+        completion = await llm.complete(CompletionRequest(
+            [ChatMessage("user", material)], system=[SystemBlock(INSTRUCTIONS.format(limit=SUMMARY_CHARS))],
+            max_tokens=600))
         text = completion.text.strip()
         if not text:
             log.warning("summary model returned nothing; summary kept")

@@ -10,7 +10,17 @@ import anthropic
 from anthropic.types import Message
 
 from bot.errors import ConfigError, LLMBadOutput
-from bot.llm.port import ChatMessage, Completion, Image, OnText, SystemBlock, ToolCall, ToolSpec, Usage
+from bot.llm.port import (
+    ChatMessage,
+    Completion,
+    CompletionRequest,
+    Image,
+    OnText,
+    SystemBlock,
+    ToolCall,
+    ToolSpec,
+    Usage,
+)
 from bot.llm.retries import SDKChat, Sleep, schema_instruction
 
 log = logging.getLogger(__name__)
@@ -39,17 +49,10 @@ class AnthropicChat(SDKChat[anthropic.AsyncAnthropic]):
                                                                      timeout=timeout, max_retries=0),
                          model, api_key, timeout, attempts, sleep)
 
-    async def complete(
-        self,
-        messages: Sequence[ChatMessage],
-        *,
-        system: Sequence[SystemBlock] = (),
-        tools: Sequence[ToolSpec] | None = None,
-        json_schema: dict[str, Any] | None = None,
-        max_tokens: int = 1024,
-        on_text: OnText | None = None,
-    ) -> Completion:
+    async def complete(self, ask: CompletionRequest) -> Completion:
         """Answer the conversation; with json_schema the system prompt asks for that JSON; with on_text, stream."""
+        messages, system, tools, json_schema, max_tokens, on_text = (
+            ask.messages, ask.system, ask.tools, ask.json_schema, ask.max_tokens, ask.on_text)
         request: dict[str, Any] = {
             "model": self.model,
             "messages": messages_to_wire(messages),

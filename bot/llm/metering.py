@@ -3,11 +3,10 @@ any model counted for the metrics (calls, tokens, prompt-cache hits per purpose)
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
-from typing import Any
+from collections.abc import Callable
 
 from bot.errors import LLMError
-from bot.llm.port import LLM, ChatMessage, Completion, OnText, SystemBlock, ToolSpec
+from bot.llm.port import LLM, Completion, CompletionRequest
 from bot.metrics import Metrics
 from scheduler.budget import TokenBudget
 
@@ -40,14 +39,9 @@ class MeteredLLM(PassingOn):
         self.budget = budget
         self.clock = clock
 
-    async def complete(
-        self, messages: Sequence[ChatMessage], *, system: Sequence[SystemBlock] = (),
-        tools: Sequence[ToolSpec] | None = None, json_schema: dict[str, Any] | None = None, max_tokens: int = 1024,
-        on_text: OnText | None = None,
-    ) -> Completion:
+    async def complete(self, request: CompletionRequest) -> Completion:
         """Ask the model, then count the input and output tokens it reports (a failed call counts nothing)."""
-        completion = await self.llm.complete(messages, system=system, tools=tools, json_schema=json_schema,
-                                             max_tokens=max_tokens, on_text=on_text)
+        completion = await self.llm.complete(request)
         await self.budget.record(self.clock(), completion.usage.input_tokens, completion.usage.output_tokens)
         return completion
 
@@ -61,15 +55,10 @@ class CountedLLM(PassingOn):
         self.metrics = metrics
         self.purpose = purpose  # 'chat' or 'background'
 
-    async def complete(
-        self, messages: Sequence[ChatMessage], *, system: Sequence[SystemBlock] = (),
-        tools: Sequence[ToolSpec] | None = None, json_schema: dict[str, Any] | None = None, max_tokens: int = 1024,
-        on_text: OnText | None = None,
-    ) -> Completion:
+    async def complete(self, request: CompletionRequest) -> Completion:
         """Ask the model and count the call (a failed one as failed, and as an error of kind 'model.<purpose>')."""
         try:
-            completion = await self.llm.complete(messages, system=system, tools=tools, json_schema=json_schema,
-                                                 max_tokens=max_tokens, on_text=on_text)
+            completion = await self.llm.complete(request)
         except LLMError:
             self.metrics.model_call(self.purpose, failed=True)
             self.metrics.error(f"model.{self.purpose}")

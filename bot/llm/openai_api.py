@@ -13,6 +13,7 @@ from bot.llm import openai_wire
 from bot.llm.port import (
     ChatMessage,
     Completion,
+    CompletionRequest,
     OnText,
     SystemBlock,
     ToolCall,
@@ -45,17 +46,10 @@ class OpenAIChat(SDKChat[openai_wire.Client]):
         super().__init__(openai_wire, lambda: openai_wire.Client(base_url, api_key or NO_KEY, timeout),
                          model, api_key, timeout, attempts, sleep)
 
-    async def complete(
-        self,
-        messages: Sequence[ChatMessage],
-        *,
-        system: Sequence[SystemBlock] = (),
-        tools: Sequence[ToolSpec] | None = None,
-        json_schema: dict[str, Any] | None = None,
-        max_tokens: int = 1024,
-        on_text: OnText | None = None,
-    ) -> Completion:
+    async def complete(self, ask: CompletionRequest) -> Completion:
         """Answer the conversation; with json_schema, ask for a JSON document of that schema; with on_text, stream."""
+        messages, system, tools, json_schema, max_tokens, on_text = (
+            ask.messages, ask.system, ask.tools, ask.json_schema, ask.max_tokens, ask.on_text)
         request = self._request(messages, system_text(system), tools, max_tokens)
         if json_schema is None and on_text is not None:
             return await self._stream(request, on_text)

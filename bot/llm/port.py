@@ -1,4 +1,4 @@
-"""The LLM port: one `complete` call with messages, optional tools and an optional JSON schema."""
+"""The LLM port: `complete(request)` with one CompletionRequest (messages, system, tools, a JSON schema, streaming)."""
 from __future__ import annotations
 
 import base64
@@ -94,22 +94,26 @@ class Completion:
         return parse_json(self.text)
 
 
+@dataclass(frozen=True)
+class CompletionRequest:
+    """One question to a model: the conversation, the system blocks, the tools it may call, a JSON schema its answer
+    must follow, the most tokens it may write, and where a streamed answer goes while it grows."""
+
+    messages: Sequence[ChatMessage]
+    system: Sequence[SystemBlock] = ()
+    tools: Sequence[ToolSpec] | None = None
+    json_schema: dict[str, Any] | None = None
+    max_tokens: int = 1024
+    on_text: OnText | None = None
+
+
 class LLM(Protocol):
     """A chat model behind some provider."""
 
     model: str
 
-    async def complete(
-        self,
-        messages: Sequence[ChatMessage],
-        *,
-        system: Sequence[SystemBlock] = (),
-        tools: Sequence[ToolSpec] | None = None,
-        json_schema: dict[str, Any] | None = None,
-        max_tokens: int = 1024,
-        on_text: OnText | None = None,
-    ) -> Completion:
-        """Answer the conversation; with json_schema, the text is a JSON document of that schema.
+    async def complete(self, request: CompletionRequest) -> Completion:
+        """Answer the request's conversation; with its json_schema, the text is a JSON document of that schema.
 
         With on_text, the reply is streamed: on_text gets the text written so far, again and again,
         until the model starts a tool call (its text is not forwarded after that). A retry after a

@@ -1,7 +1,7 @@
 """The scheduler's Writer port filled with the background model: instructions and material in, text out."""
 from __future__ import annotations
 
-from bot.llm.port import LLM, ChatMessage, SystemBlock
+from bot.llm.port import LLM, ChatMessage, CompletionRequest, SystemBlock
 
 
 class LLMWriter:
@@ -12,6 +12,6 @@ class LLMWriter:
 
     async def __call__(self, instructions: str, material: str, *, max_tokens: int = 800) -> str:
         """Ask the model; errors propagate to the job, which then stores and sends nothing."""
-        completion = await self.llm.complete([ChatMessage("user", material)], system=[SystemBlock(instructions)],
-                                             max_tokens=max_tokens)
+        completion = await self.llm.complete(CompletionRequest(
+            [ChatMessage("user", material)], system=[SystemBlock(instructions)], max_tokens=max_tokens))
         return completion.text

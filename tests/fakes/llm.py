@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.errors import LLMError
-from bot.llm.port import ChatMessage, Completion, OnText, SystemBlock, ToolCall, ToolSpec, Usage
+from bot.llm.port import ChatMessage, Completion, CompletionRequest, OnText, SystemBlock, ToolCall, ToolSpec, Usage
 
 
 @dataclass
@@ -46,13 +46,10 @@ class ScriptedLLM:
         """Queue a failure."""
         self.queue.append(error)
 
-    async def complete(
-        self, messages: Sequence[ChatMessage], *, system: Sequence[SystemBlock] = (),
-        tools: Sequence[ToolSpec] | None = None, json_schema: dict[str, Any] | None = None, max_tokens: int = 1024,
-        on_text: OnText | None = None,
-    ) -> Completion:
+    async def complete(self, request: CompletionRequest) -> Completion:
         """Record the call and answer from the queue; with on_text, a reply without tool calls is streamed."""
-        call = Call(list(messages), list(system), list(tools) if tools else None, json_schema, on_text is not None)
+        messages, system, tools, on_text = request.messages, request.system, request.tools, request.on_text
+        call = Call(list(messages), list(system), list(tools) if tools else None, request.json_schema, on_text is not None)
         self.calls.append(call)
         item = self.queue.popleft() if self.queue else self.responder(call)
         if isinstance(item, LLMError):
@@ -79,14 +76,10 @@ class GatedLLM(ScriptedLLM):
         self.held = held
         self.waiting, self.gate = asyncio.Event(), asyncio.Event()
 
-    async def complete(
-        self, messages: Sequence[ChatMessage], *, system: Sequence[SystemBlock] = (),
-        tools: Sequence[ToolSpec] | None = None, json_schema: dict[str, Any] | None = None, max_tokens: int = 1024,
-        on_text: OnText | None = None,
-    ) -> Completion:
+    async def complete(self, request: CompletionRequest) -> Completion:
         """Wait at the gate when the call is one to hold, then answer as the scripted model does."""
-        if self.held(Call(list(messages), list(system), list(tools) if tools else None, json_schema)):
+        tools = list(request.tools) if request.tools else None
+        if self.held(Call(list(request.messages), list(request.system), tools, request.json_schema)):
             self.waiting.set()
             await self.gate.wait()
-        return await super().complete(messages, system=system, tools=tools, json_schema=json_schema,
-                                      max_tokens=max_tokens, on_text=on_text)
+        return await super().complete(request)

@@ -11,13 +11,12 @@ from __future__ import annotations
 import asyncio
 import sys
 from pathlib import Path
-from typing import Any
 from zoneinfo import ZoneInfo
 
 from bot.channels.telegram.channel import TelegramChannel, TelegramConfig
 from bot.commands.runner import Commands
 from bot.conversation.engine import Engine, EngineConfig
-from bot.llm.port import Completion, Usage
+from bot.llm.port import Completion, CompletionRequest, Usage
 from memory.store import MemoryStore
 from scheduler.service import Scheduler
 from tests.fakes.embedder import FakeEmbedder
@@ -41,9 +40,9 @@ class Model:
     def __init__(self, mode: str) -> None:
         self.mode = mode
 
-    async def complete(self, messages: Any, *, on_text: Any = None, json_schema: Any = None,
-                       **kwargs: Any) -> Completion:
-        if json_schema is not None:
+    async def complete(self, request: CompletionRequest) -> Completion:
+        on_text = request.on_text
+        if request.json_schema is not None:
             return Completion('{"facts": [], "content": [], "profile": []}', (), Usage(1, 1), self.model)
         if self.mode == "stream-hangs" and on_text is not None:
             print("streaming", flush=True)

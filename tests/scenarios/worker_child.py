@@ -14,14 +14,13 @@ import asyncio
 import sys
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
 from zoneinfo import ZoneInfo
 
 from bot.channels.push import ChannelSender
 from bot.channels.telegram.channel import TelegramChannel, TelegramConfig
 from bot.commands.runner import Commands
 from bot.conversation.engine import Engine, EngineConfig
-from bot.llm.port import Completion, Usage
+from bot.llm.port import Completion, CompletionRequest, Usage
 from memory.store import MemoryStore
 from scheduler.leader import SchedulerLeader
 from scheduler.service import Scheduler
@@ -49,8 +48,9 @@ class Echo:
     def __init__(self, delay: float = DELAY) -> None:
         self.delay = delay
 
-    async def complete(self, messages: Any, *, json_schema: Any = None, **kwargs: Any) -> Completion:
-        if json_schema is not None:
+    async def complete(self, request: CompletionRequest) -> Completion:
+        messages = request.messages
+        if request.json_schema is not None:
             return Completion('{"facts": [], "content": [], "profile": []}', (), Usage(1, 1), self.model)
         await asyncio.sleep(self.delay)
         return Completion("Antwort auf " + messages[-1].content.strip().splitlines()[-1], (), Usage(1, 1), self.model)
