@@ -316,8 +316,9 @@ class Engine:
         extra += tuple(turn.hints)
         if asks_about_diary(text_in):
             extra += (await self.answers.diary_facts(scope),)
-        try:
-            text = await self.photos.answer(turn, extra)
+        try:  # a plain message is answered here; a photo's answer goes with the picture (photo_steps.py)
+            text = await (self.photos.answer(turn, extra) if turn.photo
+                          else self._write(turn, extra, turn.on_progress, ()))
         except LLMError as exc:
             log.warning("chat model failed for message %s: %s", turn.message_id, exc)
             return Reply((t(lang, "model_down"),), failed=True)

@@ -62,11 +62,10 @@ class PhotoSteps:
         return None
 
     async def answer(self, turn: Turn, extra: tuple[str, ...]) -> str:
-        """The model's answer; a picture goes with it when the model sees pictures (its description is then kept with
-        the message), else the program says under the answer that the picture was not seen."""
+        """The model's answer to a photo turn (a plain message is answered by the engine itself): the picture goes
+        with it when the model sees pictures (its description is then kept with the message), else the program says
+        under the answer that the picture was not seen."""
         lang = self.config.language
-        if not turn.photo:
-            return await self._write(turn, extra, turn.on_progress, ())
         if turn.picture is not None:
             seen = SEEN.format(language=LANGUAGE_NAMES.get(lang, "German"))
             try:
