@@ -116,24 +116,27 @@ def bot_part(module: str) -> str | None:
     return parts[1] if parts[0] == "bot" and len(parts) > 1 else None
 
 
-def test_no_import_circle_between_the_parts_of_bot() -> None:
-    """Between bot/'s sub-packages and its loose modules the imports form no circle (imports inside functions too)."""
+def parts_in_circles() -> list[str]:
+    """bot/'s parts (sub-packages and loose modules) that reach themselves again through imports (inside functions
+    too): each part of a circle is named."""
     edges: dict[str, set[str]] = {}
     for path in (ROOT / "bot").rglob("*.py"):
         here = bot_part(name_of(path))
-        if here is None or here == "__init__":
-            continue
-        found = {bot_part(name) for name in imported(path)} - {None, here}
-        edges.setdefault(here, set()).update(part for part in found if part is not None)
-    circles = []
-    for start in edges:  # a part that reaches itself again sits in a circle
-        seen, todo = set(), list(edges[start])
+        if here is not None and here != "__init__":
+            edges.setdefault(here, set()).update(p for p in {bot_part(n) for n in imported(path)} if p and p != here)
+    found = []
+    for start, nexts in edges.items():
+        seen, todo = set(), list(nexts)
         while todo:
             part = todo.pop()
             if part == start:
-                circles.append(start)
+                found.append(start)
                 break
             if part not in seen:
                 seen.add(part)
                 todo.extend(edges.get(part, ()))
-    assert sorted(circles) == []
+    return sorted(found)
+
+
+def test_no_import_circle_between_the_parts_of_bot() -> None:
+    assert parts_in_circles() == []
