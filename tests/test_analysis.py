@@ -22,10 +22,11 @@ from bot.admin.analysis_transcripts import (
     make_preview,
     message_line,
 )
-from bot.analysis_reports import annotate, list_reports, read_messages
+from bot.analysis_reports import annotate, list_reports
 from bot.cli import parse_args
 from bot.errors import LLMBadOutput
 from bot.llm.port import ChatMessage, Completion, CompletionRequest
+from memory import read_messages
 from memory.models import Message
 from memory.store import MemoryStore
 from tests.engine_kit import settings_for

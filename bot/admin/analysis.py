@@ -27,9 +27,7 @@ from bot.analysis_reports import (
     ReportHeader,
     annotate,
     quote_summary,
-    read_messages,
     read_questions,
-    read_users,
     render_report,
     reports_command,
     save_report,
@@ -37,7 +35,7 @@ from bot.analysis_reports import (
 from bot.conversation.prompt import PromptContext, build_prompt
 from bot.errors import ConfigError, LLMBadOutput
 from bot.llm.port import LLM, ChatMessage, Completion, CompletionRequest, SystemBlock
-from memory import DB_FILENAME
+from memory import DB_FILENAME, read_messages, read_users
 
 if TYPE_CHECKING:
     from bot.settings import Settings

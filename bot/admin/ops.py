@@ -13,7 +13,6 @@ from bot.errors import BotError, ConfigError, LLMError
 from bot.settings import Settings
 from bot.voice.recordings import exported, where_kept
 from memory import (
-    ADMISSION_OUTCOMES,
     DB_FILENAME,
     EXPORT_FORMAT,
     MIGRATIONS,
@@ -31,6 +30,7 @@ from memory import (
     make_embedder,
     open_database,
     pending_migrations,
+    scope_stats,
     server_facts,
     shown_url,
 )
@@ -79,25 +79,7 @@ async def stats(settings: Settings) -> list[dict[str, Any]]:
     """Counts per kind and per user."""
     store = await open_store(settings)
     try:
-        async with store.db.reading() as tx:
-            scopes = await tx.fetchall("SELECT id, companion_id, user_id FROM scopes ORDER BY id")
-            rows = []
-            for scope_id, companion, user in scopes:
-                counts: dict[str, Any] = {"companion": companion, "user": user}
-                for table in ("messages", "notes", "profile_entries", "thoughts", "diary_entries", "open_topics",
-                              "learned_rules"):
-                    counts[table] = (await tx.fetchone(f"SELECT count(*) FROM {table} WHERE scope_id = ?",
-                                                       (scope_id,)))[0]
-                counts["people"] = (await tx.fetchone("SELECT count(*) FROM people WHERE scope_id = ?"
-                                                      " AND valid_to IS NULL", (scope_id,)))[0]
-                counts["reminders"] = (await tx.fetchone("SELECT count(*) FROM reminders WHERE scope_id = ?"
-                                                         " AND status = 'active'", (scope_id,)))[0]
-                admission = dict(await tx.fetchall("SELECT outcome, count FROM admission_counts WHERE scope_id = ?",
-                                                   (scope_id,)))
-                for outcome in ADMISSION_OUTCOMES.values():
-                    counts[outcome] = admission.get(outcome, 0)
-                rows.append(counts)
-        return rows
+        return await scope_stats(store.db)
     finally:
         await store.close()
 

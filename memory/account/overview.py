@@ -4,8 +4,10 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 from datetime import tzinfo
+from typing import Any
 
 from memory.models import Scope
+from memory.search.admission import OUTCOMES
 from memory.storage.db import Database
 
 # What is counted: a name for each count and the query counting the scope's live items.
@@ -51,3 +53,29 @@ async def notes_per_week(db: Database, scope: Scope, now: float, zone: tzinfo, w
         if start in counts:
             counts[start] += 1
     return [Week(start, count) for start, count in counts.items()]
+
+
+STATS_TABLES = ("messages", "notes", "profile_entries", "thoughts", "diary_entries", "open_topics", "learned_rules")
+
+
+async def stats(db: Database) -> list[dict[str, Any]]:
+    """The operator's `mnemo stats`: per scope its companion, user, rows per kind (live people, active reminders)
+    and the admission outcomes of its notes."""
+    async with db.reading() as tx:
+        scopes = await tx.fetchall("SELECT id, companion_id, user_id FROM scopes ORDER BY id")
+        rows = []
+        for scope_id, companion, user in scopes:
+            counted: dict[str, Any] = {"companion": companion, "user": user}
+            for table in STATS_TABLES:
+                counted[table] = (await tx.fetchone(f"SELECT count(*) FROM {table} WHERE scope_id = ?",
+                                                    (scope_id,)))[0]
+            counted["people"] = (await tx.fetchone("SELECT count(*) FROM people WHERE scope_id = ?"
+                                                   " AND valid_to IS NULL", (scope_id,)))[0]
+            counted["reminders"] = (await tx.fetchone("SELECT count(*) FROM reminders WHERE scope_id = ?"
+                                                      " AND status = 'active'", (scope_id,)))[0]
+            admission = dict(await tx.fetchall("SELECT outcome, count FROM admission_counts WHERE scope_id = ?",
+                                               (scope_id,)))
+            for outcome in OUTCOMES.values():
+                counted[outcome] = admission.get(outcome, 0)
+            rows.append(counted)
+    return rows
