@@ -267,6 +267,12 @@ TEXTS: dict[str, dict[str, str]] = {
               "Schreib sie mir bitte noch einmal.",
         "en": "I can't read this encrypted message: its key never reached me. Please send it again.",
     },
+    "matrix_undecryptable_ours": {
+        "de": "Diese verschlüsselte Nachricht kann ich nicht lesen – das liegt an mir, nicht an dir: Ich hatte meine "
+              "Schlüssel verloren und habe jetzt neue. Was du ab jetzt schreibst, kann ich wieder lesen.",
+        "en": "I can't read this encrypted message – that is my fault, not yours: I had lost my keys and have new ones "
+              "now. What you write from now on I can read again.",
+    },
 
     # Learning and proactive messages: /think and /writediary say truly why they failed.
     "think_unusable": {
