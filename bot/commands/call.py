@@ -6,9 +6,10 @@ from zoneinfo import ZoneInfo
 
 from bot.conversation.engine import Engine
 from bot.conversation.replies import Button
-from bot.texts import t
+from bot.texts import addressed, t
 from bot.web_page.links import WebLinks
 from memory.models import Scope
+from memory.pairing import is_group_scope
 from memory.store import MemoryStore
 from scheduler.service import Scheduler
 
@@ -33,9 +34,14 @@ class Call:
         """The deployment's time zone."""
         return self.engine.config.zone
 
+    @property
+    def group(self) -> bool:
+        """Whether the command or press came from a group chat (its texts then speak to the group)."""
+        return is_group_scope(self.scope.user_id)
+
     def t(self, key: str, **values: object) -> str:
-        """The text `key` in the user's language."""
-        return t(self.lang, key, **values)
+        """The text `key` in the user's language, in its group form in a group (`bot.texts.addressed`)."""
+        return t(self.lang, addressed(key, self.group), **values)
 
 
 @dataclass(frozen=True)

@@ -78,6 +78,7 @@ from bot.conversation.replies import Attachment, Button, Quoted, Reply, question
 from bot.errors import ConfigError, MatrixError
 from bot.llm.port import OnText
 from bot.texts import t
+from memory.pairing import is_group_scope
 
 log = logging.getLogger(__name__)
 
@@ -365,7 +366,7 @@ class MatrixChannel(MatrixPresses):
         """
         answering = shown.event_id if shown is not None else answering
         bubbles = fit_messages(reply.bubbles) if split else tuple(reply.bubbles)
-        choices, hint = reaction_choices(reply.buttons, self.lang)
+        choices, hint = reaction_choices(reply.buttons, self.lang, group=is_group_scope(scope))
         if hint:
             bubbles = bubbles[:-1] + ("\n\n".join(bubbles[-1:] + (hint,)),)
         chunks = [chunk for bubble in bubbles for chunk in split_message(bang(bubble))]

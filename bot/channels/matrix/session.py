@@ -124,6 +124,7 @@ class Session:
 async def log_in(session: Session, client: AsyncClient, config: MatrixConfig, crypto: CryptoHealth,
                  clock: Callable[[], float]) -> None:
     """Log the channel in; with encryption on, as a new device when the store lost the keys of the saved one."""
+    config.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)  # the session, the sync token, the keys
     kept = keys_check(config.data_dir, pickle_key(config.data_dir, config.pickle_key)) if config.encryption else None
     lost = await session.log_in(client, config.password, config.access_token, config.device_name, kept)
     crypto.replaced_by(lost, client.device_id, clock())
