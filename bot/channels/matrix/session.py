@@ -56,30 +56,41 @@ class Session:
             return None
         if not password:
             raise ConfigError("The matrix channel needs MNEMO_MATRIX_PASSWORD or MNEMO_MATRIX_ACCESS_TOKEN.")
-        lost = None
         session = self._load()
+        lost = again = None
         if session:
-            client.access_token = session["access_token"]  # asked before nio opens the device's store
-            checked = await client.whoami()
-            if isinstance(checked, WhoamiResponse):
-                if keys_kept is None or await keys_kept(client, session["device_id"]):
-                    client.restore_login(self.user_id, session["device_id"], session["access_token"])
-                    return None
-                lost = session["device_id"]
-                await self._log_out(client, lost)
-            elif checked.status_code != "M_UNKNOWN_TOKEN":
-                raise MatrixError(f"could not check the saved Matrix session: {failure(checked)}")
-            else:
-                log.warning("the saved Matrix session no longer works; logging in again as a new device")
-        await self._log_in_anew(client, password, device_name)
+            resumed, lost, again = await self._resume(client, session, keys_kept)
+            if resumed:
+                return None
+        await self._log_in_anew(client, password, device_name, again)
         if lost is not None:
             log.warning("Matrix device %s lost its keys; logged in as new device %s (what was sent to %s before "
                         "cannot be read)", lost, client.device_id, lost)
         return lost
 
-    async def _log_in_anew(self, client: AsyncClient, password: str, device_name: str) -> None:
-        """Log in with the password as a new device and save the session."""
-        client.access_token, client.device_id = "", None  # nio would log in as the device it knows again
+    async def _resume(self, client: AsyncClient, session: dict[str, str],
+                      keys_kept: KeysKept | None) -> tuple[bool, str | None, str | None]:
+        """Go on with the saved session: (resumed, the device whose keys were lost, the device to log in as again).
+
+        The token is checked before nio opens the device's store, since nio would make new keys in a lost one.
+        """
+        device = session["device_id"]
+        client.access_token = session["access_token"]
+        checked = await client.whoami()
+        if isinstance(checked, WhoamiResponse):
+            if keys_kept is None or await keys_kept(client, device):
+                client.restore_login(self.user_id, device, session["access_token"])
+                return True, None, None
+            await self._log_out(client, device)
+            return False, device, None
+        if checked.status_code != "M_UNKNOWN_TOKEN":
+            raise MatrixError(f"could not check the saved Matrix session: {failure(checked)}")
+        log.warning("the saved Matrix session no longer works; logging in again as device %s", device)
+        return False, None, device  # the same device logs in again, keeping its keys
+
+    async def _log_in_anew(self, client: AsyncClient, password: str, device_name: str, device: str | None) -> None:
+        """Log in with the password as `device` (None: a new one) and save the session."""
+        client.access_token, client.device_id = "", device  # nio logs in as the device it knows
         response = await client.login(password, device_name=device_name)
         if not isinstance(response, LoginResponse):
             raise ConfigError(f"The Matrix login as {self.user_id} at {self.homeserver} failed "
