@@ -36,7 +36,7 @@ from bot.open_meteo import OpenMeteo
 from bot.settings import Settings
 from bot.texts import t
 from bot.voice.recordings import move_old_files
-from bot.web_page.health import Running
+from bot.web_page.health import ReportsCrypto, Running
 from bot.web_tools.toolbox import web_tools
 from memory import MemoryStore, SuggestionLimits, Thresholds, is_postgres, make_embedder
 from scheduler.budget import TokenBudget
@@ -224,7 +224,7 @@ def matrix_config(settings: Settings) -> MatrixConfig:
         data_dir=settings.data_dir / "matrix", device_name=settings.matrix_device_name,
         admins=frozenset(settings.admins), unknown_users=settings.unknown_users_mode,
         pairing_minutes=settings.pairing_minutes, allowed_rooms=frozenset(settings.matrix_allowed_rooms),
-        streaming=settings.streaming, worker=shared_worker(settings),
+        streaming=settings.streaming, worker=shared_worker(settings), pickle_key=settings.matrix_pickle_key,
     )
 
 
@@ -340,8 +340,9 @@ async def main(settings: Settings) -> None:
             if console is not None:
                 live["console"] = True
             if metrics is not None:
-                await start_web(settings, metrics, Running(engine.store, engine.budget, scheduler, live.copy), commands,
-                                running)
+                crypto = next((m for m in messengers if isinstance(m, ReportsCrypto)), None)
+                await start_web(settings, metrics, Running(engine.store, engine.budget, scheduler, live.copy, crypto),
+                                commands, running)
             if console is not None:
                 await console.run()
             else:

@@ -95,6 +95,7 @@ class Settings(BaseSettings):
     matrix_access_token: str | None = None
     matrix_allowed_users: IdList = Field(default_factory=list)
     matrix_device_name: str = "mnemo"
+    matrix_pickle_key: str | None = None  # seals the crypto store's keys; unset: a secret kept in data_dir/matrix
     matrix_allowed_rooms: IdList = Field(default_factory=list)  # room ids or aliases where mnemo answers mentions
     # Messenger access, groups and streaming (shared by Telegram and Matrix).
     unknown_users: Literal["pair", "refuse", "silent"] = "pair"
@@ -257,7 +258,7 @@ class Settings(BaseSettings):
         values = [self.chat_api_key, self.background_api_key, self.telegram_token, self.matrix_password,
                   self.matrix_access_token, getattr(self, "telegram_webhook_secret", None), self.brave_api_key,
                   self.tavily_api_key, self.transcribe_api_key, self.speech_api_key, self.metrics_token,
-                  self.moderation_api_key]
+                  self.moderation_api_key, self.matrix_pickle_key]
         if self.telegram_token and ":" in self.telegram_token:  # its secret half, also where ':' was URL-encoded
             values.append(self.telegram_token.split(":", 1)[1])
         return [v for v in values if v] + self._mcp_secrets()

@@ -141,7 +141,8 @@ async def test_in_a_room_the_companions_name_is_a_mention_and_a_choice_belongs_t
         bot.chat.enqueue("Gern.")
         await anna.say(family, "Lotte, kommst du mit?")  # the companion record's name
         question, reactions = await question_with_reactions(anna, family, bot)
-        assert question.body == t("de", "profile_question", fact="Ausflug: Samstag in den Zoo")
+        assert question.body == t("de", "profile_question_group", fact="Ausflug: Samstag in den Zoo") + \
+            "\n\nReagiere mit: 👍 Ja · 👎 Nein"  # the group is asked, and told what the reactions do
         [choice] = await recorded(lambda: bot.store.choices.of_question(group, f"profile:{fact.id}"))
         assert (choice.owner, choice.message_ref, set(choice.extra["reactions"])) == (
             anna.user_id, question.event_id, reactions)

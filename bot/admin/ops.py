@@ -321,13 +321,15 @@ async def _messenger_checks(settings: Settings) -> list[Check]:
         except TelegramError as exc:
             out.append(Check("telegram", False, f"getMe failed: {exc}"))
     if settings.matrix_homeserver and settings.matrix_user_id:
-        out.append(await _matrix_check(settings))
+        out.extend(await _matrix_check(settings))
     return out
 
 
-async def _matrix_check(settings: Settings) -> Check:
+async def _matrix_check(settings: Settings) -> list[Check]:
     import nio
 
+    from bot.channels.matrix.config import E2E_AVAILABLE
+    from bot.channels.matrix.device_keys import doctor_line
     from bot.channels.matrix.session import Session
 
     client = nio.AsyncClient(settings.matrix_homeserver or "", settings.matrix_user_id or "")
@@ -340,16 +342,21 @@ async def _matrix_check(settings: Settings) -> Check:
         elif settings.matrix_password:
             login = await client.login(settings.matrix_password, device_name="mnemo-doctor")
             if isinstance(login, nio.LoginError):
-                return Check("matrix", False, f"login failed: {login.message}")
+                return [Check("matrix", False, f"login failed: {login.message}")]
             logged_in = True
         else:
-            return Check("matrix", False, "set MNEMO_MATRIX_PASSWORD or MNEMO_MATRIX_ACCESS_TOKEN")
+            return [Check("matrix", False, "set MNEMO_MATRIX_PASSWORD or MNEMO_MATRIX_ACCESS_TOKEN")]
         who = await client.whoami()
         if isinstance(who, nio.WhoamiError):
-            return Check("matrix", False, f"whoami failed: {who.message}")
-        return Check("matrix", True, who.user_id)
+            return [Check("matrix", False, f"whoami failed: {who.message}")]
+        checks = [Check("matrix", True, who.user_id)]
+        if token and who.device_id and E2E_AVAILABLE:  # the running device's keys (not a device made for the check)
+            kept, line = await doctor_line(client, settings.data_dir / "matrix", who.device_id,
+                                           settings.matrix_pickle_key)
+            checks.append(Check("matrix crypto", kept, line))
+        return checks
     except (TimeoutError, OSError, nio.exceptions.ProtocolError) as exc:
-        return Check("matrix", False, f"{settings.matrix_homeserver} unreachable: {exc}")
+        return [Check("matrix", False, f"{settings.matrix_homeserver} unreachable: {exc}")]
     finally:
         if logged_in:
             await client.logout()

@@ -7,8 +7,8 @@ from zoneinfo import ZoneInfo
 from bot.commands.web_links import WebLinks
 from bot.conversation.engine import Engine
 from bot.exchange import Button
-from bot.texts import t
-from memory import MemoryStore, Scope
+from bot.texts import addressed, t
+from memory import MemoryStore, Scope, is_group_scope
 from scheduler.service import Scheduler
 
 
@@ -32,9 +32,14 @@ class Call:
         """The deployment's time zone."""
         return self.engine.config.zone
 
+    @property
+    def group(self) -> bool:
+        """Whether the command or press came from a group chat (its texts then speak to the group)."""
+        return is_group_scope(self.scope.user_id)
+
     def t(self, key: str, **values: object) -> str:
-        """The text `key` in the user's language."""
-        return t(self.lang, key, **values)
+        """The text `key` in the user's language, in its group form in a group (`bot.texts.addressed`)."""
+        return t(self.lang, addressed(key, self.group), **values)
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from bot.conversation.turn import Turn, own_words
 from bot.exchange import Button, Reply
 from bot.profile_keys import profile_key
 from bot.quoting import clip
-from bot.texts import t
+from bot.texts import addressed, t
 from memory import MemoryStore, Message, NotFound, Scope, is_group_scope, same_rule
 
 log = logging.getLogger(__name__)
@@ -250,7 +250,8 @@ class OpenQuestions:
             rule = await self.store.rules.get(scope, question.item_id)
             return t(self.lang, "rule_question", rule=rule.text), rule_buttons(question.number, self.lang)
         fact = await self.store.profile.pending_fact(scope, question.item_id)
-        text = t(self.lang, "profile_question", fact=f"{profile_key(fact.key, self.lang)}: {fact.value}")
+        text = t(self.lang, addressed("profile_question", is_group_scope(scope.user_id)),
+                 fact=f"{profile_key(fact.key, self.lang)}: {fact.value}")
         return text, yes_no_buttons("profile", question.number, self.lang)
 
     def _may_decide(self, turn: Turn, question: OpenQuestion) -> bool:

@@ -39,6 +39,8 @@ TEXTS: dict[str, dict[str, str]] = {
     "rule_dropped": {"de": "In Ordnung, das merke ich mir nicht.", "en": "Okay, I won't keep that."},
     "profile_question": {"de": "Darf ich mir das über dich merken? 👤 {fact}",
                          "en": "May I remember this about you? 👤 {fact}"},
+    "profile_question_group": {"de": "Darf ich mir das über euch merken? 👤 {fact}",
+                               "en": "May I remember this about this group? 👤 {fact}"},
     "profile_saved": {"de": "👤 Gemerkt: {fact}", "en": "👤 Noted: {fact}"},
     "tool_question": {"de": "Darf ich das ausführen? 🔧 {tool}{args}", "en": "May I run this? 🔧 {tool}{args}"},
     "tool_done": {"de": "🔧 Ausgeführt: {tool}\n{result}", "en": "🔧 Done: {tool}\n{result}"},
@@ -267,6 +269,12 @@ TEXTS: dict[str, dict[str, str]] = {
               "Schreib sie mir bitte noch einmal.",
         "en": "I can't read this encrypted message: its key never reached me. Please send it again.",
     },
+    "matrix_undecryptable_ours": {
+        "de": "Diese verschlüsselte Nachricht kann ich nicht lesen – das liegt an mir, nicht an dir: Ich hatte meine "
+              "Schlüssel verloren und habe jetzt neue. Was du ab jetzt schreibst, kann ich wieder lesen.",
+        "en": "I can't read this encrypted message – that is my fault, not yours: I had lost my keys and have new ones "
+              "now. What you write from now on I can read again.",
+    },
 
     # Learning and proactive messages: /think and /writediary say truly why they failed.
     "think_unusable": {
@@ -336,6 +344,12 @@ TEXTS: dict[str, dict[str, str]] = {
     **PICTURE_TEXTS,
     **PAGE_TEXTS,
 }
+
+
+def addressed(key: str, group: bool) -> str:
+    """The key of the text as said to a group (`rules_head` -> `rules_head_group`: "ihr", not "du") where it has a
+    group form, else `key` itself."""
+    return f"{key}_group" if group and f"{key}_group" in TEXTS else key
 
 
 def t(lang: str, key: str, **values: object) -> str:

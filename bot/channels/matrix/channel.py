@@ -1,18 +1,18 @@
 """The Matrix channel: matrix-nio in front of the engine and the commands.
 
-Direct rooms are for allowed users; an unknown user who invites the bot to a direct room or writes
-there gets a pairing code. In allowed rooms mnemo answers only when mentioned or replied to, with the
-room's own memory. Events come in through the sync loop (syncing.py), which records them in the inbox
-before it answers them. Each message sent in answer to an event carries a transaction id derived from
-that event, so a send repeated after a crash shows nothing twice. The turn of a text is the shared one
-(bot/channels/base.py); this module reads Matrix events and fills in how Matrix shows a reply.
+Direct rooms are for allowed users; an unknown user who invites the bot to a direct room or writes there gets a
+pairing code. In allowed rooms mnemo answers only when mentioned or replied to, with the room's own memory. Events
+come in through the sync loop (syncing.py), which records them in the inbox before it answers them. Each message sent
+in answer to an event carries a transaction id derived from that event, so a send repeated after a crash shows nothing
+twice. The turn of a text is the shared one (bot/channels/base.py); this module reads Matrix events and fills in how
+Matrix shows a reply. The login checks that the crypto store still holds the device's keys (crypto_store.py).
 
-An encrypted event whose key has not arrived stays in the inbox and is answered once it can be read
-(keys.py); a person whose message is given up is told so in their direct room. Buttons become
-reactions (choices.py): kept in the database, owned by the person who asked, redacted once decided. Any other
-reaction on one of the companion's messages is kept as feedback (its redaction takes it back), and the companion
-may put an emoji of its own on a person's message. A reply to an older message brings that message along (fetched
-from the homeserver, the fallback quote lines taken off the reply's own text).
+An encrypted event whose key has not arrived stays in the inbox and is answered once it can be read (keys.py); a
+person whose message is given up is told so in their direct room. Buttons become reactions (choices.py): kept in the
+database, owned by the person who asked, redacted once decided. Any other reaction on one of the companion's messages
+is kept as feedback (its redaction takes it back), and the companion may put an emoji of its own on a person's
+message. A reply to an older message brings that message along (fetched from the homeserver, the fallback quote lines
+taken off the reply's own text).
 """
 from __future__ import annotations
 
@@ -25,7 +25,6 @@ from typing import Any, TypeVar
 import aiohttp
 from nio import (
     AsyncClient,
-    AsyncClientConfig,
     Event,
     MatrixRoom,
     MegolmEvent,
@@ -42,7 +41,8 @@ from nio import (
 
 from bot.channels.base import Turn, after_press
 from bot.channels.matrix.choices import Reactions
-from bot.channels.matrix.config import E2E_AVAILABLE, RETRIES, MatrixConfig, access_config
+from bot.channels.matrix.config import E2E_AVAILABLE, MatrixConfig, access_config, client_config
+from bot.channels.matrix.device_keys import CryptoHealth
 from bot.channels.matrix.images import ImageEvent, caption_of, picture_of
 from bot.channels.matrix.keys import WaitingForKeys
 from bot.channels.matrix.messages import (
@@ -66,7 +66,7 @@ from bot.channels.matrix.messages import (
 from bot.channels.matrix.outgoing import Outgoing
 from bot.channels.matrix.presses import MatrixPresses
 from bot.channels.matrix.rooms import Received, Rooms, Route
-from bot.channels.matrix.session import Session
+from bot.channels.matrix.session import Session, log_in
 from bot.channels.matrix.syncing import Syncing, sync_lease
 from bot.channels.shown import Shown, show_once
 from bot.channels.streaming import LivePreview
@@ -78,6 +78,7 @@ from bot.errors import ConfigError, MatrixError
 from bot.exchange import Attachment, Button, Quoted, Reply, question_of
 from bot.llm.port import OnText
 from bot.texts import t
+from memory import is_group_scope
 
 log = logging.getLogger(__name__)
 
@@ -114,6 +115,7 @@ class MatrixChannel(MatrixPresses):
         self._keys: WaitingForKeys | None = None
         self._reactions: Reactions | None = None
         self._syncing: Syncing | None = None
+        self.crypto = CryptoHealth()  # what /healthz and the log say of the keys
 
     @property
     def me(self) -> str:
@@ -147,14 +149,10 @@ class MatrixChannel(MatrixPresses):
         self._warn_if_closed()
         if self.config.encryption and not E2E_AVAILABLE:
             raise ConfigError("Matrix encryption needs matrix-nio[e2e]: pip install 'matrix-nio[e2e]'.")
-        self.data_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-        # The sync token is saved by this channel, after the events are recorded; nio would save it earlier.
-        # Rate limits are waited out here (Outgoing.patiently), where a send can be given up or skipped.
-        config = AsyncClientConfig(encryption_enabled=self.config.encryption, store_sync_tokens=False,
-                                   max_timeouts=RETRIES, max_limit_exceeded=0)
-        self.client = AsyncClient(self.config.homeserver, self.me, store_path=str(self.data_dir), config=config)
+        self.client = AsyncClient(self.config.homeserver, self.me, store_path=str(self.data_dir),
+                                  config=client_config(self.config))
         self._out = Outgoing(self.client)
-        self._keys = WaitingForKeys(self.client, self.clock)
+        self._keys = WaitingForKeys(self.client, self.clock, self.crypto)
         self._reactions = Reactions(self._out, self.engine.store.choices, self.clock, self.engine.store.reactions)
         self._room_guide = Rooms(self.client, self.me, self._out, self.access, self.config.allowed_rooms, self.clock)
         self._syncing = Syncing(self.client, self.session, self.inbox, self.rooms, self.reactions, self._keys,
@@ -162,10 +160,7 @@ class MatrixChannel(MatrixPresses):
                                 sync_lease(self.engine.store.leases, self.config.worker, self.clock)
                                 if self.config.worker else None)
         try:
-            await self.session.log_in(self.client, self.config.password, self.config.access_token,
-                                      self.config.device_name)
-            if self.client.olm is not None and self.client.should_upload_keys:
-                await self.client.keys_upload()
+            await log_in(self.session, self.client, self.config, self.crypto, self.clock)
             await self.rooms.resolve()
             self.rooms.companion_names = await self._companion_names()
             await self.inbox.prune(self.clock())
@@ -183,6 +178,10 @@ class MatrixChannel(MatrixPresses):
         self.access.start_welcoming(self.name, self._welcome)  # users approved by `mnemo pair approve`
         log.info("matrix channel running as %s (device %s, encryption %s)", self.me, self.client.device_id,
                  "on" if self.client.olm is not None else "off")
+
+    def crypto_report(self) -> dict[str, object]:
+        """What /healthz says of the channel's end-to-end encryption."""
+        return self.crypto.report(self.client)
 
     async def stop(self) -> None:
         """Let the events in hand be answered (for a while), stop syncing and close the connection."""
@@ -253,8 +252,9 @@ class MatrixChannel(MatrixPresses):
             if not await keys.keep(item, event):
                 return False
             await self.engine.store.failures.add("matrix.unreadable")  # given up: counted for `mnemo doctor`
-            if item.route.kind == "private":
-                await self._say(room.room_id, t(self.lang, "matrix_undecryptable"), reply_to=event.event_id,
+            if item.route.kind == "private":  # the cause on mnemo's side: the person is not asked to write again
+                text = t(self.lang, "matrix_undecryptable_ours" if keys.ours(event) else "matrix_undecryptable")
+                await self._say(room.room_id, text, reply_to=event.event_id,
                                 txn=transaction_id(event.event_id, "unreadable"))
             return True
         route = await self.rooms.route(room, readable, self.reactions.concerns)
@@ -366,7 +366,7 @@ class MatrixChannel(MatrixPresses):
         """
         answering = shown.event_id if shown is not None else answering
         bubbles = fit_messages(reply.bubbles) if split else tuple(reply.bubbles)
-        choices, hint = reaction_choices(reply.buttons, self.lang)
+        choices, hint = reaction_choices(reply.buttons, self.lang, group=is_group_scope(scope))
         if hint:
             bubbles = bubbles[:-1] + ("\n\n".join(bubbles[-1:] + (hint,)),)
         chunks = [chunk for bubble in bubbles for chunk in split_message(bang(bubble))]

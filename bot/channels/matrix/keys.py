@@ -14,6 +14,7 @@ import aiohttp
 from nio import AsyncClient, ErrorResponse, Event, LocalProtocolError, MegolmEvent
 from nio.exceptions import EncryptionError
 
+from bot.channels.matrix.device_keys import CryptoHealth
 from bot.channels.matrix.messages import failure
 from bot.channels.matrix.rooms import Received
 
@@ -30,9 +31,10 @@ def given_up(since: float, now: float, after: float = UNREADABLE_AFTER) -> bool:
 class WaitingForKeys:
     """The encrypted events that wait for their key, and since when (by the channel's clock)."""
 
-    def __init__(self, client: AsyncClient, clock: Callable[[], float]) -> None:
+    def __init__(self, client: AsyncClient, clock: Callable[[], float], health: CryptoHealth | None = None) -> None:
         self.client = client
         self.clock = clock
+        self.health = health or CryptoHealth()
         self._waiting: dict[str, tuple[Received, float]] = {}  # event id -> the event, since when it waits
 
     def items(self) -> list[Received]:
@@ -53,12 +55,26 @@ class WaitingForKeys:
             log.info("encrypted event %s can be read now", event.event_id)
         return readable
 
+    def ours(self, event: MegolmEvent) -> bool:
+        """Whether the event was sent before this start replaced a device whose keys were lost: its key was for
+        that device, and no wait brings it (the cause is mnemo's, not the sender's)."""
+        replaced = self.health.replaced_at
+        return replaced is not None and event.server_timestamp / 1000 < replaced
+
     async def keep(self, item: Received, event: MegolmEvent) -> bool:
-        """Keep an event that cannot be read (asking for its key the first time); True once it is given up."""
+        """Keep an event that cannot be read (asking for its key the first time); True once it is given up (counted
+        for /healthz)."""
         now = self.clock()
         since = self._waiting.get(event.event_id, (item, item.received_at or now))[1]
+        if self.ours(event):
+            self._waiting.pop(event.event_id, None)
+            self.health.undecryptable, self.health.ours = self.health.undecryptable + 1, self.health.ours + 1
+            log.warning("encrypted event %s from %s in %s was sent to the device whose keys were lost; it cannot be "
+                        "read", event.event_id, event.sender, item.room_id)
+            return True
         if given_up(since, now):
             self._waiting.pop(event.event_id, None)
+            self.health.undecryptable += 1
             log.warning("gave up on encrypted event %s from %s in %s: its key did not come in %d minutes",
                         event.event_id, event.sender, item.room_id, UNREADABLE_AFTER // 60)
             return True

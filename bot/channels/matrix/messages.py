@@ -140,11 +140,13 @@ def normalize_key(key: str) -> str:
     return re.sub("[\ufe0f\U0001f3fb-\U0001f3ff]", "", key)
 
 
-def reaction_choices(buttons: Sequence[Sequence[Button]], lang: str) -> tuple[list[tuple[str, str]], str]:
+def reaction_choices(buttons: Sequence[Sequence[Button]], lang: str,
+                     group: bool = False) -> tuple[list[tuple[str, str]], str]:
     """The reactions standing for buttons, as (emoji, data), and the line that explains them.
 
-    A yes/no question's row (a rule, a profile fact) becomes 👍/👎 and needs no explanation; any
-    other buttons become numbered keycaps 1️⃣ … 🔟 with a line naming each (more than ten are left out).
+    A yes/no question's row (a rule, a profile fact) becomes 👍/👎, explained only in a group (where a 👍 may be
+    read as a mere nod, and the people who may answer see what it does); any other buttons become numbered
+    keycaps 1️⃣ … 🔟 with a line naming each (more than ten are left out).
     A held tool call's row too: it acts outside mnemo's memory, so only the reaction its legend names runs
     it, never a 👍 given as a plain acknowledgement.
     """
@@ -152,7 +154,8 @@ def reaction_choices(buttons: Sequence[Sequence[Button]], lang: str) -> tuple[li
     question = question_of(tuple(rows))
     if len(rows) == 1 and len(rows[0]) == 2 and question and not question.startswith("tool:") \
             and rows[0][0].data.split(":")[1] == "yes" and rows[0][1].data.split(":")[1] == "no":
-        return [(THUMBS_UP, rows[0][0].data), (THUMBS_DOWN, rows[0][1].data)], ""
+        legend = f"{t(lang, 'react_with')} {THUMBS_UP} {rows[0][0].label} · {THUMBS_DOWN} {rows[0][1].label}"
+        return [(THUMBS_UP, rows[0][0].data), (THUMBS_DOWN, rows[0][1].data)], legend if group else ""
     pairs: list[tuple[str, str]] = []
     lines: list[str] = []
     for row in rows:
