@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from scheduler.topics import topic_raised
+from bot.conversation.topics import topic_raised
 
 
 @pytest.mark.parametrize("reply, topic, raised", [

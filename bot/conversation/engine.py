@@ -34,6 +34,7 @@ from bot.conversation.reminder_requests import ReminderRequests, user_zone
 from bot.conversation.safety import crisis_help
 from bot.conversation.sources import with_sources
 from bot.conversation.tools import HeldCall, ToolBox, ToolContext, available, run_held
+from bot.conversation.topics import topic_raised
 from bot.conversation.turn import ANSWERED_BEFORE, Step, Turn, check_input, own_words, shows_crisis
 from bot.conversation.voice_notes import VoiceNotes
 from bot.conversation.why import asks_why, explain
@@ -46,7 +47,6 @@ from bot.texts import t
 from bot.voice.port import Speaker, Transcriber
 from memory import MemoryStore, Message, Scope, calibration
 from scheduler.budget import TokenBudget
-from scheduler.topics import topic_raised
 
 __all__ = [  # the engine's public face, as tests and benchmarks import it
     "Button", "Document", "Engine", "EngineConfig", "Incoming", "OpenQuestion", "Reply", "check_input",
