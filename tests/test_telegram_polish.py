@@ -30,7 +30,7 @@ from bot.channels.streaming import LivePreview, preview_text
 from bot.channels.telegram.channel import TelegramChannel, TelegramConfig, group_text
 from bot.channels.telegram.polling import backoff, stalled
 from bot.commands.runner import Commands
-from bot.conversation.engine import Engine
+from bot.conversation.engine import Engine, EngineConfig
 from bot.errors import LLMUnavailable
 from bot.llm.port import ToolCall
 from bot.texts import t
@@ -527,3 +527,28 @@ async def test_an_identical_check_in_is_never_sent_twice_within_a_day_and_a_fail
 
 def test_repeats_compares_whole_texts_ignoring_case_and_spacing() -> None:
     assert repeats("Wie geht's?", ["wie  geht's?"]) and not repeats("Wie geht's dir?", ["Wie geht's?"])
+
+
+async def test_messages_written_while_mnemo_was_down_count_by_their_date(tg: FakeTelegram, store: MemoryStore) -> None:
+    """24 messages 4 s apart (under 20 a minute) waiting for mnemo are all answered; the same 24 at once are not."""
+    now = time.time()
+    chat = ScriptedLLM()
+    chat.responder = lambda call: "Gelesen: " + re.findall(r"Nachricht (\d+)", call.messages[-1].content)[-1]
+    background = ScriptedLLM()
+    background.responder = lambda call: json.dumps({"facts": [], "content": [], "profile": []})
+    engine = Engine(store, chat, background, EngineConfig(relevance_floor=0.0, rate_limit_per_minute=20),
+                    clock=lambda: now)  # mnemo comes back two minutes after the first message was written
+    try:
+        for n in range(24):
+            tg.send_text(USER, f"Nachricht {n}", date=int(now - 120 + 4 * n))
+        for n in range(24, 48):
+            tg.send_text(OTHER, f"Nachricht {n}", date=int(now))
+        async with running(tg, engine, streaming=False):
+            await tg.wait_until(lambda: t("de", "rate_limited") in texts_to(tg, OTHER), what="the flood refused")
+            await tg.wait_until(lambda: len(texts_to(tg, USER)) == 24, what="the backlog answered")
+            await quiet(tg)
+    finally:
+        await engine.drain()
+        await engine.close()
+    assert texts_to(tg, USER) == [f"Gelesen: {n}" for n in range(24)]
+    assert texts_to(tg, OTHER) == [f"Gelesen: {n}" for n in range(24, 44)] + [t("de", "rate_limited")]
