@@ -67,7 +67,7 @@ def test_long_replies_are_split_within_the_event_size() -> None:
     assert all(json_bytes(c) <= MESSAGE_BYTES for c in split_message(emoji)) and "".join(split_message(emoji)) == emoji
     lines = "a\n" * 12_000  # a newline is two bytes in JSON
     assert all(json_bytes(c) <= MESSAGE_BYTES for c in split_message(lines))
-    assert "formatted_body" not in message_content("&" * 10_000)  # the HTML would be five times as big
+    assert "formatted_body" not in message_content("&" * 12_000)  # the HTML, five times as big, would not fit beside it
     edit = edit_content("$preview", "Fertig.")
     assert edit["m.new_content"]["body"] == "Fertig." and edit["body"] == "* Fertig."
     assert edit["m.relates_to"] == {"rel_type": "m.replace", "event_id": "$preview"}
