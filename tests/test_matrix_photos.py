@@ -23,6 +23,7 @@ from bot.channels.matrix.channel import MatrixChannel
 from bot.channels.matrix.images import caption_of, stated
 from bot.commands.runner import Commands
 from bot.conversation.engine import Engine, EngineConfig
+from bot.conversation.safety import crisis_help
 from bot.llm.anthropic_api import AnthropicChat
 from bot.llm.openai_api import OpenAIChat
 from bot.llm.vision import vision_on
@@ -267,7 +268,7 @@ async def test_in_a_room_a_picture_is_answered_when_its_caption_names_mnemo(open
 # --- pictures in encrypted rooms ----------------------------------------------------------------------
 
 
-async def send_file_event(human: Human, room: str, data: bytes, *, encrypt_event: bool = True,
+async def send_file_event(human: Human, room: str, data: bytes, *, encrypt_event: bool = True, caption: str = "",
                           spoil: Callable[[dict[str, Any]], None] = lambda keys: None) -> str:
     """Upload an encrypted PNG and send it as m.image with its `file` (key, iv, hash) as Element does; `spoil` may
     change those before it goes out. Unencrypted events go out as they are, in an encrypted room too."""
@@ -275,8 +276,8 @@ async def send_file_event(human: Human, room: str, data: bytes, *, encrypt_event
                                                encrypt=True, filesize=len(data))
     assert isinstance(uploaded, UploadResponse) and keys is not None, uploaded
     spoil(keys)
-    content = {"msgtype": "m.image", "body": "bild.png", "info": {"mimetype": "image/png", "size": len(data)},
-               "file": {"url": uploaded.content_uri, **keys}}
+    content = {"msgtype": "m.image", "body": caption or "bild.png", "filename": "bild.png",
+               "info": {"mimetype": "image/png", "size": len(data)}, "file": {"url": uploaded.content_uri, **keys}}
     if encrypt_event:
         sent = await human.client.room_send(room, "m.room.message", content, ignore_unverified_devices=True)
     else:  # matrix-nio encrypts in an encrypted room; this goes as Element forwards a picture
@@ -333,6 +334,11 @@ async def test_a_picture_that_cannot_be_decrypted_is_told_so(openai_bot: Bot, ll
         await send_file_event(anna, room, png(), spoil=another_hash)
         assert await reply_to(bot, room) == t("de", "image_undecryptable")
         assert len(llm.requests) == requests and await bot.user_texts(anna.user_id) == ["Hallo"]
+        llm.enqueue("Ich bin da. Was ist passiert?")  # a caption in crisis is answered first, without the picture
+        await send_file_event(anna, room, png(), spoil=another_key, caption="Ich will nicht mehr leben.")
+        answer, help_lines = await anna.wait_for(room, bot.said, count=2, seconds=20)
+        assert answer.body == "Ich bin da. Was ist passiert?" and crisis_help("DE", "de") in help_lines.body  # type: ignore[attr-defined]
+    assert (await bot.user_texts(anna.user_id))[-1] == "(Foto) Ich will nicht mehr leben."
     assert t("de", "image_undecryptable") != t("de", "image_type")
 
 
