@@ -143,7 +143,15 @@ async def test_a_message_in_a_thread_is_answered_in_that_thread(bot: Bot) -> Non
         asked = await polish.say(anna, room, {"body": "Und dazu noch eine Frage", "m.relates_to": {
             "rel_type": "m.thread", "event_id": root, "is_falling_back": True, "m.in_reply_to": {"event_id": root}}})
         [reply] = await anna.wait_for(room, bot.said)
+        command = await polish.say(anna, room, {"body": "!export", "m.relates_to": {
+            "rel_type": "m.thread", "event_id": root, "is_falling_back": True,
+            "m.in_reply_to": {"event_id": reply.event_id}}})
+        notice, upload = await anna.wait_for(room, lambda e: e.sender == bot.bot_id, count=2)
     assert reply.body == "Im Faden geantwortet."  # type: ignore[attr-defined]
+    assert notice.body == "Hier sind alle deine Daten." and upload.source["content"]["msgtype"] == "m.file"  # type: ignore[attr-defined]
+    for answer in (notice, upload):  # a command's answer and its file go into the thread too
+        assert relation(answer.source["content"]) == {"rel_type": "m.thread", "event_id": root,
+                                                      "is_falling_back": True, "m.in_reply_to": {"event_id": command}}
     assert relation(reply.source["content"]) == {"rel_type": "m.thread", "event_id": root, "is_falling_back": True,
                                                   "m.in_reply_to": {"event_id": asked}}
     assert bot.chat.calls[-1].messages[-1].content.endswith("Und dazu noch eine Frage")

@@ -352,13 +352,13 @@ class MatrixChannel(MatrixReading):
         if reply.document is not None:
             document, heading = reply.document, t(self.lang, "export_as_text")
             txn = transaction_id(answering, "document", document.filename) if answering else None
-            await show_once(shown, len(chunks), lambda: self.out.file(room_id, document, heading, txn))
+            await show_once(shown, len(chunks), lambda: self.out.file(room_id, document, heading, txn, thread))
         if reply.voice is not None:  # after the text, which stays searchable (and was maybe streamed)
             voice, body = reply.voice, t(self.lang, "voice_body")
             spoken = transaction_id(answering, "voice") if answering else None
             try:
                 await show_once(shown, len(chunks) + (reply.document is not None),
-                                lambda: self.out.voice(room_id, voice, body, spoken))
+                                lambda: self.out.voice(room_id, voice, body, spoken, thread))
             except MatrixError as exc:  # the text went anyway
                 log.warning("the voice note for %s could not be sent; the reply went as text only: %s", room_id, exc)
         return shown_as

@@ -32,6 +32,7 @@ from bot.channels.matrix.messages import (
     failure,
     limited,
     message_content,
+    relates_to,
     split_message,
     transaction_id,
     voice_content,
@@ -50,6 +51,11 @@ R = TypeVar("R")
 TYPING_LASTS = 6_000  # milliseconds each notice lasts, a little longer than the renewal (sending.TYPING_EVERY)
 DOWNLOAD_SECONDS = 60.0  # nio's downloads wait forever; a voice note of up to 20 MB comes in this time or not
 REMEMBER_SENT = 2_000  # own event ids kept to recognise replies to the bot without asking the homeserver
+
+
+def threaded(thread: InThread | None) -> dict[str, Any]:
+    """What puts a file or a voice note into a thread (nothing outside one)."""
+    return {"m.relates_to": relates_to(None, thread)} if thread is not None else {}
 
 
 class Outgoing:
@@ -213,29 +219,35 @@ class Outgoing:
 
     # --- files ------------------------------------------------------------------------------------------
 
-    async def file(self, room_id: str, document: Document, heading: str, txn: str | None = None) -> str:
+    async def file(self, room_id: str, document: Document, heading: str, txn: str | None = None,
+                   thread: InThread | None = None) -> str:
         """Post a reply's file, or its text (what fits in one message, under `heading`) when the upload fails."""
-        posted = await self.document(room_id, document, txn)
+        posted = await self.document(room_id, document, txn, thread)
         if posted is None:
             text = document.content.decode("utf-8", errors="replace")
-            posted = await self.text(room_id, f"{heading}\n\n{split_message(text)[0]}", txn=txn and f"{txn}.text")
+            posted = await self.text(room_id, f"{heading}\n\n{split_message(text)[0]}", txn=txn and f"{txn}.text",
+                                     thread=thread)
         return posted
 
-    async def document(self, room_id: str, document: Document, txn: str | None = None) -> str | None:
-        """Upload a file and post it as m.file; its event id, or None when the upload failed (nothing posted)."""
+    async def document(self, room_id: str, document: Document, txn: str | None = None,
+                       thread: InThread | None = None) -> str | None:
+        """Upload a file and post it as m.file (into `thread` when given); its event id, or None when the upload
+        failed (nothing posted)."""
         content: dict[str, Any] = {
             "msgtype": "m.file", "body": document.filename, "filename": document.filename,
-            "info": {"mimetype": "application/json", "size": len(document.content)},
+            "info": {"mimetype": "application/json", "size": len(document.content)}, **threaded(thread),
         }
         posted = await self._upload(room_id, document.content, "application/json", document.filename, content)
         return None if posted is None else await self.event(room_id, "m.room.message", posted, txn)
 
-    async def voice(self, room_id: str, voice: Voice, body: str, txn: str | None = None) -> str:
-        """Upload a spoken reply and post it as a voice message (m.audio, MSC3245); its event id.
+    async def voice(self, room_id: str, voice: Voice, body: str, txn: str | None = None,
+                    thread: InThread | None = None) -> str:
+        """Upload a spoken reply and post it as a voice message (m.audio, MSC3245; into `thread` when given); its
+        event id.
 
         Raises MatrixError when the upload or the send failed.
         """
-        content = voice_content(body, voice.mime, len(voice.data), voice.seconds)
+        content = {**voice_content(body, voice.mime, len(voice.data), voice.seconds), **threaded(thread)}
         posted = await self._upload(room_id, voice.data, voice.mime, "voice.ogg", content)
         if posted is None:
             raise MatrixError(f"could not upload a voice note to {room_id}")
