@@ -374,7 +374,8 @@ async def test_in_a_room_mnemo_stays_silent_until_mentioned_and_keeps_the_rooms_
 async def test_a_streamed_reply_is_one_message_edited_in_place_then_finalized(bot: Bot) -> None:
     anna = await bot.person("Anna")
     bot.chat.chunks, bot.chat.chunk_delay = 8, 0.25
-    bot.chat.enqueue("Das klingt nach einem schönen Tag. [THOUGHT: Anna mag Parks] Was hast du im Park gemacht, erzähl!")
+    bot.chat.enqueue("Das klingt nach einem schönen Tag. [THOUGHT: Anna mag Parks] "
+                     "Was hast du im Park gemacht, erzähl!")
     final = "Das klingt nach einem schönen Tag. Was hast du im Park gemacht, erzähl!"
     async with running(bot.channel(allowed_users=frozenset({anna.user_id}), streaming=True)):
         room = await anna.open_dm(bot.bot_id)

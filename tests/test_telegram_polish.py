@@ -190,7 +190,8 @@ async def test_refuse_and_silent_modes_and_the_flood_limit(store: MemoryStore) -
     refusing = Access(store.access, AccessConfig(unknown_users="refuse"), "en")
     assert await refusing.turn_away("telegram", "tg:1", "A") == t("en", "refused")
     assert await refusing.turn_away("telegram", "tg:1", "A") is None  # once per process
-    assert await Access(store.access, AccessConfig(unknown_users="silent"), "en").turn_away("telegram", "tg:2", "B") is None
+    silent = Access(store.access, AccessConfig(unknown_users="silent"), "en")
+    assert await silent.turn_away("telegram", "tg:2", "B") is None
     pairing = Access(store.access, AccessConfig(), "en")
     for n in range(20):
         assert CODE.search(await pairing.turn_away("telegram", f"tg:{100 + n}", "x") or "")
@@ -219,7 +220,8 @@ async def test_in_a_group_mnemo_stays_silent_until_mentioned_and_keeps_the_group
         chat.enqueue("Privat: schön, Anna.")
         assert await answer(tg, USER, "Ich habe Angst vor der Prüfung.") == ["Privat: schön, Anna."]
 
-        tg.send_text(MEMBER, "Hallo zusammen, wer kommt heute?", chat_id=GROUP, chat_type="supergroup", first_name="Eve")
+        tg.send_text(MEMBER, "Hallo zusammen, wer kommt heute?", chat_id=GROUP, chat_type="supergroup",
+                     first_name="Eve")
         tg.send_text(USER, "Ich!", chat_id=GROUP, chat_type="supergroup")
         tg.send_text(MEMBER, "/memories", chat_id=GROUP, chat_type="supergroup", first_name="Eve")  # no admin
         tg.send_text(MEMBER, "@mnemo_bot bist du da?", chat_id=OTHER_GROUP, chat_type="group", first_name="Eve")
@@ -357,7 +359,8 @@ async def test_updates_sent_while_mnemo_was_down_are_answered_once_after_the_res
     to_anna = [m["text"] for m in tg.sent if m["chat_id"] == USER]
     assert len(to_anna) == 3 and to_anna[1].count("Eins") == 1 and to_anna[2].count("Drei") == 1
     anna = await engine.scope_for(f"tg:{USER}")
-    assert [m.text for m in await store.messages.recent(anna) if m.role == "user"] == ["Vor dem Neustart", "Eins", "Drei"]
+    assert [m.text for m in await store.messages.recent(anna) if m.role == "user"] == [
+        "Vor dem Neustart", "Eins", "Drei"]
     async with store.db.reading() as tx:
         rows = await tx.fetchall("SELECT event_id, handled_at IS NOT NULL, payload IS NULL FROM inbox ORDER BY rowid")
     assert [r[0] for r in rows] == ["1", *map(str, ids)] and all(r[1] and r[2] for r in rows)
@@ -433,7 +436,8 @@ async def test_a_reply_recorded_but_not_sent_before_a_crash_is_sent_after_the_re
         payload = json.dumps(tg.pending[-1])
         await tg.wait_for_sent(1)
     async with store.db.transaction() as tx:  # as if the process died between recording and sending
-        await tx.execute("UPDATE inbox SET handled_at = NULL, payload = ? WHERE event_id = ?", (payload, str(update_id)))
+        await tx.execute("UPDATE inbox SET handled_at = NULL, payload = ? WHERE event_id = ?",
+                         (payload, str(update_id)))
     async with running(tg, engine):
         await tg.wait_for_sent(2)
         await quiet(tg)
