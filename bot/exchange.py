@@ -29,6 +29,7 @@ class Attachment:
     size: int  # bytes, as the messenger says (the length of `data` when it was downloaded)
     name: str = ""  # the file's name, when it has one
     seconds: float | None = None  # a voice note's length, when the messenger says
+    undecryptable: bool = False  # end-to-end encrypted, and the channel could not decrypt it (no data then)
 
 
 @dataclass(frozen=True)
@@ -52,6 +53,7 @@ class Incoming:
     attachment: Attachment | None = None  # a voice note or a picture; `text` is then its caption, maybe empty
     quoted: Quoted | None = None  # the older message this one replies to
     addressed: bool = True  # in a group: the companion was named or replied to (a reaction of its own is allowed)
+    sent_at: float | None = None  # when the person sent it, as the messenger says (the rate limit counts it then)
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,21 @@ class LineFormatter(logging.Formatter):
         return line
 
 
+class FirstLine(logging.Filter):
+    """Cuts a library's message to its first line: matrix-nio logs an event it cannot read with its whole JSON schema
+    and the event itself (what a person wrote) in one warning of some forty lines."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """Keep the record, with only the first line of its message."""
+        message = record.getMessage()
+        if "\n" in message:
+            record.msg, record.args = message.split("\n", 1)[0].rstrip() + " […]", ()
+        return True
+
+
+FIRST_LINE = FirstLine()
+
+
 def install(level: str = "WARNING", secrets: Iterable[str] = ()) -> None:
     """Send every log record to stderr as one masked line at the given level."""
     handler = logging.StreamHandler(sys.stderr)

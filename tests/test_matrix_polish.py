@@ -67,7 +67,7 @@ def test_long_replies_are_split_within_the_event_size() -> None:
     assert all(json_bytes(c) <= MESSAGE_BYTES for c in split_message(emoji)) and "".join(split_message(emoji)) == emoji
     lines = "a\n" * 12_000  # a newline is two bytes in JSON
     assert all(json_bytes(c) <= MESSAGE_BYTES for c in split_message(lines))
-    assert "formatted_body" not in message_content("&" * 10_000)  # the HTML would be five times as big
+    assert "formatted_body" not in message_content("&" * 12_000)  # the HTML, five times as big, would not fit beside it
     edit = edit_content("$preview", "Fertig.")
     assert edit["m.new_content"]["body"] == "Fertig." and edit["body"] == "* Fertig."
     assert edit["m.relates_to"] == {"rel_type": "m.replace", "event_id": "$preview"}
@@ -374,7 +374,8 @@ async def test_in_a_room_mnemo_stays_silent_until_mentioned_and_keeps_the_rooms_
 async def test_a_streamed_reply_is_one_message_edited_in_place_then_finalized(bot: Bot) -> None:
     anna = await bot.person("Anna")
     bot.chat.chunks, bot.chat.chunk_delay = 8, 0.25
-    bot.chat.enqueue("Das klingt nach einem schönen Tag. [THOUGHT: Anna mag Parks] Was hast du im Park gemacht, erzähl!")
+    bot.chat.enqueue("Das klingt nach einem schönen Tag. [THOUGHT: Anna mag Parks] "
+                     "Was hast du im Park gemacht, erzähl!")
     final = "Das klingt nach einem schönen Tag. Was hast du im Park gemacht, erzähl!"
     async with running(bot.channel(allowed_users=frozenset({anna.user_id}), streaming=True)):
         room = await anna.open_dm(bot.bot_id)

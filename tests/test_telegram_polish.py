@@ -30,7 +30,7 @@ from bot.channels.streaming import LivePreview, preview_text
 from bot.channels.telegram.channel import TelegramChannel, TelegramConfig, group_text
 from bot.channels.telegram.polling import backoff, stalled
 from bot.commands.runner import Commands
-from bot.conversation.engine import Engine
+from bot.conversation.engine import Engine, EngineConfig
 from bot.errors import LLMUnavailable
 from bot.llm.port import ToolCall
 from bot.texts import t
@@ -190,7 +190,8 @@ async def test_refuse_and_silent_modes_and_the_flood_limit(store: MemoryStore) -
     refusing = Access(store.access, AccessConfig(unknown_users="refuse"), "en")
     assert await refusing.turn_away("telegram", "tg:1", "A") == t("en", "refused")
     assert await refusing.turn_away("telegram", "tg:1", "A") is None  # once per process
-    assert await Access(store.access, AccessConfig(unknown_users="silent"), "en").turn_away("telegram", "tg:2", "B") is None
+    silent = Access(store.access, AccessConfig(unknown_users="silent"), "en")
+    assert await silent.turn_away("telegram", "tg:2", "B") is None
     pairing = Access(store.access, AccessConfig(), "en")
     for n in range(20):
         assert CODE.search(await pairing.turn_away("telegram", f"tg:{100 + n}", "x") or "")
@@ -219,7 +220,8 @@ async def test_in_a_group_mnemo_stays_silent_until_mentioned_and_keeps_the_group
         chat.enqueue("Privat: schön, Anna.")
         assert await answer(tg, USER, "Ich habe Angst vor der Prüfung.") == ["Privat: schön, Anna."]
 
-        tg.send_text(MEMBER, "Hallo zusammen, wer kommt heute?", chat_id=GROUP, chat_type="supergroup", first_name="Eve")
+        tg.send_text(MEMBER, "Hallo zusammen, wer kommt heute?", chat_id=GROUP, chat_type="supergroup",
+                     first_name="Eve")
         tg.send_text(USER, "Ich!", chat_id=GROUP, chat_type="supergroup")
         tg.send_text(MEMBER, "/memories", chat_id=GROUP, chat_type="supergroup", first_name="Eve")  # no admin
         tg.send_text(MEMBER, "@mnemo_bot bist du da?", chat_id=OTHER_GROUP, chat_type="group", first_name="Eve")
@@ -357,7 +359,8 @@ async def test_updates_sent_while_mnemo_was_down_are_answered_once_after_the_res
     to_anna = [m["text"] for m in tg.sent if m["chat_id"] == USER]
     assert len(to_anna) == 3 and to_anna[1].count("Eins") == 1 and to_anna[2].count("Drei") == 1
     anna = await engine.scope_for(f"tg:{USER}")
-    assert [m.text for m in await store.messages.recent(anna) if m.role == "user"] == ["Vor dem Neustart", "Eins", "Drei"]
+    assert [m.text for m in await store.messages.recent(anna) if m.role == "user"] == [
+        "Vor dem Neustart", "Eins", "Drei"]
     async with store.db.reading() as tx:
         rows = await tx.fetchall("SELECT event_id, handled_at IS NOT NULL, payload IS NULL FROM inbox ORDER BY rowid")
     assert [r[0] for r in rows] == ["1", *map(str, ids)] and all(r[1] and r[2] for r in rows)
@@ -433,7 +436,8 @@ async def test_a_reply_recorded_but_not_sent_before_a_crash_is_sent_after_the_re
         payload = json.dumps(tg.pending[-1])
         await tg.wait_for_sent(1)
     async with store.db.transaction() as tx:  # as if the process died between recording and sending
-        await tx.execute("UPDATE inbox SET handled_at = NULL, payload = ? WHERE event_id = ?", (payload, str(update_id)))
+        await tx.execute("UPDATE inbox SET handled_at = NULL, payload = ? WHERE event_id = ?",
+                         (payload, str(update_id)))
     async with running(tg, engine):
         await tg.wait_for_sent(2)
         await quiet(tg)
@@ -527,3 +531,28 @@ async def test_an_identical_check_in_is_never_sent_twice_within_a_day_and_a_fail
 
 def test_repeats_compares_whole_texts_ignoring_case_and_spacing() -> None:
     assert repeats("Wie geht's?", ["wie  geht's?"]) and not repeats("Wie geht's dir?", ["Wie geht's?"])
+
+
+async def test_messages_written_while_mnemo_was_down_count_by_their_date(tg: FakeTelegram, store: MemoryStore) -> None:
+    """24 messages 4 s apart (under 20 a minute) waiting for mnemo are all answered; the same 24 at once are not."""
+    now = time.time()
+    chat = ScriptedLLM()
+    chat.responder = lambda call: "Gelesen: " + re.findall(r"Nachricht (\d+)", call.messages[-1].content)[-1]
+    background = ScriptedLLM()
+    background.responder = lambda call: json.dumps({"facts": [], "content": [], "profile": []})
+    engine = Engine(store, chat, background, EngineConfig(relevance_floor=0.0, rate_limit_per_minute=20),
+                    clock=lambda: now)  # mnemo comes back two minutes after the first message was written
+    try:
+        for n in range(24):
+            tg.send_text(USER, f"Nachricht {n}", date=int(now - 120 + 4 * n))
+        for n in range(24, 48):
+            tg.send_text(OTHER, f"Nachricht {n}", date=int(now))
+        async with running(tg, engine, streaming=False):
+            await tg.wait_until(lambda: t("de", "rate_limited") in texts_to(tg, OTHER), what="the flood refused")
+            await tg.wait_until(lambda: len(texts_to(tg, USER)) == 24, what="the backlog answered")
+            await quiet(tg)
+    finally:
+        await engine.drain()
+        await engine.close()
+    assert texts_to(tg, USER) == [f"Gelesen: {n}" for n in range(24)]
+    assert texts_to(tg, OTHER) == [f"Gelesen: {n}" for n in range(24, 44)] + [t("de", "rate_limited")]

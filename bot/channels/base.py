@@ -55,6 +55,8 @@ class Turn(Generic[W, H]):
     quoted: Quoted | None = None  # the older message it replies to
     addressed: bool = True  # in a group: it named the companion or replied to it
     attachment: Attachment | None = None  # a picture or a voice note it brings; `text` is then its caption
+    sent_at: float | None = None  # when the person sent it, by the messenger's clock (None: not told)
+    thread: H | None = None  # the thread it was written in (Matrix: its root), where the answer goes
 
 
 async def answer(engine: Engine, commands: Commands | None, incoming: Incoming, *, command: bool,
@@ -80,7 +82,8 @@ async def _answer(engine: Engine, commands: Commands | None, incoming: Incoming,
                   on_progress: OnText | None) -> tuple[Reply | None, bool]:
     """The command's answer or the engine's; whether a command ran."""
     if command and commands is not None:
-        reply = await commands.run(incoming.user_id, incoming.text, channel=incoming.channel, ref=ref)
+        reply = await commands.run(incoming.user_id, incoming.text, channel=incoming.channel, ref=ref,
+                                   sent_at=incoming.sent_at)
         if reply is not None:
             return reply, True
     return await engine.handle(incoming, on_progress=on_progress), False
@@ -134,7 +137,7 @@ class Channel(ABC, Generic[W, H]):
             return
         incoming = Incoming(turn.scope, turn.text, channel=self.name, channel_message_id=turn.ref, sender=turn.sender,
                             may_decide=not turn.group or self.access.is_admin(turn.sender), quoted=turn.quoted,
-                            addressed=turn.addressed, attachment=turn.attachment)
+                            addressed=turn.addressed, attachment=turn.attachment, sent_at=turn.sent_at)
         shown = await self._shown(turn)
         preview = self._preview(turn, shown)
         try:

@@ -65,7 +65,7 @@ class Commands:
         return Call(self.engine, self.scheduler, scope, self.lang, self.web)
 
     async def run(self, user_id: str, text: str, *, channel: str = "", ref: str | None = None,
-                  admin: bool = True) -> Reply | None:
+                  admin: bool = True, sent_at: float | None = None) -> Reply | None:
         """Answer a command; None when the text is not a command at all.
 
         In a group scope, `admin` says whether the person who wrote is one of the group's admins; a command
@@ -87,7 +87,7 @@ class Commands:
             replayed = await self._replayed(scope, channel, ref, earlier, changes_something(name, args))
             if replayed is not None:
                 return replayed
-        elif (verdict := self.engine.limiter.check(user_id)) != "pass":  # commands count like messages, replays not
+        elif (verdict := self.engine.limiter.check(user_id, sent_at)) != "pass":  # counted like messages, replays not
             return Reply((self._t("rate_limited"),) if verdict == "tell" else (), failed=True)
         reply = await BY_NAME[name].handler(self._call(scope), args)
         if ref is not None and changes_something(name, args):

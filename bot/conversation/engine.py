@@ -227,7 +227,7 @@ class Engine:
         """A new message over the user's rate is neither read nor stored (a crisis and a replay always pass)."""
         if turn.logged_id is not None or turn.crisis:
             return None
-        verdict = self.limiter.check(turn.incoming.user_id)
+        verdict = self.limiter.check(turn.incoming.user_id, turn.incoming.sent_at)
         if verdict == "pass":
             return None
         log.info("rate limit: message from %s neither read nor stored", turn.incoming.user_id)

@@ -44,8 +44,10 @@ _LEADING_LABEL = re.compile(r"^\s*\[*\s*(?:photo|foto|picture|bild)\s*:\s*", re.
 
 
 def refusal(attachment: Attachment, max_bytes: int) -> str | None:
-    """Why a picture is refused before it is opened ('image_moving', 'image_too_large', 'image_not_fetched',
-    'image_type'), or None."""
+    """Why a picture is refused before it is opened ('image_undecryptable', 'image_moving', 'image_too_large',
+    'image_not_fetched', 'image_type'), or None."""
+    if attachment.undecryptable:
+        return "image_undecryptable"
     mime = attachment.mime.lower()
     if mime.startswith(MOVING):
         return "image_moving"

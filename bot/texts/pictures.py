@@ -36,6 +36,11 @@ PICTURE_TEXTS: dict[str, dict[str, str]] = {
         "de": "Bewegte Bilder wie animierte Sticker oder Videos kann ich mir nicht ansehen.",
         "en": "I can't watch moving pictures like animated stickers or videos.",
     },
+    "image_undecryptable": {
+        "de": "Dieses Bild konnte ich nicht öffnen – es ließ sich nicht entschlüsseln. "
+              "Schick es mir bitte noch einmal.",
+        "en": "I couldn't open this picture – it could not be decrypted. Please send it again.",
+    },
     "image_unreadable": {
         "de": "Das Bild ist beschädigt, ich kann es nicht öffnen. Schick es mir bitte noch einmal.",
         "en": "That picture is damaged, I can't open it. Please send it again.",

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 from types import TracebackType
 from typing import Any, Self
+from urllib.parse import quote
 
 import aiohttp
 import yaml
@@ -85,6 +86,7 @@ class Synapse:
         self.startup_seconds: float | None = None
         self._proc: asyncio.subprocess.Process | None = None
         self._names = itertools.count(1)
+        self.as_token = secrets.token_hex(16)  # the tests' application service (see `write_appservice`)
 
     def fresh_name(self, localpart: str) -> str:
         """A localpart not yet used on this server: 'anna' becomes 'anna7' (tests share one server)."""
@@ -123,10 +125,48 @@ class Synapse:
             "federation_domain_whitelist": [],
             "presence": {"enabled": False},
             "url_preview_enabled": False,
+            "app_service_config_files": [str(self.write_appservice())],
             **_RATE_LIMITS,
         }
         self.config_path.write_text(yaml.safe_dump(config))
         return self.config_path
+
+    def write_appservice(self) -> Path:
+        """Register an application service that may act as the `@massaged_…` users and say when their messages were
+        sent (`ts`), as a bridge does when it brings in old messages; it receives nothing (no url)."""
+        path = self.dir / "appservice.yaml"
+        path.write_text(yaml.safe_dump({
+            "id": "mnemo-tests", "url": None, "as_token": self.as_token, "hs_token": secrets.token_hex(16),
+            "sender_localpart": "massaging", "rate_limited": False,
+            "namespaces": {"users": [{"exclusive": True, "regex": f"@massaged_.*:{self.server_name}"}]},
+        }))
+        return path
+
+    async def massaged_user(self, localpart: str) -> tuple[str, str, str]:
+        """Register `@massaged_<localpart>` through the application service and log it in as a device of its own;
+        (user_id, access token, device id). Its messages may carry the time they were sent (`send_at`)."""
+        auth = {"Authorization": f"Bearer {self.as_token}"}
+        async with aiohttp.ClientSession(headers=auth) as http:
+            name = f"massaged_{localpart}"
+            async with http.post(f"{self.url}/_matrix/client/v3/register",
+                                 json={"type": "m.login.application_service", "username": name}) as resp:
+                assert resp.status == 200, await resp.text()
+            login = {"type": "m.login.application_service", "identifier": {"type": "m.id.user", "user": name}}
+            async with http.post(f"{self.url}/_matrix/client/v3/login", json=login) as resp:
+                data = await resp.json()
+                assert resp.status == 200, data
+        return data["user_id"], data["access_token"], data["device_id"]
+
+    async def send_at(self, user_id: str, room_id: str, content: dict[str, Any], sent_ms: int) -> str:
+        """Send a message as one of the service's users, saying it was sent at `sent_ms` (its origin_server_ts)."""
+        txn = secrets.token_hex(8)
+        url = (f"{self.url}/_matrix/client/v3/rooms/{quote(room_id)}/send/m.room.message/{txn}"
+               f"?user_id={quote(user_id)}&ts={sent_ms}")
+        auth = {"Authorization": f"Bearer {self.as_token}"}
+        async with aiohttp.ClientSession(headers=auth) as http, http.put(url, json=content) as resp:
+            data = await resp.json()
+            assert resp.status == 200, data
+        return str(data["event_id"])
 
     async def start(self) -> None:
         """Write the config, spawn Synapse and wait until the client API answers."""

@@ -167,10 +167,11 @@ class FakeTelegram:
 
     def send_text(self, user_id: int, text: str, chat_id: int | None = None,
                   first_name: str = "Anna", language_code: str = "de",
-                  chat_type: str = "private", reply_to: int | None = None) -> int:
+                  chat_type: str = "private", reply_to: int | None = None, date: int | None = None) -> int:
         """Queue a message update from a user; `/cmd` gets a bot_command entity, `@name` a mention.
 
-        `reply_to` is the id of a message (the bot's or a user's) this one replies to.
+        `reply_to` is the id of a message (the bot's or a user's) this one replies to; `date` when it was sent
+        (Unix seconds; now when not given).
         """
         user = self._users[user_id] = {"id": user_id, "is_bot": False, "first_name": first_name,
                                        "language_code": language_code}
@@ -179,7 +180,7 @@ class FakeTelegram:
         chat.update({"first_name": first_name} if chat_type == "private" else {"title": "Chat"})
         self._chats[cid] = chat
         msg: JSON = {"message_id": next(self._message_ids), "from": user, "chat": chat,
-                     "date": int(time.time()), "text": text}
+                     "date": int(time.time()) if date is None else date, "text": text}
         entities = []
         if text.startswith("/"):  # e.g. "/start" or "/start@mnemo_bot"; length in UTF-16 units
             length = len(text.split(maxsplit=1)[0].encode("utf-16-le")) // 2

@@ -20,7 +20,7 @@ import dataclasses
 import logging
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import aiohttp
 from nio import (
@@ -35,7 +35,6 @@ from nio import (
     RoomMessageEmote,
     RoomMessageImage,
     RoomMessageMedia,
-    RoomMessageNotice,
     RoomMessageText,
 )
 
@@ -46,13 +45,13 @@ from bot.channels.matrix.device_keys import CryptoHealth
 from bot.channels.matrix.images import ImageEvent, caption_of, picture_of
 from bot.channels.matrix.keys import WaitingForKeys
 from bot.channels.matrix.messages import (
+    InThread,
     edited_text,
     emoji_key,
     fit_messages,
     is_edit,
     is_voice,
     media_caption,
-    quoted_fallback,
     reaction_choices,
     reaction_content,
     replied_to,
@@ -61,10 +60,9 @@ from bot.channels.matrix.messages import (
     transaction_id,
     voice_note,
     with_bang_commands,
-    without_mention,
 )
 from bot.channels.matrix.outgoing import Outgoing
-from bot.channels.matrix.presses import MatrixPresses
+from bot.channels.matrix.reading import MatrixReading, in_thread
 from bot.channels.matrix.rooms import Received, Rooms, Route
 from bot.channels.matrix.session import Session, log_in
 from bot.channels.matrix.syncing import Syncing, sync_lease
@@ -75,8 +73,9 @@ from bot.commands.invocation import Pressed
 from bot.commands.runner import Commands
 from bot.conversation.engine import Engine
 from bot.errors import ConfigError, MatrixError
-from bot.exchange import Attachment, Button, Quoted, Reply, question_of
+from bot.exchange import Button, Reply, question_of
 from bot.llm.port import OnText
+from bot.logs import FIRST_LINE
 from bot.texts import t
 from memory import is_group_scope
 
@@ -96,7 +95,7 @@ def started(part: P | None) -> P:
     return part
 
 
-class MatrixChannel(MatrixPresses):
+class MatrixChannel(MatrixReading):
     """Answers allowed Matrix users in direct rooms and mentions in allowed rooms; pushes messages on request."""
 
     name = "matrix"
@@ -149,6 +148,7 @@ class MatrixChannel(MatrixPresses):
         self._warn_if_closed()
         if self.config.encryption and not E2E_AVAILABLE:
             raise ConfigError("Matrix encryption needs matrix-nio[e2e]: pip install 'matrix-nio[e2e]'.")
+        logging.getLogger("nio.events.misc").addFilter(FIRST_LINE)  # an event nio cannot read: one line, no content
         self.client = AsyncClient(self.config.homeserver, self.me, store_path=str(self.data_dir),
                                   config=client_config(self.config))
         self._out = Outgoing(self.client)
@@ -299,33 +299,6 @@ class MatrixChannel(MatrixPresses):
         text = media_caption(content)
         await self.take_text(await self._message_turn(room, event, route, replayed, text, attachment=attachment))
 
-    async def _message_turn(self, room: MatrixRoom, event: Event, route: Route, replayed: bool, text: str, *,
-                            commands: bool = False, attachment: Attachment | None = None) -> Turn[str, str]:
-        """The shared turn of a message: in a room its words without the mention and with the sender's name before
-        them (unless it is a command), the older message it replies to, what it brings. A room's message comes this
-        far only when it mentions or replies to mnemo (Rooms.route): it is addressed."""
-        group, content = route.kind == "group", event.source.get("content", {})
-        said = without_mention(text, self.me, self.rooms.names(room)) if group else text
-        command = commands and said.lstrip()[:1] in ("!", "/")
-        if group and not command:
-            said = f"{self.rooms.sender_name(room, event.sender)}: {said}"
-        if not group:
-            self.rooms.wrote_in(event.sender, room.room_id)
-        quoted = await self._quoted(room.room_id, content) if replied_to(content) and not command else None
-        return Turn(room.room_id, route.scope, event.sender, said, event.event_id, event.event_id, group=group,
-                    command=command, replayed=replayed, reply_to=event.event_id if group else None,
-                    origin=event.event_id, quoted=quoted, addressed=True, attachment=attachment)
-
-    async def _quoted(self, room_id: str, content: dict[str, Any]) -> Quoted | None:
-        """The older message a reply replies to: asked of the homeserver, else read from the reply's fallback lines."""
-        target = replied_to(content)
-        assert target is not None  # only a reply is asked for its quote
-        event = await self.rooms.event(room_id, target)
-        if isinstance(event, (RoomMessageText, RoomMessageEmote, RoomMessageNotice)):
-            body = strip_reply_fallback(event.body) if replied_to(event.source.get("content", {})) else event.body
-            return Quoted(body, event.sender == self.me) if body.strip() else None
-        return quoted_fallback(str(content.get("body") or ""), self.me)
-
     # --- reactions as buttons ---------------------------------------------------------------------
 
     async def _show_pressed(self, room_id: str, scope: str, pressed: Pressed, answering: str,
@@ -355,14 +328,15 @@ class MatrixChannel(MatrixPresses):
 
     async def _deliver(self, room_id: str, scope: str, reply: Reply, *, split: bool = True,
                        shown: Shown[str] | None = None, reply_to: str | None = None, owner: str | None = None,
-                       answering: str | None = None) -> list[str]:
+                       answering: str | None = None, thread: InThread | None = None) -> list[str]:
         """Show a reply: up to three bubbles (each split at 16,000 characters), reactions for its buttons, its document;
         the messages that show its text.
 
         A part already shown (the preview, or a message sent before a crash) is edited into place instead of
         sent again, and each new message is recorded in `shown` as soon as it is sent. A reply to an event
         (`shown`'s or `answering`) sends each part with a transaction id derived from the event and the part.
-        The reactions' choice belongs to `owner` (None: to anyone let in; see `commands.owner_of`).
+        The reactions' choice belongs to `owner` (None: to anyone let in; see `commands.owner_of`). A reply to a
+        message in a thread goes into the thread.
         """
         answering = shown.event_id if shown is not None else answering
         bubbles = fit_messages(reply.bubbles) if split else tuple(reply.bubbles)
@@ -370,20 +344,21 @@ class MatrixChannel(MatrixPresses):
         if hint:
             bubbles = bubbles[:-1] + ("\n\n".join(bubbles[-1:] + (hint,)),)
         chunks = [chunk for bubble in bubbles for chunk in split_message(bang(bubble))]
-        shown_as = await self.out.parts(room_id, chunks, shown=shown, reply_to=reply_to, answering=answering)
+        shown_as = await self.out.parts(room_id, chunks, shown=shown, reply_to=reply_to, answering=answering,
+                                        thread=thread)
         if choices and shown_as:
             await self.reactions.offer(room_id, await self.engine.scope_for(scope), shown_as[-1], choices, owner,
                                        question_of(reply.buttons))
         if reply.document is not None:
             document, heading = reply.document, t(self.lang, "export_as_text")
             txn = transaction_id(answering, "document", document.filename) if answering else None
-            await show_once(shown, len(chunks), lambda: self.out.file(room_id, document, heading, txn))
+            await show_once(shown, len(chunks), lambda: self.out.file(room_id, document, heading, txn, thread))
         if reply.voice is not None:  # after the text, which stays searchable (and was maybe streamed)
             voice, body = reply.voice, t(self.lang, "voice_body")
             spoken = transaction_id(answering, "voice") if answering else None
             try:
                 await show_once(shown, len(chunks) + (reply.document is not None),
-                                lambda: self.out.voice(room_id, voice, body, spoken))
+                                lambda: self.out.voice(room_id, voice, body, spoken, thread))
             except MatrixError as exc:  # the text went anyway
                 log.warning("the voice note for %s could not be sent; the reply went as text only: %s", room_id, exc)
         return shown_as
@@ -395,7 +370,7 @@ class MatrixChannel(MatrixPresses):
 
     def _preview(self, turn: Turn[str, str], shown: Shown[str]) -> LivePreview[str] | None:
         streams = self.config.streaming and not turn.command
-        return self.out.preview(turn.where, turn.reply_to, turn.group, shown) if streams else None
+        return self.out.preview(turn.where, turn.reply_to, turn.group, shown, in_thread(turn)) if streams else None
 
     def _progress(self, preview: LivePreview[str] | None) -> OnText | None:
         """What hands a streamed reply's text to its preview, commands written with '!'."""
@@ -413,7 +388,8 @@ class MatrixChannel(MatrixPresses):
     async def _show_reply(self, turn: Turn[str, str], reply: Reply, shown: Shown[str], owner: str | None) -> list[str]:
         if reply.closes:
             await self.reactions.take_away(await self.engine.scope_for(turn.scope), reply.closes)
-        return await self._deliver(turn.where, turn.scope, reply, shown=shown, reply_to=turn.reply_to, owner=owner)
+        return await self._deliver(turn.where, turn.scope, reply, shown=shown, reply_to=turn.reply_to, owner=owner,
+                                   thread=in_thread(turn))
 
     async def _react(self, where: str, message: str, emoji: str) -> None:
         key = emoji_key(emoji)

@@ -2,13 +2,18 @@
 
 The size the event names is checked before anything is downloaded: a picture over the engine's limit is handed on
 without its bytes, so the engine says it is too large. An encrypted picture (`file` with its key, iv and hash) is
-checked against its hash and decrypted with matrix-nio's `decrypt_attachment`.
+checked against its hash and decrypted with matrix-nio's `decrypt_attachment`; one whose hash does not match, or
+whose key turns it into bytes no picture begins with, is handed on as undecryptable, so the engine says so.
+An unencrypted event that carries an encrypted file (Element forwards pictures so, in encrypted rooms too) is read
+like a decrypted one.
 """
 from __future__ import annotations
 
+import dataclasses
+import logging
 from typing import Any, TypeAlias
 
-from nio import AsyncClient, DownloadResponse, RoomEncryptedImage, RoomMessageImage
+from nio import AsyncClient, BadEvent, DownloadResponse, Event, RoomEncryptedImage, RoomMessageImage, UnknownBadEvent
 from nio.crypto.attachments import decrypt_attachment
 from nio.exceptions import EncryptionError
 
@@ -16,7 +21,31 @@ from bot.channels.matrix.messages import failure
 from bot.errors import MatrixError
 from bot.exchange import Attachment
 
+log = logging.getLogger(__name__)
+
 ImageEvent: TypeAlias = RoomMessageImage | RoomEncryptedImage
+MEDIA = ("m.image", "m.audio", "m.video", "m.file")
+# How picture files begin: JPEG, PNG, GIF, BMP, TIFF (both byte orders), Photoshop, JPEG XL, an icon
+_SIGNATURES = (b"\xff\xd8\xff", b"\x89PNG", b"GIF8", b"BM", b"II*\x00", b"MM\x00*", b"8BPS", b"\xff\x0a",
+               b"\x00\x00\x00\x0cJXL ", b"\x00\x00\x01\x00")
+
+
+def looks_like_a_picture(data: bytes) -> bool:
+    """Whether bytes begin as a picture file does (WebP, HEIC and AVIF by their brand, SVG as markup); a file
+    decrypted with the wrong key begins as none does."""
+    return (data.startswith(_SIGNATURES) or data[8:12] == b"WEBP" or data[4:8] == b"ftyp"
+            or data.lstrip(b"\xef\xbb\xbf \t\r\n")[:1] == b"<")
+
+
+def media_in_the_clear(event: Event | BadEvent | UnknownBadEvent) -> Event | BadEvent | UnknownBadEvent:
+    """An unencrypted media event that carries an encrypted file (`file`, no `url`) read as matrix-nio reads a
+    decrypted one (matrix-nio's own reading refuses it for its missing `url`); any other event as it is."""
+    source = event.source if isinstance(event, (BadEvent, UnknownBadEvent)) else {}
+    content = source.get("content") if isinstance(source, dict) else None
+    if not isinstance(content, dict) or source.get("type") != "m.room.message" or content.get("msgtype") not in MEDIA \
+            or not isinstance(content.get("file"), dict):
+        return event
+    return Event.parse_decrypted_event(source)
 
 
 def caption_of(content: dict[str, Any]) -> str:
@@ -39,7 +68,8 @@ def stated(content: dict[str, Any]) -> tuple[str, int]:
 async def picture_of(client: AsyncClient, event: ImageEvent, limit: int) -> Attachment:
     """The event's picture, downloaded (and decrypted); without its bytes when it is over `limit`.
 
-    MatrixError when the homeserver does not hand it out, or an encrypted one does not match its hash.
+    MatrixError when the homeserver does not hand it out; an encrypted one that cannot be decrypted comes back
+    without its bytes, marked undecryptable.
     """
     content = event.source.get("content", {})
     mime, size = stated(content)
@@ -52,9 +82,15 @@ async def picture_of(client: AsyncClient, event: ImageEvent, limit: int) -> Atta
     data = response.body if isinstance(response.body, bytes) else b""
     if len(data) > limit:  # the event said less (or nothing): it goes no further
         return Attachment("image", b"", mime, len(data), name)
+    found = Attachment("image", data, mime or response.content_type or "", len(data), name)
     if isinstance(event, RoomEncryptedImage):
         try:
-            data = decrypt_attachment(data, event.key["k"], event.hashes["sha256"], event.iv)
+            found = dataclasses.replace(found, data=decrypt_attachment(data, event.key["k"], event.hashes["sha256"],
+                                                                       event.iv))
         except (EncryptionError, KeyError, TypeError, ValueError) as exc:
-            raise MatrixError(f"the encrypted picture {event.url} cannot be decrypted: {exc}") from exc
-    return Attachment("image", data, mime or response.content_type or "", len(data), name)
+            log.warning("the encrypted picture %s cannot be decrypted: %s", event.url, exc)
+            return dataclasses.replace(found, data=b"", undecryptable=True)
+        if not looks_like_a_picture(found.data):
+            log.warning("the encrypted picture %s decrypts to no picture: its key is wrong", event.url)
+            return dataclasses.replace(found, data=b"", undecryptable=True)
+    return found

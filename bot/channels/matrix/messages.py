@@ -8,6 +8,7 @@ import hashlib
 import html
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
@@ -22,21 +23,31 @@ from nio import (
     RoomMessageFile,
 )
 
+from bot.channels.matrix.sizes import Fits, fits_anywhere
 from bot.channels.sending import FLOOD_TRIES, MAX_FLOOD_WAIT, retry_wait
 from bot.channels.splitting import Limit, split_text
 from bot.exchange import Attachment, Button, Quoted, question_of
 from bot.texts import t
 
 MAX_MESSAGES = 3
-# One message carries at most this much text. Matrix events may have 64 KiB in all, and an edit carries
-# the text twice (fallback and new content) plus its HTML, so each is kept under 18,000 bytes as JSON.
+# One message carries at most this much text, counted as matrix-nio writes it into JSON (outside ASCII: \uXXXX).
+# An edit of it fits any event, encrypted too, with its new text and a short fallback (sizes.py); its HTML and its
+# full fallback go along where they fit.
 MESSAGE_CHARS = 16_000
-MESSAGE_BYTES = 18_000
-FORMATTED_BYTES = 18_000
+MESSAGE_BYTES = 24_000
+FALLBACK_CHARS = 200  # an edit's fallback for old clients, when the whole text does not fit twice
 DEFAULT_FLOOD_WAIT = 5.0  # when M_LIMIT_EXCEEDED names no retry_after_ms
 THUMBS_UP, THUMBS_DOWN = "👍", "👎"
 KEYCAPS = tuple(f"{n}\ufe0f\u20e3" for n in range(1, 10)) + ("🔟",)
 _ESCAPED = {'"': 2, "\\": 2, "\n": 2, "\r": 2, "\t": 2, "\b": 2, "\f": 2}
+
+
+@dataclass(frozen=True)
+class InThread:
+    """Where an answer goes in a thread (m.thread): the thread's root, and the message it follows."""
+
+    root: str
+    last: str
 
 
 # --- content ---------------------------------------------------------------------------------------
@@ -50,16 +61,18 @@ def to_html(text: str) -> str:
 
 
 def json_bytes(text: str) -> int:
-    """The size of a text inside a Matrix event (canonical JSON, UTF-8), without the quotes."""
+    """The size of a text inside a Matrix event as matrix-nio writes it (ASCII JSON), without the quotes; never less
+    than the homeserver's canonical JSON (UTF-8)."""
     return sum(_char_bytes(c) for c in text)
 
 
 def _char_bytes(char: str) -> int:
     if char in _ESCAPED:
         return _ESCAPED[char]
-    if ord(char) < 0x20:
-        return 6  # \u00XX
-    return len(char.encode("utf-8", errors="surrogatepass"))
+    code = ord(char)
+    if 0x20 <= code < 0x7F:
+        return 1
+    return 12 if code > 0xFFFF else 6  # \uXXXX; beyond the BMP two escaped halves
 
 
 def voice_content(body: str, mime: str, size: int, seconds: float | None) -> dict[str, Any]:
@@ -72,24 +85,43 @@ def voice_content(body: str, mime: str, size: int, seconds: float | None) -> dic
             "org.matrix.msc3245.voice": {}}
 
 
-def message_content(text: str, reply_to: str | None = None) -> dict[str, Any]:
-    """An m.text message with an HTML body beside the plain text (left out when it would be too big)."""
-    content: dict[str, Any] = {"msgtype": "m.text", "body": text}
-    formatted = to_html(text)
-    if json_bytes(formatted) <= FORMATTED_BYTES:
-        content.update({"format": "org.matrix.custom.html", "formatted_body": formatted})
-    if reply_to:
-        content["m.relates_to"] = {"m.in_reply_to": {"event_id": reply_to}}
+def message_content(text: str, reply_to: str | None = None, fits: Fits = fits_anywhere,
+                    thread: InThread | None = None) -> dict[str, Any]:
+    """An m.text message with an HTML body beside the plain text (left out when the event would be too big).
+
+    In a thread it goes into the thread: a reply there when `reply_to` is given, else with the fallback reply to the
+    message it follows, for clients that show no threads.
+    """
+    plain: dict[str, Any] = {"msgtype": "m.text", "body": text}
+    relation = relates_to(reply_to, thread)
+    if relation:
+        plain["m.relates_to"] = relation
+    rich = {**plain, "format": "org.matrix.custom.html", "formatted_body": to_html(text)}
+    return rich if fits(rich) else plain
+
+
+def relates_to(reply_to: str | None, thread: InThread | None) -> dict[str, Any]:
+    """A message's relation: a reply, a message in a thread (a reply there, or its fallback), or none ({})."""
+    if thread is not None:
+        return {"rel_type": "m.thread", "event_id": thread.root, "is_falling_back": reply_to is None,
+                "m.in_reply_to": {"event_id": reply_to or thread.last}}
+    return {"m.in_reply_to": {"event_id": reply_to}} if reply_to else {}
+
+
+def edit_content(event_id: str, text: str, fits: Fits = fits_anywhere) -> dict[str, Any]:
+    """An edit (m.replace) of the bot's message `event_id` to `text`, with the '* ' fallback for old clients.
+
+    The richest that fits the event: the whole text as fallback and its HTML; else a short fallback; else no HTML.
+    """
+    short = f"* {text[:FALLBACK_CHARS]}…" if len(text) > FALLBACK_CHARS else f"* {text}"
+    relation = {"rel_type": "m.replace", "event_id": event_id}
+    tries = [(f"* {text}", message_content(text)), (short, message_content(text)),
+             (short, message_content(text, fits=lambda _: False))]
+    for fallback, new in tries:
+        content = {"msgtype": "m.text", "body": fallback, "m.new_content": new, "m.relates_to": relation}
+        if fits(content):
+            return content
     return content
-
-
-def edit_content(event_id: str, text: str) -> dict[str, Any]:
-    """An edit (m.replace) of the bot's message `event_id` to `text`, with the '* ' fallback for old clients."""
-    return {
-        "msgtype": "m.text", "body": f"* {text}",
-        "m.new_content": message_content(text),
-        "m.relates_to": {"rel_type": "m.replace", "event_id": event_id},
-    }
 
 
 def transaction_id(*parts: str) -> str:
@@ -244,12 +276,24 @@ def media_caption(content: dict[str, Any]) -> str:
     return ""
 
 
-def replied_to(content: dict[str, Any]) -> str | None:
-    """The event id a message replies to, or None."""
+def replied_to(content: dict[str, Any], falling_back: bool = False) -> str | None:
+    """The event id a message replies to, or None; in a thread, the fallback reply to its last message only when
+    `falling_back` (it is no reply the person chose)."""
     relates = content.get("m.relates_to")
     reply = relates.get("m.in_reply_to") if isinstance(relates, dict) else None
     event_id = reply.get("event_id") if isinstance(reply, dict) else None
+    if not falling_back and isinstance(relates, dict) and relates.get("is_falling_back") is True:
+        return None
     return event_id if isinstance(event_id, str) else None
+
+
+def thread_root(content: dict[str, Any]) -> str | None:
+    """The root of the thread (m.thread) a message was written in, or None."""
+    relates = content.get("m.relates_to")
+    if not isinstance(relates, dict) or relates.get("rel_type") != "m.thread":
+        return None
+    root = relates.get("event_id")
+    return root if isinstance(root, str) else None
 
 
 def edited_text(content: dict[str, Any]) -> str:

@@ -27,14 +27,17 @@ from nio.exceptions import EncryptionError
 
 from bot.channels import sending
 from bot.channels.matrix.messages import (
+    InThread,
     edit_content,
     failure,
     limited,
     message_content,
+    relates_to,
     split_message,
     transaction_id,
     voice_content,
 )
+from bot.channels.matrix.sizes import Fits, fits_in
 from bot.channels.sending import Sleep
 from bot.channels.shown import Shown, show_parts
 from bot.channels.streaming import LivePreview
@@ -48,6 +51,11 @@ R = TypeVar("R")
 TYPING_LASTS = 6_000  # milliseconds each notice lasts, a little longer than the renewal (sending.TYPING_EVERY)
 DOWNLOAD_SECONDS = 60.0  # nio's downloads wait forever; a voice note of up to 20 MB comes in this time or not
 REMEMBER_SENT = 2_000  # own event ids kept to recognise replies to the bot without asking the homeserver
+
+
+def threaded(thread: InThread | None) -> dict[str, Any]:
+    """What puts a file or a voice note into a thread (nothing outside one)."""
+    return {"m.relates_to": relates_to(None, thread)} if thread is not None else {}
 
 
 class Outgoing:
@@ -75,9 +83,16 @@ class Outgoing:
         """Run a request; while the homeserver answers M_LIMIT_EXCEEDED, wait as told and run it again."""
         return await sending.patiently(call, limited, f"Matrix rate limit ({what})", sleep=self.sleep)
 
-    async def text(self, room_id: str, text: str, reply_to: str | None = None, txn: str | None = None) -> str:
-        """Send one formatted message (a reply to `reply_to` when given); its event id."""
-        return await self.event(room_id, "m.room.message", message_content(text, reply_to), txn)
+    async def text(self, room_id: str, text: str, reply_to: str | None = None, txn: str | None = None,
+                   thread: InThread | None = None) -> str:
+        """Send one formatted message (a reply to `reply_to` when given, into `thread` when given); its event id."""
+        return await self.event(room_id, "m.room.message", message_content(text, reply_to, self.fits(room_id), thread),
+                                txn)
+
+    def fits(self, room_id: str) -> Fits:
+        """What fits into one event in this room (less where it is encrypted: the ciphertext is a third larger)."""
+        room = self.client.rooms.get(room_id)
+        return fits_in(room_id, bool(room is not None and room.encrypted and self.client.olm is not None))
 
     async def event(self, room_id: str, event_type: str, content: dict[str, Any], txn: str | None = None) -> str:
         """Send an event (encrypted where the room is), waiting out rate limits; MatrixError when it fails.
@@ -106,12 +121,14 @@ class Outgoing:
             raise MatrixError(f"could not send to {room_id}: {exc or type(exc).__name__}") from exc
 
     async def parts(self, room_id: str, chunks: Sequence[str], *, shown: Shown[str] | None = None,
-                    reply_to: str | None = None, answering: str | None = None) -> list[str]:
+                    reply_to: str | None = None, answering: str | None = None,
+                    thread: InThread | None = None) -> list[str]:
         """Send a reply's chunks in order, the first as a reply to `reply_to`; their event ids.
 
         A chunk already shown (the preview, or a message sent before a crash) is edited into place instead of
         sent again, and each new message is recorded in `shown` as soon as it is sent. In answer to an event
-        (`answering`), each chunk goes with a transaction id derived from the event, the part and its text.
+        (`answering`), each chunk goes with a transaction id derived from the event, the part and its text. In a
+        thread, every chunk goes into it.
         """
         def txn(part: str, chunk: str) -> str | None:
             return transaction_id(answering, part, chunk) if answering else None
@@ -120,13 +137,15 @@ class Outgoing:
             return await self.finalize(room_id, earlier, chunks[part], txn(f"edit{part}", chunks[part]))
 
         async def send(part: int) -> str:
-            return await self.text(room_id, chunks[part], reply_to if part == 0 else None, txn(str(part), chunks[part]))
+            return await self.text(room_id, chunks[part], reply_to if part == 0 else None, txn(str(part), chunks[part]),
+                                   thread)
 
         return await show_parts(len(chunks), shown, edit, send)
 
     # --- streamed replies -------------------------------------------------------------------------
 
-    def preview(self, room_id: str, reply_to: str | None, group: bool, shown: Shown[str]) -> LivePreview[str]:
+    def preview(self, room_id: str, reply_to: str | None, group: bool, shown: Shown[str],
+                thread: InThread | None = None) -> LivePreview[str]:
         """A message in the room that shows the reply while the model writes, edited in place.
 
         It is the preview shown before a crash, when there was one (recorded, or given back by the
@@ -134,7 +153,7 @@ class Outgoing:
         """
         async def show(text: str) -> str:
             first = split_message(text)[0]
-            event_id = await self.text(room_id, first, reply_to, transaction_id(shown.event_id, "preview"))
+            event_id = await self.text(room_id, first, reply_to, transaction_id(shown.event_id, "preview"), thread)
             self._shown[event_id] = first
             await shown.put(0, event_id, first)
             return event_id
@@ -151,7 +170,8 @@ class Outgoing:
         now = asyncio.get_running_loop().time()
         if self._shown.get(event_id) == text or now < self._paused.get(room_id, 0.0):
             return
-        response = await self._send_once(room_id, "m.room.message", edit_content(event_id, text), str(uuid4()))
+        content = edit_content(event_id, text, self.fits(room_id))
+        response = await self._send_once(room_id, "m.room.message", content, str(uuid4()))
         wait = limited(response)
         if wait is not None:
             log.info("Matrix rate limit: no preview edits in %s for %.1f s", room_id, wait)
@@ -166,7 +186,7 @@ class Outgoing:
         if self._shown.pop(event_id, None) == text:
             return True
         try:
-            await self.event(room_id, "m.room.message", edit_content(event_id, text), txn)
+            await self.event(room_id, "m.room.message", edit_content(event_id, text, self.fits(room_id)), txn)
         except MatrixError as exc:
             log.warning("could not finalize the preview %s (%s); sending the reply anew", event_id, exc)
             return False
@@ -199,29 +219,35 @@ class Outgoing:
 
     # --- files ------------------------------------------------------------------------------------------
 
-    async def file(self, room_id: str, document: Document, heading: str, txn: str | None = None) -> str:
+    async def file(self, room_id: str, document: Document, heading: str, txn: str | None = None,
+                   thread: InThread | None = None) -> str:
         """Post a reply's file, or its text (what fits in one message, under `heading`) when the upload fails."""
-        posted = await self.document(room_id, document, txn)
+        posted = await self.document(room_id, document, txn, thread)
         if posted is None:
             text = document.content.decode("utf-8", errors="replace")
-            posted = await self.text(room_id, f"{heading}\n\n{split_message(text)[0]}", txn=txn and f"{txn}.text")
+            posted = await self.text(room_id, f"{heading}\n\n{split_message(text)[0]}", txn=txn and f"{txn}.text",
+                                     thread=thread)
         return posted
 
-    async def document(self, room_id: str, document: Document, txn: str | None = None) -> str | None:
-        """Upload a file and post it as m.file; its event id, or None when the upload failed (nothing posted)."""
+    async def document(self, room_id: str, document: Document, txn: str | None = None,
+                       thread: InThread | None = None) -> str | None:
+        """Upload a file and post it as m.file (into `thread` when given); its event id, or None when the upload
+        failed (nothing posted)."""
         content: dict[str, Any] = {
             "msgtype": "m.file", "body": document.filename, "filename": document.filename,
-            "info": {"mimetype": "application/json", "size": len(document.content)},
+            "info": {"mimetype": "application/json", "size": len(document.content)}, **threaded(thread),
         }
         posted = await self._upload(room_id, document.content, "application/json", document.filename, content)
         return None if posted is None else await self.event(room_id, "m.room.message", posted, txn)
 
-    async def voice(self, room_id: str, voice: Voice, body: str, txn: str | None = None) -> str:
-        """Upload a spoken reply and post it as a voice message (m.audio, MSC3245); its event id.
+    async def voice(self, room_id: str, voice: Voice, body: str, txn: str | None = None,
+                    thread: InThread | None = None) -> str:
+        """Upload a spoken reply and post it as a voice message (m.audio, MSC3245; into `thread` when given); its
+        event id.
 
         Raises MatrixError when the upload or the send failed.
         """
-        content = voice_content(body, voice.mime, len(voice.data), voice.seconds)
+        content = {**voice_content(body, voice.mime, len(voice.data), voice.seconds), **threaded(thread)}
         posted = await self._upload(room_id, voice.data, voice.mime, "voice.ogg", content)
         if posted is None:
             raise MatrixError(f"could not upload a voice note to {room_id}")

@@ -51,6 +51,7 @@ from nio import (
 )
 
 from bot.channels.access import Access
+from bot.channels.matrix.images import media_in_the_clear
 from bot.channels.matrix.messages import (
     dm_partner,
     failure,
@@ -199,7 +200,7 @@ class Rooms:
         if room is None:
             return []
         found = []
-        for event in fresh_events(events, self.me):
+        for event in map(media_in_the_clear, fresh_events(events, self.me)):
             if event.sender == self.me or not isinstance(event, (*ANSWERED, MegolmEvent)):
                 continue
             route = await self.route(room, event, concerns)
@@ -249,8 +250,9 @@ class Rooms:
         return None
 
     async def _replies_to_me(self, room_id: str, content: dict[str, Any]) -> bool:
-        """Whether a message replies to one of the bot's messages (asking the homeserver when not sent lately)."""
-        target = replied_to(content)
+        """Whether a message replies to one of the bot's messages (asking the homeserver when not sent lately); in a
+        thread, a message that follows one of the bot's counts too (its fallback reply names it)."""
+        target = replied_to(content, falling_back=True)
         if target is None:
             return False
         if self.out.is_mine(target):
