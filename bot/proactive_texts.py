@@ -59,10 +59,10 @@ PROACTIVE_TEXTS: dict[str, dict[str, str]] = {
     "checkins_rule_declined": {"de": "Ich wollte dir schreiben, habe es aber gelassen.",
                                "en": "I meant to write to you, but let it be."},
     "checkins_rule_other": {"de": "Grund: {reason}.", "en": "Reason: {reason}."},
-    "checkins_backoff": {"de": "Auf meine letzten {streak} Nachrichten hast du nicht innerhalb von {within} Stunden "
+    "checkins_backoff": {"de": "Auf meine letzten {messages} hast du nicht innerhalb von {hours} "
                                "geantwortet – deshalb warte ich {factor}-mal so lange wie sonst. Eine Antwort "
                                "setzt das zurück.",
-                         "en": "You didn't answer my last {streak} messages within {within} hours – so I wait "
+                         "en": "You didn't answer my last {messages} within {hours} – so I wait "
                                "{factor} times as long as usual. An answer resets that."},
     "checkins_next": {"de": "Frühestens schreibe ich dir {when}.", "en": "The earliest I'd write to you: {when}."},
     "checkins_next_none": {"de": "Solange sich daran nichts ändert, schreibe ich dir nicht von mir aus.",

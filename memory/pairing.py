@@ -69,6 +69,9 @@ def pairing_step(existing: PairingRequest | None, now: float, open_requests: int
     return "full" if open_requests >= limit else "new"
 
 
+GROUP_TITLE = "group_title"  # the state key (memory/state.py) of a group's name, as its messenger last gave it
+
+
 def group_scope(prefix: str, chat_id: object) -> str:
     """The scope user id of a group chat, e.g. 'tg:group:-1001234'; never mixed with a member's own scope."""
     return f"{prefix}:group:{chat_id}"

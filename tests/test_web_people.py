@@ -52,7 +52,7 @@ async def test_the_cards_show_names_relation_dates_and_how_much_is_known(web: We
     detail = await browser.page(f"/web/people/{number}")
     assert detail.status_code == 200 and "Miriam arbeitet im Krankenhaus." in detail.text
     assert "Früher: Schwester (bis " in detail.text
-    assert 'data-confirm="Miriam und 1 Fakten für immer vergessen?' in detail.text
+    assert 'data-confirm="Miriam und 1 Fakt für immer vergessen?' in detail.text
     menu = await browser.page("/web/")
     assert 'href="/web/people"' in menu.text and 'href="/web/rules"' in menu.text
 

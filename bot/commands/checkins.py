@@ -7,6 +7,7 @@ from zoneinfo import ZoneInfo
 
 from bot.commands.call import Call
 from bot.conversation.replies import Reply
+from bot.texts import counted
 from memory.pairing import is_group_scope
 from memory.preferences import Preferences
 from scheduler.checkin import LAST_DECISION, chances
@@ -49,7 +50,8 @@ def explain(call: Call, d: dict[str, Any]) -> str:
         if key else call.t("checkins_rule_other", reason=d["reason"])
     lines = [call.t("checkins_checked", when=when(call, d["at"], zone)), rule]
     if d.get("factor", 1) > 1:
-        lines.append(call.t("checkins_backoff", streak=d["streak"], within=round(d["answer_within_hours"]),
+        lines.append(call.t("checkins_backoff", messages=counted(call.lang, d["streak"], "messages"),
+                            hours=counted(call.lang, round(d["answer_within_hours"]), "hours"),
                             factor=d["factor"]))
     chance, held_by = chances(d)
     if d["send"]:

@@ -3,7 +3,7 @@ the zone of the memory shown, and the small pages that say what went wrong."""
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -12,7 +12,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from bot.commands.call import Call
-from bot.texts import TEXTS, t
+from bot.texts import TEXTS, counted, t
 from memory.models import Scope
 from memory.numbers import Kind
 from memory.web_access import WebSession
@@ -34,6 +34,7 @@ class Viewer:
     companion: str  # the companion's name
     path: str = "/web/"  # the page being looked at (where the language switch comes back to)
     nav: tuple[tuple[str, str], ...] = ()  # the menu: (path below the base, text key) per section
+    names: dict[int, str] = field(default_factory=dict)  # the groups' names by scope id, as their messenger gave them
 
     def t(self, key: str, **values: object) -> str:
         """The text `key` in the viewer's language."""
@@ -63,7 +64,8 @@ def render(viewer: Viewer, template: str, status: int = 200, done: str | None = 
     body = ENV.get_template(template).render(
         v=viewer, t=viewer.t, base=viewer.base, csrf=viewer.session.csrf, lang=viewer.lang, nav=viewer.nav,
         notice=notice,
-        when=lambda ts, day_only=False: when(viewer.lang, viewer.zone, ts, day_only), **values,
+        when=lambda ts, day_only=False: when(viewer.lang, viewer.zone, ts, day_only),
+        counted=lambda n, noun: counted(viewer.lang, n, noun), **values,
     )
     return HTMLResponse(body, status_code=status)
 

@@ -19,16 +19,18 @@ from starlette.routing import BaseRoute, Mount, Route
 
 from bot.commands.call import Call
 from bot.commands.runner import Commands
+from bot.texts import t
 from bot.web_page.render import Viewer, problem_page
 from memory.errors import NotFound
 from memory.models import Scope
-from memory.pairing import is_group_scope
+from memory.pairing import GROUP_TITLE, is_group_scope
 from memory.web_access import WebSession
 
 Handler = Callable[[Request, Viewer], Awaitable[Response]]
 
 SECURE_COOKIE = "__Host-mnemo"  # behind HTTPS: the browser keeps it only from a secure page, for this host
 PLAIN_COOKIE = "mnemo"
+MESSENGERS = {"tg": "Telegram", "mx": "Matrix"}  # a group scope's prefix, as people call its messenger
 
 
 @dataclass(frozen=True)
@@ -86,6 +88,16 @@ class Site:
         scopes = await self.commands.store.scopes(session.scope.companion_id)
         return [s for s in scopes if is_group_scope(s.user_id)]
 
+    async def names(self, scopes: Sequence[Scope], lang: str) -> dict[int, str]:
+        """The groups' names as their messenger last gave them; a group without one by its messenger and number."""
+        state, names = self.commands.store.state, {}
+        for scope in scopes:
+            title = await state.get(scope, GROUP_TITLE)
+            messenger = MESSENGERS.get(scope.user_id.split(":", 1)[0], "")
+            names[scope.id] = str(title) if title else t(lang, "page_group_unnamed", messenger=messenger,
+                                                         number=scope.id)
+        return names
+
     def lang(self, session: WebSession) -> str:
         """The session's language: its own choice, else the deployment's."""
         return session.lang or self.commands.lang
@@ -113,9 +125,10 @@ def signed_in(site: Site, handler: Handler) -> Callable[[Request], Awaitable[Res
             if not form_token_ok(form.get("csrf") or request.headers.get("x-csrf-token"), session):
                 return problem_page(lang, "page_forbidden", 403)
         base = "/web" if group is None else f"/web/g/{group}"
-        viewer = Viewer(session, scope, lang, base, site.call(scope, lang), await site.groups(session),
+        groups = await site.groups(session)
+        viewer = Viewer(session, scope, lang, base, site.call(scope, lang), groups,
                         await site.commands.engine.zone_for(scope), site.commands.engine.config.companion_name,
-                        request.url.path, site.nav)
+                        request.url.path, site.nav, await site.names([*groups, scope] if group else groups, lang))
         try:
             if request.method != "POST":
                 return await handler(request, viewer)

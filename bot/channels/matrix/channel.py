@@ -312,9 +312,9 @@ class MatrixChannel(MatrixPresses):
         if not group:
             self.rooms.wrote_in(event.sender, room.room_id)
         quoted = await self._quoted(room.room_id, content) if replied_to(content) and not command else None
-        return Turn(room.room_id, route.scope, event.sender, said, event.event_id, event.event_id, group=group,
-                    command=command, replayed=replayed, reply_to=event.event_id if group else None,
-                    origin=event.event_id, quoted=quoted, addressed=True, attachment=attachment)
+        ids, title = event.event_id, (room.name or "") if group else ""  # a room's own name, never one made up
+        return Turn(room.room_id, route.scope, event.sender, said, ids, ids, group, command, replayed, title=title,
+                    reply_to=ids if group else None, origin=ids, quoted=quoted, attachment=attachment)
 
     async def _quoted(self, room_id: str, content: dict[str, Any]) -> Quoted | None:
         """The older message a reply replies to: asked of the homeserver, else read from the reply's fallback lines."""
