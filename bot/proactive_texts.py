@@ -49,9 +49,9 @@ PROACTIVE_TEXTS: dict[str, dict[str, str]] = {
     "checkins_rule_unlikely_hour": {"de": "Um diese Zeit liest du meistens nicht; an diesem Tag eher {likely} Uhr.",
                                     "en": "You don't usually read at this time; on this day rather {likely}."},
     "checkins_rule_waiting": {"de": "Es gab nichts Besonderes, und still war es noch nicht lange genug: ich warte "
-                                    "{silence} Stunden nach deiner letzten Nachricht.",
+                                    "{silence} nach deiner letzten Nachricht.",
                               "en": "There was nothing in particular, and it hadn't been quiet long enough: I wait "
-                                    "{silence} hours after your last message."},
+                                    "{silence} after your last message."},
     "checkins_rule_away": {"de": "Du hast gesagt, dass du weg bist; vor dem {back} schreibe ich dir nicht von mir aus.",
                            "en": "You said you are away; I won't write to you on my own before {back}."},
     "checkins_day": {"de": "{date:%d.%m.}", "en": "{date:%d %b}"},

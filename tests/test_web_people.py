@@ -45,7 +45,7 @@ async def test_the_cards_show_names_relation_dates_and_how_much_is_known(web: We
     browser = await web.signed_in("tg:42")
     page = await browser.page("/web/people")
     assert page.status_code == 200
-    for shown in ("Miriam", "Schwester", "Miri", "🎂 Geburtstag 3.3.1986", "Bekannte Fakten: 1",
+    for shown in ("Miriam", "Schwester", "Miri", "🎂 Geburtstag 03.03.1986", "Bekannte Fakten: 1",
                   f'href="/web/people/{number}"'):
         assert shown in page.text
     await web.engine.store.people.relate(scope, found.id, None, "Mitbewohnerin", processing="test")

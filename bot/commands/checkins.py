@@ -45,7 +45,8 @@ def explain(call: Call, d: dict[str, Any]) -> str:
     likely = " ".join(f"{a}–{b}" for a, b in spans(frozenset(d.get("likely_hours") or ())))
     key = RULE_TEXTS.get(d["reason"])
     back = date.fromisoformat(d["away_until"]) if d.get("away_until") else None
-    rule = call.t(key, hours=f"{start}–{end}", likely=likely, silence=round(d.get("silence_hours", 0)),
+    silence = counted(call.lang, round(d.get("silence_hours", 0)), "hours")
+    rule = call.t(key, hours=f"{start}–{end}", likely=likely, silence=silence,
                   back=call.t("checkins_day", date=back) if back else "") \
         if key else call.t("checkins_rule_other", reason=d["reason"])
     lines = [call.t("checkins_checked", when=when(call, d["at"], zone)), rule]

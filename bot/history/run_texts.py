@@ -38,11 +38,11 @@ IMPORT_TEXTS: dict[str, dict[str, str]] = {
     },
     "import_paused": {
         "de": "Pausiert: Das tägliche Budget für Hintergrundarbeit ({spent} von {cap} Token) ist aufgebraucht. "
-              "Gelesene Gespräche: {done} von {total}; {suggestions} warten. Starte denselben Befehl morgen noch einmal; "
-              "er macht dort weiter.",
+              "Gelesene Gespräche: {done} von {total}; {suggestions} warten. Starte denselben Befehl morgen noch "
+              "einmal; er macht dort weiter.",
         "en": "Paused: the daily token budget for background work is spent ({spent} of {cap} tokens). "
-              "Conversations read: {done} of {total}; {suggestions} wait. Run the same command again tomorrow; it continues "
-              "where it stopped.",
+              "Conversations read: {done} of {total}; {suggestions} wait. Run the same command again tomorrow; it "
+              "continues where it stopped.",
     },
     "import_erased": {
         "de": "Abgebrochen: Das Gedächtnis wurde gelöscht (/deleteme), während das Einlesen lief; davon bleibt nichts.",

@@ -13,6 +13,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from bot.commands.call import Call
 from bot.texts import TEXTS, counted, t
+from bot.web_page.dates import shown_day, shown_moment, shown_yearly
 from memory.models import Scope
 from memory.numbers import Kind
 from memory.web_access import WebSession
@@ -40,6 +41,10 @@ class Viewer:
         """The text `key` in the viewer's language."""
         return t(self.lang, key, **values)
 
+    def today(self) -> dt.date:
+        """Today in the zone of the memory shown (what a typed '24.12.' without a year counts from)."""
+        return dt.datetime.fromtimestamp(self.call.engine.clock(), self.zone).date()
+
 
 async def numbered(request: Request, viewer: Viewer, kind: Kind) -> int:
     """The id of the item whose number the URL carries: the person's own number, as the chat shows it.
@@ -51,11 +56,8 @@ async def numbered(request: Request, viewer: Viewer, kind: Kind) -> int:
 
 
 def when(lang: str, zone: ZoneInfo, ts: float | None, day_only: bool = False) -> str:
-    """A timestamp as the viewer reads it, in `zone` ('' for none)."""
-    if ts is None:
-        return ""
-    fmt = t(lang, "page_day_format" if day_only else "page_when_format")
-    return dt.datetime.fromtimestamp(ts, zone).strftime(fmt)
+    """A timestamp as the viewer reads it, in `zone` ('' for none): the page's one way (bot/web_page/dates.py)."""
+    return shown_moment(ts, zone, lang, day_only)
 
 
 def render(viewer: Viewer, template: str, status: int = 200, done: str | None = None, **values: Any) -> Response:
@@ -65,21 +67,28 @@ def render(viewer: Viewer, template: str, status: int = 200, done: str | None = 
         v=viewer, t=viewer.t, base=viewer.base, csrf=viewer.session.csrf, lang=viewer.lang, nav=viewer.nav,
         notice=notice,
         when=lambda ts, day_only=False: when(viewer.lang, viewer.zone, ts, day_only),
+        day=lambda d: shown_day(d, viewer.lang), yearly=lambda d: shown_yearly(d.month, d.day, None, viewer.lang),
         counted=lambda n, noun: counted(viewer.lang, n, noun), **values,
     )
     return HTMLResponse(body, status_code=status)
 
 
-def problem_page(lang: str, key: str, status: int, **values: object) -> Response:
-    """A short page saying what went wrong (not logged in, not found, an outdated form, bad input)."""
-    body = ENV.get_template("problem.html").render(t=lambda k, **kw: t(lang, k, **kw), lang=lang,
+def problem_page(lang: str, key: str, status: int, back: str | None = "/web/", back_label: str = "",
+                 **values: object) -> Response:
+    """A short page saying what went wrong (not logged in, not found, an outdated form, bad input), with a way
+    back: a link to `back` (the page's start unless said; none where there is nothing to go back to)."""
+    body = ENV.get_template("problem.html").render(t=lambda k, **kw: t(lang, k, **kw), lang=lang, back=back,
+                                                   back_label=back_label or t(lang, "page_way_back"),
                                                    message=t(lang, key, **values))
     return HTMLResponse(body, status_code=status)
 
 
 def bad_input(viewer: Viewer, what: str) -> Response:
-    """400: the input was not understood (and nothing changed)."""
-    return problem_page(viewer.lang, "page_bad_input", 400, what=what)
+    """400: the input was not understood (and nothing changed); the way back leads to the section it came from."""
+    section = viewer.path.removeprefix(viewer.base).strip("/").split("/", 1)[0]
+    label = next((viewer.t(key) for path, key in viewer.nav if path.strip("/") == section), "")
+    return problem_page(viewer.lang, "page_bad_input", 400, back=f"{viewer.base}/{section}", back_label=label,
+                        what=what)
 
 
 def back_to(viewer: Viewer, path: str, done: str = "page_saved") -> Response:

@@ -115,16 +115,16 @@ def signed_in(site: Site, handler: Handler) -> Callable[[Request], Awaitable[Res
         session = await site.session(request)
         lang = site.commands.lang if session is None else site.lang(session)
         if session is None:
-            return problem_page(lang, "page_logged_out", 401)
+            return problem_page(lang, "page_logged_out", 401, back=None)
         group = request.path_params.get("group")
         scope = await site.shown(session, group)
         if scope is None:
             return problem_page(lang, "page_not_found", 404)
+        base = "/web" if group is None else f"/web/g/{group}"
         if request.method == "POST":
             form = await request.form()
             if not form_token_ok(form.get("csrf") or request.headers.get("x-csrf-token"), session):
-                return problem_page(lang, "page_forbidden", 403)
-        base = "/web" if group is None else f"/web/g/{group}"
+                return problem_page(lang, "page_forbidden", 403, back=f"{base}/")
         groups = await site.groups(session)
         viewer = Viewer(session, scope, lang, base, site.call(scope, lang), groups,
                         await site.commands.engine.zone_for(scope), site.commands.engine.config.companion_name,
@@ -136,12 +136,16 @@ def signed_in(site: Site, handler: Handler) -> Callable[[Request], Awaitable[Res
             async with site.commands.engine.store.learning_locks.hold(scope):
                 return await handler(request, viewer)
         except NotFound:
-            return problem_page(lang, "page_not_found", 404)
+            return problem_page(lang, "page_not_found", 404, back=f"{base}/")
 
     return endpoint
 
 
 def mounted(site: Site, pages: Sequence[Page]) -> list[BaseRoute]:
     """The pages under /web (one's own memory) and under /web/g/<id> (a group's, for admins)."""
+    async def unknown(request: Request) -> Response:  # a path below /web that names no page: a way back, not a 404
+        return problem_page(site.commands.lang, "page_not_found", 404)  # of the framework's bare words
+
     routes = [Route(p.path, signed_in(site, p.handler), methods=list(p.methods)) for p in pages]
+    routes.append(Route("/{rest:path}", unknown, methods=["GET", "POST"]))
     return [Mount("/web/g/{group:int}", routes=routes), Mount("/web", routes=routes)]

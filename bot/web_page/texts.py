@@ -59,8 +59,9 @@ PAGE_TEXTS: dict[str, dict[str, str]] = {
     "page_groups": {"de": "Gruppen", "en": "Groups"},
     "page_overview": {"de": "Überblick", "en": "Overview"},
     "page_saved": {"de": "Gespeichert.", "en": "Saved."},
-    "page_when_format": {"de": "%d.%m.%Y %H:%M", "en": "%Y-%m-%d %H:%M"},
-    "page_day_format": {"de": "%d.%m.%Y", "en": "%Y-%m-%d"},
+    "page_day_hint": {"de": "TT.MM.JJJJ", "en": "YYYY-MM-DD or DD.MM.YYYY"},
+    "page_moment_hint": {"de": "TT.MM.JJJJ HH:MM", "en": "YYYY-MM-DD HH:MM"},
+    "page_way_back": {"de": "Zurück zu deinem Gedächtnis", "en": "Back to your memory"},
     # People, learned rules, reminders, open topics (bot/web_page/pages/people.py, rules.py, reminders.py, topics.py)
     "page_people": {"de": "Menschen", "en": "People"},
     "page_people_empty": {
