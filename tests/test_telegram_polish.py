@@ -35,7 +35,7 @@ from bot.errors import LLMUnavailable
 from bot.llm.port import ToolCall
 from bot.texts import t
 from memory.models import Scope
-from memory.pairing import PairingRequest, code_valid, is_group_scope, normalize_code, pairing_step
+from memory.pairing import GROUP_TITLE, PairingRequest, code_valid, is_group_scope, normalize_code, pairing_step
 from memory.store import MemoryStore
 from scheduler.checkin import check_in, repeats
 from tests.fakes.llm import ScriptedLLM
@@ -210,6 +210,20 @@ def test_pairing_decisions_are_pure() -> None:
 
 
 # --- groups ---------------------------------------------------------------------------------------------
+
+
+async def test_a_groups_name_is_kept_as_telegram_gives_it(
+    tg: FakeTelegram, engine: Engine, store: MemoryStore, chat: ScriptedLLM,
+) -> None:
+    async with running(tg, engine):
+        tg.send_text(USER, "@mnemo_bot wer kommt heute?", chat_id=GROUP, chat_type="supergroup", title="Lauftreff")
+        await quiet(tg)
+        scope = await engine.scope_for(f"tg:group:{GROUP}")
+        assert await store.state.get(scope, GROUP_TITLE) == "Lauftreff"
+        tg.send_text(USER, "@mnemo_bot und du?", chat_id=GROUP, chat_type="supergroup", title="Lauftreff Südvorstadt")
+        await quiet(tg)
+    assert await store.state.get(scope, GROUP_TITLE) == "Lauftreff Südvorstadt"
+    assert await store.state.get(await engine.scope_for(f"tg:{USER}"), GROUP_TITLE) is None  # a person has none
 
 
 async def test_in_a_group_mnemo_stays_silent_until_mentioned_and_keeps_the_groups_memory_apart(
