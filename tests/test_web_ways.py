@@ -119,11 +119,15 @@ async def test_every_page_shows_days_one_way(web: WebPage) -> None:
     scope, person = await miriam(web, USER)
     browser = await web.signed_in(USER)
     await web.engine.store.notes.add(scope, "Anna mag Tee.")
+    await web.engine.store.diary.add(scope, "2026-11-02", "Ein ruhiger Tag.")
+    await web.engine.store.thoughts.add(scope, "Sie braucht Ruhe.", origin="reflection")
+    thoughts = (await browser.page("/web/diary?show=thoughts")).text
+    assert " · beim Nachdenken" in thoughts and "reflection" not in thoughts
     one = f"/web/people/{await web.number(scope, 'person', person.id)}"
     pages = [(await browser.page(path)).text for path in ("/web/", "/web/notes", "/web/people", "/web/log",
                                                            "/web/changes", "/web/diary", one)]
     shown = " ".join(re.sub(r"<[^>]+>", " ", page) for page in pages)
-    assert "03.03.1986" in shown
+    assert "03.03.1986" in shown and "02.11.2026" in shown
     days = re.findall(r"(?<![\d.])\d{1,4}[./-]\d{1,2}[./-]?\d{0,4}(?![\d.])", shown)
     assert days and all(re.fullmatch(r"\d{2}\.\d{2}\.(\d{4})?", day) for day in days), days
 

@@ -19,6 +19,14 @@ def shown_day(day: dt.date, lang: str) -> str:
     return day.strftime(DAY.get(lang, DAY["de"]))
 
 
+def shown_stored_day(text: str, lang: str) -> str:
+    """A day stored as 'YYYY-MM-DD' (a diary entry's) the page's way; any other text as it is."""
+    try:
+        return shown_day(dt.date.fromisoformat(text), lang)
+    except ValueError:
+        return text
+
+
 def shown_moment(ts: float | None, zone: dt.tzinfo, lang: str, day_only: bool = False) -> str:
     """A timestamp as the page shows it in `zone`: '24.12.2026 09:30' ('' for none)."""
     if ts is None:

@@ -61,6 +61,9 @@ PAGE_TEXTS: dict[str, dict[str, str]] = {
     "page_saved": {"de": "Gespeichert.", "en": "Saved."},
     "page_day_hint": {"de": "TT.MM.JJJJ", "en": "YYYY-MM-DD or DD.MM.YYYY"},
     "page_moment_hint": {"de": "TT.MM.JJJJ HH:MM", "en": "YYYY-MM-DD HH:MM"},
+    "page_origin_reflection": {"de": "beim Nachdenken", "en": "while reflecting"},
+    "page_origin_conversation": {"de": "im Gespräch", "en": "in a conversation"},
+    "page_origin_correction": {"de": "nach einer Korrektur", "en": "after a correction"},
     "page_way_back": {"de": "Zurück zu deinem Gedächtnis", "en": "Back to your memory"},
     # People, learned rules, reminders, open topics (bot/web_page/pages/people.py, rules.py, reminders.py, topics.py)
     "page_people": {"de": "Menschen", "en": "People"},
