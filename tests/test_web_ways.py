@@ -143,3 +143,16 @@ async def test_a_group_is_shown_by_its_name_never_its_raw_id(web: WebPage) -> No
     named = (await browser.page(f"/web/g/{scope.id}/")).text
     assert "Gedächtnis von „Lauftreff Südvorstadt“" in named and group not in named
     assert f'<a href="/web/g/{scope.id}/">Lauftreff Südvorstadt</a>' in (await browser.page("/web/")).text
+
+
+async def test_the_profile_page_names_keys_and_categories_in_the_viewers_language(web: WebPage) -> None:
+    browser = await web.signed_in(USER)
+    scope = await web.engine.scope_for(USER)
+    await web.engine.store.profile.set(scope, "facts", "work", "Tischler in Leipzig")
+    await web.engine.store.profile.set(scope, "life_events", "moved", "2019 nach Leipzig gezogen")
+    german = re.sub(r"<[^>]+>", " ", (await browser.page("/web/profile")).text)
+    assert "Arbeit : Tischler in Leipzig" in german and "Fakten ·" in german and "Lebensereignisse ·" in german
+    assert not re.search(r"\b(work|facts|life_events)\b", german)
+    await browser.post("/web/lang", {"lang": "en", "back": "/web/profile"})
+    english = re.sub(r"<[^>]+>", " ", (await browser.page("/web/profile")).text)
+    assert "Work : Tischler in Leipzig" in english and "Facts ·" in english and "Life events ·" in english
