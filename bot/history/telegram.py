@@ -47,7 +47,8 @@ class Senders:
         nobody)."""
         if not self.complete:
             return ", ".join(f"{s.name or '?'} ({s.id})" for s in self.counts) or "–"
-        return ", ".join(f"{s.name or '?'} ({s.id}, {counted(lang, n, 'messages', f'{n:,}')})"
+        separator = "," if lang == "en" else "."
+        return ", ".join(f"{s.name or '?'} ({s.id}, {counted(lang, n, 'messages', f'{n:,}'.replace(',', separator))})"
                          for s, n in self.counts.most_common(limit)) or "–"
 
 
