@@ -32,8 +32,31 @@ class MatrixError(BotError):
 class HistoryError(BotError):
     """An exported history cannot be read: another format, a damaged zip or JSON, an empty file, no such person.
 
-    The message is one short sentence for the person who imports (it says where in the file, when that helps).
+    `reason` names one short sentence of bot/texts/history_errors.py (it says where in the file, when that helps),
+    `said(lang)` gives it in the person's language; the error's own message is the English one. A value may be a
+    function of the language (a list of participants with their counted messages).
     """
+
+    def __init__(self, reason: str, **values: object) -> None:
+        self.reason, self.values = reason, values
+        super().__init__(self.said("en"))
+
+    def said(self, lang: str) -> str:
+        """The sentence in `lang` (German when the language is unknown); numbers with the language's separators."""
+        from bot.texts.history_errors import HISTORY_ERRORS
+
+        entry = HISTORY_ERRORS[self.reason]
+        shown = {key: _shown(value, lang) for key, value in self.values.items()}
+        return entry.get(lang, entry["de"]).format(**shown)
+
+
+def _shown(value: object, lang: str) -> object:
+    """A value of a HistoryError as written in `lang`."""
+    if callable(value):
+        return value(lang)
+    if isinstance(value, int) and not isinstance(value, bool):
+        return f"{value:,}".replace(",", "." if lang != "en" else ",")
+    return value
 
 
 class ToolServerError(BotError):

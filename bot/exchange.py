@@ -38,6 +38,8 @@ class Quoted:
 
     text: str
     by_companion: bool  # the companion wrote it (else the user, or in a group a member)
+    ref: str | None = None  # the channel's id of a quoted message without words on the wire (a voice note): its
+    #                         words are the ones logged for it (the transcript), found by the channel
 
 
 @dataclass(frozen=True)

@@ -60,6 +60,19 @@ PROFILE_KEYS: dict[str, dict[str, str]] = {
 }
 
 
+PROFILE_CATEGORIES: dict[str, dict[str, str]] = {
+    "facts": {"de": "Fakten", "en": "Facts"},
+    "emotional": {"de": "Gefühle und Bedürfnisse", "en": "Feelings and needs"},
+    "life_events": {"de": "Lebensereignisse", "en": "Life events"},
+}
+
+
+def profile_category(category: str, lang: str) -> str:
+    """A profile entry's category as a person reads it ('facts' -> 'Fakten'); an unknown one as written."""
+    known = PROFILE_CATEGORIES.get(category)
+    return known.get(lang, known["de"]) if known is not None else category.replace("_", " ")
+
+
 def profile_key(key: str, lang: str) -> str:
     """A profile key as a person reads it ('work' -> 'Arbeit'); a key without a translation as written."""
     known = PROFILE_KEYS.get(key.strip().lower().replace(" ", "_").replace("-", "_"))

@@ -14,6 +14,7 @@ from memory.account.overview import Week, notes_per_week
 from memory.account.overview import counts as overview_counts
 from memory.account.overview import stats as scope_stats
 from memory.account.pairing import (
+    GROUP_TITLE,
     AccessStore,
     ApprovedUser,
     PairingRequest,
@@ -100,6 +101,7 @@ from memory.storage.sql_dialect import to_postgres
 from memory.store import DB_FILENAME, EXPORT_FORMAT, MemoryStore, open_database
 
 __all__ = [
+    "GROUP_TITLE",
     "scope_stats",
     "read_messages", "read_users",
     "AccessStore", "applied_migrations", "ApprovedUser", "AuditEntry", "backup", "backup_name",

@@ -238,7 +238,7 @@ async def test_forgetting_a_person_rewrites_what_was_written_about_them(world, s
 
     done = await commands.press("anna", f"people:forgetyes:{miriam.id}")
 
-    assert done.notice == ("Vergessen: Miriam und 1 Notizen.\nAuch umgeschrieben, damit nichts mehr davon darin "
+    assert done.notice == ("Vergessen: Miriam und 1 Notiz.\nAuch umgeschrieben, damit nichts mehr davon darin "
                            "steht: 1 Tagebucheintrag, 1 Gedanke.")
     assert [e.text for e in await store.diary.all(scope)] == ["Heute war Anna fröhlich. Abends gab es Pizza."]
     assert [th.text for th in await store.thoughts.all(scope)] == ["Anna mag Pizza."]

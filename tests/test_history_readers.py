@@ -159,6 +159,8 @@ def test_telegram_unknown_person_lists_the_participants() -> None:
 
     assert str(caught.value) == ("result_chat.json: nobody called 'Bernd' writes here; the participants are: "
                                  "Anna Beispiel (user111, 5 messages), Miriam (user222, 3 messages)")
+    assert caught.value.said("de") == ("result_chat.json: Hier schreibt niemand namens „Bernd“; die Beteiligten: "
+                                       "Anna Beispiel (user111, 5 Nachrichten), Miriam (user222, 3 Nachrichten)")
 
 
 def test_telegram_full_export_is_the_exporting_account_in_every_chat_but_channels() -> None:

@@ -80,7 +80,7 @@ async def test_a_day_in_incognito_leaves_no_trace_in_the_data_folder_but_its_str
     assert (await store.incognito.current(scope)) is not None
     tg.send_text(USER, "/incognito aus")
     [*_, off] = await tg.wait_for_sent(7)
-    assert off["text"] == t("de", "incognito_off", count=4)
+    assert off["text"] == t("de", "incognito_off", messages="4 Nachrichten")
     [stretch] = await store.incognito.stretches(scope)
     assert (stretch.messages, stretch.ended_by) == (4, "command")
     chat.responder = lambda call: "Schön."
@@ -122,7 +122,8 @@ async def test_a_restart_keeps_incognito_and_its_time_ends_it_at_the_next_messag
     assert await store.messages.recent(scope, 10) == []
     clock[0] += 3601
     reply = await engine.handle(Incoming("u1", "Wieder da: Pflaumenkompottwetter", channel="console"))
-    assert reply is not None and reply.bubbles[0] == t("de", "incognito_ended_by_time", until="15:00", count=2)
+    ended = t("de", "incognito_ended_by_time", until="15:00", messages="2 Nachrichten")
+    assert reply is not None and reply.bubbles[0] == ended
     assert [m.text for m in await store.messages.recent(scope, 10)][0] == "Wieder da: Pflaumenkompottwetter"
     [stretch] = await store.incognito.stretches(scope)
     assert (stretch.ended_at, stretch.messages, stretch.ended_by) == (NOW.timestamp() + 3600, 2, "time")

@@ -212,7 +212,7 @@ async def code_in(human: Human, room: str, bot: Bot, encrypted: bool = False) ->
     assert message.decrypted == encrypted
     found = CODE.search(message.body)  # type: ignore[attr-defined]
     assert found, message.body  # type: ignore[attr-defined]
-    assert message.body == t("de", "pairing_code", code=found.group(1), minutes="10")  # type: ignore[attr-defined]
+    assert message.body == t("de", "pairing_code", code=found.group(1), minutes="10 Minuten")  # type: ignore[attr-defined]
     return found.group(1)
 
 

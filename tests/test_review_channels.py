@@ -3,6 +3,8 @@ only admins decide; a stale or someone else's candidate gets a short answer and 
 from __future__ import annotations
 
 import io
+import json
+import re
 from typing import Any
 
 import pytest
@@ -111,3 +113,40 @@ async def test_duplicates_are_marked_and_contradictions_shown_side_by_side(engin
     shown = (await Commands(engine).run("anna", "/review")).bubbles[0]
     assert t("de", "review_contradicts", old="Anna trinkt keinen Kaffee mehr.",
              new="Anna trinkt Kaffee jeden Morgen.") in shown
+
+
+async def test_one_conversations_suggestions_come_together_and_say_when_more_follow(
+    engine: Engine, store: MemoryStore,
+) -> None:
+    scope, commands = await engine.scope_for("anna"), Commands(engine)
+    model = ScriptedLLM("background")
+    model.responder = finder  # facts, then people: one call's candidates of two conversations come mixed
+    garden = talk("a", *[("person", f"Ich pflanze Beet Nummer {i}.") for i in range(4)],
+                  ("person", "Heute kommt meine Schwester Mia vorbei."), title="Garten")
+    await run_import(store, model, scope, [garden, talk("b", ("person", "Ich laufe gern."), title="Laufen")],
+                     digest="d", source="chatgpt", name="c.json")
+    assert len(model.calls) == 1
+    pages = []
+    while await store.imports.pending_count(scope):
+        shown = (await commands.run("anna", "/review")).bubbles[0]
+        pages.append(shown)
+        numbers = [int(n) for n in re.findall(r"^#(\d+) ", shown, re.M)]
+        await commands.press("anna", f"review:allno:{numbers[0]}:{numbers[-1]}")
+    assert ["Garten" in p for p in pages] == [True, True, False] and "Laufen" in pages[2]
+    assert t("de", "review_group_more", shown=4, total="5 Vorschläge") in pages[0]
+    assert "Mia (Schwester)" in pages[1] and "aus diesem Gespräch" not in pages[1]
+
+
+async def test_a_profile_suggestion_shows_its_key_in_the_persons_language(engine: Engine, store: MemoryStore) -> None:
+    scope, commands = await engine.scope_for("anna"), Commands(engine)
+    await store.profile.set(scope, "facts", "work", "Bäckerin in Halle")
+    model = ScriptedLLM("background")
+    model.responder = lambda call: json.dumps({"facts": [], "content": [], "people": [], "profile": [
+        {"category": "facts", "key": "work", "value": "Tischler in Leipzig", "source_ids": [1]}]})
+    await run_import(store, model, scope, [talk("w", ("person", "Ich bin Tischler in Leipzig."))], digest="p",
+                     source="chatgpt", name="c.json")
+    shown = (await commands.run("anna", "/review")).bubbles[0]
+    assert "#1 [Profil] Arbeit: Tischler in Leipzig" in shown and "work" not in shown
+    assert t("de", "review_contradicts", old="Arbeit: Bäckerin in Halle", new="Arbeit: Tischler in Leipzig") in shown
+    assert (await commands.press("anna", "review:yes:1")).notice == t("de", "review_kept",
+                                                                      text="Arbeit: Tischler in Leipzig")

@@ -36,6 +36,8 @@ from bot.llm.port import ToolCall
 from bot.texts import t
 from memory.account.pairing import PairingRequest, code_valid, normalize_code, pairing_step
 from memory.models import Scope, is_group_scope
+from memory.models import Scope
+from memory.account.pairing import GROUP_TITLE, PairingRequest, code_valid, is_group_scope, normalize_code, pairing_step
 from memory.store import MemoryStore
 from scheduler.checkin import check_in, repeats
 from tests.fakes.llm import ScriptedLLM
@@ -119,7 +121,7 @@ async def test_pairing_from_first_contact_to_an_approved_chat(
         (code_text,) = await answer(tg, STRANGER, "Hallo, ich bin Eve. Mein Geheimnis: ich heiße eigentlich Evelyn.",
                                     first_name="Eve")
         code = CODE.search(code_text).group(1)  # type: ignore[union-attr]
-        assert code_text == t("de", "pairing_code", code=code, minutes="10")
+        assert code_text == t("de", "pairing_code", code=code, minutes="10 Minuten")
         tg.send_text(STRANGER, "Hallo?? Antworte!", first_name="Eve")  # the code is valid: no second answer
         await quiet(tg)
         assert len(tg.sent) == 1 and chat.calls == []
@@ -211,6 +213,20 @@ def test_pairing_decisions_are_pure() -> None:
 
 
 # --- groups ---------------------------------------------------------------------------------------------
+
+
+async def test_a_groups_name_is_kept_as_telegram_gives_it(
+    tg: FakeTelegram, engine: Engine, store: MemoryStore, chat: ScriptedLLM,
+) -> None:
+    async with running(tg, engine):
+        tg.send_text(USER, "@mnemo_bot wer kommt heute?", chat_id=GROUP, chat_type="supergroup", title="Lauftreff")
+        await quiet(tg)
+        scope = await engine.scope_for(f"tg:group:{GROUP}")
+        assert await store.state.get(scope, GROUP_TITLE) == "Lauftreff"
+        tg.send_text(USER, "@mnemo_bot und du?", chat_id=GROUP, chat_type="supergroup", title="Lauftreff Südvorstadt")
+        await quiet(tg)
+    assert await store.state.get(scope, GROUP_TITLE) == "Lauftreff Südvorstadt"
+    assert await store.state.get(await engine.scope_for(f"tg:{USER}"), GROUP_TITLE) is None  # a person has none
 
 
 async def test_in_a_group_mnemo_stays_silent_until_mentioned_and_keeps_the_groups_memory_apart(
@@ -305,6 +321,25 @@ async def test_a_streamed_reply_with_several_bubbles_and_a_tool_round(
         await quiet(tg, 0.1)
     assert texts_to(tg, USER) == ["Erster Gedanke.", "Zweiter Gedanke.", "Dritter Gedanke."]
     assert [c.streamed for c in chat.calls] == [True, True]
+
+
+async def test_a_long_streamed_reply_never_shows_less_than_its_preview_did(
+    tg: FakeTelegram, engine: Engine, chat: ScriptedLLM,
+) -> None:
+    paragraphs = [" ".join(f"Satz {p}.{i} über den langen Abend." for i in range(n)) for p, n in ((1, 30), (2, 70),
+                                                                                                 (3, 20))]
+    chat.chunks, chat.chunk_delay = 12, 0.15  # the preview is edited several times while the model writes
+    chat.enqueue("\n\n".join(paragraphs))  # about 3,600 characters in three bubbles
+    async with running(tg, engine):
+        tg.send_text(USER, "Erzähl mir alles.")
+        await tg.wait_for_sent(3)
+        await quiet(tg, 0.2)
+    preview = tg.sent[0]["message_id"]
+    shown = [tg.sent[0]["text"]] + [e["text"] for e in tg.edits if e.get("message_id") == preview and "text" in e]
+    assert texts_to(tg, USER) == paragraphs and len(shown) >= 2
+    assert all(len(later) >= len(earlier) and later.startswith(earlier)
+               for earlier, later in itertools.pairwise(shown)), [len(s) for s in shown]
+    assert shown[-1] == paragraphs[0]  # it stopped growing at the first bubble: never more, so never shrunk
 
 
 async def test_streaming_can_be_turned_off(tg: FakeTelegram, engine: Engine, chat: ScriptedLLM) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import json
+import logging
 import re
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -434,16 +435,19 @@ async def test_a_caption_in_crisis_keeps_the_help_lines_when_the_voice_note_cann
     assert reply.bubbles == (crisis_help("DE", "de"), t("de", "voice_backend_down"))
 
 
-async def test_without_a_backend_one_sentence_says_what_to_set(
-    store: MemoryStore, chat: ScriptedLLM, background: ScriptedLLM,
+async def test_without_a_backend_one_plain_sentence_and_the_operators_log_says_what_to_set(
+    store: MemoryStore, chat: ScriptedLLM, background: ScriptedLLM, caplog: pytest.LogCaptureFixture,
 ) -> None:
+    caplog.set_level(logging.INFO)
     for lang in ("de", "en"):
         engine = make_engine(store, chat, background, None, language=lang)
         reply = await answer(engine, voice_note(spoken("Hallo")))
-        assert reply.bubbles == (t(lang, "voice_not_set_up"),) and "MNEMO_TRANSCRIBE_BASE_URL" in reply.bubbles[0]
+        assert reply.bubbles == (t(lang, "voice_not_set_up"),) and "MNEMO_" not in reply.bubbles[0]
         said = await Commands(engine).run("anna", "/voice on" if lang == "en" else "/voice an")
-        assert said is not None and "MNEMO_SPEECH_BASE_URL" in said.bubbles[0]
+        assert said is not None and said.bubbles == (t(lang, "voice_speaker_not_set_up"),)
+        assert "MNEMO_" not in said.bubbles[0]
         await engine.close()
+    assert "MNEMO_TRANSCRIBE_BASE_URL" in caplog.text and "MNEMO_SPEECH_BASE_URL" in caplog.text
     assert await rows(store) == [] and chat.calls == []
 
 

@@ -94,7 +94,7 @@ async def test_an_incognito_stretch_shows_only_that_it_happened(web: WebPage) ->
     await web.engine.handle(Incoming(USER, "Mein Geheimnis heißt Zitronenbaum"))
     await web.commands.run(USER, "/incognito aus")
     page = await browser.page("/web/log")
-    assert "Inkognito von" in page.text and "1 Nachrichten" in page.text
+    assert "Inkognito von" in page.text and "1 Nachricht, nichts davon gespeichert" in page.text
     assert "Zitronenbaum" not in page.text and "Geheimnis" not in page.text
     searched = await browser.page("/web/log?q=Zitronenbaum")
     assert "Keine Nachrichten gefunden." in searched.text

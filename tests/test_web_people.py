@@ -45,14 +45,14 @@ async def test_the_cards_show_names_relation_dates_and_how_much_is_known(web: We
     browser = await web.signed_in("tg:42")
     page = await browser.page("/web/people")
     assert page.status_code == 200
-    for shown in ("Miriam", "Schwester", "Miri", "🎂 Geburtstag 3.3.1986", "Bekannte Fakten: 1",
+    for shown in ("Miriam", "Schwester", "Miri", "🎂 Geburtstag 03.03.1986", "Bekannte Fakten: 1",
                   f'href="/web/people/{number}"'):
         assert shown in page.text
     await web.engine.store.people.relate(scope, found.id, None, "Mitbewohnerin", processing="test")
     detail = await browser.page(f"/web/people/{number}")
     assert detail.status_code == 200 and "Miriam arbeitet im Krankenhaus." in detail.text
     assert "Früher: Schwester (bis " in detail.text
-    assert 'data-confirm="Miriam und 1 Fakten für immer vergessen?' in detail.text
+    assert 'data-confirm="Miriam und 1 Fakt für immer vergessen?' in detail.text
     menu = await browser.page("/web/")
     assert 'href="/web/people"' in menu.text and 'href="/web/rules"' in menu.text
 

@@ -168,9 +168,9 @@ async def test_reminder_edit_and_delete_and_refusals(web: WebPage) -> None:
     browser = await web.signed_in("tg:42")
     page = await browser.page("/web/reminders")
     assert page.status_code == 200 and "Tee &lt;kochen&gt;" in page.text and "Fremd" not in page.text
-    assert f'value="{due:%Y-%m-%dT%H:%M}"' in page.text and f"jeden Tag um {due:%H:%M}" in page.text
+    assert f'value="{due:%d.%m.%Y %H:%M}"' in page.text and f"jeden Tag um {due:%H:%M}" in page.text
     later = due + timedelta(hours=3)
-    form = {"text": "Tee kochen", "due": f"{later:%Y-%m-%dT%H:%M}"}
+    form = {"text": "Tee kochen", "due": f"{later:%d.%m.%Y %H:%M}"}  # typed as the page shows it
     assert theirs == 2 and (await browser.post(f"/web/reminders/{theirs}/edit", form)).status_code == 404
     assert (await browser.post(f"/web/reminders/{theirs}/delete")).status_code == 404
     assert (await browser.post(f"/web/reminders/{number}/edit", form, token=False)).status_code == 403

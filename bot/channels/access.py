@@ -15,7 +15,7 @@ from datetime import datetime
 from typing import Literal
 
 from bot.commands.catalog import parse_command
-from bot.texts import t
+from bot.texts import counted, t
 from memory import AccessStore, ApprovedUser, Expired, NotFound, PairingRequest, normalize_code
 
 log = logging.getLogger(__name__)
@@ -94,7 +94,8 @@ class Access:
             step, request = await self.store.request(channel, user_id, display_name, self.clock(),
                                                      self.config.pairing_minutes * 60)
             if step == "new" and request is not None:
-                return t(self.lang, "pairing_code", code=request.code, minutes=f"{self.config.pairing_minutes:g}")
+                return t(self.lang, "pairing_code", code=request.code,
+                         minutes=counted(self.lang, self.config.pairing_minutes, "minutes"))
             if step == "wait":
                 return None  # the code is in their chat already; a stranger cannot make us talk more
             log.warning("too many open pairing requests; %s refused", user_id)

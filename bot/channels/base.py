@@ -29,7 +29,7 @@ from bot.conversation.engine import Engine
 from bot.exchange import Attachment, Incoming, Quoted, Reply
 from bot.llm.port import OnText
 from bot.texts import t
-from memory import is_group_scope
+from memory import GROUP_TITLE, is_group_scope
 
 log = logging.getLogger(__name__)
 
@@ -57,6 +57,7 @@ class Turn(Generic[W, H]):
     attachment: Attachment | None = None  # a picture or a voice note it brings; `text` is then its caption
     sent_at: float | None = None  # when the person sent it, by the messenger's clock (None: not told)
     thread: H | None = None  # the thread it was written in (Matrix: its root), where the answer goes
+    title: str = ""  # in a group: its name as the messenger gives it (kept for the web page), else ''
 
 
 async def answer(engine: Engine, commands: Commands | None, incoming: Incoming, *, command: bool,
@@ -111,6 +112,7 @@ class Channel(ABC, Generic[W, H]):
         self.lang = engine.config.language
         self.access = Access(engine.store.access, access, self.lang, clock)
         self.inbox = engine.store.inbox
+        self._titles: dict[str, str] = {}  # the group names kept so far (a name is written when it changes)
 
     @property
     def allowlist(self) -> str:
@@ -132,11 +134,15 @@ class Channel(ABC, Generic[W, H]):
         """
         if not turn.group and await self._admin(turn):
             return
+        if turn.group and turn.title and self._titles.get(turn.scope) != turn.title:
+            await self.engine.store.state.put(await self.engine.scope_for(turn.scope), GROUP_TITLE, turn.title)
+            self._titles[turn.scope] = turn.title
         if turn.group and turn.command and not self.access.is_admin(turn.sender):
             log.info("command from %s, who is no admin, ignored in %s", turn.sender, turn.where)
             return
+        quoted = await self._quote(turn)
         incoming = Incoming(turn.scope, turn.text, channel=self.name, channel_message_id=turn.ref, sender=turn.sender,
-                            may_decide=not turn.group or self.access.is_admin(turn.sender), quoted=turn.quoted,
+                            may_decide=not turn.group or self.access.is_admin(turn.sender), quoted=quoted,
                             addressed=turn.addressed, attachment=turn.attachment, sent_at=turn.sent_at)
         shown = await self._shown(turn)
         preview = self._preview(turn, shown)
@@ -173,6 +179,16 @@ class Channel(ABC, Generic[W, H]):
             await self._react(where, message, emoji)
         except self.wire_errors as exc:
             log.warning("could not react with %s to message %s in %s: %s", emoji, message, where, exc)
+
+    async def _quote(self, turn: Turn[W, H]) -> Quoted | None:
+        """The older message the turn replies to; one without words on the wire (a voice note) by the words logged
+        for it, its transcript (None when none were: never heard, or said in incognito)."""
+        quoted = turn.quoted
+        if quoted is None or quoted.text.strip() or quoted.ref is None:
+            return quoted
+        scope = await self.engine.scope_for(turn.scope)
+        logged = await self.engine.store.messages.by_channel_id(scope, self.name, quoted.ref)
+        return Quoted(logged.text, quoted.by_companion) if logged is not None and logged.text.strip() else None
 
     async def _shown(self, turn: Turn[W, H]) -> Shown[H]:
         """What the reply to this message showed before the last run stopped (only a replayed one can have)."""

@@ -7,6 +7,7 @@ import re
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Generic, TypeVar
 
+from bot.conversation.bubbles import first_bubble
 from bot.conversation.markers import split_markers
 
 if TYPE_CHECKING:
@@ -67,8 +68,10 @@ class LivePreview(Generic[H]):
             self.shown, self._kept = text, len(text)
 
     async def update(self, text: str) -> None:
-        """Take the reply's visible text so far."""
-        if not text.strip() or len(text) <= self._kept:
+        """Take the reply's visible text so far; only its first bubble is shown (the rest comes as bubbles of its own
+        when the reply is finished, so the preview never shrinks)."""
+        text = first_bubble(text)
+        if not text or len(text) <= self._kept:
             return
         self._kept = 0
         self._latest = text

@@ -7,6 +7,7 @@ from zoneinfo import ZoneInfo
 
 from bot.commands.invocation import Call
 from bot.exchange import Reply
+from bot.texts import counted
 from memory import Preferences, is_group_scope
 from scheduler.checkin import LAST_DECISION, chances
 from scheduler.rhythm import describe, learned, spans, week_of_likely_hours
@@ -43,12 +44,14 @@ def explain(call: Call, d: dict[str, Any]) -> str:
     likely = " ".join(f"{a}–{b}" for a, b in spans(frozenset(d.get("likely_hours") or ())))
     key = RULE_TEXTS.get(d["reason"])
     back = date.fromisoformat(d["away_until"]) if d.get("away_until") else None
-    rule = call.t(key, hours=f"{start}–{end}", likely=likely, silence=round(d.get("silence_hours", 0)),
+    silence = counted(call.lang, round(d.get("silence_hours", 0)), "hours")
+    rule = call.t(key, hours=f"{start}–{end}", likely=likely, silence=silence,
                   back=call.t("checkins_day", date=back) if back else "") \
         if key else call.t("checkins_rule_other", reason=d["reason"])
     lines = [call.t("checkins_checked", when=when(call, d["at"], zone)), rule]
     if d.get("factor", 1) > 1:
-        lines.append(call.t("checkins_backoff", streak=d["streak"], within=round(d["answer_within_hours"]),
+        lines.append(call.t("checkins_backoff", messages=counted(call.lang, d["streak"], "messages"),
+                            hours=counted(call.lang, round(d["answer_within_hours"]), "hours"),
                             factor=d["factor"]))
     chance, held_by = chances(d)
     if d["send"]:

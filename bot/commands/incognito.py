@@ -6,6 +6,7 @@ from datetime import datetime
 from bot.commands.invocation import Call
 from bot.conversation.incognito_turns import parse_switch, until_words
 from bot.exchange import Reply
+from bot.texts import counted
 
 
 async def incognito(call: Call, args: str) -> Reply:
@@ -19,7 +20,7 @@ async def incognito(call: Call, args: str) -> Reply:
         stretch = await engine.incognito.switch_off(call.scope)
         if stretch is None:
             return Reply((call.t("incognito_not_on"),))
-        return Reply((call.t("incognito_off", count=stretch.messages),))
+        return Reply((call.t("incognito_off", messages=counted(call.lang, stretch.messages, "messages")),))
     on = await engine.incognito.switch_on(call.scope, switch.until)
     if on.until is None:
         return Reply((call.t("incognito_on"),))

@@ -6,7 +6,7 @@ from bot.exchange import Button, Reply, item_id
 from bot.learning import forgetting
 from bot.llm.port import LLM
 from bot.quoting import clip
-from bot.texts import t
+from bot.texts import counted, t
 from memory import MemoryStore, NotFound, Person, PersonDate, Scope, YearlyDate, name_key, new_processing
 
 LIST_BUTTONS = 10
@@ -78,7 +78,7 @@ async def forget_question(store: MemoryStore, scope: Scope, person: Person, numb
                           lang: str) -> tuple[str, tuple[tuple[Button, ...], ...]]:
     """The yes/cancel question before a person is forgotten, with how many facts go with them."""
     count = len(await store.people.facts(scope, person.id, 1000))
-    text = t(lang, "people_forget_confirm", name=display_name(person), count=count)
+    text = t(lang, "people_forget_confirm", name=display_name(person), notes=counted(lang, count, "notes"))
     return text, ((Button(t(lang, "people_forget_yes"), f"people:forgetyes:{number}"),
                    Button(t(lang, "cancel"), "cancel")),)
 
@@ -157,4 +157,5 @@ async def forget(store: MemoryStore, scope: Scope, person: Person, lang: str, ll
         what = forgetting.of_person(person, await store.people.facts(scope, person.id, 1000, include_closed=True))
         forgotten, count = await store.people.forget(scope, person.id, reason=reason)
         copies = await forgetting.forget(store, llm, scope, what, processing=processing, reason=reason, final=True)
-    return forgetting.with_copies(t(lang, "people_forgotten", name=display_name(forgotten), count=count), copies, lang)
+    return forgetting.with_copies(t(lang, "people_forgotten", name=display_name(forgotten),
+                                         notes=counted(lang, count, "notes")), copies, lang)

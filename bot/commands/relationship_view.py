@@ -37,10 +37,11 @@ def _why(lang: str, entry: AuditEntry, zone: tzinfo, *, asked: bool) -> str:
     return f" ({'; '.join(parts)})" if parts else ""
 
 
-def describe_change(lang: str, entry: AuditEntry, zone: tzinfo) -> str:
-    """One line for one audited relationship change, its times in `zone` (the person's)."""
+def describe_change(lang: str, entry: AuditEntry, zone: tzinfo, when: str | None = None) -> str:
+    """One line for one audited relationship change, its times in `zone` (the person's); `when` its day as the
+    caller shows days (the web page), else the chat's '03.12.'."""
     before, after = entry.before or {}, entry.after or {}
-    when = entry.created_at.astimezone(zone).strftime("%d.%m.")
+    when = entry.created_at.astimezone(zone).strftime("%d.%m.") if when is None else when
     if "stage" in before:
         move = _stage(lang, str(before["stage"]))
         if after.get("stage") != before["stage"]:

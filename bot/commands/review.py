@@ -10,9 +10,10 @@ from dataclasses import dataclass
 from bot.commands.invocation import Call, Pressed
 from bot.exchange import Button, Reply
 from bot.history.approval import approve, provenance, reject
-from bot.history.shown import shown_text, shown_title
+from bot.history.shown import candidate_text, shown_title
+from bot.profile_keys import profile_key
 from bot.quoting import clip
-from bot.texts import t
+from bot.texts import counted, t
 from memory import ImportCandidate as Candidate
 from memory import MemoryStore, Note, NotFound, Scope
 
@@ -38,13 +39,14 @@ async def _open_note(store: MemoryStore, scope: Scope, note_id: int | None) -> N
     return note if note.valid_to is None else None
 
 
-async def beside(store: MemoryStore, scope: Scope, c: Candidate) -> Beside:
-    """A duplicate of a still standing note, or the old side of a contradiction (a note or a profile entry)."""
+async def beside(store: MemoryStore, scope: Scope, c: Candidate, lang: str) -> Beside:
+    """A duplicate of a still standing note, or the old side of a contradiction (a note or a profile entry, by its
+    key in the person's language)."""
     if c.kind == "profile":
         known = {(e.category, e.key): e.value for e in await store.profile.list(scope)}
         old_value = known.get((c.data["category"], c.data["key"]))
         changed = old_value is not None and old_value != c.data["value"]
-        return Beside(contradicts=f"{c.data['key']}: {old_value}" if changed else None)
+        return Beside(contradicts=f"{profile_key(c.data['key'], lang)}: {old_value}" if changed else None)
     if c.kind != "fact":
         return Beside()
     same, old = await _open_note(store, scope, c.duplicate_of), await _open_note(store, scope, c.contradicts)
@@ -53,12 +55,12 @@ async def beside(store: MemoryStore, scope: Scope, c: Candidate) -> Beside:
 
 async def marks(store: MemoryStore, scope: Scope, c: Candidate, lang: str) -> list[str]:
     """What a candidate is beside the memory, as lines of the chat."""
-    found, lines = await beside(store, scope, c), []
+    found, lines = await beside(store, scope, c, lang), []
     if found.duplicate is not None:
         lines.append(t(lang, "review_duplicate", text=clip(found.duplicate, 120)))
     if found.contradicts is not None:
         lines.append(t(lang, "review_contradicts", old=clip(found.contradicts, 120),
-                       new=clip(shown_text(c.text, lang), 120)))
+                       new=clip(candidate_text(c, lang), 120)))
     return lines
 
 
@@ -81,11 +83,13 @@ async def page(store: MemoryStore, scope: Scope, lang: str) -> Reply:
     numbers = await store.numbers.of_many(scope, "candidate", [c.id for c in group])
     first = group[0]
     lines = [heading(await store.imports.pending_count(scope), lang), "", group_heading(first, lang)]
+    if (total := len(await store.imports.group(scope, first.import_id, first.conversation_key))) > len(group):
+        lines.append(t(lang, "review_group_more", shown=len(group), total=counted(lang, total, "suggestions")))
     rows: list[tuple[Button, ...]] = []
     for c in group:
         n = numbers[c.id]
         kind = f"[{t(lang, 'review_kind_' + c.kind)}] " if c.kind != "fact" else ""
-        lines.append(f"#{n} {kind}{clip(shown_text(c.text, lang), 200)}")
+        lines.append(f"#{n} {kind}{clip(candidate_text(c, lang), 200)}")
         lines += [f"   {mark}" for mark in await marks(store, scope, c, lang)]
         rows.append((Button(f"✓ #{n}", f"review:yes:{n}"), Button(f"✗ #{n}", f"review:no:{n}")))
     span = f"{numbers[first.id]}:{numbers[group[-1].id]}"
@@ -134,7 +138,7 @@ async def press(call: Call, fields: list[str]) -> Pressed | None:
     if not decided:
         return Pressed(t(lang, "button_stale"), stale=True)
     if len(decided) == 1:
-        notice = t(lang, "review_kept" if keep else "review_dropped", text=clip(shown_text(decided[0].text, lang), 80))
+        notice = t(lang, "review_kept" if keep else "review_dropped", text=clip(candidate_text(decided[0], lang), 80))
     else:
         notice = t(lang, "review_kept_many" if keep else "review_dropped_many", count=len(decided))
     following = await page(store, scope, lang)

@@ -24,7 +24,7 @@ from bot.conversation.tools import ToolContext
 from bot.conversation.turn import Step, Turn
 from bot.errors import LLMError
 from bot.exchange import Reply
-from bot.texts import t
+from bot.texts import counted, t
 from memory import Incognito, MemoryStore, Message, Scope, Stretch
 from scheduler.backoff import answered_checkin
 from scheduler.reminder_times import AskBack, explicit_request, parse_reminder
@@ -113,8 +113,9 @@ class IncognitoTurns:
             stretch = await self.switch_off(turn.scope, "time")
             assert stretch is not None  # it was on a moment ago
             until = until_words(stretch.ended_at, await self.zone_for(turn.scope), self.config.language, now)
-            turn.preface.append(t(self.config.language, "incognito_ended_by_time", until=until,
-                                  count=stretch.messages))
+            lang = self.config.language
+            turn.preface.append(t(lang, "incognito_ended_by_time", until=until,
+                                  messages=counted(lang, stretch.messages, "messages")))
             return None
         await self.store.inbox.empty_log_when_handled()  # the update's payload leaves the files once handled
         for check in checks:

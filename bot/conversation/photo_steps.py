@@ -58,6 +58,7 @@ class PhotoSteps:
     async def unseen(self, turn: Turn) -> Reply | None:
         """A photo without a caption that the model cannot see: one honest sentence, without the model."""
         if turn.photo and turn.picture is None and not own_words(turn.incoming.text, turn.group).strip():
+            log.info("a photo came, but the chat model sees no pictures (MNEMO_VISION, or a vision model)")
             return Reply((t(self.config.language, "photo_unseen"),))
         return None
 

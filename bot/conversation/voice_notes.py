@@ -91,6 +91,8 @@ class VoiceNotes:
             await self._heard(turn, logged.text if logged is not None else turn.incoming.text)
             return None
         if self.transcriber is None:
+            log.warning("a voice note came, but no speech recognition is set up: set MNEMO_TRANSCRIBE_BASE_URL, "
+                        "MNEMO_TRANSCRIBE_MODEL and MNEMO_TRANSCRIBE_API_KEY")
             return self._refused(turn, "voice_not_set_up")
         problem = voice_problem(attachment, self.config)
         if problem is not None:

@@ -170,6 +170,13 @@ async def found_in(store: MemoryStore, scope: Scope, data: Any, lines: Sequence[
     return out
 
 
+def by_conversation(found: Sequence[NewCandidate], group: Sequence[HistoryConversation]) -> list[NewCandidate]:
+    """The candidates of a group conversation by conversation, in the group's order (a call's facts, profile entries
+    and people of several conversations come mixed): queued so, /review shows a conversation's suggestions together."""
+    order = {conversation.key: i for i, conversation in enumerate(group)}
+    return sorted(found, key=lambda c: order.get(c.conversation_key, len(order)))
+
+
 def _candidate(kind: Any, text: str, line: Line, data: dict[str, Any], duplicate_of: int | None = None,
                contradicts: int | None = None) -> NewCandidate:
     return NewCandidate(kind, text, line.message.created_at.timestamp(), line.conversation.key,
@@ -224,7 +231,8 @@ async def run_import(
                     log.warning("import %s: an answer was not the JSON asked for; its messages are skipped",
                                 imported.id, exc_info=True)
             read = sum(len(spoken(c)) for c in group)
-            queued += await store.imports.advance(scope, imported.id, found, conversations=len(group),
+            queued += await store.imports.advance(scope, imported.id, by_conversation(found, group),
+                                                  conversations=len(group),
                                                   last_key=group[-1].key, messages=read, calls=group_calls,
                                                   failed=failed)
         calls += group_calls

@@ -17,7 +17,7 @@ from bot.history.importer import BATCH, CALL_CHARS, CLIP, INSTRUCTIONS, calls_of
 from bot.history.model import HistoryConversation
 from bot.history.readers import NAMES
 from bot.learning.extraction import SCHEMA
-from bot.texts import t
+from bot.texts import counted, t
 
 LINE_CHARS = 12  # "[1234] user: " before each message
 CHARS_PER_TOKEN = 4
@@ -98,8 +98,10 @@ def render(preview: Preview, lang: str, assume: Assumptions = Assumptions()) -> 
     if not preview.conversations:
         return t(lang, "history_preview_nothing")
     n = _numbers(lang)
-    lines = [t(lang, "history_preview_found", conversations=n(preview.conversations),
-               source=NAMES.get(preview.source, preview.source), person=n(preview.person_messages),
+    lines = [t(lang, "history_preview_found",
+               conversations=counted(lang, preview.conversations, "conversations", n(preview.conversations)),
+               source=NAMES.get(preview.source, preview.source),
+               person=counted(lang, preview.person_messages, "messages", n(preview.person_messages)),
                other=n(preview.other_messages), first=_day(preview.first, lang), last=_day(preview.last, lang)),
              t(lang, "history_preview_cost_one" if preview.calls == 1 else "history_preview_cost",
                tokens=n(preview.tokens), calls=n(preview.calls), batch=assume.batch, chars=assume.chars_per_token)]
@@ -108,7 +110,7 @@ def render(preview: Preview, lang: str, assume: Assumptions = Assumptions()) -> 
     else:
         key = "history_preview_budget_day" if (preview.days or 0) <= 1 else "history_preview_budget_days"
         lines.append(t(lang, key, share=n(round(100 * preview.budget_share)),
-                       budget=n(preview.daily_budget), days=n(preview.days or 0)))
+                       budget=n(preview.daily_budget), days=counted(lang, preview.days or 0, "days")))
     lines.append(t(lang, "history_preview_nothing_yet"))
     return "\n".join(lines)
 

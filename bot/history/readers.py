@@ -22,10 +22,9 @@ def detect_format(path: Path | str) -> str:
     """Which export this is: "chatgpt", "claude" or "telegram"; HistoryError for anything else (or an empty one)."""
     head = sniff(Path(path))
     if head.format == "empty":
-        raise HistoryError(f"{head.name}: holds no conversations")
+        raise HistoryError("history_no_conversations", name=head.name)
     if head.format is None:
-        what = "is JSON, but" if head.json else "is"
-        raise HistoryError(f"{head.name}: {what} not a ChatGPT, Claude or Telegram export")
+        raise HistoryError("history_json_not_an_export" if head.json else "history_not_an_export", name=head.name)
     return head.format
 
 
@@ -48,13 +47,13 @@ def read_history(
     """
     path = Path(path)
     if fmt is not None and fmt not in FORMATS:
-        raise HistoryError(f"unknown format {fmt!r}; use chatgpt, claude or telegram")
+        raise HistoryError("history_unknown_format", fmt=fmt)
     if fmt is None:
         fmt = detect_format(path)
     else:
         head = sniff(path)
         if head.format in FORMATS and head.format != fmt:
-            raise HistoryError(f"{path.name}: this is a {NAMES[head.format]} export, not {NAMES[fmt]}")
+            raise HistoryError("history_other_format", name=path.name, found=NAMES[head.format], asked=NAMES[fmt])
     person_id = _person(path, person) if fmt == "telegram" else ""
     return _since(_read(path, fmt, person_id, chat, progress), _moment(since))
 
@@ -163,6 +162,5 @@ def _person(path: Path, person: str | None) -> str:
         for sender in found.counts:
             if telegram.matches(sender, person):
                 return sender.id
-        raise HistoryError(f"{path.name}: nobody called {person!r} writes here; "
-                           f"the participants are: {found.describe() or 'none'}")
-    raise HistoryError(f"{path.name}: say which participant you are (--person NAME or ID): {found.describe()}")
+        raise HistoryError("history_no_such_person", name=path.name, person=person, participants=found.describe)
+    raise HistoryError("history_which_person", name=path.name, participants=found.describe)

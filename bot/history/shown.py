@@ -5,7 +5,9 @@ from __future__ import annotations
 import re
 
 from bot.history.telegram import SAVED_MESSAGES
+from bot.profile_keys import profile_key
 from bot.texts import t
+from memory import ImportCandidate as Candidate
 
 # The readers' placeholder words (bot/history/telegram.py, chatgpt.py, claude.py) and the text key of each.
 WORDS = {"photo": "placeholder_photo", "voice message": "placeholder_voice", "video message": "placeholder_round",
@@ -21,6 +23,14 @@ _PLACEHOLDER = re.compile(r"\[(" + "|".join(re.escape(w) for w in sorted(WORDS, 
 def shown_text(text: str, lang: str) -> str:
     """The text with its media placeholders in the person's language ('[Foto] So sieht der Balkon aus')."""
     return _PLACEHOLDER.sub(lambda m: f"[{t(lang, WORDS[m.group(1)])}{m.group(2) or ''}]", text)
+
+
+def candidate_text(c: Candidate, lang: str) -> str:
+    """A review candidate as the person reads it: a profile entry by its key in their language ('Arbeit: Tischler
+    in Leipzig', never the stored 'work: …'), anything else with its placeholders in their language."""
+    if c.kind == "profile" and {"key", "value"} <= c.data.keys():
+        return f"{profile_key(str(c.data['key']), lang)}: {shown_text(str(c.data['value']), lang)}"
+    return shown_text(c.text, lang)
 
 
 def shown_title(source: str, title: str, lang: str) -> str:

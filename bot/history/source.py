@@ -1,6 +1,7 @@
 """Open an export (a file, a zip member, a folder) as a byte stream that counts, reports progress, stays bounded."""
 from __future__ import annotations
 
+import hashlib
 import zipfile
 import zlib
 from collections.abc import Callable, Iterator
@@ -39,14 +40,12 @@ class Stream:
         try:
             data = self.raw.read(size)
         except (zipfile.BadZipFile, zlib.error, EOFError) as exc:
-            raise HistoryError(f"{self.name}: the zip is damaged at about byte {self.pos:,} ({exc}); "
-                               "download the export again") from exc
+            raise HistoryError("history_zip_damaged_at", name=self.name, pos=self.pos, error=str(exc)) from exc
         except OSError as exc:
-            raise HistoryError(f"{self.name}: cannot be read ({exc.strerror or exc})") from exc
+            raise HistoryError("history_unreadable", name=self.name, error=str(exc.strerror or exc)) from exc
         self.pos += len(data)
         if self.pos - self._item_start > MAX_ITEM_BYTES:
-            raise HistoryError(f"{self.name}: one conversation or message is larger than "
-                               f"{MAX_ITEM_BYTES // 2**20} MB (at about byte {self.pos:,}); not a normal export")
+            raise HistoryError("history_item_too_large", name=self.name, mb=MAX_ITEM_BYTES // 2**20, pos=self.pos)
         at_end = size > 0 and not data  # read(0) is the parser asking for bytes or text, not the end
         if self.progress is not None and (self.pos - self._reported >= PROGRESS_EVERY or at_end):
             self._reported = self.pos
@@ -57,10 +56,9 @@ class Stream:
         """Mark the end of one item: the size limit counts afresh from here."""
         self._item_start = self.pos
 
-    def where(self) -> str:
-        """Roughly where the reading is, for an error message."""
-        share = f", {100 * self.pos // self.total}%" if self.total else ""
-        return f"at about byte {self.pos:,} of {self.total:,}{share}"
+    def where(self) -> dict[str, int]:
+        """Roughly where the reading is, as the values of an error message."""
+        return {"pos": self.pos, "total": self.total, "share": 100 * self.pos // self.total if self.total else 0}
 
 
 @contextmanager
@@ -76,10 +74,10 @@ def open_export(path: Path | str, progress: Progress | None = None) -> Iterator[
         size = path.stat().st_size
         f = path.open("rb")
     except OSError as exc:
-        raise HistoryError(f"{path.name}: cannot be opened ({exc.strerror or exc})") from exc
+        raise HistoryError("history_unopenable", name=path.name, error=str(exc.strerror or exc)) from exc
     with f:
         if size == 0:
-            raise HistoryError(f"{path.name}: the file is empty")
+            raise HistoryError("history_empty", name=path.name)
         if f.read(4) == b"PK\x03\x04":
             f.seek(0)
             with _zip_member(f, path.name) as (member, member_size, name):
@@ -94,7 +92,7 @@ def _member_of_folder(folder: Path) -> Path:
     for name in MEMBERS:
         if (folder / name).is_file():
             return folder / name
-    raise HistoryError(f"{folder.name}: the folder holds neither conversations.json nor result.json")
+    raise HistoryError("history_folder_without_export", name=folder.name)
 
 
 @contextmanager
@@ -103,17 +101,17 @@ def _zip_member(f: IO[bytes], name: str) -> Iterator[tuple[IO[bytes], int, str]]
     try:
         archive = zipfile.ZipFile(f)
     except (zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError) as exc:
-        raise HistoryError(f"{name}: the zip is damaged or incomplete (was the download cut off?)") from exc
+        raise HistoryError("history_zip_damaged", name=name) from exc
     with archive:
         infos = [i for i in archive.infolist() if Path(i.filename).name in MEMBERS and not i.is_dir()]
         if not infos:
-            raise HistoryError(f"{name}: the zip holds neither conversations.json nor result.json; "
-                               "is it a ChatGPT, Claude or Telegram export?")
+            raise HistoryError("history_zip_without_export", name=name)
         info = min(infos, key=lambda i: (i.filename.count("/"), MEMBERS.index(Path(i.filename).name)))
         try:
             member = archive.open(info)
         except (zipfile.BadZipFile, zlib.error, EOFError, NotImplementedError, RuntimeError) as exc:
-            raise HistoryError(f"{name}: {info.filename} in the zip cannot be read ({exc})") from exc
+            raise HistoryError("history_zip_member_unreadable", name=name, member=info.filename,
+                               error=str(exc)) from exc
         with member:
             yield member, info.file_size, f"{name}:{info.filename}"
 
@@ -124,10 +122,10 @@ def json_failure(stream: Stream, exc: Exception) -> HistoryError:
     if isinstance(text, bytes):  # type: ignore[unreachable]
         text = text.decode("utf-8", "replace")  # type: ignore[unreachable]
     if "premature EOF" in text:
-        return HistoryError(f"{stream.name}: the file ends in the middle ({stream.where()}); was it cut off?")
+        return HistoryError("history_cut_off", name=stream.name, **stream.where())
     if "UTF8" in text or isinstance(exc, UnicodeDecodeError):
-        return HistoryError(f"{stream.name}: the text is not UTF-8 {stream.where()}; the file is damaged")
-    return HistoryError(f"{stream.name}: the JSON is damaged {stream.where()}")
+        return HistoryError("history_not_utf8", name=stream.name, **stream.where())
+    return HistoryError("history_json_damaged", name=stream.name, **stream.where())
 
 
 JSON_ERRORS: tuple[type[Exception], ...] = (ijson.JSONError, UnicodeDecodeError)
@@ -145,6 +143,21 @@ def json_items(stream: Stream) -> Iterator[Any]:
             raise json_failure(stream, exc) from exc
         stream.item_done()
         yield raw
+
+
+def content_hash(path: Path | str, progress: Progress | None = None) -> str:
+    """The SHA-256 of the export's JSON as parsed (its values and structure, not its bytes): the same for the zip,
+    the conversations.json taken out of it, its folder, or the file saved again with other spacing."""
+    digest = hashlib.sha256()
+    with open_export(path, progress) as stream:
+        try:
+            for event, value in ijson.basic_parse(stream, use_float=True):
+                digest.update(f"{event}\x1f{value!r}\x1e".encode())
+                if event == "end_map":  # one object read: the size limit of one item counts afresh
+                    stream.item_done()
+        except JSON_ERRORS as exc:
+            raise json_failure(stream, exc) from exc
+    return digest.hexdigest()
 
 
 def head_events(stream: Stream, limit: int = 2**20) -> Iterator[tuple[str, str, Any]]:

@@ -16,6 +16,7 @@ import ijson
 from bot.errors import HistoryError
 from bot.history.model import HistoryConversation, HistoryMessage
 from bot.history.source import JSON_ERRORS, Stream, json_failure
+from bot.texts import counted
 
 BASES = ("", "chats.list.item", "left_chats.list.item")  # where a chat's fields live: one chat, or the full export
 CHANNELS = ("public_channel", "private_channel")  # broadcasts: read only when chosen by name
@@ -41,12 +42,14 @@ class Senders:
     counts: Counter[Sender] = field(default_factory=Counter)
     complete: bool = True
 
-    def describe(self, limit: int = 10) -> str:
-        """The most active participants as "Anna Beispiel (user111, 120 messages)", for an error message."""
+    def describe(self, lang: str = "en", limit: int = 10) -> str:
+        """The most active participants as "Anna Beispiel (user111, 120 messages)", for an error message ('–' for
+        nobody)."""
         if not self.complete:
-            return ", ".join(f"{s.name or '?'} ({s.id})" for s in self.counts)
-        return ", ".join(f"{s.name or '?'} ({s.id}, {n:,} message{'s' if n != 1 else ''})"
-                         for s, n in self.counts.most_common(limit))
+            return ", ".join(f"{s.name or '?'} ({s.id})" for s in self.counts) or "–"
+        separator = "," if lang == "en" else "."
+        return ", ".join(f"{s.name or '?'} ({s.id}, {counted(lang, n, 'messages', f'{n:,}'.replace(',', separator))})"
+                         for s, n in self.counts.most_common(limit)) or "–"
 
 
 def records(stream: Stream) -> Iterator[tuple[str, Any]]:
@@ -138,7 +141,7 @@ def read(stream: Stream, person_id: str, chat: str | None = None) -> Iterator[Hi
     if current is not None and pending:
         yield _conversation(current, first_id, pending)
     if chat is not None and not chosen:
-        raise HistoryError(f"{stream.name}: no chat called {chat!r}; the chats are: {', '.join(names[:20]) or 'none'}")
+        raise HistoryError("history_no_such_chat", name=stream.name, chat=chat, chats=", ".join(names[:20]) or "–")
 
 
 def _chosen(chat_fields: dict[str, Any], wanted: str | None) -> bool:

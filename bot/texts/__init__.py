@@ -4,7 +4,10 @@ from __future__ import annotations
 from typing import Literal
 
 from bot.texts.commands import COMMAND_TEXTS
+from bot.texts.counts import COUNT_TEXTS
+from bot.texts.history_errors import HISTORY_ERRORS
 from bot.texts.history_preview import HISTORY_TEXTS
+from bot.texts.history_run import IMPORT_TEXTS
 from bot.texts.pictures import PICTURE_TEXTS
 from bot.texts.proactive import PROACTIVE_TEXTS
 from bot.texts.review import REVIEW_TEXTS
@@ -67,10 +70,10 @@ TEXTS: dict[str, dict[str, str]] = {
     "empty": {"de": "Die Nachricht war leer.", "en": "That message was empty."},
     # --- pairing (unknown users) and admin commands --------------------------------------------------------
     "pairing_code": {
-        "de": "Hallo! Wir kennen uns noch nicht. Dein Kopplungscode ist {code} (gültig {minutes} Minuten). "
+        "de": "Hallo! Wir kennen uns noch nicht. Dein Kopplungscode ist {code} (gültig {minutes}). "
               "Gib ihn der Person, die mich betreibt – sobald sie ihn freigibt, können wir reden. "
               "Bis dahin speichere ich nichts von dir.",
-        "en": "Hi! We haven't met yet. Your pairing code is {code} (valid for {minutes} minutes). "
+        "en": "Hi! We haven't met yet. Your pairing code is {code} (valid for {minutes}). "
               "Give it to the person who runs me – once they approve it, we can talk. "
               "Until then I store nothing of yours.",
     },
@@ -170,11 +173,11 @@ TEXTS: dict[str, dict[str, str]] = {
     "people_renamed": {"de": "Umbenannt: {old} heißt jetzt {new}.", "en": "Renamed: {old} is now {new}."},
     "people_merged": {"de": "Zusammengeführt: {name} ({names}).", "en": "Merged: {name} ({names})."},
     "people_forget_confirm": {"de": "Soll ich {name} vergessen – mit allem, was ich über {name} weiß "
-                                    "({count} Notizen)?",
-                              "en": "Shall I forget {name} – with everything I know about them ({count} notes)?"},
+                                    "({notes})?",
+                              "en": "Shall I forget {name} – with everything I know about them ({notes})?"},
     "people_forget_yes": {"de": "Ja, vergessen", "en": "Yes, forget"},
     "people_forget_button": {"de": "Vergessen", "en": "Forget"},
-    "people_forgotten": {"de": "Vergessen: {name} und {count} Notizen.", "en": "Forgotten: {name} and {count} notes."},
+    "people_forgotten": {"de": "Vergessen: {name} und {notes}.", "en": "Forgotten: {name} and {notes}."},
     "people_unknown": {"de": "Diese Person kenne ich nicht. /people zeigt alle.",
                        "en": "I don't know that person. /people lists everyone."},
 
@@ -310,15 +313,15 @@ TEXTS: dict[str, dict[str, str]] = {
               "To end it sooner: /incognito off",
     },
     "incognito_off": {
-        "de": "🕶️ Inkognito ist aus ({count} Nachrichten, nichts davon gespeichert). Ab jetzt merke ich mir "
+        "de": "🕶️ Inkognito ist aus ({messages}, nichts davon gespeichert). Ab jetzt merke ich mir "
               "wieder, was du schreibst.",
-        "en": "🕶️ Incognito is off ({count} messages, none of them kept). From now on I remember what you "
+        "en": "🕶️ Incognito is off ({messages}, none of them kept). From now on I remember what you "
               "write again.",
     },
     "incognito_ended_by_time": {
-        "de": "🕶️ Inkognito ist seit {until} vorbei ({count} Nachrichten, nichts davon gespeichert). "
+        "de": "🕶️ Inkognito ist seit {until} vorbei ({messages}, nichts davon gespeichert). "
               "Diese Nachricht merke ich mir wieder.",
-        "en": "🕶️ Incognito ended at {until} ({count} messages, none of them kept). I remember this message "
+        "en": "🕶️ Incognito ended at {until} ({messages}, none of them kept). I remember this message "
               "again.",
     },
     "incognito_not_on": {"de": "Inkognito ist gerade nicht an.", "en": "Incognito is not on."},
@@ -343,6 +346,9 @@ TEXTS: dict[str, dict[str, str]] = {
     **VOICE_TEXTS,
     **PICTURE_TEXTS,
     **PAGE_TEXTS,
+    **COUNT_TEXTS,
+    **HISTORY_ERRORS,
+    **IMPORT_TEXTS,
 }
 
 
@@ -356,3 +362,9 @@ def t(lang: str, key: str, **values: object) -> str:
     """The text `key` in the language, German when the language is unknown."""
     entry = TEXTS[key]
     return entry.get(lang, entry["de"]).format(**values)
+
+
+def counted(lang: str, n: float, noun: str, shown: str | None = None) -> str:
+    """A count with its noun in the right number ('1 Notiz', '3 Notizen'); `noun` names a pair in COUNT_TEXTS,
+    `shown` the number as written when it is not just `n` ('1.200')."""
+    return t(lang, f"count_{noun}_one" if n == 1 else f"count_{noun}_many", n=f"{n:g}" if shown is None else shown)

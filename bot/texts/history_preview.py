@@ -3,9 +3,9 @@ from __future__ import annotations
 
 HISTORY_TEXTS: dict[str, dict[str, str]] = {
     "history_preview_found": {
-        "de": "Gefunden: {conversations} Gespräche aus {source} vom {first} bis {last}, mit {person} Nachrichten "
+        "de": "Gefunden: {conversations} aus {source} vom {first} bis {last}, mit {person} "
               "von dir und {other} von der Gegenseite.",
-        "en": "Found: {conversations} conversations from {source}, {first} to {last}, with {person} messages "
+        "en": "Found: {conversations} from {source}, {first} to {last}, with {person} "
               "from you and {other} from the other side.",
     },
     "history_preview_cost_one": {
@@ -26,9 +26,9 @@ HISTORY_TEXTS: dict[str, dict[str, str]] = {
     },
     "history_preview_budget_days": {
         "de": "Das sind {share} % des täglichen Budgets für Hintergrundarbeit ({budget} Token): "
-              "das Einlesen verteilt sich auf mindestens {days} Tage.",
+              "das Einlesen verteilt sich auf mindestens {days}.",
         "en": "That is {share}% of the daily background budget ({budget} tokens): "
-              "reading it takes at least {days} days.",
+              "reading it takes at least {days}.",
     },
     "history_preview_no_cap": {
         "de": "Für Hintergrundarbeit ist kein tägliches Budget gesetzt (MNEMO_BACKGROUND_TOKENS_PER_DAY).",

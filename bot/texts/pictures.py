@@ -10,9 +10,9 @@ PICTURE_TEXTS: dict[str, dict[str, str]] = {
     },
     "photo_unseen": {
         "de": "Fotos kann ich mir leider nicht ansehen – mein Sprachmodell versteht keine Bilder (wer mich betreibt, "
-              "kann eins mit MNEMO_VISION einstellen). Erzähl mir doch, was darauf ist!",
+              "kann eins einstellen, das es kann). Erzähl mir doch, was darauf ist!",
         "en": "I can't look at photos, sorry – my language model doesn't understand pictures (whoever runs me can set "
-              "one up with MNEMO_VISION). Tell me what's on it!",
+              "up one that does). Tell me what's on it!",
     },
     "image_too_large": {
         "de": "Das Bild ist mir zu groß ({size}, ich nehme höchstens {limit}). Schick es mir bitte kleiner.",

@@ -49,9 +49,9 @@ PROACTIVE_TEXTS: dict[str, dict[str, str]] = {
     "checkins_rule_unlikely_hour": {"de": "Um diese Zeit liest du meistens nicht; an diesem Tag eher {likely} Uhr.",
                                     "en": "You don't usually read at this time; on this day rather {likely}."},
     "checkins_rule_waiting": {"de": "Es gab nichts Besonderes, und still war es noch nicht lange genug: ich warte "
-                                    "{silence} Stunden nach deiner letzten Nachricht.",
+                                    "{silence} nach deiner letzten Nachricht.",
                               "en": "There was nothing in particular, and it hadn't been quiet long enough: I wait "
-                                    "{silence} hours after your last message."},
+                                    "{silence} after your last message."},
     "checkins_rule_away": {"de": "Du hast gesagt, dass du weg bist; vor dem {back} schreibe ich dir nicht von mir aus.",
                            "en": "You said you are away; I won't write to you on my own before {back}."},
     "checkins_day": {"de": "{date:%d.%m.}", "en": "{date:%d %b}"},
@@ -59,10 +59,10 @@ PROACTIVE_TEXTS: dict[str, dict[str, str]] = {
     "checkins_rule_declined": {"de": "Ich wollte dir schreiben, habe es aber gelassen.",
                                "en": "I meant to write to you, but let it be."},
     "checkins_rule_other": {"de": "Grund: {reason}.", "en": "Reason: {reason}."},
-    "checkins_backoff": {"de": "Auf meine letzten {streak} Nachrichten hast du nicht innerhalb von {within} Stunden "
+    "checkins_backoff": {"de": "Auf meine letzten {messages} hast du nicht innerhalb von {hours} "
                                "geantwortet – deshalb warte ich {factor}-mal so lange wie sonst. Eine Antwort "
                                "setzt das zurück.",
-                         "en": "You didn't answer my last {streak} messages within {within} hours – so I wait "
+                         "en": "You didn't answer my last {messages} within {hours} – so I wait "
                                "{factor} times as long as usual. An answer resets that."},
     "checkins_next": {"de": "Frühestens schreibe ich dir {when}.", "en": "The earliest I'd write to you: {when}."},
     "checkins_next_none": {"de": "Solange sich daran nichts ändert, schreibe ich dir nicht von mir aus.",

@@ -15,6 +15,8 @@ REVIEW_TEXTS: dict[str, dict[str, str]] = {
         "en": "From your history: {count} suggestions are waiting. You decide what I may keep.",
     },
     "review_group": {"de": "💬 „{title}“ – {origin}", "en": "💬 “{title}” – {origin}"},
+    "review_group_more": {"de": "(hier {shown} der {total} aus diesem Gespräch; die übrigen kommen gleich danach)",
+                          "en": "(here {shown} of the {total} from this conversation; the rest come right after)"},
     "review_kind_profile": {"de": "Profil", "en": "Profile"},
     "review_kind_person": {"de": "Person", "en": "Person"},
     "review_duplicate": {"de": "≈ schon bekannt: „{text}“", "en": "≈ already known: “{text}”"},

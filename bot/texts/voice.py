@@ -3,11 +3,10 @@ from __future__ import annotations
 
 VOICE_TEXTS: dict[str, dict[str, str]] = {
     "voice_not_set_up": {
-        "de": "Sprachnachrichten kann ich noch nicht anhören – dafür muss mein Betreiber einen Dienst zur "
-              "Spracherkennung einrichten (MNEMO_TRANSCRIBE_BASE_URL, MNEMO_TRANSCRIBE_MODEL, "
-              "MNEMO_TRANSCRIBE_API_KEY). Schreib mir bis dahin gern.",
-        "en": "I can't listen to voice notes yet – my operator needs to set up a speech-to-text service "
-              "(MNEMO_TRANSCRIBE_BASE_URL, MNEMO_TRANSCRIBE_MODEL, MNEMO_TRANSCRIBE_API_KEY). Until then, just write.",
+        "de": "Sprachnachrichten kann ich noch nicht anhören – dafür muss die Person, die mich betreibt, erst eine "
+              "Spracherkennung einrichten. Schreib mir bis dahin gern.",
+        "en": "I can't listen to voice notes yet – whoever runs me needs to set up speech recognition first. "
+              "Until then, just write.",
     },
     "voice_too_big": {
         "de": "Die Sprachnachricht ist zu groß für mich ({size} MB, höchstens {limit} MB). Magst du sie kürzer "
@@ -62,9 +61,8 @@ VOICE_TEXTS: dict[str, dict[str, str]] = {
     "voice_usage": {"de": "Das verstehe ich nicht – /voice an, /voice aus oder /voice auto.",
                     "en": "I don't understand – /voice on, /voice off or /voice auto."},
     "voice_speaker_not_set_up": {
-        "de": "Sprechen kann ich noch nicht – dafür muss mein Betreiber eine Sprachausgabe einrichten "
-              "(MNEMO_SPEECH_BASE_URL, MNEMO_SPEECH_MODEL, MNEMO_SPEECH_VOICE, MNEMO_SPEECH_API_KEY).",
-        "en": "I can't speak yet – my operator needs to set up a text-to-speech service "
-              "(MNEMO_SPEECH_BASE_URL, MNEMO_SPEECH_MODEL, MNEMO_SPEECH_VOICE, MNEMO_SPEECH_API_KEY).",
+        "de": "Sprechen kann ich noch nicht – dafür muss die Person, die mich betreibt, erst eine Sprachausgabe "
+              "einrichten.",
+        "en": "I can't speak yet – whoever runs me needs to set up a voice for me first.",
     },
 }

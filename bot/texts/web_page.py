@@ -6,23 +6,25 @@ from __future__ import annotations
 
 PAGE_TEXTS: dict[str, dict[str, str]] = {
     "web_off": {
-        "de": "Die Webseite ist nicht eingeschaltet. Der Betreiber schaltet sie mit MNEMO_WEB_LISTEN ein.",
-        "en": "The web page is not switched on. The operator switches it on with MNEMO_WEB_LISTEN.",
+        "de": "Die Webseite ist nicht eingeschaltet. Die Person, die mich betreibt, kann sie einschalten.",
+        "en": "The web page is not switched on. Whoever runs me can switch it on.",
     },
     "web_in_group": {
-        "de": "Hier sähen alle den Link. Das Gedächtnis dieser Gruppe zeige ich im Browser nur mnemos Admins: "
+        "de": "Hier sähen alle den Link. Das Gedächtnis dieser Gruppe zeige ich im Browser nur den Menschen, "
+              "die mich betreiben: "
               "schreib mir /web im privaten Chat.",
-        "en": "Everyone here would see the link. I show this group's memory in the browser only to mnemo's "
-              "admins: write /web to me in a private chat.",
+        "en": "Everyone here would see the link. I show this group's memory in the browser only to the people "
+              "who run me: write /web to me in a private chat.",
     },
     "web_link": {
-        "de": "Dein Gedächtnis im Browser: {link}\nDer Link gilt {minutes} Minuten und nur einmal. "
+        "de": "Dein Gedächtnis im Browser: {link}\nDer Link gilt {minutes} und nur einmal. "
               "Gib ihn niemandem weiter.",
-        "en": "Your memory in the browser: {link}\nThe link works for {minutes} minutes and only once. "
+        "en": "Your memory in the browser: {link}\nThe link works for {minutes} and only once. "
               "Don't pass it on.",
     },
     "page_title": {"de": "Dein Gedächtnis bei {name}", "en": "Your memory at {name}"},
-    "page_group_title": {"de": "Gedächtnis der Gruppe {group}", "en": "Memory of the group {group}"},
+    "page_group_title": {"de": "Gedächtnis von „{group}“", "en": "Memory of “{group}”"},
+    "page_group_unnamed": {"de": "{messenger}-Gruppe {number}", "en": "{messenger} group {number}"},
     "page_login_title": {"de": "Anmelden", "en": "Log in"},
     "page_login_text": {
         "de": "Mit diesem Link meldest du dich an. Er gilt nur einmal.",
@@ -57,16 +59,12 @@ PAGE_TEXTS: dict[str, dict[str, str]] = {
     "page_groups": {"de": "Gruppen", "en": "Groups"},
     "page_overview": {"de": "Überblick", "en": "Overview"},
     "page_saved": {"de": "Gespeichert.", "en": "Saved."},
-    "page_when_format": {"de": "%d.%m.%Y %H:%M", "en": "%Y-%m-%d %H:%M"},
-    "page_day_format": {"de": "%d.%m.%Y", "en": "%Y-%m-%d"},
-    "page_count_messages": {"de": "Nachrichten", "en": "Messages"},
-    "page_count_notes": {"de": "Notizen", "en": "Notes"},
-    "page_count_people": {"de": "Menschen", "en": "People"},
-    "page_count_rules": {"de": "Gelernte Regeln", "en": "Learned rules"},
-    "page_count_reminders": {"de": "Erinnerungen", "en": "Reminders"},
-    "page_count_diary": {"de": "Tagebucheinträge", "en": "Diary entries"},
-    "page_count_thoughts": {"de": "Gedanken", "en": "Thoughts"},
-    "page_count_topics": {"de": "Offene Themen", "en": "Open topics"},
+    "page_day_hint": {"de": "TT.MM.JJJJ", "en": "YYYY-MM-DD or DD.MM.YYYY"},
+    "page_moment_hint": {"de": "TT.MM.JJJJ HH:MM", "en": "YYYY-MM-DD HH:MM"},
+    "page_origin_reflection": {"de": "beim Nachdenken", "en": "while reflecting"},
+    "page_origin_conversation": {"de": "im Gespräch", "en": "in a conversation"},
+    "page_origin_correction": {"de": "nach einer Korrektur", "en": "after a correction"},
+    "page_way_back": {"de": "Zurück zu deinem Gedächtnis", "en": "Back to your memory"},
     # People, learned rules, reminders, open topics (bot/web_page/pages/people.py, rules.py, reminders.py, topics.py)
     "page_people": {"de": "Menschen", "en": "People"},
     "page_people_empty": {
@@ -89,8 +87,8 @@ PAGE_TEXTS: dict[str, dict[str, str]] = {
     },
     "page_person_forget": {"de": "Vergessen", "en": "Forget"},
     "page_person_forget_confirm": {
-        "de": "{name} und {count} Fakten für immer vergessen? Das lässt sich nicht rückgängig machen.",
-        "en": "Forget {name} and {count} facts for good? This cannot be undone.",
+        "de": "{name} und {facts} für immer vergessen? Das lässt sich nicht rückgängig machen.",
+        "en": "Forget {name} and {facts} for good? This cannot be undone.",
     },
     "page_person_name_missing": {"de": "Der neue Name fehlt.", "en": "The new name is missing."},
     "page_person_other_missing": {"de": "Wähle eine andere Person.", "en": "Pick another person."},
@@ -150,7 +148,6 @@ PAGE_TEXTS: dict[str, dict[str, str]] = {
     "page_notes_from": {"de": "Von", "en": "From"},
     "page_notes_to": {"de": "Bis", "en": "To"},
     "page_notes_show": {"de": "Anzeigen", "en": "Show"},
-    "page_notes_total": {"de": "{total} Notizen", "en": "{total} notes"},
     "page_notes_none": {"de": "Keine Notizen gefunden.", "en": "No notes found."},
     "page_note_kind_fact": {"de": "Fakt", "en": "Fact"},
     "page_note_kind_content": {"de": "Gesprächsinhalt", "en": "Conversation"},
@@ -213,8 +210,8 @@ PAGE_TEXTS: dict[str, dict[str, str]] = {
     "page_log_member": {"de": "Mitglied", "en": "Member"},  # a group's log: the text begins with the name
     "page_log_none": {"de": "Keine Nachrichten gefunden.", "en": "No messages found."},
     "page_log_incognito": {
-        "de": "Inkognito von {start} bis {end}: {count} Nachrichten, nichts davon gespeichert.",
-        "en": "Incognito from {start} to {end}: {count} messages, none of them kept.",
+        "de": "Inkognito von {start} bis {end}: {messages}, nichts davon gespeichert.",
+        "en": "Incognito from {start} to {end}: {messages}, none of them kept.",
     },
     "page_changes": {"de": "Änderungen", "en": "Changes"},
     "page_processing_open": {"de": "kann rückgängig gemacht werden", "en": "can be undone"},

@@ -23,7 +23,7 @@ def login_routes(site: Site) -> list[BaseRoute]:
         lang = site.commands.lang
         token = request.query_params.get("t", "")
         if not token:
-            return problem_page(lang, "page_link_unknown", 400)
+            return problem_page(lang, "page_link_unknown", 400, back=None)
         body = ENV.get_template("login.html").render(t=lambda k, **kw: t(lang, k, **kw), lang=lang, token=token)
         return HTMLResponse(body)
 
@@ -31,10 +31,10 @@ def login_routes(site: Site) -> list[BaseRoute]:
         lang = site.commands.lang
         token = (await request.form()).get("t")
         if not isinstance(token, str) or not token:
-            return problem_page(lang, "page_link_unknown", 400)
+            return problem_page(lang, "page_link_unknown", 400, back=None)
         redeemed = await site.commands.store.web.redeem(token, site.clock(), site.session_days * 86400)
         if isinstance(redeemed, str):
-            return problem_page(lang, LINK_PROBLEMS[redeemed], 410 if redeemed != "unknown" else 404)
+            return problem_page(lang, LINK_PROBLEMS[redeemed], 410 if redeemed != "unknown" else 404, back=None)
         response = RedirectResponse("/web/", status_code=303)
         response.set_cookie(site.cookie, redeemed.token, max_age=int(site.session_days * 86400), path="/",
                             secure=site.secure, httponly=True, samesite="strict")
@@ -46,7 +46,7 @@ def login_routes(site: Site) -> list[BaseRoute]:
             if not form_token_ok((await request.form()).get("csrf"), session):
                 return problem_page(site.lang(session), "page_forbidden", 403)
             await site.commands.store.web.end(session)
-        response = problem_page(site.commands.lang, "page_logged_out", 200)
+        response = problem_page(site.commands.lang, "page_logged_out", 200, back=None)
         response.delete_cookie(site.cookie, path="/", secure=site.secure, httponly=True, samesite="strict")
         return response
 

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 from starlette.requests import Request
 
+from bot.web_page.dates import read_day
+
 SIZE = 20  # items per page
 
 
@@ -30,13 +32,14 @@ def paging(request: Request, size: int = SIZE) -> Paging | None:
     return Paging(int(raw), size)
 
 
-def day_start(text: str, zone: dt.tzinfo, days_after: int = 0) -> float | None:
-    """The start of the day `text` (YYYY-MM-DD, as a date field sends it) in `zone`, moved `days_after` days
-    ('' -> None); ValueError naming the text when it is no date, or a day out of range."""
-    if not text:
+def day_start(text: str, zone: dt.tzinfo, today: dt.date, days_after: int = 0) -> float | None:
+    """The start of the day `text` (as typed: '24.12.2026', '24.12.' of today's year, or '2026-12-24') in `zone`,
+    moved `days_after` days ('' -> None); ValueError naming the text when it is no date, or a day out of range."""
+    day = read_day(text, today)
+    if day is None:
         return None
     try:
-        day = dt.date.fromisoformat(text) + dt.timedelta(days=days_after)
-    except (ValueError, OverflowError) as exc:
+        day += dt.timedelta(days=days_after)
+    except OverflowError as exc:
         raise ValueError(text) from exc
     return dt.datetime.combine(day, dt.time(), zone).timestamp()

@@ -19,13 +19,15 @@ from starlette.routing import BaseRoute, Mount, Route
 
 from bot.commands.invocation import Call
 from bot.commands.runner import Commands
+from bot.texts import t
 from bot.web_page.render import Viewer, problem_page
-from memory import NotFound, Scope, WebSession, is_group_scope
+from memory import GROUP_TITLE, NotFound, Scope, WebSession, is_group_scope
 
 Handler = Callable[[Request, Viewer], Awaitable[Response]]
 
 SECURE_COOKIE = "__Host-mnemo"  # behind HTTPS: the browser keeps it only from a secure page, for this host
 PLAIN_COOKIE = "mnemo"
+MESSENGERS = {"tg": "Telegram", "mx": "Matrix"}  # a group scope's prefix, as people call its messenger
 
 
 @dataclass(frozen=True)
@@ -83,6 +85,16 @@ class Site:
         scopes = await self.commands.store.scopes(session.scope.companion_id)
         return [s for s in scopes if is_group_scope(s.user_id)]
 
+    async def names(self, scopes: Sequence[Scope], lang: str) -> dict[int, str]:
+        """The groups' names as their messenger last gave them; a group without one by its messenger and number."""
+        state, names = self.commands.store.state, {}
+        for scope in scopes:
+            title = await state.get(scope, GROUP_TITLE)
+            messenger = MESSENGERS.get(scope.user_id.split(":", 1)[0], "")
+            names[scope.id] = str(title) if title else t(lang, "page_group_unnamed", messenger=messenger,
+                                                         number=scope.id)
+        return names
+
     def lang(self, session: WebSession) -> str:
         """The session's language: its own choice, else the deployment's."""
         return session.lang or self.commands.lang
@@ -100,19 +112,20 @@ def signed_in(site: Site, handler: Handler) -> Callable[[Request], Awaitable[Res
         session = await site.session(request)
         lang = site.commands.lang if session is None else site.lang(session)
         if session is None:
-            return problem_page(lang, "page_logged_out", 401)
+            return problem_page(lang, "page_logged_out", 401, back=None)
         group = request.path_params.get("group")
         scope = await site.shown(session, group)
         if scope is None:
             return problem_page(lang, "page_not_found", 404)
+        base = "/web" if group is None else f"/web/g/{group}"
         if request.method == "POST":
             form = await request.form()
             if not form_token_ok(form.get("csrf") or request.headers.get("x-csrf-token"), session):
-                return problem_page(lang, "page_forbidden", 403)
-        base = "/web" if group is None else f"/web/g/{group}"
-        viewer = Viewer(session, scope, lang, base, site.call(scope, lang), await site.groups(session),
+                return problem_page(lang, "page_forbidden", 403, back=f"{base}/")
+        groups = await site.groups(session)
+        viewer = Viewer(session, scope, lang, base, site.call(scope, lang), groups,
                         await site.commands.engine.zone_for(scope), site.commands.engine.config.companion_name,
-                        request.url.path, site.nav)
+                        request.url.path, site.nav, await site.names([*groups, scope] if group else groups, lang))
         try:
             if request.method != "POST":
                 return await handler(request, viewer)
@@ -120,12 +133,16 @@ def signed_in(site: Site, handler: Handler) -> Callable[[Request], Awaitable[Res
             async with site.commands.engine.store.learning_locks.hold(scope):
                 return await handler(request, viewer)
         except NotFound:
-            return problem_page(lang, "page_not_found", 404)
+            return problem_page(lang, "page_not_found", 404, back=f"{base}/")
 
     return endpoint
 
 
 def mounted(site: Site, pages: Sequence[Page]) -> list[BaseRoute]:
     """The pages under /web (one's own memory) and under /web/g/<id> (a group's, for admins)."""
+    async def unknown(request: Request) -> Response:  # a path below /web that names no page: a way back, not a 404
+        return problem_page(site.commands.lang, "page_not_found", 404)  # of the framework's bare words
+
     routes = [Route(p.path, signed_in(site, p.handler), methods=list(p.methods)) for p in pages]
+    routes.append(Route("/{rest:path}", unknown, methods=["GET", "POST"]))
     return [Mount("/web/g/{group:int}", routes=routes), Mount("/web", routes=routes)]

@@ -68,6 +68,9 @@ def pairing_step(existing: PairingRequest | None, now: float, open_requests: int
     return "full" if open_requests >= limit else "new"
 
 
+GROUP_TITLE = "group_title"  # the state key (memory/records/state.py) of a group's name, as its messenger last gave it
+
+
 def _request(row: Any) -> PairingRequest:
     return PairingRequest(row[0], row[1], row[2], row[3], float(row[4]), float(row[5]))
 

@@ -167,17 +167,18 @@ class FakeTelegram:
 
     def send_text(self, user_id: int, text: str, chat_id: int | None = None,
                   first_name: str = "Anna", language_code: str = "de",
-                  chat_type: str = "private", reply_to: int | None = None, date: int | None = None) -> int:
+                  chat_type: str = "private", reply_to: int | None = None, date: int | None = None,
+                  title: str = "Chat") -> int:
         """Queue a message update from a user; `/cmd` gets a bot_command entity, `@name` a mention.
 
         `reply_to` is the id of a message (the bot's or a user's) this one replies to; `date` when it was sent
-        (Unix seconds; now when not given).
+        (Unix seconds; now when not given); `title` is a group's name.
         """
         user = self._users[user_id] = {"id": user_id, "is_bot": False, "first_name": first_name,
                                        "language_code": language_code}
         cid = user_id if chat_id is None else chat_id
         chat: JSON = {"id": cid, "type": chat_type}
-        chat.update({"first_name": first_name} if chat_type == "private" else {"title": "Chat"})
+        chat.update({"first_name": first_name} if chat_type == "private" else {"title": title})
         self._chats[cid] = chat
         msg: JSON = {"message_id": next(self._message_ids), "from": user, "chat": chat,
                      "date": int(time.time()) if date is None else date, "text": text}

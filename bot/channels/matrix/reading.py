@@ -57,7 +57,8 @@ class MatrixReading(MatrixPresses):
         return Turn(room.room_id, route.scope, event.sender, said, event.event_id, event.event_id, group=group,
                     command=command, replayed=replayed, reply_to=event.event_id if group else None,
                     origin=event.event_id, quoted=quoted, addressed=True, attachment=attachment,
-                    sent_at=sent_at, thread=thread_root(content))
+                    sent_at=sent_at, thread=thread_root(content),
+                    title=(room.name or "") if group else "")  # a room's own name, never one made up
 
     async def _quoted(self, room_id: str, content: dict[str, Any]) -> Quoted | None:
         """The older message a reply replies to: asked of the homeserver, else read from the reply's fallback lines."""

@@ -301,7 +301,8 @@ class TelegramChannel(TelegramPresses):
             str(update.update_id), group=group, command=command, replayed=self.intake.replayed(update),
             reply_to=message.message_id if group else None, origin=message.message_id,
             quoted=quoted_of(message, self.app.bot.id), addressed=not group or self._addressed(message),
-            attachment=attachment, sent_at=message.date.timestamp() if message.date else None)
+            attachment=attachment, sent_at=message.date.timestamp() if message.date else None,
+            title=chat.title or "" if group else "")
 
     async def _on_other(self, update: Update, context: Context) -> None:
         """A kind of message mnemo does not take (a file, a location, …): say so in one sentence."""

@@ -101,15 +101,19 @@ def group_text(text: str, username: str, sender: str) -> str:
 
 
 def quoted_of(message: Message, bot_id: int) -> Quoted | None:
-    """The older message a message replies to: the part the person quoted, else its text or caption; None without."""
+    """The older message a message replies to: the part the person quoted, else its text or caption; a voice note
+    without caption by its id (`Quoted.ref`, as `message_ref` names it), for its logged transcript; None without."""
     replied = message.reply_to_message
     if replied is None:
         return None
     part = message.quote.text if message.quote is not None else ""
     text = part or replied.text or replied.caption or ""
+    by_bot = replied.from_user is not None and replied.from_user.id == bot_id
+    if not text.strip() and (replied.voice or replied.audio or replied.video_note) and not by_bot:
+        return Quoted("", False, ref=f"{replied.chat.id}:{replied.message_id}")  # its transcript, as logged
     if not text.strip():  # a sticker, a photo without caption, a forum topic's opening
         return None
-    return Quoted(text, replied.from_user is not None and replied.from_user.id == bot_id)
+    return Quoted(text, by_bot)
 
 
 def emojis(reactions: Sequence[ReactionType]) -> list[str]:

@@ -38,7 +38,7 @@ async def delete(request: Request, viewer: Viewer) -> Response:
     await delete_everything(viewer.call)
     if viewer.scope.id != viewer.session.scope.id:  # an admin deleted a group's memory: their session stays
         return back_to(replace(viewer, base="/web"), "/", "page_group_deleted")
-    gone = problem_page(viewer.lang, "page_deleted", 200)
+    gone = problem_page(viewer.lang, "page_deleted", 200, back=None)
     gone.delete_cookie(PLAIN_COOKIE, path="/", httponly=True, samesite="strict")
     gone.delete_cookie(SECURE_COOKIE, path="/", secure=True, httponly=True, samesite="strict")
     return gone

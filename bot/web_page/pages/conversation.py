@@ -20,8 +20,8 @@ async def show(request: Request, viewer: Viewer) -> Response:
     query = request.query_params
     words, first, last = query.get("q", "").strip(), query.get("from", ""), query.get("to", "")
     try:
-        start = day_start(first, viewer.zone)
-        end = day_start(last, viewer.zone, days_after=1)
+        start = day_start(first, viewer.zone, viewer.today())
+        end = day_start(last, viewer.zone, viewer.today(), days_after=1)
     except ValueError:
         return bad_input(viewer, f"{first} {last}".strip())
     if asked is None:

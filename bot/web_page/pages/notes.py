@@ -32,7 +32,7 @@ class BadFilter(ValueError):
     """A filter the page cannot read (its message says which)."""
 
 
-def read_filter(params: QueryParams, zone: dt.tzinfo) -> tuple[NoteFilter, int]:
+def read_filter(params: QueryParams, zone: dt.tzinfo, today: dt.date) -> tuple[NoteFilter, int]:
     """The filter and the page number a list's query asks for; BadFilter when one of them is not understood.
 
     The filter's person is the person's number as the page shows it (not yet the id behind it).
@@ -47,8 +47,8 @@ def read_filter(params: QueryParams, zone: dt.tzinfo) -> tuple[NoteFilter, int]:
     if not page.isdigit():
         raise BadFilter(page)
     try:
-        since = day_start(params.get("from", ""), zone)
-        until = day_start(params.get("to", ""), zone, days_after=1)  # 'to' includes its day
+        since = day_start(params.get("from", ""), zone, today)
+        until = day_start(params.get("to", ""), zone, today, days_after=1)  # 'to' includes its day
     except ValueError as exc:
         raise BadFilter(str(exc)) from exc
     return NoteFilter(kind or None, int(person) if person else None, since, until), int(page)
@@ -63,7 +63,7 @@ async def show_list(request: Request, viewer: Viewer) -> Response:
     """GET /notes: a page of live notes, newest first, or the ones the search finds (best first), filtered."""
     store, scope, params = viewer.call.store, viewer.scope, request.query_params
     try:
-        which, page = read_filter(params, viewer.zone)
+        which, page = read_filter(params, viewer.zone, viewer.today())
     except BadFilter as exc:
         return bad_input(viewer, str(exc))
     if which.person_id is not None:  # the person's number; another scope's or a forgotten person: 404

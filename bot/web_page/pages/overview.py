@@ -8,7 +8,7 @@ from starlette.responses import Response
 
 from bot.commands.relationship_view import describe_change
 from bot.texts import TEXTS
-from bot.web_page.render import Viewer, render
+from bot.web_page.render import Viewer, render, when
 from bot.web_page.site import Page
 from memory import RELATIONSHIP_VALUES, Week, notes_per_week, overview_counts
 
@@ -41,7 +41,8 @@ async def show(request: Request, viewer: Viewer) -> Response:
     counts = await overview_counts(store.db, scope)
     weeks = await notes_per_week(store.db, scope, viewer.call.engine.clock(), viewer.zone)
     state = await store.relationships.get(scope)
-    changes = [describe_change(viewer.lang, e, viewer.zone).lstrip("• ")
+    changes = [describe_change(viewer.lang, e, viewer.zone, when(viewer.lang, viewer.zone, e.created_at.timestamp(),
+                                                                  day_only=True)).lstrip("• ")
                for e in await store.relationships.history(scope, limit=20)]
     stage = viewer.t(f"stage_{state.stage}") if f"stage_{state.stage}" in TEXTS else state.stage
     return render(viewer, "overview.html", done=request.query_params.get("done"), counts=counts,

@@ -4,13 +4,19 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.responses import Response
 
-from bot.commands.people_views import date_text, display_name, forget
+from bot.commands.people_views import display_name, forget
 from bot.exchange import item_id
+from bot.web_page.dates import shown_yearly_date
 from bot.web_page.render import Viewer, back_to, bad_input, numbered, render
 from bot.web_page.site import Page
-from memory import Person
+from memory import Person, YearlyDate
 
 REASON = "web page"
+
+
+def yearly_date(date: YearlyDate, lang: str) -> str:
+    """A person's yearly date as the page shows days: '🎂 Geburtstag 03.03.1986'."""
+    return shown_yearly_date(date.kind, date.month, date.day, date.year, lang)
 
 
 async def show_all(request: Request, viewer: Viewer) -> Response:
@@ -20,7 +26,7 @@ async def show_all(request: Request, viewer: Viewer) -> Response:
     numbers = await store.numbers.of_many(scope, "person", [p.id for p in people])
     dates = await store.person_dates.all(scope)
     cards = [{"person": p, "number": numbers[p.id], "name": display_name(p),
-              "dates": [date_text(d.date, viewer.lang) for d in dates if d.person_id == p.id],
+              "dates": [yearly_date(d.date, viewer.lang) for d in dates if d.person_id == p.id],
               "facts": len(await store.people.facts(scope, p.id, 1000))} for p in people]
     return render(viewer, "people.html", done=request.query_params.get("done"), cards=cards)
 
@@ -36,7 +42,7 @@ async def show_one(request: Request, viewer: Viewer) -> Response:
     return render(viewer, "person.html", done=request.query_params.get("done"), person=person,
                   name=display_name(person), number=request.path_params["number"],
                   history=history, links=await store.people.links(scope, person.id),
-                  dates=[date_text(d.date, viewer.lang) for d in await store.person_dates.of(scope, person.id)],
+                  dates=[yearly_date(d.date, viewer.lang) for d in await store.person_dates.of(scope, person.id)],
                   facts=await store.people.facts(scope, person.id, 1000),
                   others=[(numbers[p.id], display_name(p)) for p in others])
 

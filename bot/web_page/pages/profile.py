@@ -8,7 +8,7 @@ from __future__ import annotations
 from starlette.requests import Request
 from starlette.responses import Response
 
-from bot.profile_keys import profile_key
+from bot.profile_keys import profile_category, profile_key
 from bot.web_page.render import Viewer, back_to, numbered, render
 from bot.web_page.site import Page
 
@@ -19,7 +19,8 @@ async def show(request: Request, viewer: Viewer) -> Response:
     entries = await store.profile.list(scope)
     numbers = await store.numbers.of_many(scope, "profile_entry", [e.id for e in entries])
     return render(viewer, "profile.html", done=request.query_params.get("done"), entries=entries, numbers=numbers,
-                  key_name=lambda key: profile_key(key, viewer.lang))
+                  key_name=lambda key: profile_key(key, viewer.lang),
+                  category_name=lambda category: profile_category(category, viewer.lang))
 
 
 async def delete(request: Request, viewer: Viewer) -> Response:

@@ -11,19 +11,24 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from bot.conversation.reminder_requests import due_words, user_zone
+from bot.web_page.dates import read_moment, shown_moment
 from bot.web_page.render import Viewer, back_to, bad_input, numbered, render
 from bot.web_page.site import Page
 
-INPUT_FORMAT = "%Y-%m-%dT%H:%M"  # what a datetime-local input sends (seconds are left out)
 TEXT_CHARS = 500
 
 
-def parse_due(value: str, zone: dt.tzinfo) -> dt.datetime | None:
-    """A datetime-local value ('2026-12-03T09:30') as a time in `zone`, or None when it is none."""
+def parse_due(value: str, zone: dt.tzinfo, today: dt.date) -> dt.datetime | None:
+    """A typed time ('24.12.2026 9:30', '24.12. 09:30', '2026-12-24T09:30') in `zone`, or None when it is none."""
     try:
-        return dt.datetime.strptime(value.strip()[:16], INPUT_FORMAT).replace(tzinfo=zone)
+        return read_moment(value, zone, today)
     except ValueError:
         return None
+
+
+def _when(due: dt.datetime, repeat: str, lang: str) -> str:
+    """When a reminder comes next: a one-off by the page's day and time, a repeating one as the chat says it."""
+    return due_words(due, repeat, lang) if repeat else shown_moment(due.timestamp(), due.tzinfo or dt.UTC, lang)
 
 
 async def show(request: Request, viewer: Viewer) -> Response:
@@ -32,8 +37,8 @@ async def show(request: Request, viewer: Viewer) -> Response:
     zone = await user_zone(store, scope, viewer.zone)
     active = await store.reminders.active(scope)
     numbers = await store.numbers.of_many(scope, "reminder", [r.id for r in active])
-    rows = [{"r": r, "number": numbers[r.id], "when": due_words(r.due_at.astimezone(zone), r.repeat, viewer.lang),
-             "value": r.due_at.astimezone(zone).strftime(INPUT_FORMAT)} for r in active]
+    rows = [{"r": r, "number": numbers[r.id], "when": _when(r.due_at.astimezone(zone), r.repeat, viewer.lang),
+             "value": shown_moment(r.due_at.timestamp(), zone, viewer.lang)} for r in active]
     return render(viewer, "reminders.html", done=request.query_params.get("done"), rows=rows, zone=str(zone))
 
 
@@ -43,7 +48,7 @@ async def edit(request: Request, viewer: Viewer) -> Response:
     reminder = await store.reminders.get(scope, await numbered(request, viewer, "reminder"))
     form = await request.form()
     text = " ".join(str(form.get("text") or "").split())[:TEXT_CHARS]
-    due = parse_due(str(form.get("due") or ""), await user_zone(store, scope, viewer.zone))
+    due = parse_due(str(form.get("due") or ""), await user_zone(store, scope, viewer.zone), viewer.today())
     if not text:
         return bad_input(viewer, viewer.t("page_reminder_text_missing"))
     now = call.engine.clock()

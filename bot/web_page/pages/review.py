@@ -9,7 +9,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from bot.commands.review import PAGE, Beside, beside, decide, group_heading, heading, numbered_candidate, span
-from bot.history.shown import shown_text
+from bot.history.shown import candidate_text
 from bot.web_page.render import Viewer, back_to, bad_input, render
 from bot.web_page.site import Page
 from memory import ImportCandidate as Candidate
@@ -32,7 +32,8 @@ async def show(request: Request, viewer: Viewer) -> Response:
     store, scope = viewer.call.store, viewer.scope
     group = await store.imports.next_group(scope, PAGE)
     numbers = await store.numbers.of_many(scope, "candidate", [c.id for c in group])
-    shown = [Shown(c, numbers[c.id], shown_text(c.text, viewer.lang), await beside(store, scope, c)) for c in group]
+    shown = [Shown(c, numbers[c.id], candidate_text(c, viewer.lang), await beside(store, scope, c, viewer.lang))
+             for c in group]
     waiting = await store.imports.pending_count(scope)
     return render(viewer, "review.html", done=request.query_params.get("done"), shown=shown,
                   heading=heading(waiting, viewer.lang) if group else "",
