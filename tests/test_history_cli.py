@@ -16,7 +16,6 @@ import pytest
 from bot.admin.history_import import PAUSED, import_history
 from bot.cli import main
 from bot.settings import Settings, load_settings
-from memory.search.embedder import make_embedder
 from bot.texts import t
 from memory.search.embedder import make_embedder
 from memory.store import MemoryStore

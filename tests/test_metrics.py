@@ -26,12 +26,12 @@ from bot.errors import LLMUnavailable
 from bot.llm.metering import CountedLLM, MeteredLLM
 from bot.llm.port import Completion, Usage
 from bot.llm.writer import LLMWriter
-from bot.settings import Settings
+from bot.settings import Settings, listen_address
 from bot.web_page.app import make_app
 from bot.web_page.health import Running
 from bot.web_page.operator_access import has_token, is_local, operator_may
 from bot.web_page.prometheus import PrometheusMetrics
-from bot.web_page.server import WebServer, listen_address
+from bot.web_page.server import WebServer
 from memory.models import Scope
 from memory.search.admission import Thresholds
 from memory.store import MemoryStore

@@ -34,10 +34,8 @@ from bot.conversation.engine import Engine, EngineConfig
 from bot.errors import LLMUnavailable
 from bot.llm.port import ToolCall
 from bot.texts import t
-from memory.account.pairing import PairingRequest, code_valid, normalize_code, pairing_step
+from memory.account.pairing import GROUP_TITLE, PairingRequest, code_valid, normalize_code, pairing_step
 from memory.models import Scope, is_group_scope
-from memory.models import Scope
-from memory.account.pairing import GROUP_TITLE, PairingRequest, code_valid, is_group_scope, normalize_code, pairing_step
 from memory.store import MemoryStore
 from scheduler.checkin import check_in, repeats
 from tests.fakes.llm import ScriptedLLM

@@ -24,9 +24,9 @@ from bot.conversation.safety import crisis_help
 from bot.conversation.tools import transcript_lines
 from bot.conversation.turn import Turn
 from bot.conversation.voice_notes import HEARD, megabytes, voice_problem, with_transcript
+from bot.conversation.why import explain
 from bot.errors import LLMUnavailable
 from bot.exchange import Attachment, Incoming, Reply
-from bot.conversation.why import explain
 from bot.llm.port import ToolCall
 from bot.settings import Settings, load_settings
 from bot.texts import t

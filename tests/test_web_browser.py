@@ -12,9 +12,9 @@ import pytest
 
 from bot.channels.telegram.channel import TelegramChannel, TelegramConfig
 from bot.commands.runner import Commands
+from bot.commands.web_links import WebLinks
 from bot.conversation.engine import Engine
 from bot.web_page.health import Running
-from bot.commands.web_links import WebLinks
 from bot.web_page.prometheus import PrometheusMetrics
 from bot.web_page.routes import web_app
 from bot.web_page.server import WebServer

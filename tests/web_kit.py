@@ -10,9 +10,9 @@ from dataclasses import dataclass, field
 import httpx
 
 from bot.commands.runner import Commands
+from bot.commands.web_links import WebLinks
 from bot.conversation.engine import Engine
 from bot.web_page.health import Running
-from bot.commands.web_links import WebLinks
 from bot.web_page.prometheus import PrometheusMetrics
 from bot.web_page.routes import web_app
 from bot.web_page.site import Site
