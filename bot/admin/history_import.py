@@ -76,8 +76,8 @@ async def import_history(
 ) -> int:
     """Run the command; returns the exit code (0 done or nothing to do, 1 declined or failed, 3 paused)."""
     from bot.app import make_models
+    from bot.embedding import make_embedder
     from bot.llm.metering import MeteredLLM
-    from memory.embedder import make_embedder
     from memory.store import MemoryStore
     from scheduler.budget import TokenBudget
 
@@ -87,7 +87,7 @@ async def import_history(
         raise HistoryError(f"{path}: no such file or folder")
     fmt = args.format or detect_format(path)
     lang = settings.language
-    store = await MemoryStore.open(settings.data_dir, make_embedder(settings.embedding_model),
+    store = await MemoryStore.open(settings.data_dir, make_embedder(settings),
                                    database_url=settings.database_url)
     try:
         scope = await store.scope(settings.companion_id, args.user)

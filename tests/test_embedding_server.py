@@ -1,0 +1,116 @@
+"""Embeddings from an OpenAI-compatible server: recorded by model, batched, and while the server is down a search by
+words only and messages indexed later; against a fake server over HTTP, on SQLite and PostgreSQL."""
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from bot.embedding import make_embedder
+from memory import integrity
+from memory.embedding_server import EmbeddingServer, ServerEmbedder, read_vectors
+from memory.errors import EmbeddingUnavailable
+from memory.store import MemoryStore
+from tests.engine_kit import settings_for
+from tests.fakes.embedding_api import FakeEmbeddingServer
+
+pytestmark = pytest.mark.both_backends("the index written and searched with a server's vectors")
+
+
+async def server_embedder(fake: FakeEmbeddingServer, **fields: object) -> ServerEmbedder:
+    """The real adapter against the fake, built off the loop (it asks the server for the length)."""
+    config = EmbeddingServer(fake.base_url, fake.model, **fields)  # type: ignore[arg-type]
+    return await asyncio.to_thread(ServerEmbedder, config)
+
+
+async def open_store(tmp_path: Path, embedder: ServerEmbedder, database_url: str | None) -> MemoryStore:
+    return await MemoryStore.open(tmp_path / "mnemo.sqlite3", embedder, database_url=database_url)
+
+
+async def test_a_servers_vectors_are_recorded_by_model_and_asked_in_batches(tmp_path: Path,
+                                                                          database_url: str | None) -> None:
+    async with FakeEmbeddingServer(dim=48) as fake:
+        embedder = await server_embedder(fake, api_key="sk-local", batch_size=2, query_prefix="search_query: ",
+                                         document_prefix="search_document: ")
+        assert embedder.dim == 48 and embedder.name == "server/bge-m3"
+        store = await open_store(tmp_path, embedder, database_url)
+        try:
+            scope = await store.scope("mnemo", "anna")
+            for text in ("Miriam wohnt in Leipzig", "Bruno ist ein Labrador", "Die Steuererklärung ist fällig",
+                         "Oma Hilde wird neunzig", "Paul hat Fieber"):
+                await store.notes.add(scope, text, dedupe=False)
+            async with store.db.reading() as tx:
+                recorded = dict(await tx.fetchall("SELECT key, value FROM meta WHERE key LIKE 'embedding_%'"))
+                models = await tx.fetchall("SELECT DISTINCT model FROM embedding_cache")
+            hits = await store.search(scope, "Wo wohnt Miriam?")
+        finally:
+            await store.close()
+    assert recorded["embedding_model"] == "server/bge-m3" and recorded["embedding_dim"] == "48"
+    assert models == [("server/bge-m3",)]
+    assert hits[0].text == "Miriam wohnt in Leipzig"
+    embedded = [body for path, _h, body in fake.requests if path.endswith("embeddings")]
+    assert all(len(body["input"]) <= 2 and body["model"] == "bge-m3" for body in embedded)
+    assert "search_query: Wo wohnt Miriam?" in fake.inputs and "search_document: Paul hat Fieber" in fake.inputs
+    assert {h["authorization"] for _p, h, _b in fake.requests} == {"Bearer sk-local"}
+
+
+async def test_while_the_server_is_down_search_finds_by_words_and_messages_are_indexed_later(
+        tmp_path: Path, database_url: str | None) -> None:
+    fake = FakeEmbeddingServer()
+    async with fake:
+        store = await open_store(tmp_path, await server_embedder(fake, timeout=2.0), database_url)
+        scope = await store.scope("mnemo", "anna")
+        await store.notes.add(scope, "Miriam wohnt jetzt in Leipzig")
+        await store.notes.add(scope, "Bruno ist ein Labrador")
+    try:
+        # The server is down: no vector of the bundled model stands in (it would be compared with bge-m3's).
+        hits = await store.search(scope, "Was weißt du über Leipzig?")
+        assert [h.text for h in hits] == ["Miriam wohnt jetzt in Leipzig"]
+        assert hits[0].components.cosine == 0.0
+        assert await store.failures.get("embedding.unavailable") == 1
+        waiting = await store.messages.add(scope, "user", "Ich fahre morgen zu Miriam nach Leipzig")
+        assert "message %d: not in the search index" % waiting.id in await integrity.check(store)
+        async with fake:  # back on the same port
+            later = await store.messages.add(scope, "user", "Das Wetter ist schön")
+            found = await store.search(scope, "Reise zu Miriam", ("message",))
+            assert later.id != waiting.id and waiting.id in [h.item_id for h in found]
+            assert await integrity.check(store) == []
+    finally:
+        await store.close()
+
+
+async def test_garbage_errors_and_slowness_are_unavailable_not_vectors(tmp_path: Path) -> None:
+    async with FakeEmbeddingServer(dim=16) as fake:
+        embedder = await server_embedder(fake, timeout=0.3)
+        for body in ({"data": "nonsense"}, {"data": [{"index": 0, "embedding": [0.0] * 16}]},
+                     {"data": [{"index": 0, "embedding": [1.0] * 15}]}, ["not", "an", "object"]):
+            fake.body = body
+            with pytest.raises(EmbeddingUnavailable):
+                await asyncio.to_thread(embedder.embed, ["Hallo"], "query")
+        fake.body, fake.status = None, 503
+        with pytest.raises(EmbeddingUnavailable, match="503"):
+            await asyncio.to_thread(embedder.embed, ["Hallo"], "query")
+        fake.status, fake.delay = 200, 1.0
+        with pytest.raises(EmbeddingUnavailable, match="longer than 0.3 s"):
+            await asyncio.to_thread(embedder.embed, ["Hallo"], "query")
+
+
+def test_an_answer_in_any_order_comes_back_in_input_order_and_unit_length() -> None:
+    body = {"data": [{"index": 1, "embedding": [0.0, 2.0]}, {"index": 0, "embedding": [3.0, 4.0]}]}
+    assert np.allclose(read_vectors(body, 2, 2), [[0.6, 0.8], [0.0, 1.0]])
+    with pytest.raises(EmbeddingUnavailable):
+        read_vectors({"data": [{"index": 0, "embedding": [float("nan"), 1.0]}]}, 1, 2)
+
+
+async def test_the_settings_choose_the_server_and_a_start_without_it_needs_the_dimensions(tmp_path: Path) -> None:
+    async with FakeEmbeddingServer(dim=24) as fake:
+        settings = settings_for(tmp_path, embedding_url=fake.base_url, embedding_model="bge-m3")
+        embedder = await asyncio.to_thread(make_embedder, settings)
+        assert (embedder.name, embedder.dim) == ("server/bge-m3", 24)
+    with pytest.raises(EmbeddingUnavailable, match="MNEMO_EMBEDDING_DIMENSIONS"):
+        await asyncio.to_thread(make_embedder, settings)
+    shortened = settings_for(tmp_path, embedding_url=fake.base_url, embedding_model="bge-m3", embedding_dimensions=24)
+    embedder = await asyncio.to_thread(make_embedder, shortened)  # starts with the server down
+    assert (embedder.name, embedder.dim) == ("server/bge-m3@24", 24)
