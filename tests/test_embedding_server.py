@@ -75,7 +75,7 @@ async def test_while_the_server_is_down_search_finds_by_words_and_messages_are_i
         assert hits[0].components.cosine == 0.0
         assert await store.failures.get("embedding.unavailable") == 1
         waiting = await store.messages.add(scope, "user", "Ich fahre morgen zu Miriam nach Leipzig")
-        assert "message %d: not in the search index" % waiting.id in await integrity.check(store)
+        assert f"message {waiting.id}: not in the search index" in await integrity.check(store)
         async with fake:  # back on the same port
             later = await store.messages.add(scope, "user", "Das Wetter ist schön")
             found = await store.search(scope, "Reise zu Miriam", ("message",))

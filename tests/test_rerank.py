@@ -2,6 +2,7 @@
 garbage answers leave the fused order standing; off by default."""
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -11,7 +12,7 @@ from bot.conversation.rerank_judge import ChatJudge
 from bot.embedding import make_reranking
 from bot.errors import LLMUnavailable
 from memory.models import Scope
-from memory.rerank import Reranking, RerankFailed, RerankServer, ServerReranker, reordered
+from memory.rerank import RerankFailed, Reranking, RerankServer, ServerReranker, reordered
 from memory.store import MemoryStore
 from tests.engine_kit import make_engine, settings_for
 from tests.fakes.embedding_api import FakeEmbeddingServer
@@ -85,7 +86,7 @@ def test_scores_that_are_not_one_real_number_per_document_are_refused() -> None:
 
 def judge(call: Call) -> str:
     listed = re.findall(r"^\d+\. (.*)$", call.messages[-1].content, re.MULTILINE)
-    return '{"scores": [%s]}' % ", ".join("9" if "Kino" in line else "2" for line in listed)
+    return json.dumps({"scores": [9 if "Kino" in line else 2 for line in listed]})
 
 
 async def test_the_chat_model_as_judge_and_its_garbage(store: MemoryStore) -> None:
