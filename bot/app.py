@@ -160,8 +160,9 @@ async def running_engine(settings: Settings, metrics: Metrics = NO_METRICS) -> A
     stack = contextlib.AsyncExitStack()
     engine: Engine | None = None
     try:
-        if (close_reranker := getattr(store.reranking and store.reranking.reranker, "aclose", None)) is not None:
-            stack.push_async_callback(close_reranker)
+        for client in (embedder, store.reranking and store.reranking.reranker):  # a server's HTTP clients
+            if (close := getattr(client, "aclose", None)) is not None:
+                stack.push_async_callback(close)
         await move_old_files(store, settings.data_dir, time.time())  # an earlier version kept voice notes as files
         toolboxes = await open_toolboxes(settings, store, stack)  # a wrong MCP configuration stops here, closed
         transcriber, speaker = voice_backends(settings)

@@ -7,10 +7,14 @@ the callers fall back to what needs no vector (`MemoryStore.search` by words onl
 """
 from __future__ import annotations
 
+import base64
+import binascii
+import ssl
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import aiohttp
 import httpx
 import numpy as np
 
@@ -43,8 +47,8 @@ def read_vectors(body: Any, count: int, dim: int | None) -> np.ndarray:
     """The rows of an embeddings answer in input order, L2-normalized; anything else is EmbeddingUnavailable."""
     try:
         rows = sorted(body["data"], key=lambda row: int(row["index"]))
-        matrix = np.asarray([row["embedding"] for row in rows], dtype=np.float32)
-    except (KeyError, TypeError, ValueError) as exc:
+        matrix = np.asarray([_floats(row["embedding"]) for row in rows], dtype=np.float32)
+    except (KeyError, TypeError, ValueError, binascii.Error) as exc:
         raise EmbeddingUnavailable(f"the embedding server's answer has no data[].embedding ({exc})") from exc
     if matrix.ndim != 2 or matrix.shape[0] != count or (dim is not None and matrix.shape[1] != dim):
         raise EmbeddingUnavailable(f"the embedding server answered shape {matrix.shape} for {count} texts"
@@ -55,16 +59,29 @@ def read_vectors(body: Any, count: int, dim: int | None) -> np.ndarray:
     return matrix / norms
 
 
+def _floats(embedding: Any) -> Any:
+    """One vector as the answer gives it: a list of numbers, or base64 of little-endian float32."""
+    if isinstance(embedding, str):
+        return np.frombuffer(base64.b64decode(embedding, validate=True), dtype="<f4")
+    return embedding
+
+
 class ServerEmbedder:
     """Embeds by asking the server, in batches; its length from the settings, else from one probe at start."""
 
-    def __init__(self, server: EmbeddingServer, transport: httpx.BaseTransport | None = None,
-                 verify: Any = True) -> None:
+    def __init__(self, server: EmbeddingServer, verify: Any = True) -> None:
         self.server = server
         self.name = server_name(server)
         headers = {"Authorization": f"Bearer {server.api_key}"} if server.api_key else {}
-        self._client = httpx.Client(base_url=server.base_url.rstrip("/") + "/", headers=headers,
-                                    timeout=server.timeout, transport=transport, verify=verify)
+        base = server.base_url.rstrip("/") + "/"
+        self._client = httpx.Client(base_url=base, headers=headers, timeout=server.timeout, verify=verify)
+        # The turn's path: asked from the event loop, no thread hand-off, with aiohttp (a request costs a third of
+        # httpx's CPU time: bench/embedding_server.py); made in the loop at the first ask.
+        self._headers, self._verify = headers, verify
+        self._session: aiohttp.ClientSession | None = None
+        # base64 costs a fraction of a float list to read (1 ms per 1,024-dimension vector at a busy machine's
+        # load); a server that refuses it is asked for floats from then on, one that ignores it answers floats.
+        self.encoding = "base64"
         self.dim = server.dimensions or self.probe()
 
     def probe(self) -> int:
@@ -72,33 +89,82 @@ class ServerEmbedder:
         return int(self._ask([PROBE], None).shape[1])
 
     def embed(self, texts: Sequence[str], purpose: Purpose = "document") -> np.ndarray:
-        """Embed with the purpose's prefix, `batch_size` texts a request."""
-        if not texts:
-            return np.zeros((0, self.dim), dtype=np.float32)
+        """Embed with the purpose's prefix, `batch_size` texts a request (blocking: `reindex`, `mnemo doctor`)."""
+        batches = self._batches(texts, purpose)
+        return np.concatenate([self._ask(b, self.dim) for b in batches]) if batches else self._none()
+
+    async def aembed(self, texts: Sequence[str], purpose: Purpose = "document") -> np.ndarray:
+        """`embed` from the event loop (`SearchIndex.embed` prefers it)."""
+        found = [await self._aask(b) for b in self._batches(texts, purpose)]
+        return np.concatenate(found) if found else self._none()
+
+    def _none(self) -> np.ndarray:
+        return np.zeros((0, self.dim), dtype=np.float32)
+
+    def _batches(self, texts: Sequence[str], purpose: Purpose) -> list[list[str]]:
         prefix = self.server.query_prefix if purpose == "query" else self.server.document_prefix
-        prefixed = [prefix + t for t in texts]
         size = max(1, self.server.batch_size)
-        return np.concatenate([self._ask(prefixed[at:at + size], self.dim) for at in range(0, len(prefixed), size)])
+        prefixed = [prefix + t for t in texts]
+        return [prefixed[at:at + size] for at in range(0, len(prefixed), size)]
+
+    def _body(self, texts: list[str]) -> dict[str, Any]:
+        body: dict[str, Any] = {"model": self.server.model, "input": texts, "encoding_format": self.encoding}
+        if self.server.dimensions:
+            body["dimensions"] = self.server.dimensions
+        return body
 
     def _ask(self, texts: list[str], dim: int | None) -> np.ndarray:
         """One request; the server's failures as EmbeddingUnavailable."""
-        body: dict[str, Any] = {"model": self.server.model, "input": texts, "encoding_format": "float"}
-        if self.server.dimensions:
-            body["dimensions"] = self.server.dimensions
         try:
-            response = self._client.post("embeddings", json=body)
+            response = self._client.post("embeddings", json=self._body(texts))
+            if self._refused_base64(response.status_code):
+                response = self._client.post("embeddings", json=self._body(texts))
             response.raise_for_status()
             answer = response.json()
-        except httpx.TimeoutException as exc:
+        except (httpx.HTTPError, ValueError) as exc:
+            raise self._unavailable(exc) from exc
+        return read_vectors(answer, len(texts), dim)
+
+    async def _aask(self, texts: list[str]) -> np.ndarray:
+        if self._session is None:
+            verify = self._verify if isinstance(self._verify, ssl.SSLContext) else bool(self._verify)
+            self._session = aiohttp.ClientSession(
+                headers=self._headers, timeout=aiohttp.ClientTimeout(total=self.server.timeout),
+                connector=aiohttp.TCPConnector(ssl=verify))
+        url = self.server.base_url.rstrip("/") + "/embeddings"
+        try:
+            for _attempt in range(2):
+                async with self._session.post(url, json=self._body(texts)) as response:
+                    if self._refused_base64(response.status):
+                        continue
+                    if response.status >= 400:
+                        raise EmbeddingUnavailable(f"the embedding server {self.server.base_url} answered "
+                                                   f"{response.status} for model {self.server.model}")
+                    answer = await response.json(content_type=None)
+                    return read_vectors(answer, len(texts), self.dim)
+        except TimeoutError as exc:
             raise EmbeddingUnavailable(f"the embedding server {self.server.base_url} took longer than "
                                        f"{self.server.timeout:g} s") from exc
-        except httpx.HTTPStatusError as exc:
-            raise EmbeddingUnavailable(f"the embedding server {self.server.base_url} answered "
-                                       f"{exc.response.status_code} for model {self.server.model}") from exc
-        except (httpx.HTTPError, ValueError) as exc:
+        except (aiohttp.ClientError, ValueError) as exc:
             raise EmbeddingUnavailable(f"the embedding server {self.server.base_url} cannot be reached: "
                                        f"{type(exc).__name__}") from exc
-        return read_vectors(answer, len(texts), dim)
+        raise EmbeddingUnavailable(f"the embedding server {self.server.base_url} refused both encodings")
+
+    def _refused_base64(self, status: int) -> bool:
+        """Whether the server refused base64 (a 400 or 422 to the first ask): floats from now on."""
+        if self.encoding == "base64" and status in (400, 422):
+            self.encoding = "float"
+            return True
+        return False
+
+    def _unavailable(self, exc: Exception) -> EmbeddingUnavailable:
+        """An HTTP client's failure in words."""
+        where = f"the embedding server {self.server.base_url}"
+        if isinstance(exc, httpx.TimeoutException):
+            return EmbeddingUnavailable(f"{where} took longer than {self.server.timeout:g} s")
+        if isinstance(exc, httpx.HTTPStatusError):
+            return EmbeddingUnavailable(f"{where} answered {exc.response.status_code} for model {self.server.model}")
+        return EmbeddingUnavailable(f"{where} cannot be reached: {type(exc).__name__}")
 
     def models(self) -> list[str]:
         """The model names the server lists at GET /models (empty when it lists none)."""
@@ -110,7 +176,9 @@ class ServerEmbedder:
             raise EmbeddingUnavailable(f"the embedding server {self.server.base_url} lists no models "
                                        f"({type(exc).__name__})") from exc
 
-    def close(self) -> None:
-        """Close the HTTP client."""
+    async def aclose(self) -> None:
+        """Close the HTTP clients."""
         self._client.close()
+        if self._session is not None:
+            await self._session.close()
 

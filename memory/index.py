@@ -109,7 +109,10 @@ class SearchIndex:
         if missing:
             by_hash = dict(zip(hashes, texts))
             try:
-                embedded = await asyncio.to_thread(self.embedder.embed, [by_hash[h] for h in missing], purpose)
+                batch = [by_hash[h] for h in missing]
+                aembed = getattr(self.embedder, "aembed", None)  # an embedding server's: asked from the loop
+                embedded = await (aembed(batch, purpose) if aembed is not None
+                                  else asyncio.to_thread(self.embedder.embed, batch, purpose))
             except EmbeddingFailed:  # EmbeddingUnavailable stays itself: the callers fall back on it
                 raise
             except Exception as exc:

@@ -51,6 +51,7 @@ async def test_a_servers_vectors_are_recorded_by_model_and_asked_in_batches(tmp_
             hits = await store.search(scope, "Wo wohnt Miriam?")
         finally:
             await store.close()
+            await embedder.aclose()
     assert recorded["embedding_model"] == "server/bge-m3" and recorded["embedding_dim"] == "48"
     assert models == [("server/bge-m3",)]
     assert hits[0].text == "Miriam wohnt in Leipzig"
@@ -64,7 +65,8 @@ async def test_while_the_server_is_down_search_finds_by_words_and_messages_are_i
         tmp_path: Path, database_url: str | None) -> None:
     fake = FakeEmbeddingServer()
     async with fake:
-        store = await open_store(tmp_path, await server_embedder(fake, timeout=2.0), database_url)
+        embedder = await server_embedder(fake, timeout=2.0)
+        store = await open_store(tmp_path, embedder, database_url)
         scope = await store.scope("mnemo", "anna")
         await store.notes.add(scope, "Miriam wohnt jetzt in Leipzig")
         await store.notes.add(scope, "Bruno ist ein Labrador")
@@ -83,6 +85,7 @@ async def test_while_the_server_is_down_search_finds_by_words_and_messages_are_i
             assert await integrity.check(store) == []
     finally:
         await store.close()
+        await embedder.aclose()
 
 
 async def test_garbage_errors_and_slowness_are_unavailable_not_vectors(tmp_path: Path) -> None:
@@ -96,9 +99,34 @@ async def test_garbage_errors_and_slowness_are_unavailable_not_vectors(tmp_path:
         fake.body, fake.status = None, 503
         with pytest.raises(EmbeddingUnavailable, match="503"):
             await asyncio.to_thread(embedder.embed, ["Hallo"], "query")
+        with pytest.raises(EmbeddingUnavailable, match="503"):
+            await embedder.aembed(["Hallo"], "query")
         fake.status, fake.delay = 200, 1.0
         with pytest.raises(EmbeddingUnavailable, match="longer than 0.3 s"):
             await asyncio.to_thread(embedder.embed, ["Hallo"], "query")
+        with pytest.raises(EmbeddingUnavailable, match="longer than 0.3 s"):
+            await embedder.aembed(["Hallo"], "query")
+        fake.delay, fake.body = 0.0, {"data": [{"index": 0, "embedding": "kein base64!"}]}
+        with pytest.raises(EmbeddingUnavailable):
+            await embedder.aembed(["Hallo"], "query")
+        await embedder.aclose()
+
+
+async def test_vectors_come_as_base64_and_as_floats_from_a_server_that_refuses_base64() -> None:
+    async with FakeEmbeddingServer(dim=16) as fake:
+        embedder = await server_embedder(fake)
+        fast = await embedder.aembed(["Miriam wohnt in Leipzig"])
+        fake.encodings = ("float",)  # as Ollama
+        floats = await server_embedder(fake)
+        slow = await floats.aembed(["Miriam wohnt in Leipzig"])
+        again = await asyncio.to_thread(floats.embed, ["Miriam wohnt in Leipzig"])
+        await embedder.aclose()
+        await floats.aclose()
+    assert np.allclose(fast, slow, atol=1e-6) and np.allclose(slow, again)
+    assert np.allclose(fast[0], FakeEmbeddingServer(dim=16).vectors.embed(["Miriam wohnt in Leipzig"])[0], atol=1e-6)
+    asked = [body["encoding_format"] for path, _h, body in fake.requests if path.endswith("embeddings")]
+    assert asked == ["base64", "base64", "base64", "float", "float", "float"]  # probe, ask; refused, probe, 2 asks
+    assert floats.encoding == "float"
 
 
 def test_an_answer_in_any_order_comes_back_in_input_order_and_unit_length() -> None:
@@ -152,7 +180,8 @@ async def test_a_turn_while_the_server_is_down_is_answered_with_what_words_find(
                                                                                database_url: str | None) -> None:
     fake = FakeEmbeddingServer()
     async with fake:
-        store = await open_store(tmp_path, await server_embedder(fake, timeout=1.0), database_url)
+        embedder = await server_embedder(fake, timeout=1.0)
+        store = await open_store(tmp_path, embedder, database_url)
         scope = await store.scope("mnemo", "anna")
         await store.notes.add(scope, "Miriam wohnt jetzt in Leipzig")
     chat = ScriptedLLM("chat")
@@ -168,3 +197,4 @@ async def test_a_turn_while_the_server_is_down_is_answered_with_what_words_find(
     finally:
         await engine.close()
         await store.close()
+        await embedder.aclose()

@@ -4,11 +4,13 @@ endpoint (POST /v1/rerank, Jina/Cohere style; POST /rerank, text-embeddings-infe
 from __future__ import annotations
 
 import asyncio
+import base64
 import re
 import time
 from collections.abc import Callable, Sequence
 from typing import Any, Self
 
+import numpy as np
 from aiohttp import web
 
 from tests.fakes.embedder import FakeEmbedder
@@ -18,6 +20,13 @@ def shared_words(query: str, document: str) -> float:
     """The default rerank score: how many of the query's words the document holds."""
     words = set(re.findall(r"\w+", query.lower()))
     return float(len(words & set(re.findall(r"\w+", document.lower()))))
+
+
+def encoded(row: np.ndarray, encoding: str) -> Any:
+    """A vector as OpenAI's API sends it: a list of floats, or base64 of little-endian float32."""
+    if encoding == "base64":
+        return base64.b64encode(np.asarray(row, dtype="<f4").tobytes()).decode()
+    return row.tolist()
 
 
 class FakeEmbeddingServer:
@@ -31,6 +40,7 @@ class FakeEmbeddingServer:
         self.delay = 0.0
         self.status = 200
         self.body: Any = None  # a body to answer instead of the real shape (to fake an unreadable answer)
+        self.encodings = ("float", "base64")  # what encoding_format it takes (Ollama: float only)
         self.listed: Sequence[str] | None = None  # the models GET /v1/models names (default: this one)
         self.requests: list[tuple[str, dict[str, str], dict[str, Any]]] = []  # path, headers, json
         self.seconds: list[float] = []  # the server's own time per answered embeddings request
@@ -52,6 +62,7 @@ class FakeEmbeddingServer:
         app.router.add_get("/v1/models", self._models)
         app.router.add_post("/v1/rerank", self._rerank)
         app.router.add_post("/rerank", self._rerank)
+        app.router.add_get("/fake/seconds", self._seconds)  # for a client in another process (bench/)
         self._runner = web.AppRunner(app)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", self.port)
@@ -84,13 +95,19 @@ class FakeEmbeddingServer:
             return scripted
         if body.get("model") != self.model:
             return web.json_response({"error": {"message": f"model {body.get('model')!r} not found"}}, status=404)
+        if body.get("encoding_format", "float") not in self.encodings:
+            return web.json_response({"error": {"message": "unknown encoding_format"}}, status=422)
         texts = [body["input"]] if isinstance(body["input"], str) else list(body["input"])
         matrix = self.vectors.embed(texts)
-        data = [{"object": "embedding", "index": i, "embedding": row.tolist()} for i, row in enumerate(matrix)]
+        data = [{"object": "embedding", "index": i, "embedding": encoded(row, body.get("encoding_format", "float"))}
+                for i, row in enumerate(matrix)]
         answer = web.json_response({"object": "list", "model": self.model, "data": data[::-1],  # any order
                                     "usage": {"prompt_tokens": 1, "total_tokens": 1}})
         self.seconds.append(time.perf_counter() - started)
         return answer
+
+    async def _seconds(self, request: web.Request) -> web.Response:
+        return web.json_response(self.seconds)
 
     async def _models(self, request: web.Request) -> web.Response:
         names = [self.model] if self.listed is None else list(self.listed)
