@@ -3,6 +3,8 @@ words only and messages indexed later; against a fake server over HTTP, on SQLit
 from __future__ import annotations
 
 import asyncio
+import json
+import re
 from pathlib import Path
 
 import numpy as np
@@ -194,6 +196,37 @@ async def test_a_turn_while_the_server_is_down_is_answered_with_what_words_find(
         logged = await store.messages.recent(scope, 5)
         assert [m.text for m in logged if m.role == "user"] == ["Ich fahre am Wochenende nach Leipzig"]
         assert await store.failures.get("embedding.unavailable") >= 1
+    finally:
+        await engine.close()
+        await store.close()
+        await embedder.aclose()
+
+
+async def test_notes_learned_while_the_server_is_down_wait_for_the_next_run(tmp_path: Path,
+                                                                            database_url: str | None) -> None:
+    fake = FakeEmbeddingServer()
+    background = ScriptedLLM("background")
+
+    def facts(call: object) -> str:
+        first = int(re.findall(r"^\[(\d+)\] user:", call.messages[0].content, re.M)[0])  # type: ignore[attr-defined]
+        return json.dumps({"facts": [{"text": "Anna arbeitet seit 2019 als Pflegerin im Klinikum Nord.",
+                                      "source_ids": [first]}], "content": [], "profile": []})
+
+    background.responder = facts  # type: ignore[assignment]
+    async with fake:
+        embedder = await server_embedder(fake, timeout=1.0)
+        store = await open_store(tmp_path, embedder, database_url)
+        scope = await store.scope("mnemo", "anna")
+        await store.messages.add(scope, "user", "Ich arbeite seit 2019 als Pflegerin im Klinikum Nord.")
+    engine = make_engine(store, ScriptedLLM("chat"), background=background)
+    try:
+        await engine.learning.learn(scope)  # the server is down: nothing stored, the batch waits
+        assert await store.notes.list(scope) == []
+        assert await store.failures.get("extraction.failed") == 1
+        async with fake:
+            await engine.learning.learn(scope)
+            assert [n.text for n in await store.notes.list(scope)] == [
+                "Anna arbeitet seit 2019 als Pflegerin im Klinikum Nord."]
     finally:
         await engine.close()
         await store.close()
