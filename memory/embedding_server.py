@@ -10,7 +10,8 @@ from __future__ import annotations
 import base64
 import binascii
 import ssl
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,6 +23,9 @@ from memory.embedder import Purpose
 from memory.errors import EmbeddingUnavailable
 
 PROBE = "Hallo"  # what is embedded to learn the model's length when no dimensions are set
+# Seconds the turn's path leaves a failed server alone: a server that hangs costs one turn its timeout, not each
+# turn each of its two or three embeddings.
+RESTING = 30.0
 
 
 @dataclass(frozen=True)
@@ -59,6 +63,11 @@ def read_vectors(body: Any, count: int, dim: int | None) -> np.ndarray:
     return matrix / norms
 
 
+def may_ask(failed_at: float | None, now: float, resting: float = RESTING) -> bool:
+    """Whether the turn's path may ask the server: it never failed, or its rest is over (pure)."""
+    return failed_at is None or now - failed_at >= resting
+
+
 def _floats(embedding: Any) -> Any:
     """One vector as the answer gives it: a list of numbers, or base64 of little-endian float32."""
     if isinstance(embedding, str):
@@ -69,8 +78,10 @@ def _floats(embedding: Any) -> Any:
 class ServerEmbedder:
     """Embeds by asking the server, in batches; its length from the settings, else from one probe at start."""
 
-    def __init__(self, server: EmbeddingServer, verify: Any = True) -> None:
-        self.server = server
+    def __init__(self, server: EmbeddingServer, verify: Any = True,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.server, self._clock = server, clock
+        self._failed_at: float | None = None  # when the turn's path last found the server failing
         self.name = server_name(server)
         headers = {"Authorization": f"Bearer {server.api_key}"} if server.api_key else {}
         base = server.base_url.rstrip("/") + "/"
@@ -94,8 +105,17 @@ class ServerEmbedder:
         return np.concatenate([self._ask(b, self.dim) for b in batches]) if batches else self._none()
 
     async def aembed(self, texts: Sequence[str], purpose: Purpose = "document") -> np.ndarray:
-        """`embed` from the event loop (`SearchIndex.embed` prefers it)."""
-        found = [await self._aask(b) for b in self._batches(texts, purpose)]
+        """`embed` from the event loop (`SearchIndex.embed` prefers it); for `RESTING` seconds after a failure it
+        raises at once instead of asking."""
+        if not may_ask(self._failed_at, self._clock()):
+            raise EmbeddingUnavailable(f"the embedding server {self.server.base_url} failed less than "
+                                       f"{RESTING:g} s ago; it is asked again after that")
+        try:
+            found = [await self._aask(b) for b in self._batches(texts, purpose)]
+        except EmbeddingUnavailable:
+            self._failed_at = self._clock()
+            raise
+        self._failed_at = None
         return np.concatenate(found) if found else self._none()
 
     def _none(self) -> np.ndarray:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import time
 from pathlib import Path
 
 import numpy as np
@@ -14,10 +15,11 @@ from bot.admin import ops
 from bot.conversation.engine import Incoming
 from bot.embedding import make_embedder
 from memory import integrity
-from memory.embedding_server import EmbeddingServer, ServerEmbedder, read_vectors
+from memory.embedding_server import RESTING, EmbeddingServer, ServerEmbedder, may_ask, read_vectors
 from memory.errors import EmbeddingUnavailable
 from memory.store import MemoryStore
 from tests.engine_kit import make_engine, settings_for
+from tests.fakes.clock import Clock
 from tests.fakes.embedder import FakeEmbedder
 from tests.fakes.embedding_api import FakeEmbeddingServer
 from tests.fakes.llm import ScriptedLLM
@@ -25,10 +27,11 @@ from tests.fakes.llm import ScriptedLLM
 pytestmark = pytest.mark.both_backends("the index written and searched with a server's vectors")
 
 
-async def server_embedder(fake: FakeEmbeddingServer, **fields: object) -> ServerEmbedder:
-    """The real adapter against the fake, built off the loop (it asks the server for the length)."""
+async def server_embedder(fake: FakeEmbeddingServer, clock: Clock | None = None, **fields: object) -> ServerEmbedder:
+    """The real adapter against the fake, built off the loop (it asks the server for the length); with `clock`,
+    the rest after a failure (`RESTING`) is over when the test moves it on."""
     config = EmbeddingServer(fake.base_url, fake.model, **fields)  # type: ignore[arg-type]
-    return await asyncio.to_thread(ServerEmbedder, config)
+    return await asyncio.to_thread(ServerEmbedder, config, True, clock or time.monotonic)
 
 
 async def open_store(tmp_path: Path, embedder: ServerEmbedder, database_url: str | None) -> MemoryStore:
@@ -65,9 +68,9 @@ async def test_a_servers_vectors_are_recorded_by_model_and_asked_in_batches(tmp_
 
 async def test_while_the_server_is_down_search_finds_by_words_and_messages_are_indexed_later(
         tmp_path: Path, database_url: str | None) -> None:
-    fake = FakeEmbeddingServer()
+    fake, clock = FakeEmbeddingServer(), Clock(0.0)
     async with fake:
-        embedder = await server_embedder(fake, timeout=2.0)
+        embedder = await server_embedder(fake, clock, timeout=2.0)
         store = await open_store(tmp_path, embedder, database_url)
         scope = await store.scope("mnemo", "anna")
         await store.notes.add(scope, "Miriam wohnt jetzt in Leipzig")
@@ -80,6 +83,7 @@ async def test_while_the_server_is_down_search_finds_by_words_and_messages_are_i
         assert await store.failures.get("embedding.unavailable") == 1
         waiting = await store.messages.add(scope, "user", "Ich fahre morgen zu Miriam nach Leipzig")
         assert f"message {waiting.id}: not in the search index" in await integrity.check(store)
+        clock.now += RESTING
         async with fake:  # back on the same port
             later = await store.messages.add(scope, "user", "Das Wetter ist schön")
             found = await store.search(scope, "Reise zu Miriam", ("message",))
@@ -91,8 +95,9 @@ async def test_while_the_server_is_down_search_finds_by_words_and_messages_are_i
 
 
 async def test_garbage_errors_and_slowness_are_unavailable_not_vectors(tmp_path: Path) -> None:
+    clock = Clock(0.0)
     async with FakeEmbeddingServer(dim=16) as fake:
-        embedder = await server_embedder(fake, timeout=0.3)
+        embedder = await server_embedder(fake, clock, timeout=0.3)
         for body in ({"data": "nonsense"}, {"data": [{"index": 0, "embedding": [0.0] * 16}]},
                      {"data": [{"index": 0, "embedding": [1.0] * 15}]}, ["not", "an", "object"]):
             fake.body = body
@@ -103,11 +108,13 @@ async def test_garbage_errors_and_slowness_are_unavailable_not_vectors(tmp_path:
             await asyncio.to_thread(embedder.embed, ["Hallo"], "query")
         with pytest.raises(EmbeddingUnavailable, match="503"):
             await embedder.aembed(["Hallo"], "query")
+        clock.now += RESTING
         fake.status, fake.delay = 200, 1.0
         with pytest.raises(EmbeddingUnavailable, match="longer than 0.3 s"):
             await asyncio.to_thread(embedder.embed, ["Hallo"], "query")
         with pytest.raises(EmbeddingUnavailable, match="longer than 0.3 s"):
             await embedder.aembed(["Hallo"], "query")
+        clock.now += RESTING
         fake.delay, fake.body = 0.0, {"data": [{"index": 0, "embedding": "kein base64!"}]}
         with pytest.raises(EmbeddingUnavailable):
             await embedder.aembed(["Hallo"], "query")
@@ -213,8 +220,9 @@ async def test_notes_learned_while_the_server_is_down_wait_for_the_next_run(tmp_
                                       "source_ids": [first]}], "content": [], "profile": []})
 
     background.responder = facts  # type: ignore[assignment]
+    clock = Clock(0.0)
     async with fake:
-        embedder = await server_embedder(fake, timeout=1.0)
+        embedder = await server_embedder(fake, clock, timeout=1.0)
         store = await open_store(tmp_path, embedder, database_url)
         scope = await store.scope("mnemo", "anna")
         await store.messages.add(scope, "user", "Ich arbeite seit 2019 als Pflegerin im Klinikum Nord.")
@@ -223,6 +231,7 @@ async def test_notes_learned_while_the_server_is_down_wait_for_the_next_run(tmp_
         await engine.learning.learn(scope)  # the server is down: nothing stored, the batch waits
         assert await store.notes.list(scope) == []
         assert await store.failures.get("extraction.failed") == 1
+        clock.now += RESTING
         async with fake:
             await engine.learning.learn(scope)
             assert [n.text for n in await store.notes.list(scope)] == [
@@ -231,3 +240,21 @@ async def test_notes_learned_while_the_server_is_down_wait_for_the_next_run(tmp_
         await engine.close()
         await store.close()
         await embedder.aclose()
+
+
+async def test_a_hanging_server_costs_one_turn_its_timeout_then_rests() -> None:
+    clock = Clock(0.0)
+    async with FakeEmbeddingServer(dim=8) as fake:
+        embedder = await server_embedder(fake, clock, timeout=0.3)
+        fake.delay = 2.0
+        with pytest.raises(EmbeddingUnavailable, match="longer than 0.3 s"):
+            await embedder.aembed(["Hallo"], "query")
+        asked = len(fake.requests)
+        started = time.perf_counter()
+        with pytest.raises(EmbeddingUnavailable, match="asked again"):
+            await embedder.aembed(["Hallo"], "query")
+        assert time.perf_counter() - started < 0.1 and len(fake.requests) == asked  # not asked while it rests
+        fake.delay, clock.now = 0.0, RESTING
+        assert (await embedder.aembed(["Hallo"], "query")).shape == (1, 8)
+        await embedder.aclose()
+    assert not may_ask(10.0, 10.0 + RESTING - 1) and may_ask(None, 0.0)
