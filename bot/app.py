@@ -160,9 +160,8 @@ async def running_engine(settings: Settings, metrics: Metrics = NO_METRICS) -> A
     stack = contextlib.AsyncExitStack()
     engine: Engine | None = None
     try:
-        for client in (embedder, store.reranking and store.reranking.reranker):  # a server's HTTP clients
-            if (close := getattr(client, "aclose", None)) is not None:
-                stack.push_async_callback(close)
+        if (close := getattr(store.reranking and store.reranking.reranker, "aclose", None)) is not None:
+            stack.push_async_callback(close)  # a reranking server's HTTP client (the store closes the embedder's)
         await move_old_files(store, settings.data_dir, time.time())  # an earlier version kept voice notes as files
         toolboxes = await open_toolboxes(settings, store, stack)  # a wrong MCP configuration stops here, closed
         transcriber, speaker = voice_backends(settings)

@@ -84,8 +84,9 @@ class ServerEmbedder:
         self._failed_at: float | None = None  # when the turn's path last found the server failing
         self.name = server_name(server)
         headers = {"Authorization": f"Bearer {server.api_key}"} if server.api_key else {}
-        base = server.base_url.rstrip("/") + "/"
-        self._client = httpx.Client(base_url=base, headers=headers, timeout=server.timeout, verify=verify)
+        # The blocking path (the probe, `mnemo reindex`, `mnemo doctor`) opens a client per call: nothing to close.
+        self._blocking = {"base_url": server.base_url.rstrip("/") + "/", "headers": headers,
+                          "timeout": server.timeout, "verify": verify}
         # The turn's path: asked from the event loop, no thread hand-off, with aiohttp (a request costs a third of
         # httpx's CPU time: bench/embedding_server.py); made in the loop at the first ask.
         self._headers, self._verify = headers, verify
@@ -136,11 +137,12 @@ class ServerEmbedder:
     def _ask(self, texts: list[str], dim: int | None) -> np.ndarray:
         """One request; the server's failures as EmbeddingUnavailable."""
         try:
-            response = self._client.post("embeddings", json=self._body(texts))
-            if self._refused_base64(response.status_code):
-                response = self._client.post("embeddings", json=self._body(texts))
-            response.raise_for_status()
-            answer = response.json()
+            with httpx.Client(**self._blocking) as client:
+                response = client.post("embeddings", json=self._body(texts))
+                if self._refused_base64(response.status_code):
+                    response = client.post("embeddings", json=self._body(texts))
+                response.raise_for_status()
+                answer = response.json()
         except (httpx.HTTPError, ValueError) as exc:
             raise self._unavailable(exc) from exc
         return read_vectors(answer, len(texts), dim)
@@ -189,7 +191,8 @@ class ServerEmbedder:
     def models(self) -> list[str]:
         """The model names the server lists at GET /models (empty when it lists none)."""
         try:
-            response = self._client.get("models")
+            with httpx.Client(**self._blocking) as client:
+                response = client.get("models")
             response.raise_for_status()
             return [str(m["id"]) for m in response.json().get("data", [])]
         except (httpx.HTTPError, ValueError, KeyError, TypeError, AttributeError) as exc:
@@ -197,8 +200,8 @@ class ServerEmbedder:
                                        f"({type(exc).__name__})") from exc
 
     async def aclose(self) -> None:
-        """Close the HTTP clients."""
-        self._client.close()
+        """Close the event loop's connections (`MemoryStore.close` does; the next ask opens them again)."""
         if self._session is not None:
-            await self._session.close()
+            session, self._session = self._session, None
+            await session.close()
 

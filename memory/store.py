@@ -164,7 +164,9 @@ class MemoryStore:
             return None
 
     async def close(self) -> None:
-        """Close the database."""
+        """Close the database, and an embedding server's connections (`ServerEmbedder.aclose`)."""
+        if (close := getattr(self.index.embedder, "aclose", None)) is not None:
+            await close()
         await self.db.close()
 
     async def __aenter__(self) -> MemoryStore:

@@ -56,7 +56,6 @@ async def test_a_servers_vectors_are_recorded_by_model_and_asked_in_batches(tmp_
             hits = await store.search(scope, "Wo wohnt Miriam?")
         finally:
             await store.close()
-            await embedder.aclose()
     assert recorded["embedding_model"] == "server/bge-m3" and recorded["embedding_dim"] == "48"
     assert models == [("server/bge-m3",)]
     assert hits[0].text == "Miriam wohnt in Leipzig"
@@ -91,7 +90,6 @@ async def test_while_the_server_is_down_search_finds_by_words_and_messages_are_i
             assert await integrity.check(store) == []
     finally:
         await store.close()
-        await embedder.aclose()
 
 
 async def test_garbage_errors_and_slowness_are_unavailable_not_vectors(tmp_path: Path) -> None:
@@ -206,7 +204,6 @@ async def test_a_turn_while_the_server_is_down_is_answered_with_what_words_find(
     finally:
         await engine.close()
         await store.close()
-        await embedder.aclose()
 
 
 async def test_notes_learned_while_the_server_is_down_wait_for_the_next_run(tmp_path: Path,
@@ -239,7 +236,6 @@ async def test_notes_learned_while_the_server_is_down_wait_for_the_next_run(tmp_
     finally:
         await engine.close()
         await store.close()
-        await embedder.aclose()
 
 
 async def test_a_hanging_server_costs_one_turn_its_timeout_then_rests() -> None:

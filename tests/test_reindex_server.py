@@ -75,6 +75,5 @@ async def test_reindex_onto_a_server_survives_a_kill_and_never_mixes_models(tmp_
             scope = await store.scope("mnemo", "anna")
             hits = await store.search(scope, "Tomaten7 Garten", ("message",))
             assert hits[0].text == texts[7]
-        await new.aclose()
     with pytest.raises(ModelMismatch, match="server/bge-m3"):
         await MemoryStore.open(tmp_path / "mnemo.sqlite3", old, database_url=database_url)
