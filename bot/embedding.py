@@ -78,8 +78,7 @@ async def rerank_note(settings: Settings) -> tuple[bool, str]:
         return True, f"the chat model {settings.chat_model} judges the best {settings.rerank_top} candidates"
     reranker = server_reranker(settings)
     try:
-        scores = await reranker.scores("Wo wohnt meine Schwester?",
-                                                 ["Miriam wohnt in Leipzig.", "Ich mag keine Pilze."])
+        scores = await reranker.scores("Wo wohnt Miriam?", ["Miriam wohnt in Leipzig.", "Ich mag keine Pilze."])
         return True, f"{settings.rerank_url} answered ({scores[0]:.2f} against {scores[1]:.2f})"
     except (RerankFailed, httpx.HTTPError, ValueError) as exc:
         return False, f"{settings.rerank_url}: {type(exc).__name__}: {exc}"

@@ -121,3 +121,16 @@ async def test_a_turns_prompt_carries_the_reranked_notes_and_reranking_is_off_by
     prompt = chat.calls[0].prompt
     assert prompt.index("Mit Miriam war ich im Kino") < prompt.index("Miriam wohnt in Leipzig")
     assert fake.requests and fake.requests[0][2]["query"] == "Erzähl mir was über Miriam"
+
+
+async def test_a_crisis_turn_does_not_wait_for_the_reranker(store: MemoryStore) -> None:
+    await filled(store)
+    chat = ScriptedLLM("chat")
+    async with FakeEmbeddingServer(score=kino_first) as fake:
+        store.reranking = Reranking(ServerReranker(RerankServer(fake.base_url), timeout=2.0), top=10, timeout=2.0)
+        engine = make_engine(store, chat)
+        await engine.handle(Incoming("anna", "Ich will nicht mehr leben, Miriam weiß nichts davon"))
+        await engine.handle(Incoming("anna", "Erzähl mir was über Miriam"))
+        await engine.close()
+    assert "Miriam wohnt in Leipzig" in chat.calls[0].prompt  # the notes are there, in the fused order
+    assert [body["query"] for _p, _h, body in fake.requests] == ["Erzähl mir was über Miriam"]
