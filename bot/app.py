@@ -24,6 +24,7 @@ from bot.conversation.engine import Engine, EngineConfig
 from bot.conversation.moderation import ModerationConfig, ModerationDetector
 from bot.conversation.suggestion_tool import SuggestionBox
 from bot.conversation.tools import ToolBox
+from bot.embedding import make_embedder, make_reranking
 from bot.errors import ConfigError, LLMError
 from bot.llm.factory import make_llm
 from bot.llm.metering import CountedLLM, MeteredLLM
@@ -38,7 +39,7 @@ from bot.texts import t
 from bot.voice.recordings import move_old_files
 from bot.web_page.health import ReportsCrypto, Running
 from bot.web_tools.toolbox import web_tools
-from memory import MemoryStore, SuggestionLimits, Thresholds, is_postgres, make_embedder
+from memory import MemoryStore, SuggestionLimits, Thresholds, is_postgres
 from scheduler.budget import TokenBudget
 from scheduler.leader import SchedulerLeader
 from scheduler.service import Scheduler
@@ -147,15 +148,18 @@ async def open_toolboxes(settings: Settings, store: MemoryStore, stack: contextl
 @contextlib.asynccontextmanager
 async def running_engine(settings: Settings, metrics: Metrics = NO_METRICS) -> AsyncIterator[Engine]:
     """Open the store, the models and the toolboxes, yield the engine, and close everything in reverse."""
-    embedder = await asyncio.to_thread(make_embedder, settings.embedding_model)
+    embedder = await asyncio.to_thread(make_embedder, settings)
     store = await MemoryStore.open(settings.data_dir, embedder, semantic_dedupe=settings.dedupe_threshold,
                                       search_cache_bytes=settings.search_cache_mb * 2**20,
                                       database_url=settings.database_url)
     chat, background = make_models(settings)
+    store.reranking = make_reranking(settings, chat)
     budget = TokenBudget(store.usage, settings.background_tokens_per_day, settings.zone)
     stack = contextlib.AsyncExitStack()
     engine: Engine | None = None
     try:
+        if (close := getattr(store.reranking and store.reranking.reranker, "aclose", None)) is not None:
+            stack.push_async_callback(close)  # a reranking server's HTTP client (the store closes the embedder's)
         await move_old_files(store, settings.data_dir, time.time())  # an earlier version kept voice notes as files
         toolboxes = await open_toolboxes(settings, store, stack)  # a wrong MCP configuration stops here, closed
         transcriber, speaker = voice_backends(settings)

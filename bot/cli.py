@@ -132,9 +132,10 @@ def _analyse_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 async def undo(settings: Settings, user_id: str) -> int:
     """Revert the newest processing of one user and print what changed."""
-    from memory import MemoryStore, is_final, make_embedder, undo_latest
+    from bot.embedding import make_embedder
+    from memory import MemoryStore, is_final, undo_latest
 
-    store = await MemoryStore.open(settings.data_dir, make_embedder(settings.embedding_model),
+    store = await MemoryStore.open(settings.data_dir, make_embedder(settings),
                                    database_url=settings.database_url)
     try:
         scope = await store.scope(settings.companion_id, user_id)
@@ -256,19 +257,18 @@ async def _web_link(settings: Settings, args: argparse.Namespace) -> int:
 
 
 async def _reindex(settings: Settings, args: argparse.Namespace) -> int:
-    from memory import make_embedder, open_database, reindex
+    from bot.embedding import make_embedder
+    from memory import MemoryStore, open_database, reindex
 
-    def bar(done: int, total: int) -> None:
-        filled = int(30 * done / total) if total else 30
-        print(f"\r[{'#' * filled}{'.' * (30 - filled)}] {done}/{total}", end="", file=sys.stderr, flush=True)
+    def line(done: int, total: int) -> None:
+        print(f"reindex: {done}/{total} ({100 * done // max(total, 1)}%)", file=sys.stderr, flush=True)
 
-    embedder = await asyncio.to_thread(make_embedder, settings.embedding_model)
+    embedder = await asyncio.to_thread(make_embedder, settings)
     db = await open_database(settings.data_dir, settings.database_url)
     try:
-        result = await reindex(db, embedder, progress=bar)
+        result = await reindex(db, embedder, progress=line)
     finally:
         await db.close()
-    print(file=sys.stderr)
     if result.switched:
         print(f"reindexed {result.total} items; the memory now uses {result.recorded_model}")
     elif result.done == result.total:
@@ -276,6 +276,12 @@ async def _reindex(settings: Settings, args: argparse.Namespace) -> int:
     else:
         print(f"interrupted at {result.done}/{result.total}; run mnemo reindex again to continue")
         return 1
+    store = await MemoryStore.open(settings.data_dir, embedder, database_url=settings.database_url)
+    try:  # messages logged while the embedding server was down
+        if caught_up := await store.messages.index_unindexed():
+            print(f"indexed {caught_up} messages logged while the embedder was unavailable")
+    finally:
+        await store.close()
     return 0
 
 

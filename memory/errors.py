@@ -6,6 +6,7 @@
     ├── NotFound            no such item in this scope
     ├── Expired             a pairing code was found but is no longer valid
     ├── EmbeddingFailed     the embedder raised or returned the wrong shape
+    │   └── EmbeddingUnavailable   the embedding server is down, too slow or answered garbage (for now)
     ├── CompanionExists     a companion with this id was already created
     └── CopyRefused         the copy to PostgreSQL cannot start or go on (`memory.storage.postgres_copy`)
 """
@@ -30,6 +31,11 @@ class NotFound(MemoryStoreError):
 
 class EmbeddingFailed(MemoryStoreError):
     """The embedder failed or returned vectors of the wrong dimension."""
+
+
+class EmbeddingUnavailable(EmbeddingFailed):
+    """The embedding server could not give vectors just now (down, past its timeout, an error, an unreadable answer);
+    a search then finds by words only and a text left unindexed is indexed later."""
 
 
 class Expired(MemoryStoreError):

@@ -1,10 +1,13 @@
 """MemoryStore: the one entry point to everything mnemo remembers, in one SQLite file."""
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from memory.account import erasure
 from memory.account.companions import Companions
@@ -12,6 +15,7 @@ from memory.account.incognito_state import STATE_KEY as INCOGNITO
 from memory.account.incognito_state import IncognitoLog
 from memory.account.pairing import AccessStore
 from memory.account.web_access import WebAccess
+from memory.errors import EmbeddingUnavailable
 from memory.ledgers import audit
 from memory.ledgers.choices import Choices
 from memory.ledgers.command_runs import Runs
@@ -47,6 +51,7 @@ from memory.search.admission import AdmissionControl
 from memory.search.embedder import Embedder, calibration
 from memory.search.index import SearchIndex, touch
 from memory.search.ranking import Weights
+from memory.search.rerank import Reranking, reranked
 from memory.search.retrievers import CANDIDATES
 from memory.search.scope_arrays import CACHE_BYTES
 from memory.storage.db import Database
@@ -54,6 +59,8 @@ from memory.storage.job_slots import JobSlots
 from memory.storage.learning_locks import LearningLocks
 from memory.storage.leases import Leases
 from memory.storage.postgres import PostgresDatabase, is_postgres
+
+log = logging.getLogger(__name__)
 
 DB_FILENAME = "mnemo.sqlite3"
 EXPORT_FORMAT = "mnemo-export-1"  # the one format of every export: the chat's /export and `mnemo export`
@@ -112,6 +119,7 @@ class MemoryStore:
         self.runs = Runs(db)
         self.numbers = Numbers(db)
         self.failures = FailureCounts(db)
+        self.reranking: Reranking | None = None  # set by the caller when a reranker is configured
         self.rhythm = RhythmStore(db)
         self.imports = HistoryImports(db)
         self.web_log = WebLog(db)
@@ -148,8 +156,19 @@ class MemoryStore:
             semantic_dedupe = calibration(embedder.name).duplicate
         return cls(db, index, semantic_dedupe)
 
+    async def _query_vector(self, query: str) -> np.ndarray | None:
+        """The query's vector; None while the embedding server cannot give one (logged and counted)."""
+        try:
+            return (await self.index.embed([query], "query"))[0]
+        except EmbeddingUnavailable as exc:
+            log.warning("no query vector, the search finds by words only: %s", exc)
+            await self.failures.add("embedding.unavailable")
+            return None
+
     async def close(self) -> None:
-        """Close the database."""
+        """Close the database, and an embedding server's connections (`ServerEmbedder.aclose`)."""
+        if (close := getattr(self.index.embedder, "aclose", None)) is not None:
+            await close()
         await self.db.close()
 
     async def __aenter__(self) -> MemoryStore:
@@ -186,20 +205,27 @@ class MemoryStore:
     async def search(
         self, scope: Scope, query: str, sources: Sequence[Source] = ("note",), k: int = 10, *,
         window: tuple[float, float] | None = None, now: float | None = None, min_cosine: float | None = None,
-        include_faded: bool = False, use: bool = False, words_pass: bool = False,
+        include_faded: bool = False, use: bool = False, words_pass: bool = False, rerank: bool = False,
     ) -> list[SearchHit]:
-        """Hybrid search (meaning + words + trigrams, recency and importance) within one scope.
+        """Hybrid search (meaning + words + trigrams, recency and importance) within one scope; by words only while
+        the embedding server is down (counted as `embedding.unavailable`).
 
         Args:
             include_faded: also find notes that faded from lack of use (a recall brings them back).
             use: the hits go into a prompt or answer a recall, so their fading starts over.
             words_pass: with min_cosine, a document holding a query word passes the floor anyway (a keyword
                 search: what names the word is relevant, whatever its vector says).
+            rerank: the reranker, when one is set (`self.reranking`), reorders the best candidates.
         """
         if not query.strip():
             return []
-        hits = await self.index.search(scope.id, query, sources, k, window=window, now=now, min_cosine=min_cosine,
-                                       include_faded=include_faded, words_pass=words_pass)
+        reranking = self.reranking if rerank else None
+        hits = await self.index.search_vector(
+            scope.id, await self._query_vector(query), query, sources, max(k, reranking.top if reranking else 0),
+            window=window, now=now, min_cosine=min_cosine, include_faded=include_faded, words_pass=words_pass)
+        if reranking is not None:
+            hits = await reranked(hits, query, reranking, self.failures.add)
+        hits = hits[:k]
         if use and hits:
             async with self.db.transaction() as tx:
                 await touch(tx, [(h.source, h.item_id) for h in hits], time.time() if now is None else now)

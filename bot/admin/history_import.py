@@ -83,10 +83,11 @@ async def import_history(
 ) -> int:
     """Run the command; returns the exit code (0 done or nothing to do, 1 declined, failed or an unknown user,
     2 an export that cannot be read, 3 paused). What it says is in the deployment's language."""
-    from memory import MemoryStore, make_embedder
+    from bot.embedding import make_embedder
+    from memory import MemoryStore
 
     out, lang = out or sys.stdout, settings.language
-    store = await MemoryStore.open(settings.data_dir, make_embedder(settings.embedding_model),
+    store = await MemoryStore.open(settings.data_dir, make_embedder(settings),
                                    database_url=settings.database_url)
     try:
         scope = await store.web.scope_of(settings.companion_id, args.user)

@@ -9,6 +9,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from bot.embedding import make_embedder, rerank_note, server_note
 from bot.errors import BotError, ConfigError, LLMError
 from bot.settings import Settings
 from bot.voice.recordings import exported, where_kept
@@ -27,7 +28,6 @@ from memory import (
     backup,
     backup_name,
     check_integrity,
-    make_embedder,
     open_database,
     pending_migrations,
     scope_stats,
@@ -48,7 +48,7 @@ class Check:
 
 async def open_store(settings: Settings) -> MemoryStore:
     """Open the configured store (migrating it, with a backup first when needed)."""
-    embedder = await asyncio.to_thread(make_embedder, settings.embedding_model)
+    embedder = await asyncio.to_thread(make_embedder, settings)
     return await MemoryStore.open(settings.data_dir, embedder, semantic_dedupe=settings.dedupe_threshold,
                                       search_cache_bytes=settings.search_cache_mb * 2**20,
                                       database_url=settings.database_url)
@@ -193,11 +193,13 @@ async def doctor(settings: Settings, *, check_model: bool = True) -> list[Check]
     except MemoryStoreError as exc:
         return checks + [Check("sqlite driver", False, str(exc))]
     try:
-        embedder = await asyncio.to_thread(make_embedder, settings.embedding_model)
+        embedder = await asyncio.to_thread(make_embedder, settings)
         vector = await asyncio.to_thread(embedder.embed, ["Hallo"], "query")
-        checks.append(Check("embedding model", True, f"{embedder.name}, {vector.shape[1]} dims"))
+        served = await asyncio.to_thread(server_note, embedder)
+        checks.append(Check("embedding model", True, f"{embedder.name}, {vector.shape[1]} dims{served}"))
     except MemoryStoreError as exc:
         return checks + [Check("embedding model", False, str(exc))]
+    checks.append(Check("reranking", *await rerank_note(settings)))
     checks.extend(await _database_checks(settings, embedder))
     if check_model:
         checks.append(await _model_check(settings))

@@ -21,7 +21,7 @@ from bot.conversation.saved_notices import SavedNotices
 from bot.errors import LLMError
 from bot.learning import extraction, summary
 from bot.llm.port import LLM
-from memory import MemoryStore, Scope
+from memory import EmbeddingUnavailable, MemoryStore, Scope
 from scheduler.budget import TokenBudget
 
 log = logging.getLogger(__name__)
@@ -75,7 +75,7 @@ class LearningRuns:
                                          datetime.fromtimestamp(self.clock(), await self.zone_for(scope)),
                                          admission=self.config.admission, may_continue=budget_allows,
                                          full_batches_only=full_batches_only, run=run)
-            except LLMError as exc:
+            except (LLMError, EmbeddingUnavailable) as exc:  # the embedding server down: its notes wait too
                 await self.store.failures.add("extraction.failed")
                 log.warning("extraction failed for scope %s; the batch waits for the next run: %s", scope.id, exc)
                 await self.notices.after_extraction(scope, run)  # what earlier batches of the run stored

@@ -168,7 +168,7 @@ class ModelAnswers:
             now_local=datetime.fromtimestamp(now, zone), persona=self.config.persona,
             profile=await store.profile.list(scope), rules=await store.rules.list(scope, "active"),
             notes=await store.search(scope, about, ("note",), k=5, now=now, min_cosine=self.floor,
-                                     use=private is None),
+                                     use=private is None, rerank=not crisis),  # a crisis answer waits for nothing
             thoughts=await store.search(scope, about, ("thought",), k=3, now=now, min_cosine=self.floor),
             pinned=[m for m in await store.messages.first(scope, 2) if m.id < message_id],
             summary=(await store.conversations.get(scope)).summary,

@@ -100,7 +100,7 @@ async def search_memory(store: MemoryStore, scope: Scope, query: str, zone: Zone
     """Notes, profile entries, thoughts and people that fit; a person found directly or through a note comes
     with their record (names, relation, relations, facts)."""
     hits = await store.search(scope, query, ("note", "profile", "thought", "person"), k=6, include_faded=True,
-                              use=True)
+                              use=True, rerank=True)
     linked = await store.people.persons_of_notes(scope, [h.item_id for h in hits if h.source == "note"])
     ids = [h.item_id if h.source == "person" else linked.get(h.item_id) for h in hits]
     cards = await store.people.cards(scope, list(dict.fromkeys(i for i in ids if i is not None)), limit=3)

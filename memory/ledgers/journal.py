@@ -40,6 +40,7 @@ class Journal:
     def __init__(self, db: Database, index: SearchIndex) -> None:
         self.db = db
         self.index = index
+        self._behind: set[int] = set()  # scopes with a message this process logged unindexed
 
     async def add(
         self, scope: Scope, role: str, text: str, *, channel: str = "", channel_message_id: str | None = None,
@@ -56,7 +57,8 @@ class Journal:
             try:
                 vector = (await self.index.embed([text]))[0]
             except MemoryStoreError:
-                log.exception("embedding a %s message failed; it is logged but cannot be found by search", role)
+                log.exception("embedding a %s message failed; it is logged and indexed later", role)
+                self._behind.add(scope.id)
         names = ["scope_id", "role", "text", "created_at", "channel", "channel_message_id", "proactive"]
         values: list[Any] = [scope.id, role, text, now, channel, channel_message_id, int(proactive)]
         if origin != "text":  # a typed message takes the column's default
@@ -68,8 +70,36 @@ class Journal:
             if vector is not None:
                 doc = await self.index.add(tx, scope.id, "message", msg_id, text, vector, now)
                 await tx.execute("UPDATE messages SET doc_id = ? WHERE id = ?", (doc, msg_id))
+        if vector is not None and scope.id in self._behind:  # the embedder is back: what waited is indexed now
+            self._behind.discard(scope.id)
+            try:
+                await self.index_unindexed(scope.id)
+            except MemoryStoreError:
+                log.exception("indexing the messages logged unindexed failed; they wait for the next message")
+                self._behind.add(scope.id)
         return Message(msg_id, role, text, ts(now), channel, channel_message_id, proactive,  # type: ignore[arg-type]
                        origin)
+
+    async def index_unindexed(self, scope_id: int | None = None, batch: int = 64) -> int:
+        """Index the messages logged without their search entry (the embedder failed then), of one scope or all;
+        returns how many. An embedding failure stops it where it is (raised)."""
+        done, last = 0, -1
+        scoped = "" if scope_id is None else f" AND scope_id = {int(scope_id)}"
+        while True:
+            async with self.db.reading() as tx:
+                rows = await tx.fetchall(
+                    "SELECT id, scope_id, text, created_at FROM messages WHERE doc_id IS NULL AND trim(text) != ''"
+                    f"{scoped} AND id > ? ORDER BY id LIMIT ?", (last, batch))
+            if not rows:
+                return done
+            vectors = await self.index.embed([r[2] for r in rows])
+            async with self.db.transaction() as tx:
+                for (msg_id, scope, text, created), vector in zip(rows, vectors):
+                    if (await tx.fetchone("SELECT doc_id FROM messages WHERE id = ?", (msg_id,)))[0] is None:
+                        doc = await self.index.add(tx, scope, "message", msg_id, text, vector, created)
+                        await tx.execute("UPDATE messages SET doc_id = ? WHERE id = ?", (doc, msg_id))
+            done += len(rows)
+            last = rows[-1][0]
 
     async def rewrite(self, scope: Scope, message_id: int, text: str) -> bool:
         """Replace a logged message's text and its search entry in one transaction (a photo's description added).

@@ -109,7 +109,12 @@ class SearchIndex:
         if missing:
             by_hash = dict(zip(hashes, texts))
             try:
-                embedded = await asyncio.to_thread(self.embedder.embed, [by_hash[h] for h in missing], purpose)
+                batch = [by_hash[h] for h in missing]
+                aembed = getattr(self.embedder, "aembed", None)  # an embedding server's: asked from the loop
+                embedded = await (aembed(batch, purpose) if aembed is not None
+                                  else asyncio.to_thread(self.embedder.embed, batch, purpose))
+            except EmbeddingFailed:  # EmbeddingUnavailable stays itself: the callers fall back on it
+                raise
             except Exception as exc:
                 raise EmbeddingFailed(f"embedding failed: {exc}") from exc
             embedded = np.asarray(embedded, dtype=np.float32)
@@ -217,15 +222,17 @@ class SearchIndex:
                                         min_cosine=min_cosine, include_faded=include_faded, words_pass=words_pass)
 
     async def search_vector(
-        self, scope_id: int, qvec: np.ndarray, query: str, sources: Sequence[Source], k: int = 10, *,
+        self, scope_id: int, qvec: np.ndarray | None, query: str, sources: Sequence[Source], k: int = 10, *,
         window: tuple[float, float] | None = None, now: float | None = None,
         min_cosine: float | None = None, include_faded: bool = False, words_pass: bool = False,
     ) -> list[SearchHit]:
         """Hybrid search with an embedded query: vector KNN and two FTS5 indexes, fused by `ranking.fuse`.
 
         Notes unused for long (for their importance) have faded and are left out unless include_faded.
-        With `words_pass`, a document that holds a query word (or its stem) passes `min_cosine` too.
+        With `words_pass`, a document that holds a query word (or its stem) passes `min_cosine` too. Without a
+        query vector (the embedding server is down) it finds by words only.
         """
+        words_pass = words_pass or qvec is None
         found = await self.candidates(scope_id, qvec, query, sources, window=window, now=now)
         candidates = found.candidates
         if min_cosine is not None:
@@ -238,7 +245,7 @@ class SearchIndex:
         return [_hit(found.docs[doc_id], by_id[doc_id], score) for doc_id, score in fuse(candidates, self.weights)[:k]]
 
     async def candidates(
-        self, scope_id: int, qvec: np.ndarray, query: str, sources: Sequence[Source], *,
+        self, scope_id: int, qvec: np.ndarray | None, query: str, sources: Sequence[Source], *,
         window: tuple[float, float] | None = None, now: float | None = None,
     ) -> Found:
         """Collect each retriever's candidates with all their raw signals (retrievers weighted 0 are skipped)."""
@@ -260,7 +267,7 @@ class SearchIndex:
             if len(every):  # read already
                 at = arrays.locate(rest)
                 cosines.update(zip(arrays.ids[at].tolist(), every[at].tolist()))
-            else:
+            elif qvec is not None:
                 cosines.update(await stored_cosines(tx, rest.tolist(), qvec, self.embedder.name))
             related = await related_docs(tx, docs)
         candidates = [
@@ -274,12 +281,12 @@ class SearchIndex:
         ]
         return Found(candidates, docs)
 
-    async def _vector(self, tx: Tx, arrays: ScopeArrays, allowed: np.ndarray, qvec: np.ndarray,
+    async def _vector(self, tx: Tx, arrays: ScopeArrays, allowed: np.ndarray, qvec: np.ndarray | None,
                       k: int, on: bool = True) -> tuple[dict[int, float], np.ndarray]:
         """Cosine of the k nearest allowed documents, and every document's cosine where the scope keeps float32
         vectors (else empty): those compared all, exactly; bits ranked by Hamming distance, the nearest
         `vectors.coarse` rescored by their full vectors from the database."""
-        if not on:
+        if not on or qvec is None:
             return {}, np.zeros(0, np.float32)
         q = _checked(qvec, self.embedder.dim)
         if arrays.vectors is not None:

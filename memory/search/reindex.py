@@ -53,7 +53,7 @@ async def _prepare(db: Database, embedder: Embedder) -> None:
         if meta.get("reindex_model") not in (None, embedder.name):
             await tx.execute(f"DROP TABLE IF EXISTS {SIDE}")
         if center is not None:
-            await tx.execute(vec_table(SIDE, embedder.dim))
+            await tx.execute(vec_table(SIDE, embedder.dim, tx.dialect))
             await save_center(tx, center, SIDE_CENTER)
             await tx.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('reindex_model', ?)", (embedder.name,))
 
@@ -119,9 +119,10 @@ async def reindex(db: Database, embedder: Embedder, progress: Progress | None = 
         center = await load_center(tx, SIDE_CENTER)
         assert center is not None  # _prepare recorded it
         await tx.execute("DROP TABLE IF EXISTS vec_docs")
-        await tx.execute(vec_table("vec_docs", embedder.dim))
+        await tx.execute(vec_table("vec_docs", embedder.dim, tx.dialect))
+        bits_of = "vec_bit(embedding)" if tx.dialect == "sqlite" else "embedding"  # PostgreSQL keeps them as bytea
         await tx.execute(f"INSERT INTO vec_docs(doc_id, scope_id, source, created_at, embedding)"
-                         f" SELECT doc_id, scope_id, source, created_at, vec_bit(embedding) FROM {SIDE}")
+                         f" SELECT doc_id, scope_id, source, created_at, {bits_of} FROM {SIDE}")
         await tx.execute(f"DROP TABLE {SIDE}")
         await save_center(tx, center)
         await tx.execute(f"DELETE FROM meta WHERE key IN ('reindex_model', '{SIDE_CENTER}')")

@@ -1,0 +1,94 @@
+"""Which embedder and which reranker the settings name: the bundled model or a server; no reranker, a server, or
+the chat model as a judge."""
+from __future__ import annotations
+
+import httpx
+
+from bot import tls
+from bot.conversation.rerank_judge import ChatJudge
+from bot.llm.port import LLM
+from bot.settings import Settings
+from memory import (
+    Embedder,
+    EmbeddingFailed,
+    EmbeddingServer,
+    EmbeddingUnavailable,
+    Reranker,
+    RerankFailed,
+    Reranking,
+    RerankServer,
+    ServerEmbedder,
+    ServerReranker,
+)
+from memory import make_embedder as local_embedder
+
+
+def embedding_server(settings: Settings) -> EmbeddingServer | None:
+    """MNEMO_EMBEDDING_URL's server, or None when the model runs here."""
+    if not settings.embedding_url:
+        return None
+    return EmbeddingServer(settings.embedding_url, settings.embedding_model, settings.embedding_api_key,
+                           settings.embedding_dimensions, settings.embedding_timeout, settings.embedding_batch_size,
+                           settings.embedding_query_prefix, settings.embedding_document_prefix)
+
+
+def make_embedder(settings: Settings) -> Embedder:
+    """The configured embedder (blocking: a local model loads, a server is asked for its vectors' length)."""
+    server = embedding_server(settings)
+    if server is None:
+        return local_embedder(settings.embedding_model)
+    try:
+        return ServerEmbedder(server, verify=tls.context())
+    except EmbeddingUnavailable as exc:
+        raise EmbeddingUnavailable(f"{exc}. mnemo asks the server for the length of its vectors at start; set "
+                                   "MNEMO_EMBEDDING_DIMENSIONS to start while it is down") from exc
+
+
+def server_reranker(settings: Settings) -> ServerReranker:
+    """MNEMO_RERANK_URL's reranking server."""
+    return ServerReranker(RerankServer(settings.rerank_url or "", settings.rerank_model, settings.rerank_api_key),
+                          settings.rerank_timeout, verify=tls.context())
+
+
+def make_reranking(settings: Settings, chat: LLM) -> Reranking | None:
+    """The configured reranker with its limits, or None (MNEMO_RERANK=off, the default)."""
+    reranker: Reranker
+    if settings.rerank == "server":
+        reranker = server_reranker(settings)
+    elif settings.rerank == "chat":
+        reranker = ChatJudge(chat)
+    else:
+        return None
+    return Reranking(reranker, settings.rerank_top, settings.rerank_timeout)
+
+
+def server_note(embedder: Embedder) -> str:
+    """What `mnemo doctor` adds about an embedding server (blocking): whether it lists the model. A server that lists
+    other models only is EmbeddingFailed; one that lists none (not every server has GET /models) is said so."""
+    if not isinstance(embedder, ServerEmbedder):
+        return ""
+    server = embedder.server
+    try:
+        listed = embedder.models()
+    except EmbeddingUnavailable:
+        return f"; {server.base_url} lists no models (answered all the same)"
+    if listed and server.model not in listed and f"{server.model}:latest" not in listed:
+        raise EmbeddingFailed(f"{server.base_url} does not list the model {server.model} "
+                              f"(it lists {', '.join(listed[:8])})")
+    return f"; {server.base_url} serves it"
+
+
+async def rerank_note(settings: Settings) -> tuple[bool, str]:
+    """`mnemo doctor`'s line on the reranker: off, the chat model, or a server asked once."""
+    if settings.rerank == "off":
+        return True, "off"
+    if settings.rerank == "chat":
+        return True, f"the chat model {settings.chat_model} judges the best {settings.rerank_top} candidates"
+    reranker = server_reranker(settings)
+    try:
+        scores = await reranker.scores("Wo wohnt Miriam?", ["Miriam wohnt in Leipzig.", "Ich mag keine Pilze."])
+        return True, f"{settings.rerank_url} answered ({scores[0]:.2f} against {scores[1]:.2f})"
+    except (RerankFailed, httpx.HTTPError, ValueError) as exc:
+        return False, f"{settings.rerank_url}: {type(exc).__name__}: {exc}"
+    finally:
+        await reranker.aclose()
