@@ -10,6 +10,8 @@
         ├── LLMUnavailable   connection refused, timeout, 5xx after retries
         ├── LLMRateLimited   429 after retries
         ├── LLMRejected      4xx other than 429: bad key, unknown model, bad request
+        │   ├── LLMRefused   401/403/404: the key, the model's name or the URL is wrong (`fix` says which)
+        │   └── LLMTooLong   400/413 for a prompt longer than the model's context
         └── LLMBadOutput     the reply is not the JSON (or shape) that was asked for
 """
 from __future__ import annotations
@@ -71,6 +73,19 @@ class LLMRateLimited(LLMError):
 
 class LLMRejected(LLMError):
     """The model endpoint refused the request (authentication, unknown model, bad request)."""
+
+
+class LLMRefused(LLMRejected):
+    """The endpoint refused who is asking or what for: `fix` is "key" (401/403: the API key is wrong or lacks the
+    right) or "model" (404: the model's name or the base URL is wrong). Only the operator can mend it."""
+
+    def __init__(self, message: str, fix: Literal["key", "model"]) -> None:
+        super().__init__(message)
+        self.fix = fix
+
+
+class LLMTooLong(LLMRejected):
+    """The prompt is longer than the model's context (a 400 naming the context length, or a 413)."""
 
 
 class LLMBadOutput(LLMError):

@@ -20,6 +20,18 @@ TEXTS: dict[str, dict[str, str]] = {
               "Deine Nachricht habe ich gespeichert.",
         "en": "I can't answer right now – my language model is unreachable. I have saved your message.",
     },
+    "model_refused": {
+        "de": "Ich kann gerade nicht antworten – mein Sprachmodell lehnt meine Anfragen ab. Das muss mein Betreiber "
+              "in den Einstellungen beheben. Deine Nachricht habe ich gespeichert.",
+        "en": "I can't answer right now – my language model refuses my requests. My operator has to fix that in the "
+              "settings. I have saved your message.",
+    },
+    "model_too_long": {
+        "de": "Das ist mir gerade zu viel Text auf einmal – mein Sprachmodell kann nicht so viel lesen. Ein kürzerer "
+              "Text geht; mein Betreiber sieht, was er ändern kann. Deine Nachricht habe ich gespeichert.",
+        "en": "That is more text than I can take at once – my language model can't read that much. A shorter text "
+              "works; my operator sees what to change. I have saved your message.",
+    },
     "too_long": {
         "de": "Die Nachricht ist zu lang ({size} Zeichen, höchstens {limit}). Schick sie mir bitte in kürzeren Teilen.",
         "en": "That message is too long ({size} characters, at most {limit}). Please send it in shorter parts.",

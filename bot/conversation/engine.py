@@ -20,6 +20,7 @@ from zoneinfo import ZoneInfo
 from bot.conversation.absence import Absences
 from bot.conversation.bubbles import split_bubbles
 from bot.conversation.config import EngineConfig
+from bot.conversation.failures import failure_text, log_words
 from bot.conversation.incognito_turns import IncognitoTurns
 from bot.conversation.learning_runs import LearningRuns
 from bot.conversation.model_answer import CRISIS_MARK, ModelAnswers, Prompt, asks_about_diary
@@ -271,7 +272,7 @@ class Engine:
         try:
             text = await self._write(turn)
         except LLMError as exc:
-            log.warning("chat model failed for a crisis message %s: %s", turn.message_id, exc)
+            log.warning("chat model failed for a crisis message %s: %s", turn.message_id, log_words(exc))
             text = t(lang, "crisis_model_down")
         if help_text not in text:
             text = f"{text}\n\n{help_text}" if text else help_text
@@ -321,8 +322,8 @@ class Engine:
         try:
             text = await self.photos.answer(turn, extra)
         except LLMError as exc:
-            log.warning("chat model failed for message %s: %s", turn.message_id, exc)
-            return Reply((t(lang, "model_down"),), failed=True)
+            log.warning("chat model failed for message %s: %s", turn.message_id, log_words(exc))
+            return Reply((t(lang, failure_text(exc)),), failed=True)
         if turn.changes:
             text = f"{text}\n\n{describe(turn.changes, lang)}"
         topic = await self.store.state.pop(scope, "due_topic")

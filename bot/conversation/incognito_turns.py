@@ -17,6 +17,7 @@ from zoneinfo import ZoneInfo
 
 from bot.conversation.bubbles import split_bubbles
 from bot.conversation.config import EngineConfig
+from bot.conversation.failures import failure_text, log_words
 from bot.conversation.model_answer import ModelAnswers
 from bot.conversation.questions import OpenQuestions
 from bot.conversation.replies import Reply
@@ -155,8 +156,8 @@ class IncognitoTurns:
         try:
             text = await self._write(turn)
         except LLMError as exc:
-            log.warning("chat model failed for a message in incognito: %s", exc)
-            return Reply((t(lang, "model_down"),), failed=True)
+            log.warning("chat model failed for a message in incognito: %s", log_words(exc))
+            return Reply((t(lang, failure_text(exc)),), failed=True)
         return Reply(split_bubbles(text) or (t(lang, "empty"),))
 
     async def _write(self, turn: Turn) -> str:
