@@ -52,6 +52,12 @@ COMMAND_TEXTS: dict[str, dict[str, str]] = {
               "Das lässt sich nicht rückgängig machen.",
         "en": "Shall I really delete everything about you – messages, memories, profile, rules? This cannot be undone.",
     },
+    "deleteme_private_only": {
+        "de": "/deleteme löscht alles, was ich über dich weiß – das geht nur in unserem privaten Chat. Das Gedächtnis "
+              "dieser Gruppe bleibt, wie es ist; einzelne Erinnerungen der Gruppe löscht ein Admin mit /forget.",
+        "en": "/deleteme deletes everything I know about you – that works only in our private chat. This group's "
+              "memory stays as it is; an admin deletes single group memories with /forget.",
+    },
     "deleteme_yes": {"de": "Ja, alles löschen", "en": "Yes, delete everything"},
     "deleteme_done": {"de": "Erledigt. Ich habe alles über dich gelöscht.",
                       "en": "Done. I have deleted everything about you."},

@@ -112,7 +112,10 @@ async def export(call: Call, args: str) -> Reply:
 
 
 async def deleteme(call: Call, args: str) -> Reply:
-    """/deleteme: the question before everything about the user goes."""
+    """/deleteme: the question before everything about the user goes; in a group only the words that it works in the
+    private chat (the group's memory is no one person's to delete at once)."""
+    if is_group_scope(call.scope.user_id):
+        return Reply((call.t("deleteme_private_only"),))
     return Reply((call.t("deleteme_confirm"),),
                  buttons=((Button(call.t("deleteme_yes"), "deleteme:yes"), Button(call.t("cancel"), "cancel")),))
 
@@ -121,6 +124,9 @@ async def press_deleteme(call: Call, fields: list[str]) -> Pressed | None:
     """'deleteme:yes': delete everything about the user, with the outside reports that quote them."""
     if fields != ["yes"]:
         return None
+    if is_group_scope(call.scope.user_id):  # a button an older version offered in a group: nothing is deleted
+        text = call.t("deleteme_private_only")
+        return Pressed(text, text, stale=True)
     shared = await delete_everything(call)
     done = call.t("deleteme_done")
     if shared:

@@ -62,6 +62,7 @@ from bot.channels.matrix.messages import (
     replied_to,
 )
 from bot.channels.matrix.outgoing import Outgoing
+from bot.commands.catalog import BY_NAME, parse_command
 from bot.errors import MatrixError
 from memory.pairing import group_scope
 
@@ -244,7 +245,8 @@ class Rooms:
         content = event.source.get("content", {})
         if is_edit(content):
             return None
-        if mentions(content, self.me, self.names(room)) or await self._replies_to_me(room.room_id, content):
+        if mentions(content, self.me, self.names(room)) or own_command(event, content) or (
+                await self._replies_to_me(room.room_id, content)):
             return Route("group", scope)
         return None
 
@@ -395,3 +397,10 @@ class Rooms:
         if isinstance(response, ProfileGetDisplayNameResponse) and response.displayname:
             return response.displayname
         return localpart(user_id)
+
+
+def own_command(event: Event, content: dict[str, Any]) -> bool:
+    """A bare '!memories' of mnemo's own in a room: a command needs no mention (a member who is no admin is told
+    nothing, as with a mention)."""
+    parsed = parse_command(str(content.get("body") or "")) if isinstance(event, RoomMessageText) else None
+    return parsed is not None and parsed[0] in BY_NAME
