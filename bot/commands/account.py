@@ -2,10 +2,13 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime
+from zoneinfo import ZoneInfo
 
 from bot.admin.analysis_report import delete_reports_about
 from bot.commands.call import Call, Pressed
 from bot.commands.checkins import learned_hours_line
+from bot.commands.time_zones import zone_named
 from bot.conversation.replies import Button, Document, Reply
 from bot.conversation.tools import ForgetsScope
 from bot.voice.recordings import exported
@@ -19,7 +22,7 @@ SETTING_KEYS = {"diary": "diary_time", "tagebuch": "diary_time", "reflection": "
                 "zeiten": "active_hours", "checkins": "checkins", "check-ins": "checkins",
                 "nachfragen": "checkins", "morgen": "morning", "morning": "morning", "geburtstage": "date_notice",
                 "birthdays": "date_notice", "ort": "place", "place": "place", "notices": "notices",
-                "hinweise": "notices"}
+                "hinweise": "notices", "zeitzone": "timezone", "timezone": "timezone", "zone": "timezone"}
 # Words that set another preference than the key's own: '/settings morgen täglich', '/settings morgen leer nichts'.
 SETTING_WORDS = {
     ("morning", "täglich"): ("morning_days", "daily"), ("morning", "daily"): ("morning_days", "daily"),
@@ -37,7 +40,7 @@ SETTING_EXPECTS = {"diary_push": "settings_expect_onoff", "checkins": "settings_
                    "diary_time": "settings_expect_time", "reflection_time": "settings_expect_time",
                    "active_hours": "settings_expect_hours", "morning": "settings_expect_morning",
                    "date_notice": "settings_expect_dates", "place": "settings_expect_place",
-                   "notices": "settings_expect_onoff"}
+                   "notices": "settings_expect_onoff", "timezone": "settings_expect_zone"}
 SWITCH_WORDS = ("on", "an", "off", "aus")  # '/settings diary aus', '/diary aus'
 
 
@@ -55,6 +58,11 @@ async def settings(call: Call, args: str) -> Reply:
             return Reply((call.t("settings_notices_private"),))
         expects = SETTING_EXPECTS[key]
         key, value = SETTING_WORDS.get((key, value.lower()), (key, value))
+        if key == "timezone":
+            zone = zone_named(value)
+            if zone is None:
+                return Reply((call.t("settings_zone_unknown", zone=value[:60]),))
+            value = zone
         try:
             parsed = parse_value(key, value)
         except ValueError:
@@ -71,8 +79,17 @@ async def settings(call: Call, args: str) -> Reply:
                    hours=p.active_hours, checkins=onoff[p.checkins])
     rhythm = await learned_hours_line(call, p)
     web = await web_line(call)
-    lines = [head, shown, rhythm, morning_lines(call, p)] + ([web] if web else []) + [call.t("settings_usage")]
+    lines = [head, shown, zone_line(call, p), rhythm, morning_lines(call, p), *([web] if web else []),
+             call.t("settings_usage")]
     return Reply(("\n".join(lines),))
+
+
+def zone_line(call: Call, p: Preferences) -> str:
+    """The person's time zone with the time there now, or the deployment's when they chose none."""
+    if not p.timezone:
+        return call.t("settings_zone_default", zone=call.zone.key)
+    now = datetime.fromtimestamp(call.engine.clock(), ZoneInfo(p.timezone))
+    return call.t("settings_zone", zone=p.timezone, time=f"{now:%H:%M}")
 
 
 async def web_line(call: Call) -> str:
