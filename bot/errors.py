@@ -6,6 +6,7 @@
     ├── HistoryError         an exported history (ChatGPT, Claude, Telegram) cannot be read as one
     ├── ToolServerError      an MCP server could not be started or reached, or did not answer a call in time
     ├── PictureError         a picture cannot go to the model: too large, too many pixels, another kind, damaged
+    ├── DocumentError        a document is not read: too large, too many pages, no text, encrypted, another kind
     └── LLMError             the model could not give a usable answer
         ├── LLMUnavailable   connection refused, timeout, 5xx after retries
         ├── LLMRateLimited   429 after retries
@@ -52,6 +53,16 @@ class ToolServerError(BotError):
 class PictureError(BotError):
     """A picture cannot go to the model; `reason` names the short sentence the person gets (bot/texts.py), `values`
     fill it in."""
+
+    def __init__(self, reason: str, detail: str = "", **values: str) -> None:
+        super().__init__(f"{reason}: {detail}" if detail else reason)
+        self.reason = reason
+        self.values = values
+
+
+class DocumentError(BotError):
+    """A document is not read; `reason` names the short sentence the person gets (document_texts.py), `values` fill
+    it in."""
 
     def __init__(self, reason: str, detail: str = "", **values: str) -> None:
         super().__init__(f"{reason}: {detail}" if detail else reason)

@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import Literal
 
 from bot.command_texts import COMMAND_TEXTS
+from bot.conversation.document_texts import DOCUMENT_TEXTS
 from bot.conversation.picture_texts import PICTURE_TEXTS
 from bot.history.preview_texts import HISTORY_TEXTS
 from bot.history.texts import REVIEW_TEXTS
@@ -346,6 +347,7 @@ TEXTS: dict[str, dict[str, str]] = {
     **WEB_TEXTS,
     **VOICE_TEXTS,
     **PICTURE_TEXTS,
+    **DOCUMENT_TEXTS,
     **PAGE_TEXTS,
 }
 

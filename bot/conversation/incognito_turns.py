@@ -146,7 +146,7 @@ class IncognitoTurns:
             if help_text not in text:
                 text = f"{text}\n\n{help_text}" if text else help_text
             return Reply(split_bubbles(text) or (help_text,))
-        if not turn.photo:
+        if not turn.brings_file:
             decided = await self.questions.answer(turn)  # deciding a question is the person's own act
             if decided is not None:
                 return decided
@@ -170,7 +170,8 @@ class IncognitoTurns:
         times = [m.created_at.timestamp() for m in earlier if m.role == "user"] + (
             [last.created_at.timestamp()] if last is not None else [])
         images = (turn.picture,) if turn.picture is not None else ()
-        return await self.answers.write(tools, turn.incoming.text, max(times, default=None), (), turn.on_progress,
+        return await self.answers.write(tools, turn.incoming.text, max(times, default=None), tuple(turn.hints),
+                                        turn.on_progress,
                                         turn.incoming.quoted, images, private=earlier)
 
     def _remember(self, scope: Scope, text: str, reply: str, now: float) -> None:
