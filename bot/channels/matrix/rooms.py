@@ -56,8 +56,8 @@ from bot.channels.matrix.messages import (
     failure,
     fresh_events,
     is_edit,
-    is_voice,
     localpart,
+    media_of,
     mentions,
     replied_to,
 )
@@ -239,9 +239,9 @@ class Rooms:
             return Route("group", scope) if event.redacts and await concerns(event.redacts, room.room_id) else None
         if isinstance(event, MegolmEvent):
             return Route("group", scope)
-        if not isinstance(event, (RoomMessageText, RoomMessageEmote, RoomMessageImage, RoomEncryptedImage)) and not (
-                is_voice(event)):
-            return None  # a picture or a voice note counts when its caption names mnemo or it replies to mnemo
+        if not isinstance(event, (RoomMessageText, RoomMessageEmote, RoomMessageImage, RoomEncryptedImage)) and (
+                media_of(event) is None):
+            return None  # a picture, a voice note or a document counts when its caption names or replies to mnemo
         content = event.source.get("content", {})
         if is_edit(content):
             return None
