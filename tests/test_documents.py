@@ -180,6 +180,7 @@ async def test_a_crisis_in_the_caption_goes_through_the_crisis_layer(
     chat.enqueue("Ich bin bei dir.")  # a readable one: the crisis answer all the same
     answer = await sent_document(tg, LEASE, "miete.pdf", "Ich will mir das Leben nehmen.", replies=2)
     assert answer[0] == "Ich bin bei dir." and "0800 111 0 111" in answer[1]
+    assert "Kündigungsfrist" not in chat.calls[-1].prompt, "in a crisis the words alone are answered"
 
 
 async def test_in_a_group_a_document_counts_when_its_caption_names_mnemo(

@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import pytest
 
+from bot.admin import ops
 from bot.channels.telegram.channel import TelegramChannel
 from bot.conversation.engine import Engine, EngineConfig
 from bot.errors import LLMRefused, LLMRejected, LLMTooLong, LLMUnavailable
@@ -19,6 +21,7 @@ from bot.llm.retries import status_error
 from bot.texts import t
 from bot.voice.openai_audio import OpenAITranscriber
 from memory.store import MemoryStore
+from tests.engine_kit import settings_for
 from tests.fakes.audio import spoken
 from tests.fakes.llm import ScriptedLLM
 from tests.fakes.llm_api import FakeLLM
@@ -135,3 +138,9 @@ def test_which_status_is_which_error() -> None:
     assert isinstance(model, LLMRefused) and model.fix == "model"
     assert isinstance(status_error("m", 503, "busy", 1), LLMUnavailable)
     assert t("en", "model_too_long") != t("en", "model_down") != t("en", "model_refused")
+
+
+async def test_mnemo_doctor_names_the_setting_when_the_url_is_wrong(model_api: FakeLLM, tmp_path: Path) -> None:
+    wrong = settings_for(tmp_path / "data", chat_base_url=model_api.openai_base_url + "/falsch")  # answers 404
+    [model] = [c for c in await ops.doctor(wrong) if c.name == "chat model"]
+    assert not model.ok and "check MNEMO_CHAT_MODEL and MNEMO_CHAT_BASE_URL" in model.detail

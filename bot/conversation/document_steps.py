@@ -44,16 +44,17 @@ class DocumentSteps:
     async def read(self, turn: Turn) -> Reply | None:
         """Read a document (in a thread: pypdf takes its time); its text goes to the model with this turn's words.
 
-        One that is not read is answered with why; in a crisis the words are answered without it."""
+        One that is not read is answered with why. In a crisis it is not read at all: the words are answered, with the
+        help lines, without it."""
         attachment = turn.incoming.attachment
-        if attachment is None or attachment.kind != "document":
+        if attachment is None or attachment.kind != "document" or turn.crisis:
             return None
         try:
             document = await asyncio.to_thread(read_document, attachment.data, attachment.mime, attachment.name,
                                                attachment.size, self.limits)
         except DocumentError as exc:
             log.info("document in message %s not read: %s", turn.incoming.channel_message_id, exc)
-            return None if turn.crisis else Reply((self.refusal(exc, attachment),), failed=True)
+            return Reply((self.refusal(exc, attachment),), failed=True)
         log.info("document in message %s read: %s pages, %d of %d characters", turn.incoming.channel_message_id,
                  document.pages or "-", len(document.text), document.chars)
         turn.hints.append(document_context(document))
