@@ -4,9 +4,14 @@ unknown kind); what the person asks to keep is learned the normal way; incognito
 the caption goes through the crisis layer. The unmodified python-telegram-bot against the fake Bot API."""
 from __future__ import annotations
 
+import asyncio
 import json
+import os
 import re
+import sys
+import textwrap
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -193,3 +198,62 @@ async def test_in_a_group_a_document_counts_when_its_caption_names_mnemo(
     answer = await sent_document(tg, LEASE, "miete.pdf", "@mnemo_bot wie lang ist die Frist?", chat_id=GROUP,
                                  chat_type="supergroup")
     assert answer == ["Drei Monate Kündigungsfrist."] and len(tg.sent) == before + 1 and len(chat.calls) == 1
+
+
+CHILD = textwrap.dedent('''
+    """The Telegram channel reading documents, with a chat model that never answers."""
+    import asyncio, sys
+    from bot.commands.runner import Commands
+    from bot.conversation.engine import Engine, EngineConfig
+    from bot.channels.telegram.channel import TelegramChannel, TelegramConfig
+    from memory.store import MemoryStore
+    from tests.fakes.embedder import FakeEmbedder
+
+    class Stuck:
+        model = "stuck"
+        async def complete(self, *args, **kwargs):
+            print("model called", flush=True)
+            await asyncio.Event().wait()
+
+    async def main(db, base_url, database_url=""):
+        store = await MemoryStore.open(db, FakeEmbedder(), semantic_dedupe=0.97, database_url=database_url or None)
+        engine = Engine(store, Stuck(), Stuck(), EngineConfig(relevance_floor=0.0))
+        config = TelegramConfig(token="123:ABC", base_url=base_url, allowed_users=frozenset({"42"}), streaming=False)
+        await TelegramChannel(engine, Commands(engine), config).start()
+        print("ready", flush=True)
+        await asyncio.Event().wait()
+
+    asyncio.run(main(*sys.argv[1:4]))
+''')
+
+
+async def test_a_document_cut_off_by_a_kill_is_read_again_and_answered_after_the_restart(
+    tg: FakeTelegram, engine: Engine, store: MemoryStore, chat: ScriptedLLM, tmp_path: Path,
+) -> None:
+    script = tmp_path / "child.py"
+    script.write_text(CHILD)
+    root = Path(__file__).resolve().parents[1]
+    child = await asyncio.create_subprocess_exec(
+        sys.executable, str(script), str(tmp_path / "mnemo.sqlite3"), tg.base_url, store.db.url or "", cwd=root,
+        env={**os.environ, "PYTHONPATH": str(root)}, stdout=asyncio.subprocess.PIPE)
+    assert child.stdout is not None
+    try:
+        assert (await asyncio.wait_for(child.stdout.readline(), 30)).strip() == b"ready"
+        tg.send_media(USER, "document", LEASE, file_name="miete.pdf", caption="Wie lang ist die Frist?")
+        assert (await asyncio.wait_for(child.stdout.readline(), 10)).strip() == b"model called"
+    finally:
+        child.kill()  # SIGKILL: the message is logged, the reply never came
+        await child.wait()
+    assert tg.sent == []
+
+    chat.enqueue("Drei Monate.")
+    again = make_channel(tg, engine)
+    await again.start()
+    try:
+        assert [m["text"] for m in await tg.wait_for_sent(1)] == ["Drei Monate."]
+    finally:
+        await again.stop()
+    assert "Kündigungsfrist: 3 Monate" in chat.calls[-1].prompt and len(tg.downloads) == 2  # fetched and read again
+    scope = await engine.scope_for(f"tg:{USER}")
+    assert [m.text for m in await store.messages.recent(scope)] == [
+        "(Dokument: miete.pdf) Wie lang ist die Frist?", "Drei Monate."], "logged once"
