@@ -116,7 +116,7 @@ DECLARED: tuple[Command, ...] = (
     Command("profile", "Dein Profil", "Your profile", learned.profile),
     Command("thoughts", "Meine Gedanken", "My thoughts", inner_life.thoughts),
     Command("topics", "Offene Themen", "Open topics", inner_life.topics),
-    Command("settings", "Tagebuch, Zeiten, Nachfragen einstellen", "Diary, times, check-ins", account.settings,
+    Command("settings", "Tagebuch, Zeiten, Zeitzone, Nachfragen", "Diary, times, time zone, check-ins", account.settings,
             saves_setting),
     Command("voice", "Antworten auch als Sprachnachricht: an, aus, auto", "Replies as voice notes too: on, off, auto",
             speaking.voice, speaking.sets_mode),
