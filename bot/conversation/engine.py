@@ -99,7 +99,7 @@ class Engine:
             self.voice.hear,  # a voice note: its transcript is the text from here on (a crisis in it is never limited)
             self._rate_limit,  # too many messages: refused, neither read nor stored
             self.photos.check,  # a picture too large, of another kind or damaged: refused (a crisis goes on without it)
-            self.documents.read,  # a document read for the model, or why not said (a crisis goes on without it)
+            self.documents.read,  # a document read for the model, or why not said (in a crisis it is not read)
             self._log,  # passes on: the message is logged before anything is decided
             self.voice.keep,  # passes on: a heard voice note's audio kept beside its message (MNEMO_VOICE_KEEP)
             self._crisis,  # signs of crisis: the model with the safety rules and the help lines, nothing else

@@ -171,8 +171,7 @@ class IncognitoTurns:
             [last.created_at.timestamp()] if last is not None else [])
         images = (turn.picture,) if turn.picture is not None else ()
         return await self.answers.write(tools, turn.incoming.text, max(times, default=None), tuple(turn.hints),
-                                        turn.on_progress,
-                                        turn.incoming.quoted, images, private=earlier)
+                                        turn.on_progress, turn.incoming.quoted, images, private=earlier)
 
     def _remember(self, scope: Scope, text: str, reply: str, now: float) -> None:
         """Keep the turn for the next incognito message's context (this process only)."""
