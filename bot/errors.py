@@ -6,10 +6,13 @@
     ├── HistoryError         an exported history (ChatGPT, Claude, Telegram) cannot be read as one
     ├── ToolServerError      an MCP server could not be started or reached, or did not answer a call in time
     ├── PictureError         a picture cannot go to the model: too large, too many pixels, another kind, damaged
+    ├── DocumentError        a document is not read: too large, too many pages, no text, encrypted, another kind
     └── LLMError             the model could not give a usable answer
         ├── LLMUnavailable   connection refused, timeout, 5xx after retries
         ├── LLMRateLimited   429 after retries
         ├── LLMRejected      4xx other than 429: bad key, unknown model, bad request
+        │   ├── LLMRefused   401/403/404: the key, the model's name or the URL is wrong (`fix` says which)
+        │   └── LLMTooLong   400/413 for a prompt longer than the model's context
         └── LLMBadOutput     the reply is not the JSON (or shape) that was asked for
 """
 from __future__ import annotations
@@ -80,6 +83,16 @@ class PictureError(BotError):
         self.values = values
 
 
+class DocumentError(BotError):
+    """A document is not read; `reason` names the short sentence the person gets (bot/texts/documents.py), `values` fill
+    it in."""
+
+    def __init__(self, reason: str, detail: str = "", **values: str) -> None:
+        super().__init__(f"{reason}: {detail}" if detail else reason)
+        self.reason = reason
+        self.values = values
+
+
 class LLMError(BotError):
     """The model could not give a usable answer."""
 
@@ -94,6 +107,19 @@ class LLMRateLimited(LLMError):
 
 class LLMRejected(LLMError):
     """The model endpoint refused the request (authentication, unknown model, bad request)."""
+
+
+class LLMRefused(LLMRejected):
+    """The endpoint refused who is asking or what for: `fix` is "key" (401/403: the API key is wrong or lacks the
+    right) or "model" (404: the model's name or the base URL is wrong). Only the operator can mend it."""
+
+    def __init__(self, message: str, fix: Literal["key", "model"]) -> None:
+        super().__init__(message)
+        self.fix = fix
+
+
+class LLMTooLong(LLMRejected):
+    """The prompt is longer than the model's context (a 400 naming the context length, or a 413)."""
 
 
 class LLMBadOutput(LLMError):

@@ -11,14 +11,15 @@ _ID = re.compile(r"#?([0-9]{1,18})", re.ASCII)  # SQLite integers have at most 1
 _FIELD = re.compile(r"-?[0-9]{1,18}|[0-9]*[a-z][a-z0-9]*", re.ASCII)
 
 
-MediaKind = Literal["voice", "image"]
+MediaKind = Literal["voice", "image", "document"]
 
 
 @dataclass(frozen=True)
 class Attachment:
-    """A voice note or a picture, as the channel downloaded it.
+    """A voice note, a picture or a document, as the channel downloaded it.
 
-    voice: a voice note, an audio file or a video note; image: a photo, an image file or a sticker. A channel
+    voice: a voice note, an audio file or a video note; image: a photo, an image file or a sticker; document: any
+    other file (a PDF, a text; the engine says what it does not read). A channel
     downloads nothing larger than the engine's limit (`EngineConfig`): it passes the size it was told with no
     data, and the engine answers that it is too large.
     """

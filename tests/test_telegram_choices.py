@@ -153,17 +153,51 @@ async def test_in_a_group_a_member_cannot_press_the_admins_buttons(
     await store.notes.add(group, "Die Gruppe plant ein Picknick.")
     options: dict[str, Any] = {"chat_id": GROUP, "chat_type": "supergroup"}
     (listing,) = await said(tg, ANNA, "/rules@mnemo_bot", **options)
-    (confirm,) = await said(tg, ANNA, "/deleteme@mnemo_bot", **options)
 
     not_yours = t("de", "choice_not_yours")
     assert await pressed(tg, EVE, listing["message_id"], f"rule:del:{rule.id}") == not_yours
     assert await pressed(tg, EVE, listing["message_id"], f"rule:off:{rule.id}") == not_yours
-    assert await pressed(tg, EVE, confirm["message_id"], "deleteme:yes") == not_yours
     assert [r.status for r in await store.rules.list(group)] == ["active"] and await store.notes.count(group) == 1
-    assert shows_buttons(tg, confirm["message_id"]) == ["deleteme:yes", "cancel"]  # still Anna's to answer
 
     assert await pressed(tg, ANNA, listing["message_id"], f"rule:del:{rule.id}") == t("de", "rule_deleted", id=rule.id)
     assert await store.rules.list(group) == []
+
+
+async def test_in_a_group_deleteme_deletes_nothing_and_says_it_works_in_the_private_chat(
+    tg: FakeTelegram, channel: TelegramChannel, engine: Engine, store: MemoryStore,
+) -> None:
+    group = await engine.scope_for(f"tg:group:{GROUP}")
+    await store.notes.add(group, "Die Gruppe plant ein Picknick.")
+    anna = await engine.scope_for(f"tg:{ANNA}")
+    await store.notes.add(anna, "Anna mag Jazz.")
+    options: dict[str, Any] = {"chat_id": GROUP, "chat_type": "supergroup"}
+    (answer,) = await said(tg, ANNA, "/deleteme@mnemo_bot", **options)
+    assert answer["text"] == t("de", "deleteme_private_only") and shows_buttons(tg, answer["message_id"]) == []
+    assert "alles über dich gelöscht" not in answer["text"]
+    assert await store.notes.count(group) == 1 and await store.notes.count(anna) == 1, "nothing deleted"
+    commands = Commands(engine)  # a button an older version offered in the group deletes nothing either
+    pressed_old = await commands.press(f"tg:group:{GROUP}", "deleteme:yes", admin=True)
+    assert pressed_old is not None and pressed_old.notice == t("de", "deleteme_private_only")
+    assert await store.notes.count(group) == 1
+
+    (private,) = await said(tg, ANNA, "/deleteme")  # in the private chat it asks, as before
+    assert private["text"] == t("de", "deleteme_confirm")
+
+
+async def test_an_admins_bare_memories_in_a_group_shows_the_groups_memories(
+    tg: FakeTelegram, channel: TelegramChannel, engine: Engine, store: MemoryStore,
+) -> None:
+    group = await engine.scope_for(f"tg:group:{GROUP}")
+    await store.notes.add(group, "Die Gruppe plant ein Picknick.")
+    await store.notes.add(await engine.scope_for(f"tg:{ANNA}"), "Anna mag Jazz.")
+    options: dict[str, Any] = {"chat_id": GROUP, "chat_type": "supergroup"}
+    (listing,) = await said(tg, ANNA, "/memories", **options)
+    assert listing["chat_id"] == GROUP and "Picknick" in listing["text"] and "Jazz" not in listing["text"]
+    before = len(tg.sent)
+    tg.send_text(EVE, "/memories", first_name="Eve", **options)  # a member who is no admin: left alone, as before
+    tg.send_text(ANNA, "/weather", **options)  # another bot's command: not mnemo's business
+    await calm(tg)
+    assert len(tg.sent) == before
 
 
 async def test_in_a_group_only_an_admin_answers_a_question_that_came_from_a_members_message(

@@ -118,7 +118,7 @@ async def test_bad_voice_notes_are_answered_briefly_and_the_next_message_is_answ
     assert "getFile" not in tg.calls and tg.downloads == []
 
     tg.send_media(USER, "document", b"%PDF-1.7 ...", file_name="brief.pdf")  # neither audio nor a picture
-    assert await texts_after(tg, 1) == [t("de", "not_text_kind")]
+    assert await texts_after(tg, 1) == [t("de", "document_damaged")]  # a document, read (tests/test_documents.py)
 
     tg.send_media(USER, "document", b"%PDF-1.7 ...", mime="audio/ogg", file_name="fake.ogg")  # audio by name only
     assert await texts_after(tg, 2) == [t("de", "voice_unsupported")]

@@ -9,6 +9,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from bot.conversation.failures import log_words
 from bot.embedding import make_embedder, rerank_note, server_note
 from bot.errors import BotError, ConfigError, LLMError
 from bot.settings import Settings
@@ -302,7 +303,7 @@ async def _model_check(settings: Settings) -> Check:
             await ping()
         return Check("chat model", True, f"{settings.chat_model} at {settings.chat_base_url or settings.chat_provider}")
     except LLMError as exc:
-        return Check("chat model", False, str(exc))
+        return Check("chat model", False, log_words(exc))  # a refusal names the setting to change
     finally:
         close = getattr(llm, "aclose", None)
         if close is not None:

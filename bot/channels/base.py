@@ -25,6 +25,7 @@ from bot.channels.streaming import LivePreview
 from bot.commands.catalog import owner_of
 from bot.commands.invocation import Pressed
 from bot.commands.runner import Commands
+from bot.conversation.documents import kind_of
 from bot.conversation.engine import Engine
 from bot.exchange import Attachment, Incoming, Quoted, Reply
 from bot.llm.port import OnText
@@ -225,6 +226,13 @@ class Channel(ABC, Generic[W, H]):
         config = self.engine.config
         return (self.engine.voice.transcriber is not None and (size is None or size <= config.voice_max_bytes)
                 and (seconds is None or seconds <= config.voice_max_seconds))
+
+    def fetches(self, found: Attachment) -> bool:
+        """Whether a voice note or a document the messenger described is worth downloading (`hears`; a document of a
+        kind mnemo reads, within its size): else the engine answers from the description alone."""
+        if found.kind == "voice":
+            return self.hears(found.size or None, found.seconds)
+        return found.size <= self.engine.config.document_max_bytes and kind_of(found.mime, found.name) is not None
 
     # --- pairing ----------------------------------------------------------------------------------
 

@@ -2,10 +2,13 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime
+from zoneinfo import ZoneInfo
 
 from bot.analysis_reports import delete_reports_about
 from bot.commands.checkins import learned_hours_line
 from bot.commands.invocation import Call, Pressed
+from bot.commands.time_zones import zone_named
 from bot.conversation.tools import ForgetsScope
 from bot.exchange import Button, Document, Reply
 from bot.voice.recordings import exported
@@ -18,7 +21,7 @@ SETTING_KEYS = {"diary": "diary_time", "tagebuch": "diary_time", "reflection": "
                 "zeiten": "active_hours", "checkins": "checkins", "check-ins": "checkins",
                 "nachfragen": "checkins", "morgen": "morning", "morning": "morning", "geburtstage": "date_notice",
                 "birthdays": "date_notice", "ort": "place", "place": "place", "notices": "notices",
-                "hinweise": "notices"}
+                "hinweise": "notices", "zeitzone": "timezone", "timezone": "timezone", "zone": "timezone"}
 # Words that set another preference than the key's own: '/settings morgen täglich', '/settings morgen leer nichts'.
 SETTING_WORDS = {
     ("morning", "täglich"): ("morning_days", "daily"), ("morning", "daily"): ("morning_days", "daily"),
@@ -36,7 +39,7 @@ SETTING_EXPECTS = {"diary_push": "settings_expect_onoff", "checkins": "settings_
                    "diary_time": "settings_expect_time", "reflection_time": "settings_expect_time",
                    "active_hours": "settings_expect_hours", "morning": "settings_expect_morning",
                    "date_notice": "settings_expect_dates", "place": "settings_expect_place",
-                   "notices": "settings_expect_onoff"}
+                   "notices": "settings_expect_onoff", "timezone": "settings_expect_zone"}
 SWITCH_WORDS = ("on", "an", "off", "aus")  # '/settings diary aus', '/diary aus'
 
 
@@ -54,6 +57,11 @@ async def settings(call: Call, args: str) -> Reply:
             return Reply((call.t("settings_notices_private"),))
         expects = SETTING_EXPECTS[key]
         key, value = SETTING_WORDS.get((key, value.lower()), (key, value))
+        if key == "timezone":
+            zone = zone_named(value)
+            if zone is None:
+                return Reply((call.t("settings_zone_unknown", zone=value[:60]),))
+            value = zone
         try:
             parsed = parse_value(key, value)
         except ValueError:
@@ -70,8 +78,17 @@ async def settings(call: Call, args: str) -> Reply:
                    hours=p.active_hours, checkins=onoff[p.checkins])
     rhythm = await learned_hours_line(call, p)
     web = await web_line(call)
-    lines = [head, shown, rhythm, morning_lines(call, p)] + ([web] if web else []) + [call.t("settings_usage")]
+    lines = [head, shown, zone_line(call, p), rhythm, morning_lines(call, p), *([web] if web else []),
+             call.t("settings_usage")]
     return Reply(("\n".join(lines),))
+
+
+def zone_line(call: Call, p: Preferences) -> str:
+    """The person's time zone with the time there now, or the deployment's when they chose none."""
+    if not p.timezone:
+        return call.t("settings_zone_default", zone=call.zone.key)
+    now = datetime.fromtimestamp(call.engine.clock(), ZoneInfo(p.timezone))
+    return call.t("settings_zone", zone=p.timezone, time=f"{now:%H:%M}")
 
 
 async def web_line(call: Call) -> str:
@@ -111,7 +128,10 @@ async def export(call: Call, args: str) -> Reply:
 
 
 async def deleteme(call: Call, args: str) -> Reply:
-    """/deleteme: the question before everything about the user goes."""
+    """/deleteme: the question before everything about the user goes; in a group only the words that it works in the
+    private chat (the group's memory is no one person's to delete at once)."""
+    if is_group_scope(call.scope.user_id):
+        return Reply((call.t("deleteme_private_only"),))
     return Reply((call.t("deleteme_confirm"),),
                  buttons=((Button(call.t("deleteme_yes"), "deleteme:yes"), Button(call.t("cancel"), "cancel")),))
 
@@ -120,6 +140,9 @@ async def press_deleteme(call: Call, fields: list[str]) -> Pressed | None:
     """'deleteme:yes': delete everything about the user, with the outside reports that quote them."""
     if fields != ["yes"]:
         return None
+    if is_group_scope(call.scope.user_id):  # a button an older version offered in a group: nothing is deleted
+        text = call.t("deleteme_private_only")
+        return Pressed(text, text, stale=True)
     shared = await delete_everything(call)
     done = call.t("deleteme_done")
     if shared:

@@ -45,8 +45,9 @@ async def topics(call: Call, args: str) -> Reply:
     found = await call.store.topics.list(call.scope)
     if not found:
         return Reply((call.t("topics_empty"),))
+    zone = await call.engine.zone_for(call.scope)  # the person's own, else the deployment's
     lines = [call.t("topics_head")] + [
-        f"• {tp.text}" + (f" ({tp.due_at.astimezone(call.zone):%d.%m. %H:%M})" if tp.due_at else "")
+        f"• {tp.text}" + (f" ({tp.due_at.astimezone(zone):%d.%m. %H:%M})" if tp.due_at else "")
         for tp in found
     ]
     return Reply(("\n".join(lines),))

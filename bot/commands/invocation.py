@@ -29,7 +29,7 @@ class Call:
 
     @property
     def zone(self) -> ZoneInfo:
-        """The deployment's time zone."""
+        """The deployment's time zone (a person's own setting wins where they are shown a time: Engine.zone_for)."""
         return self.engine.config.zone
 
     @property

@@ -142,7 +142,7 @@ async def why(call: Call, args: str) -> Reply:
         ids = [h.item_id for h in await keyword_search(call, args, 3)]
     else:
         ids = await call.engine.last_notes(call.scope)
-    return await explain(call.store, call.scope, ids, call.lang, call.zone)
+    return await explain(call.store, call.scope, ids, call.lang, await call.engine.zone_for(call.scope))
 
 
 async def press_why(call: Call, fields: list[str]) -> Pressed | None:

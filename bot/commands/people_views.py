@@ -1,6 +1,8 @@
 """/people and the people buttons: who mnemo knows from the user's life; rename, merge, forget (after a yes)."""
 from __future__ import annotations
 
+from datetime import UTC, tzinfo
+
 from bot.commands.invocation import Call, Pressed
 from bot.exchange import Button, Reply, item_id
 from bot.learning import forgetting
@@ -43,13 +45,14 @@ def display_name(person: Person) -> str:
     return person.name if person.named else (person.relation or person.name)
 
 
-async def details(store: MemoryStore, scope: Scope, person: Person, lang: str) -> Reply:
-    """One person: names, relation and its history, relations to others, and what is known about them."""
+async def details(store: MemoryStore, scope: Scope, person: Person, lang: str, zone: tzinfo = UTC) -> Reply:
+    """One person: names, relation and its history (its dates in `zone`, the person's), relations to others, and
+    what is known about them."""
     number = await store.numbers.of(scope, "person", person.id)
     lines = [headline(person, number, lang)]
     for relation, _start, end in await store.people.history(scope, person.id):
         if end is not None:
-            lines.append(t(lang, "people_before", relation=relation, date=f"{end:%d.%m.%Y}"))
+            lines.append(t(lang, "people_before", relation=relation, date=f"{end.astimezone(zone):%d.%m.%Y}"))
     lines += [t(lang, "people_relation", a=link.a, relation=link.relation, b=link.b)
               for link in await store.people.links(scope, person.id)]
     lines += [date_text(d.date, lang) for d in await store.person_dates.of(scope, person.id)]
@@ -104,7 +107,7 @@ async def people(call: Call, args: str) -> Reply:
             person = await by_number(store, scope, forgotten)
             text, buttons = await forget_question(store, scope, person, forgotten, lang)
             return Reply((text,), buttons=buttons)
-        return await details(store, scope, await find(store, scope, args), lang)
+        return await details(store, scope, await find(store, scope, args), lang, await call.engine.zone_for(scope))
     except NotFound:
         return Reply((t(lang, "people_unknown"),))
 
@@ -135,7 +138,7 @@ async def press(call: Call, fields: list[str]) -> Pressed | None:
     store, scope, lang = call.store, call.scope, call.lang
     person = await by_number(store, scope, int(fields[1]))
     if fields[0] == "show":
-        shown = await details(store, scope, person, lang)
+        shown = await details(store, scope, person, lang, await call.engine.zone_for(scope))
         return Pressed("", shown.bubbles[0], shown.buttons)
     if fields[0] == "forget":
         text, buttons = await forget_question(store, scope, person, int(fields[1]), lang)

@@ -32,6 +32,9 @@ class EngineConfig:
     vision: bool = False  # the chat model sees pictures: a photo goes to it with its caption
     image_max_bytes: int = 10_000_000  # a larger picture is refused (channels do not download it)
     image_max_pixels: int = 25_000_000  # a picture with more pixels (width x height) is refused
+    document_max_bytes: int = 10_000_000  # a larger document is not read (and not downloaded by the channel)
+    document_max_pages: int = 50  # a PDF with more pages is not read
+    document_max_chars: int = 20_000  # the model gets a document's text up to here (the person is told)
     voice_max_bytes: int = 20_000_000  # a larger voice note is refused (and not downloaded by the channel)
     voice_max_seconds: float = 300.0  # a longer voice note (as the messenger tells) is refused before it is heard
     voice_keep: bool = False  # a heard voice note's audio kept as its message's file (voice/recordings.py)

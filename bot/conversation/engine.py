@@ -20,13 +20,12 @@ from zoneinfo import ZoneInfo
 from bot.conversation.absence import Absences
 from bot.conversation.bubbles import split_bubbles
 from bot.conversation.config import EngineConfig
+from bot.conversation.document_steps import DocumentSteps, logged_text
+from bot.conversation.failures import failure_text, log_words
 from bot.conversation.incognito_turns import IncognitoTurns
 from bot.conversation.learning_runs import LearningRuns
 from bot.conversation.model_answer import CRISIS_MARK, ModelAnswers, Prompt, asks_about_diary
 from bot.conversation.photo_steps import PhotoSteps
-from bot.conversation.pictures import (
-    photo_text,
-)
 from bot.conversation.questions import OpenQuestion, OpenQuestions, question_expired, rule_buttons
 from bot.conversation.ratelimit import RateLimiter
 from bot.conversation.reaction_steps import ReactionSteps
@@ -85,6 +84,7 @@ class Engine:
         # voice notes heard (and kept, with MNEMO_VOICE_KEEP), replies spoken (when set up)
         self.voice = VoiceNotes(store, config, transcriber, speaker, clock)
         self.photos = PhotoSteps(store, chat, config, self._write)  # pictures checked, seen with the answer, described
+        self.documents = DocumentSteps(config)  # PDFs and text files read for this turn's answer
         self.reactions = ReactionSteps(store, config, clock, self.scope_for, self.zone_for)  # emoji both ways
         self.feedback, self.delivered = self.reactions.feedback, self.reactions.delivered  # for the channels
         self.incognito = IncognitoTurns(store, config, clock, self.answers, self.questions, self.zone_for)
@@ -97,6 +97,7 @@ class Engine:
             self.voice.hear,  # a voice note: its transcript is the text from here on (a crisis in it is never limited)
             self._rate_limit,  # too many messages: refused, neither read nor stored
             self.photos.check,  # a picture too large, of another kind or damaged: refused (a crisis goes on without it)
+            self.documents.read,  # a document read for the model, or why not said (in a crisis it is not read)
             self._log,  # passes on: the message is logged before anything is decided
             self.voice.keep,  # passes on: a heard voice note's audio kept beside its message (MNEMO_VOICE_KEEP)
             self._crisis,  # signs of crisis: the model with the safety rules and the help lines, nothing else
@@ -205,7 +206,7 @@ class Engine:
         if turn.incoming.attachment is not None and turn.incoming.attachment.kind == "voice":
             return None
         problem = check_input(text, limit)
-        if problem is None or problem == "empty" and turn.photo:  # a photo needs no caption
+        if problem is None or problem == "empty" and turn.brings_file:  # a photo or a document needs no caption
             return None
         help_lines = (crisis_help(self.config.crisis_country, lang),) if turn.crisis else ()
         return Reply(help_lines + (t(lang, problem, size=len(text), limit=limit),), failed=True)
@@ -221,7 +222,8 @@ class Engine:
 
     async def _incognito(self, turn: Turn) -> Reply | None:
         """While the scope is incognito, its own short turn answers (after the checks before logging)."""
-        return await self.incognito.turn(turn, (self.voice.hear, self._rate_limit, self.photos.check))
+        return await self.incognito.turn(turn, (self.voice.hear, self._rate_limit, self.photos.check,
+                                                self.documents.read))
 
     async def _rate_limit(self, turn: Turn) -> Reply | None:
         """A new message over the user's rate is neither read nor stored (a crisis and a replay always pass)."""
@@ -241,11 +243,8 @@ class Engine:
         turn.previous_id = previous.id if previous else None
         if turn.logged_id is None:
             checkin = await self.store.messages.last_proactive(turn.scope)
-            text = incoming.text
-            if turn.photo:  # '(Foto) caption'; the model's description goes in once it answered
-                text = photo_text(t(self.config.language, "photo_label"), "", text, turn.group)
             message = await self.store.messages.add(
-                turn.scope, "user", text, channel=incoming.channel,
+                turn.scope, "user", logged_text(turn, self.config.language), channel=incoming.channel,
                 channel_message_id=incoming.channel_message_id, created_at=self.clock(), origin=turn.origin,
             )
             turn.logged_id = message.id
@@ -269,7 +268,7 @@ class Engine:
         try:
             text = await self._write(turn)
         except LLMError as exc:
-            log.warning("chat model failed for a crisis message %s: %s", turn.message_id, exc)
+            log.warning("chat model failed for a crisis message %s: %s", turn.message_id, log_words(exc))
             text = t(lang, "crisis_model_down")
         if help_text not in text:
             text = f"{text}\n\n{help_text}" if text else help_text
@@ -279,7 +278,7 @@ class Engine:
     async def _open_question(self, turn: Turn) -> Reply | None:
         """A clear yes or no as the asked person's very next message decides the open question; a 'ja' under a
         picture is about the picture."""
-        return None if turn.photo else await self.questions.answer(turn)
+        return None if turn.brings_file else await self.questions.answer(turn)
 
     async def _reminder_request(self, turn: Turn) -> Reply | None:
         """A reminder request is answered without the model (its time computed by the program)."""
@@ -320,8 +319,8 @@ class Engine:
             text = await (self.photos.answer(turn, extra) if turn.photo
                           else self._write(turn, extra, turn.on_progress, ()))
         except LLMError as exc:
-            log.warning("chat model failed for message %s: %s", turn.message_id, exc)
-            return Reply((t(lang, "model_down"),), failed=True)
+            log.warning("chat model failed for message %s: %s", turn.message_id, log_words(exc))
+            return Reply((t(lang, failure_text(exc)),), failed=True)
         if turn.changes:
             text = f"{text}\n\n{describe(turn.changes, lang)}"
         topic = await self.store.state.pop(scope, "due_topic")

@@ -17,6 +17,7 @@ from zoneinfo import ZoneInfo
 
 from bot.conversation.bubbles import split_bubbles
 from bot.conversation.config import EngineConfig
+from bot.conversation.failures import failure_text, log_words
 from bot.conversation.model_answer import ModelAnswers
 from bot.conversation.questions import OpenQuestions
 from bot.conversation.safety import crisis_help
@@ -144,7 +145,7 @@ class IncognitoTurns:
             if help_text not in text:
                 text = f"{text}\n\n{help_text}" if text else help_text
             return Reply(split_bubbles(text) or (help_text,))
-        if not turn.photo:
+        if not turn.brings_file:
             decided = await self.questions.answer(turn)  # deciding a question is the person's own act
             if decided is not None:
                 return decided
@@ -154,8 +155,8 @@ class IncognitoTurns:
         try:
             text = await self._write(turn)
         except LLMError as exc:
-            log.warning("chat model failed for a message in incognito: %s", exc)
-            return Reply((t(lang, "model_down"),), failed=True)
+            log.warning("chat model failed for a message in incognito: %s", log_words(exc))
+            return Reply((t(lang, failure_text(exc)),), failed=True)
         return Reply(split_bubbles(text) or (t(lang, "empty"),))
 
     async def _write(self, turn: Turn) -> str:
@@ -168,8 +169,8 @@ class IncognitoTurns:
         times = [m.created_at.timestamp() for m in earlier if m.role == "user"] + (
             [last.created_at.timestamp()] if last is not None else [])
         images = (turn.picture,) if turn.picture is not None else ()
-        return await self.answers.write(tools, turn.incoming.text, max(times, default=None), (), turn.on_progress,
-                                        turn.incoming.quoted, images, private=earlier)
+        return await self.answers.write(tools, turn.incoming.text, max(times, default=None), tuple(turn.hints),
+                                        turn.on_progress, turn.incoming.quoted, images, private=earlier)
 
     def _remember(self, scope: Scope, text: str, reply: str, now: float) -> None:
         """Keep the turn for the next incognito message's context (this process only)."""

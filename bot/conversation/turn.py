@@ -79,6 +79,16 @@ class Turn:
         return self.incoming.attachment is not None and self.incoming.attachment.kind == "image"
 
     @property
+    def document_sent(self) -> bool:
+        """Whether the message brings a document (its text is then the caption, maybe empty)."""
+        return self.incoming.attachment is not None and self.incoming.attachment.kind == "document"
+
+    @property
+    def brings_file(self) -> bool:
+        """Whether the message brings a picture or a document (a 'ja' under it is about it, no answer to a question)."""
+        return self.photo or self.document_sent
+
+    @property
     def group(self) -> bool:
         """Whether the message was written in a group (its text then begins with the sender's name)."""
         return is_group_scope(self.incoming.user_id)

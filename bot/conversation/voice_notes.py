@@ -21,7 +21,7 @@ from bot.conversation.turn import CRISIS_SCAN_CHARS, Turn, check_input
 from bot.exchange import Attachment, Reply, Voice
 from bot.texts import t
 from bot.voice.audio import audio_format, ogg_seconds
-from bot.voice.errors import VoiceError, VoiceUnavailable
+from bot.voice.errors import VoiceError, VoiceRefused, VoiceUnavailable
 from bot.voice.port import Speaker, Transcriber
 from bot.voice.spoken import MODES, VoiceMode, speakable, speaks
 from memory import MemoryStore, MemoryStoreError, Scope, is_group_scope
@@ -58,6 +58,13 @@ def with_transcript(text: str, transcript: str, group: bool) -> str:
         name, _, caption = text.partition(": ")
         return f"{name}: " + " ".join(p for p in (caption.strip(), transcript) if p)
     return "\n".join(p for p in (text.strip(), transcript) if p)
+
+
+def heard_failure(exc: VoiceError) -> str:
+    """The text key for a voice note the service did not hear: it refuses mnemo, it is down, or the file is bad."""
+    if isinstance(exc, VoiceRefused):
+        return "voice_refused"
+    return "voice_backend_down" if isinstance(exc, VoiceUnavailable) else "voice_unreadable"
 
 
 class VoiceNotes:
@@ -102,8 +109,7 @@ class VoiceNotes:
             transcript = await self.transcriber.transcribe(attachment.data, f"voice.{audio_format(attachment.data)}")
         except VoiceError as exc:
             log.warning("voice note %s not heard: %s", turn.incoming.channel_message_id, exc)
-            down = isinstance(exc, VoiceUnavailable)
-            return self._refused(turn, "voice_backend_down" if down else "voice_unreadable")
+            return self._refused(turn, heard_failure(exc))
         transcript = " ".join(transcript.split())
         if not transcript:
             return self._refused(turn, "voice_empty")

@@ -93,6 +93,10 @@ INSTRUCTIONS = """You extract memories from a chat between a person (role "user"
   "facts".
 - A line "--- Monday, 2026-11-24 ---" gives the local date of the messages below it; relative dates
   ("morgen", "next week") count from the day they were said, not from now.
+- A person's message that begins "(Dokument: name)" or "(document: name)" sent a document: its text is not in
+  this chat, only the assistant's answer about it. Take from it only what the person asked to keep ("merk dir
+  das", "remember …"), as the assistant's answer names it, with the ids of both messages as source_ids; when
+  they did not ask, keep nothing of the document's content.
 - Small talk without substance gives empty lists. Never invent anything."""
 
 

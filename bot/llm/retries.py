@@ -5,6 +5,7 @@ from __future__ import annotations
 import email.utils
 import json
 import logging
+import re
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from types import ModuleType
@@ -12,7 +13,7 @@ from typing import Any, Generic, Protocol, TypeVar
 
 import httpx
 
-from bot.errors import LLMBadOutput, LLMError, LLMRateLimited, LLMRejected, LLMUnavailable
+from bot.errors import LLMBadOutput, LLMError, LLMRateLimited, LLMRefused, LLMRejected, LLMTooLong, LLMUnavailable
 from bot.llm.port import backoff_delays
 
 log = logging.getLogger(__name__)
@@ -42,6 +43,9 @@ class SDKClient(Protocol):
 C = TypeVar("C", bound=SDKClient)
 
 MAX_RETRY_AFTER = 30.0
+# How providers say a prompt is over the model's context (OpenAI, vLLM, Anthropic, llama.cpp, LiteLLM).
+_TOO_LONG = re.compile(r"context[ _](length|size|window)|prompt is too long|too many tokens|maximum.{0,40}tokens",
+                       re.IGNORECASE)
 
 
 class SDKChat(Generic[C]):
@@ -120,11 +124,18 @@ async def with_retries(
 
 
 def status_error(where: str, status: int, detail: str, attempt: int) -> LLMError:
-    """The LLMError for an HTTP error status: 429 rate limited, 408/5xx unavailable, other 4xx rejected."""
+    """The LLMError for an HTTP error status: 429 rate limited, 408/5xx unavailable, 401/403 a wrong key, 404 a wrong
+    model or URL, 413 or a 400 naming the context a prompt too long, other 4xx rejected."""
     if status == 429:
         return LLMRateLimited(f"{where} answered 429 (rate limited) on attempt {attempt}: {detail}")
     if status >= 500 or status == 408:
         return LLMUnavailable(f"{where} answered {status} on attempt {attempt}: {detail}")
+    if status in (401, 403):
+        return LLMRefused(f"{where} refused the API key with {status}: {detail}", "key")
+    if status == 404:
+        return LLMRefused(f"{where} answered 404 (no such model or endpoint): {detail}", "model")
+    if status == 413 or (status == 400 and _TOO_LONG.search(detail)):
+        return LLMTooLong(f"{where} found the prompt longer than its context ({status}): {detail}")
     return LLMRejected(f"{where} rejected the request with {status}: {detail}")
 
 

@@ -5,6 +5,7 @@ from typing import Literal
 
 from bot.texts.commands import COMMAND_TEXTS
 from bot.texts.counts import COUNT_TEXTS
+from bot.texts.documents import DOCUMENT_TEXTS
 from bot.texts.history_errors import HISTORY_ERRORS
 from bot.texts.history_preview import HISTORY_TEXTS
 from bot.texts.history_run import IMPORT_TEXTS
@@ -22,6 +23,18 @@ TEXTS: dict[str, dict[str, str]] = {
         "de": "Ich kann gerade nicht antworten – mein Sprachmodell ist nicht erreichbar. "
               "Deine Nachricht habe ich gespeichert.",
         "en": "I can't answer right now – my language model is unreachable. I have saved your message.",
+    },
+    "model_refused": {
+        "de": "Ich kann gerade nicht antworten – mein Sprachmodell lehnt meine Anfragen ab. Das muss mein Betreiber "
+              "in den Einstellungen beheben. Deine Nachricht habe ich gespeichert.",
+        "en": "I can't answer right now – my language model refuses my requests. My operator has to fix that in the "
+              "settings. I have saved your message.",
+    },
+    "model_too_long": {
+        "de": "Das ist mir gerade zu viel Text auf einmal – mein Sprachmodell kann nicht so viel lesen. Ein kürzerer "
+              "Text geht; mein Betreiber sieht, was er ändern kann. Deine Nachricht habe ich gespeichert.",
+        "en": "That is more text than I can take at once – my language model can't read that much. A shorter text "
+              "works; my operator sees what to change. I have saved your message.",
     },
     "too_long": {
         "de": "Die Nachricht ist zu lang ({size} Zeichen, höchstens {limit}). Schick sie mir bitte in kürzeren Teilen.",
@@ -345,6 +358,7 @@ TEXTS: dict[str, dict[str, str]] = {
     **WEB_TEXTS,
     **VOICE_TEXTS,
     **PICTURE_TEXTS,
+    **DOCUMENT_TEXTS,
     **PAGE_TEXTS,
     **COUNT_TEXTS,
     **HISTORY_ERRORS,

@@ -73,6 +73,12 @@ COMMAND_TEXTS: dict[str, dict[str, str]] = {
               "Das lässt sich nicht rückgängig machen.",
         "en": "Shall I really delete everything about you – messages, memories, profile, rules? This cannot be undone.",
     },
+    "deleteme_private_only": {
+        "de": "/deleteme löscht alles, was ich über dich weiß – das geht nur in unserem privaten Chat. Das Gedächtnis "
+              "dieser Gruppe bleibt, wie es ist; einzelne Erinnerungen der Gruppe löscht ein Admin mit /forget.",
+        "en": "/deleteme deletes everything I know about you – that works only in our private chat. This group's "
+              "memory stays as it is; an admin deletes single group memories with /forget.",
+    },
     "deleteme_yes": {"de": "Ja, alles löschen", "en": "Yes, delete everything"},
     "deleteme_done": {"de": "Erledigt. Ich habe alles über dich gelöscht.",
                       "en": "Done. I have deleted everything about you."},
@@ -86,14 +92,27 @@ COMMAND_TEXTS: dict[str, dict[str, str]] = {
         "de": "Ändern mit z. B. /settings tagebuch 23:30, /settings tagebuch an, /settings nachdenken 22:00, "
               "/settings zeiten 9-21, /settings nachfragen aus, /settings morgen 7:30 (aus, täglich, gelernt, "
               "leer gruß, leer nichts), /settings geburtstage vortag, /settings ort 52.52,13.40, "
-              "/settings hinweise an",
+              "/settings hinweise an, /settings zeitzone Europe/Berlin (oder eine Stadt wie Wien, New York, Tokio; "
+              "standard: die des Servers)",
         "en": "Change with e.g. /settings diary 23:30, /settings diary on, /settings reflection 22:00, "
               "/settings hours 9-21, /settings checkins off, /settings morning 7:30 (off, daily, learned, "
               "empty greeting, empty nothing), /settings birthdays day before, /settings place 52.52,13.40, "
-              "/settings notices on",
+              "/settings notices on, /settings timezone Europe/Berlin (or a city like Vienna, New York, Tokyo; "
+              "default: the server's)",
     },
     "settings_bad": {"de": "Das verstehe ich nicht – erwartet: {expected}",
                      "en": "I don't understand – expected: {expected}"},
+    "settings_zone": {"de": "Zeitzone: {zone} (dort ist es jetzt {time} Uhr)",
+                      "en": "Time zone: {zone} (it is {time} there now)"},
+    "settings_zone_default": {"de": "Zeitzone: {zone} (die des Servers)", "en": "Time zone: {zone} (the server's)"},
+    "settings_zone_unknown": {
+        "de": "Die Zeitzone „{zone}“ kenne ich nicht – nichts geändert. Schreib z. B. /settings zeitzone Europe/Berlin "
+              "oder eine Stadt wie München, Wien, New York oder Tokio.",
+        "en": "I don't know the time zone \"{zone}\" – nothing changed. Write e.g. /settings timezone Europe/Berlin or "
+              "a city like Munich, Vienna, New York or Tokyo.",
+    },
+    "settings_expect_zone": {"de": "eine Zeitzone wie Europe/Berlin oder eine Stadt",
+                             "en": "a time zone like Europe/Berlin or a city"},
     "settings_saved": {"de": "Gespeichert.", "en": "Saved."},
     "on": {"de": "an", "en": "on"},
     "off": {"de": "aus", "en": "off"},

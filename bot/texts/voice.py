@@ -41,6 +41,12 @@ VOICE_TEXTS: dict[str, dict[str, str]] = {
         "en": "I couldn't listen to your voice note just now – my speech recognition doesn't answer. Send it again "
               "in a moment, or write to me.",
     },
+    "voice_refused": {
+        "de": "Ich kann gerade keine Sprachnachrichten verstehen – der Dienst für die Spracherkennung lehnt ab. Das "
+              "muss mein Betreiber beheben; schreib mir bis dahin gern.",
+        "en": "I can't understand voice notes right now – the speech recognition service refuses. My operator has to "
+              "fix that; until then, just write to me.",
+    },
     "voice_empty": {
         "de": "In deiner Sprachnachricht habe ich keine Worte gehört.",
         "en": "I didn't hear any words in your voice note.",

@@ -3,10 +3,14 @@
     BotError (bot/errors.py)
     └── VoiceError           a voice backend could not give a usable answer
         ├── VoiceUnavailable the backend did not answer: connection, timeout, 5xx, 429
-        └── VoiceRejected    the backend refused the request or the audio (4xx: a broken file, a bad key, an
-                             unknown model), or answered with something that is not what was asked for
+        ├── VoiceRejected    the backend refused the audio (4xx: a broken file), or answered with something that
+        │                    is not what was asked for
+        └── VoiceRefused     the backend refused the service itself: 401/403 (the key) or 404 (the model's name or
+                             the URL); `fix` says which, and the message names the setting to change
 """
 from __future__ import annotations
+
+from typing import Literal
 
 from bot.errors import BotError
 
@@ -21,3 +25,12 @@ class VoiceUnavailable(VoiceError):
 
 class VoiceRejected(VoiceError):
     """The backend refused the request or the audio, or its answer is not what was asked for."""
+
+
+class VoiceRefused(VoiceError):
+    """The backend refuses to serve at all: `fix` is "key" (401/403) or "model" (404: the model or the URL); the
+    person cannot help it, only the operator."""
+
+    def __init__(self, message: str, fix: Literal["key", "model"]) -> None:
+        super().__init__(message)
+        self.fix = fix

@@ -12,13 +12,14 @@ from typing import TypeVar
 from bot.llm.openai_wire import APIConnectionError, APIError, APIStatusError, APITimeoutError, Client
 from bot.llm.retries import error_detail, redact
 from bot.voice.audio import audio_format
-from bot.voice.errors import VoiceError, VoiceRejected, VoiceUnavailable
+from bot.voice.errors import VoiceError, VoiceRefused, VoiceRejected, VoiceUnavailable
 
 T = TypeVar("T")
 
 NO_KEY = "no-key"  # local servers need no key; some proxies refuse a request without any Authorization header
 MIME = {"mp3": "audio/mpeg", "wav": "audio/wav", "webm": "audio/webm"}  # else audio/<extension>
 MAX_SPEECH_BYTES = 20 * 1024 * 1024  # a spoken reply of a few hundred characters is a few hundred KB
+SETTINGS = {"transcription": "MNEMO_TRANSCRIBE", "speech": "MNEMO_SPEECH"}  # each service's settings begin so
 
 
 class _AudioClient:
@@ -28,6 +29,7 @@ class _AudioClient:
         self.model, self.timeout, self._key = model, timeout, api_key
         self.client = Client(base_url, api_key or NO_KEY, timeout)
         self.where = f"{what} model {model!r} at {self.client.base_url}"
+        self.settings = SETTINGS.get(what, "MNEMO_TRANSCRIBE")
 
     async def call(self, request: Callable[[], Awaitable[T]]) -> T:
         """Run one request; its failure as a VoiceError."""
@@ -42,11 +44,21 @@ class _AudioClient:
         if isinstance(exc, APIStatusError):
             detail = redact(error_detail(exc.body, exc.message), self._key)
             status = exc.status_code
+            if status in (401, 403, 404):
+                return self._refused(status, detail)
             kind = VoiceUnavailable if status >= 500 or status in (408, 429) else VoiceRejected
             return kind(f"{self.where} answered {status}: {detail}")
         if isinstance(exc, APIConnectionError):
             return VoiceUnavailable(f"cannot reach {self.where}: {exc.__cause__ or exc}")
         return VoiceRejected(f"{self.where} gave an unreadable answer: {redact(str(exc), self._key)}")
+
+    def _refused(self, status: int, detail: str) -> VoiceRefused:
+        """A 401/403 (the key) or a 404 (the model or the URL), with the settings that mend it."""
+        if status == 404:
+            return VoiceRefused(f"{self.where} answered 404 (no such model or endpoint): {detail} – check "
+                                f"{self.settings}_MODEL and {self.settings}_BASE_URL", "model")
+        return VoiceRefused(f"{self.where} refused the API key with {status}: {detail} – check "
+                            f"{self.settings}_API_KEY", "key")
 
     async def aclose(self) -> None:
         """Close the HTTP connections."""

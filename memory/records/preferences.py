@@ -4,6 +4,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, fields, replace
 from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from memory.models import Scope
 from memory.storage.db import Database
@@ -62,6 +63,13 @@ def parse_value(key: str, raw: str) -> Any:
     if key in CHOICES:
         if raw not in CHOICES[key]:
             raise ValueError(" | ".join(CHOICES[key]))
+        return raw
+    if key == "timezone":
+        if raw:
+            try:
+                ZoneInfo(raw)
+            except (ValueError, ZoneInfoNotFoundError) as exc:
+                raise ValueError("Europe/Berlin") from exc
         return raw
     if key == "place":
         place = parse_place(raw)

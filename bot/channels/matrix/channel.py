@@ -50,15 +50,14 @@ from bot.channels.matrix.messages import (
     emoji_key,
     fit_messages,
     is_edit,
-    is_voice,
     media_caption,
+    media_of,
     reaction_choices,
     reaction_content,
     replied_to,
     split_message,
     strip_reply_fallback,
     transaction_id,
-    voice_note,
     with_bang_commands,
 )
 from bot.channels.matrix.outgoing import Outgoing
@@ -225,8 +224,8 @@ class MatrixChannel(MatrixReading):
                 await self._on_redaction(event, item.route)
             elif isinstance(event, (RoomMessageImage, RoomEncryptedImage)):
                 await self._on_image(room, event, item.route, item.replayed)
-            elif isinstance(event, (RoomMessageMedia, RoomEncryptedMedia)) and is_voice(event):
-                await self._on_voice(room, event, item.route, item.replayed)
+            elif isinstance(event, (RoomMessageMedia, RoomEncryptedMedia)) and media_of(event) is not None:
+                await self._on_media(room, event, item.route, item.replayed)
             elif isinstance(event, (RoomMessageMedia, RoomEncryptedMedia)) and item.route.kind == "private":
                 await self._tell(room.room_id, t(self.lang, "not_text_kind"), event.event_id, "kind")
         except Exception:
@@ -286,15 +285,14 @@ class MatrixChannel(MatrixReading):
         if route.kind != "stranger" and await self.edit_in_crisis(text, event.event_id):
             await self.take_text(await self._message_turn(room, event, route, replayed, text))
 
-    async def _on_voice(self, room: MatrixRoom, event: RoomMessageMedia | RoomEncryptedMedia, route: Route,
+    async def _on_media(self, room: MatrixRoom, event: RoomMessageMedia | RoomEncryptedMedia, route: Route,
                         replayed: bool) -> None:
-        """A voice note (m.audio, a voice message, an audio file; encrypted too): downloaded unless it is too large or
-        cannot be heard, then the shared turn with it (its caption, if it has one, as the text; never a command)."""
-        if route.kind == "stranger":
+        """A voice note (m.audio, a voice message, an audio file) or a document (m.file: a PDF, a text), encrypted too:
+        downloaded unless the engine cannot take it, then the shared turn (its caption as the text; never a command)."""
+        found, content = media_of(event), event.source.get("content", {})
+        if route.kind == "stranger" or found is None:
             return
-        content = event.source.get("content", {})
-        found = voice_note(content)
-        data = await self.out.download(event) if self.hears(found.size, found.seconds) else b""
+        data = await self.out.download(event) if self.fetches(found) else b""
         attachment = dataclasses.replace(found, data=data, size=found.size if found.size else len(data))
         text = media_caption(content)
         await self.take_text(await self._message_turn(room, event, route, replayed, text, attachment=attachment))

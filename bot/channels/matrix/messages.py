@@ -267,6 +267,20 @@ def voice_note(content: dict[str, Any]) -> Attachment:
                       str(content.get("filename") or ""), seconds)
 
 
+def media_of(event: Event) -> Attachment | None:
+    """What a media event brings, before it is downloaded: a voice note (m.audio, a file of audio) or a document (any
+    other m.file: a PDF, a text), without its data; None for other media (a video)."""
+    content = event.source.get("content", {})
+    if is_voice(event):
+        return voice_note(content)
+    if not isinstance(event, (RoomMessageFile, RoomEncryptedFile)):
+        return None
+    info = content.get("info")
+    size = info.get("size") if isinstance(info, dict) else None
+    return Attachment("document", b"", media_mime(content), size if isinstance(size, int) else 0,
+                      str(content.get("filename") or content.get("body") or ""))
+
+
 def media_caption(content: dict[str, Any]) -> str:
     """A media event's caption: its body when a file name stands beside it (MSC2530), else '' (the body is the
     file's name then, or 'Voice message')."""

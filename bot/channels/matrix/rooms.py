@@ -57,12 +57,13 @@ from bot.channels.matrix.messages import (
     failure,
     fresh_events,
     is_edit,
-    is_voice,
     localpart,
+    media_of,
     mentions,
     replied_to,
 )
 from bot.channels.matrix.outgoing import Outgoing
+from bot.commands.catalog import BY_NAME, parse_command
 from bot.errors import MatrixError
 from memory import group_scope
 
@@ -239,13 +240,14 @@ class Rooms:
             return Route("group", scope) if event.redacts and await concerns(event.redacts, room.room_id) else None
         if isinstance(event, MegolmEvent):
             return Route("group", scope)
-        if not isinstance(event, (RoomMessageText, RoomMessageEmote, RoomMessageImage, RoomEncryptedImage)) and not (
-                is_voice(event)):
-            return None  # a picture or a voice note counts when its caption names mnemo or it replies to mnemo
+        if not isinstance(event, (RoomMessageText, RoomMessageEmote, RoomMessageImage, RoomEncryptedImage)) and (
+                media_of(event) is None):
+            return None  # a picture, a voice note or a document counts when its caption names or replies to mnemo
         content = event.source.get("content", {})
         if is_edit(content):
             return None
-        if mentions(content, self.me, self.names(room)) or await self._replies_to_me(room.room_id, content):
+        if mentions(content, self.me, self.names(room)) or own_command(event, content) or (
+                await self._replies_to_me(room.room_id, content)):
             return Route("group", scope)
         return None
 
@@ -397,3 +399,10 @@ class Rooms:
         if isinstance(response, ProfileGetDisplayNameResponse) and response.displayname:
             return response.displayname
         return localpart(user_id)
+
+
+def own_command(event: Event, content: dict[str, Any]) -> bool:
+    """A bare '!memories' of mnemo's own in a room: a command needs no mention (a member who is no admin is told
+    nothing, as with a mention)."""
+    parsed = parse_command(str(content.get("body") or "")) if isinstance(event, RoomMessageText) else None
+    return parsed is not None and parsed[0] in BY_NAME

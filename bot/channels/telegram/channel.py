@@ -39,7 +39,7 @@ from bot.channels.shown import Shown, show_once
 from bot.channels.streaming import LivePreview
 from bot.channels.telegram.choices import TelegramChoices, message_ref
 from bot.channels.telegram.intake import CLAIM_SECONDS, Intake, PerChatOrder
-from bot.channels.telegram.media import brings_picture, picture_of, voice_file, voice_of
+from bot.channels.telegram.media import brings_picture, document_of, picture_of, voice_file, voice_of
 from bot.channels.telegram.messages import (
     GROUPS,
     addressed_to_bot,
@@ -146,6 +146,7 @@ class TelegramChannel(TelegramPresses):
         pictures = filters.PHOTO | filters.Document.IMAGE | filters.Sticker.ALL
         app.add_handler(MessageHandler(filters.UpdateType.MESSAGE & pictures, self._on_image))
         app.add_handler(MessageHandler(filters.UpdateType.MESSAGE & VOICE_NOTES, self._on_voice))
+        app.add_handler(MessageHandler(filters.UpdateType.MESSAGE & filters.Document.ALL, self._on_document))
         app.add_handler(MessageHandler(
             filters.UpdateType.MESSAGE & ~filters.TEXT & ~filters.StatusUpdate.ALL, self._on_other))
         app.add_error_handler(self._on_error)
@@ -231,9 +232,9 @@ class TelegramChannel(TelegramPresses):
             message is not None and self._for_mnemo(message))
 
     def _for_mnemo(self, message: Message) -> bool:
-        """Whether a group message is one mnemo answers: a text, a picture or a voice note addressed to it."""
-        return (message.text is not None or brings_picture(message) or voice_file(message) is not None) and (
-            self._addressed(message))
+        """Whether a group message is one mnemo answers: a text, picture, voice note or document addressed to it."""
+        return (message.text is not None or message.document is not None or brings_picture(message)
+                or voice_file(message) is not None) and self._addressed(message)
 
     async def _gate(self, update: Update, context: Context) -> None:
         """Let through private chats with allowed users and what is meant for mnemo in allowed groups."""
@@ -282,6 +283,12 @@ class TelegramChannel(TelegramPresses):
         assert update.message is not None
         attachment = await voice_of(update.message, self.hears)
         assert attachment is not None  # ensured by the handler's filter
+        await self.take_text(self._message_turn(update, update.message.caption or "", attachment=attachment))
+
+    async def _on_document(self, update: Update, context: Context) -> None:
+        """A document (a PDF, a text file): fetched unless too large or of a kind not read; its caption is the text."""
+        assert update.message is not None
+        attachment = await document_of(update.message, self.engine.config.document_max_bytes)
         await self.take_text(self._message_turn(update, update.message.caption or "", attachment=attachment))
 
     def _message_turn(self, update: Update, text: str, command: bool = False,

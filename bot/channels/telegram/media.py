@@ -1,5 +1,5 @@
-"""The picture (a photo, an image file, a sticker) or the voice note (a voice message, an audio file, a video note) a
-Telegram message brings, downloaded through getFile.
+"""The picture (a photo, an image file, a sticker), the voice note (a voice message, an audio file, a video note) or
+the document (a PDF, a text file) a Telegram message brings, downloaded through getFile.
 
 Nothing larger than the engine's limit is downloaded: the size Telegram names (in the message, else in getFile's
 answer) is checked first, and a picture over it is handed on without its bytes, so the engine says it is too large;
@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from telegram import Document, Message, PhotoSize, Sticker, TelegramObject
 from telegram.error import BadRequest
 
+from bot.conversation.documents import kind_of
 from bot.exchange import Attachment
 
 log = logging.getLogger(__name__)
@@ -124,3 +125,23 @@ async def voice_of(message: Message, hears: Callable[[int | None, float | None],
         data = bytes(await file.download_as_bytearray(read_timeout=DOWNLOAD_SECONDS))
     return Attachment("voice", data, found.mime, found.size if found.size is not None else len(data), found.name,
                       found.seconds)
+
+
+async def document_of(message: Message, limit: int) -> Attachment:
+    """The message's document (neither picture nor audio), downloaded unless it is over `limit` or of a kind mnemo
+    does not read: then without its bytes, and the engine says why."""
+    document = message.document
+    assert document is not None  # ensured by the handler's filter
+    mime, name, size = document.mime_type or "", document.file_name or "", document.file_size or 0
+    if size > min(limit, BOT_DOWNLOADS) or kind_of(mime, name) is None:
+        return Attachment("document", b"", mime, size, name)
+    try:
+        file = await document.get_file()
+    except BadRequest as exc:  # 'file is too big': over the Bot API's own limit, which the message did not say
+        if "too big" not in str(exc).lower():
+            raise
+        return Attachment("document", b"", mime, max(size, BOT_DOWNLOADS + 1), name)
+    if (file.file_size or 0) > limit:
+        return Attachment("document", b"", mime, file.file_size or 0, name)
+    data = bytes(await file.download_as_bytearray(read_timeout=DOWNLOAD_SECONDS))
+    return Attachment("document", data if len(data) <= limit else b"", mime, len(data), name)

@@ -19,6 +19,7 @@ from telegram import (
 from telegram.constants import ChatType, ReactionEmoji
 
 from bot.channels.splitting import Limit, split_text
+from bot.commands.catalog import BY_NAME
 from bot.exchange import Button, Quoted
 from memory import group_scope
 
@@ -77,8 +78,8 @@ def face_text(shown: str) -> str:
 
 
 def addressed_to_bot(message: Message, bot_id: int, username: str) -> bool:
-    """Whether a group message is meant for the bot: it (or a picture's caption) @mentions it, replies to it, or is a
-    /command@bot."""
+    """Whether a group message is meant for the bot: it (or a picture's caption) @mentions it, replies to it, is a
+    /command@bot, or a bare /command of mnemo's own (Telegram hands those to the bots of a group too)."""
     replied = message.reply_to_message
     if replied is not None and replied.from_user is not None and replied.from_user.id == bot_id:
         return True
@@ -89,6 +90,8 @@ def addressed_to_bot(message: Message, bot_id: int, username: str) -> bool:
         if entity.type == MessageEntity.TEXT_MENTION and entity.user is not None and entity.user.id == bot_id:
             return True
         if entity.type == MessageEntity.BOT_COMMAND and text.lower().endswith(handle):
+            return True
+        if entity.type == MessageEntity.BOT_COMMAND and entity.offset == 0 and text[1:].lower() in BY_NAME:
             return True
     return False
 
