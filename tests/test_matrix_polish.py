@@ -42,7 +42,7 @@ from bot.commands.runner import Commands
 from bot.conversation.engine import Engine, EngineConfig
 from bot.llm.port import ToolCall
 from bot.settings import Settings
-from bot.texts import t
+from bot.texts import addressed, t
 from memory.store import MemoryStore
 from tests.fakes.embedder import FakeEmbedder
 from tests.fakes.llm import ScriptedLLM
@@ -351,7 +351,7 @@ async def test_in_a_room_mnemo_stays_silent_until_mentioned_and_keeps_the_rooms_
         assert await quiet(anna, family, bot) == []
         await anna.say(family, "!memories")  # an admin's bare command: answered with the room's memories
         [listing] = await anna.wait_for(family, bot.said)
-        assert listing.body == t("de", "memories_empty")  # type: ignore[attr-defined]
+        assert listing.body == t("de", addressed("memories_empty", group=True))  # type: ignore[attr-defined]
         await anna.say(family, "!deleteme")  # deletes nothing in a room: the private chat is where it works
         [refused] = await anna.wait_for(family, bot.said)
         assert refused.body == t("de", "deleteme_private_only").replace("/", "!")  # type: ignore[attr-defined]
