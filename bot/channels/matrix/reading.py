@@ -6,7 +6,15 @@ from __future__ import annotations
 from abc import abstractmethod
 from typing import Any
 
-from nio import Event, MatrixRoom, RoomMessageEmote, RoomMessageNotice, RoomMessageText
+from nio import (
+    Event,
+    MatrixRoom,
+    RoomEncryptedAudio,
+    RoomMessageAudio,
+    RoomMessageEmote,
+    RoomMessageNotice,
+    RoomMessageText,
+)
 
 from bot.channels.base import Turn
 from bot.channels.matrix.messages import (
@@ -61,11 +69,14 @@ class MatrixReading(MatrixPresses):
                     title=(room.name or "") if group else "")  # a room's own name, never one made up
 
     async def _quoted(self, room_id: str, content: dict[str, Any]) -> Quoted | None:
-        """The older message a reply replies to: asked of the homeserver, else read from the reply's fallback lines."""
+        """The older message a reply replies to: asked of the homeserver, else read from the reply's fallback lines; a
+        person's voice note by its event id, for the transcript logged for it (Channel._quote)."""
         target = replied_to(content)
         assert target is not None  # only a reply is asked for its quote
         event = await self.rooms.event(room_id, target)
         if isinstance(event, (RoomMessageText, RoomMessageEmote, RoomMessageNotice)):
             body = strip_reply_fallback(event.body) if replied_to(event.source.get("content", {})) else event.body
             return Quoted(body, event.sender == self.me) if body.strip() else None
+        if isinstance(event, (RoomMessageAudio, RoomEncryptedAudio)) and event.sender != self.me:
+            return Quoted("", False, ref=target)  # a voice note: its words are the transcript logged for it
         return quoted_fallback(str(content.get("body") or ""), self.me)
