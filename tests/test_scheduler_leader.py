@@ -318,6 +318,34 @@ async def test_a_worker_whose_clock_runs_30_s_ahead_cannot_steal_a_live_lease(
     assert await second_store.leases.take(SCHEDULER, "w2", ahead() + 25, HOLD_SECONDS), "25 s on, it ran out"
 
 
+async def test_the_database_clock_is_asked_once_a_minute_not_at_every_lease(
+        store: MemoryStore, second_store: MemoryStore) -> None:
+    """A worker waiting for a learning lock asks for it every 50 ms: each ask is one statement, the database's clock
+    is read once a minute (and again at once for another process clock)."""
+    if store.db.dialect != "postgres":
+        pytest.skip("SQLite is one process with one clock")
+    reads, since = [], [0.0]
+
+    def clock() -> float:
+        reads.append(time.time())
+        return time.time() + 30  # this machine's clock runs 30 s ahead
+
+    leases = second_store.leases
+    leases.clock, leases.monotonic = clock, lambda: since[0]
+    assert await store.leases.take(SCHEDULER, "w1", time.time(), 25)
+    for _ in range(20):
+        assert not await leases.take(SCHEDULER, "w2", clock(), HOLD_SECONDS), "w1's lease still stands"
+    asked = len(reads) - 20  # the twenty reads the loop made itself aside
+    assert asked == 2, "one measurement: the clock read before and after the server's"
+    since[0] = 59.0
+    assert (await leases.current(SCHEDULER, clock())) is not None and len(reads) - 21 == 2
+    since[0] = 60.0  # a minute on: asked again
+    assert (await leases.current(SCHEDULER, clock())) is not None and len(reads) - 22 == 4
+    leases.clock = time.time  # another clock (a test's, a corrected one): asked at once, and told right
+    lease = await leases.current(SCHEDULER, time.time())
+    assert lease is not None and 20 < lease.until - time.time() <= 25
+
+
 async def test_a_reminder_one_leader_is_sending_is_not_sent_again_by_the_next_leaders_flush(
         store: MemoryStore, second_store: MemoryStore, tmp_path: Path) -> None:
     """The CI failure of the killed-workers scenario: a leader fires a reminder and, while its push is under way (the
