@@ -147,7 +147,8 @@ class MemoryStore:
         return cls(db, index, semantic_dedupe)
 
     async def close(self) -> None:
-        """Close the database."""
+        """Stop the embedding batches (waiting requests fail) and close the database."""
+        await self.index.batcher.stop()
         await self.db.close()
 
     async def __aenter__(self) -> MemoryStore:
