@@ -91,7 +91,7 @@ class SearchIndex:
 
     async def embed(self, texts: Sequence[str], purpose: Purpose = "document") -> np.ndarray:
         """Embed texts off the event loop, in batches shared with concurrent turns (`memory.embed_batches`); a
-        document already embedded by this model is read from the embedding cache, never embedded again."""
+        document already stored with this model is read from the embedding cache, never embedded again."""
         hashes = [search_text.content_hash(t) for t in texts]
         found: dict[str, np.ndarray] = {}
         if purpose == "document" and hashes:
@@ -109,15 +109,9 @@ class SearchIndex:
             embedded = await self.batcher.embed([by_hash[h] for h in missing], purpose)
             if purpose == "document":  # a document's vector is what the cache will give back: float16
                 embedded = embedded.astype(np.float16).astype(np.float32)
-            fresh = dict(zip(missing, embedded))
-            found.update(fresh)
-            if purpose == "document":
-                async with self.db.transaction() as tx:
-                    await tx.executemany(
-                        "INSERT OR IGNORE INTO embedding_cache(model, purpose, content_hash, vector)"
-                        " VALUES (?, ?, ?, ?)",
-                        [(self.embedder.name, purpose, h, vectors.half(v)) for h, v in fresh.items()],
-                    )
+            # Not written to the embedding cache here: `add` and `update` keep a document's vector in the same
+            # transaction as the document (one write less per message); the batcher keeps it meanwhile.
+            found.update(zip(missing, embedded))
         return np.stack([found[h] for h in hashes]) if hashes else np.zeros((0, self.embedder.dim), np.float32)
 
     async def add(
