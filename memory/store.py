@@ -166,7 +166,9 @@ class MemoryStore:
             return None
 
     async def close(self) -> None:
-        """Close the database, and an embedding server's connections (`ServerEmbedder.aclose`)."""
+        """Stop the embedding batches (waiting requests fail), close an embedding server's connections
+        (`ServerEmbedder.aclose`) and the database."""
+        await self.index.batcher.stop()
         if (close := getattr(self.index.embedder, "aclose", None)) is not None:
             await close()
         await self.db.close()

@@ -9,7 +9,6 @@ import asyncio
 import json
 import logging
 import time
-from collections import OrderedDict
 from collections.abc import Sequence
 
 import numpy as np
@@ -17,6 +16,7 @@ import numpy as np
 from memory.errors import EmbeddingFailed, ModelMismatch
 from memory.models import Components, SearchHit, Source, ts
 from memory.search import search_text, vectors
+from memory.search.embed_batches import EmbedBatcher
 from memory.search.embedder import Embedder, Purpose
 from memory.search.ranking import Candidate, Weights, faded, fuse
 from memory.search.retrievers import (
@@ -39,7 +39,6 @@ log = logging.getLogger(__name__)
 # characters) holds hundreds, and each becomes a term of one statement (SQLite allows 500 parts of
 # a UNION and 2,000 result columns). The vector search still reads all of it.
 MAX_QUERY_WORDS = 64
-_QUERY_CACHE = 512
 TRIGRAM_RECOUNTED = 3 * CANDIDATES  # trigram holders of a small scope whose stems are counted (`SearchIndex._trigram`)
 
 
@@ -54,7 +53,7 @@ class SearchIndex:
         self.embedder = embedder
         self.weights = weights or Weights()
         self.scopes = ScopeCache(embedder.name, embedder.dim, cache_bytes, exact_up_to)
-        self._queries: OrderedDict[str, np.ndarray] = OrderedDict()
+        self.batcher = EmbedBatcher(embedder)
         self._center: np.ndarray | None = None  # the recorded model's centre (`memory.search.vectors`)
 
     async def ensure_model(self) -> None:
@@ -91,12 +90,11 @@ class SearchIndex:
         return self._center
 
     async def embed(self, texts: Sequence[str], purpose: Purpose = "document") -> np.ndarray:
-        """Embed texts off the event loop; a text already embedded by this model is never embedded again."""
+        """Embed texts off the event loop, in batches shared with concurrent turns (`memory.search.embed_batches`); a
+        document already stored with this model is read from the embedding cache, never embedded again."""
         hashes = [search_text.content_hash(t) for t in texts]
         found: dict[str, np.ndarray] = {}
-        if purpose == "query":
-            found = {h: self._queries[h] for h in hashes if h in self._queries}
-        elif hashes:
+        if purpose == "document" and hashes:
             async with self.db.reading() as tx:
                 marks = ",".join("?" * len(set(hashes)))
                 rows = await tx.fetchall(
@@ -108,41 +106,13 @@ class SearchIndex:
         missing = list(dict.fromkeys(h for h in hashes if h not in found))
         if missing:
             by_hash = dict(zip(hashes, texts))
-            try:
-                batch = [by_hash[h] for h in missing]
-                aembed = getattr(self.embedder, "aembed", None)  # an embedding server's: asked from the loop
-                embedded = await (aembed(batch, purpose) if aembed is not None
-                                  else asyncio.to_thread(self.embedder.embed, batch, purpose))
-            except EmbeddingFailed:  # EmbeddingUnavailable stays itself: the callers fall back on it
-                raise
-            except Exception as exc:
-                raise EmbeddingFailed(f"embedding failed: {exc}") from exc
-            embedded = np.asarray(embedded, dtype=np.float32)
-            if embedded.shape != (len(missing), self.embedder.dim):
-                raise EmbeddingFailed(f"embedder returned shape {embedded.shape}, "
-                                      f"expected ({len(missing)}, {self.embedder.dim})")
-            # A document's vector is what the cache will give back: float16.
-            if purpose == "document":
+            embedded = await self.batcher.embed([by_hash[h] for h in missing], purpose)
+            if purpose == "document":  # a document's vector is what the cache will give back: float16
                 embedded = embedded.astype(np.float16).astype(np.float32)
-            fresh = dict(zip(missing, embedded))
-            found.update(fresh)
-            if purpose == "query":
-                self._remember_queries(fresh)
-            else:
-                async with self.db.transaction() as tx:
-                    await tx.executemany(
-                        "INSERT OR IGNORE INTO embedding_cache(model, purpose, content_hash, vector)"
-                        " VALUES (?, ?, ?, ?)",
-                        [(self.embedder.name, purpose, h, vectors.half(v)) for h, v in fresh.items()],
-                    )
+            # Not written to the embedding cache here: `add` and `update` keep a document's vector in the same
+            # transaction as the document (one write less per message); the batcher keeps it meanwhile.
+            found.update(zip(missing, embedded))
         return np.stack([found[h] for h in hashes]) if hashes else np.zeros((0, self.embedder.dim), np.float32)
-
-    def _remember_queries(self, fresh: dict[str, np.ndarray]) -> None:
-        for h, v in fresh.items():
-            self._queries[h] = v
-            self._queries.move_to_end(h)
-        while len(self._queries) > _QUERY_CACHE:
-            self._queries.popitem(last=False)
 
     async def add(
         self, tx: Tx, scope_id: int, source: Source, item_id: int, text: str,

@@ -15,6 +15,7 @@ class FakeEmbedder:
         self.dim = dim
         self.name = name
         self.calls: list[list[str]] = []
+        self.purposes: list[str] = []  # the purpose of each call, beside `calls`
 
     def _vector(self, text: str) -> np.ndarray:
         vec = np.zeros(self.dim, dtype=np.float32)
@@ -30,4 +31,5 @@ class FakeEmbedder:
     def embed(self, texts: Sequence[str], purpose: str = "document") -> np.ndarray:
         """Embed without any prefix; records each call."""
         self.calls.append(list(texts))
+        self.purposes.append(purpose)
         return np.stack([self._vector(t) for t in texts]) if texts else np.zeros((0, self.dim), np.float32)
