@@ -53,8 +53,9 @@ async def test_a_member_presses_everywhere_and_changes_nothing_until_an_admin_de
     assert await pressed(tg, EVE, question, f"rule:yes:{rule}") == t("de", "group_admins_only")
     assert await pressed(tg, EVE, question, f"rule:no:{rule}") == t("de", "group_admins_only")
     assert (await store.rules.get(group, rule)).status == "pending"
-    (confirm,) = await said(tg, ANNA, "/deleteme@mnemo_bot", **IN_GROUP)
-    assert await pressed(tg, EVE, confirm["message_id"], "deleteme:yes") == t("de", "choice_not_yours")
+    (refused,) = await said(tg, ANNA, "/deleteme@mnemo_bot", **IN_GROUP)  # in a group it deletes nothing (#42)
+    assert refused["text"] == t("de", "deleteme_private_only") and shows_buttons(tg, refused["message_id"]) == []
+    assert await pressed(tg, EVE, refused["message_id"], "deleteme:yes") == t("de", "button_unknown")  # forged
     assert await store.messages.count(group) > 0
 
     saved = t("de", "rule_saved", rule="Begrüße neue Mitglieder.")
