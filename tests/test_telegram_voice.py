@@ -213,11 +213,7 @@ CHILD = textwrap.dedent('''
     from memory.store import MemoryStore
     from tests.fakes.embedder import FakeEmbedder
 
-    class Stuck:
-        model = "stuck"
-        async def complete(self, *args, **kwargs):
-            print("model called", flush=True)
-            await asyncio.Event().wait()
+    from tests.fakes.llm import StuckLLM as Stuck
 
     async def main(db, base_url, audio_url, database_url=""):
         store = await MemoryStore.open(db, FakeEmbedder(), semantic_dedupe=0.97, database_url=database_url or None)

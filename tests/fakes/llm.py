@@ -49,7 +49,8 @@ class ScriptedLLM:
     async def complete(self, request: CompletionRequest) -> Completion:
         """Record the call and answer from the queue; with on_text, a reply without tool calls is streamed."""
         messages, system, tools, on_text = request.messages, request.system, request.tools, request.on_text
-        call = Call(list(messages), list(system), list(tools) if tools else None, request.json_schema, on_text is not None)
+        call = Call(list(messages), list(system), list(tools) if tools else None, request.json_schema,
+                    on_text is not None)
         self.calls.append(call)
         item = self.queue.popleft() if self.queue else self.responder(call)
         if isinstance(item, LLMError):
@@ -83,3 +84,14 @@ class GatedLLM(ScriptedLLM):
             self.waiting.set()
             await self.gate.wait()
         return await super().complete(request)
+
+
+class StuckLLM:
+    """A model that never answers: it says so on stdout (for a parent process killing this one mid-turn) and waits."""
+
+    model = "stuck"
+
+    async def complete(self, request: CompletionRequest) -> Completion:
+        print("model called", flush=True)
+        await asyncio.Event().wait()
+        raise AssertionError("never reached")
