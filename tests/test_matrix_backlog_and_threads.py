@@ -159,6 +159,28 @@ async def test_a_message_in_a_thread_is_answered_in_that_thread(bot: Bot) -> Non
 
 
 @ON_ONE_SYNAPSE
+async def test_a_notice_of_mnemos_own_on_a_message_in_a_thread_goes_into_the_thread(bot: Bot) -> None:
+    anna = await bot.person("Anna")
+    bot.chat.enqueue("Hallo.")
+    async with running(bot.channel(allowed_users=frozenset({anna.user_id}))):
+        room = await anna.open_dm(bot.bot_id)
+        await anna.wait_for(room, bot.joined)
+        root = await anna.say(room, "Schau mal")
+        await anna.wait_for(room, bot.said)
+        video = await polish.say(anna, room, {"msgtype": "m.video", "body": "clip.mp4", "url": "mxc://localhost/clip",
+                                              "m.relates_to": {"rel_type": "m.thread", "event_id": root,
+                                                               "is_falling_back": True,
+                                                               "m.in_reply_to": {"event_id": root}}})
+        [notice] = await anna.wait_for(room, bot.said)
+        plain = await polish.say(anna, room, {"msgtype": "m.video", "body": "clip.mp4", "url": "mxc://localhost/clip"})
+        [outside] = await anna.wait_for(room, bot.said)
+    assert notice.body == t("de", "not_text_kind") == outside.body  # type: ignore[attr-defined]
+    assert relation(notice.source["content"]) == {"rel_type": "m.thread", "event_id": root, "is_falling_back": True,
+                                                   "m.in_reply_to": {"event_id": video}}
+    assert relation(outside.source["content"]) == {} and plain  # a message outside a thread: the timeline
+
+
+@ON_ONE_SYNAPSE
 async def test_in_a_room_a_streamed_answer_in_a_thread_stays_there_as_a_reply(bot: Bot) -> None:
     anna = await bot.person("Anna")
     room = await anna.open_group(bot.bot_id)

@@ -57,6 +57,7 @@ from bot.channels.matrix.messages import (
     replied_to,
     split_message,
     strip_reply_fallback,
+    thread_root,
     transaction_id,
     with_bang_commands,
 )
@@ -105,6 +106,7 @@ class MatrixChannel(MatrixReading):
                  clock: Callable[[], float] = time.time) -> None:
         super().__init__(engine, commands, access_config(config), clock)
         self.config = config
+        self._threads: dict[str, InThread] = {}  # the events being handled that were written in a thread
         self.data_dir = config.data_dir
         self.session = Session(config.data_dir, config.homeserver, config.user_id)
         self.client: AsyncClient | None = None
@@ -213,6 +215,8 @@ class MatrixChannel(MatrixReading):
             if not isinstance(opened, Received):
                 return opened
             item, event = opened, opened.event
+        if root := thread_root(event.source.get("content", {})):  # mnemo's own notices on it go into its thread
+            self._threads[event.event_id] = InThread(root, event.event_id)
         try:
             if is_edit(event.source.get("content", {})):  # of a text or a caption: answered only in a crisis
                 await self._on_edit(room, event, item.route, item.replayed)
@@ -232,6 +236,8 @@ class MatrixChannel(MatrixReading):
             log.exception("matrix event %s in %s failed", event.event_id, item.room_id)
             if item.route.kind != "stranger":
                 await self._tell_failure(item.room_id, event.event_id)
+        finally:
+            self._threads.pop(event.event_id, None)
         return True
 
     # --- encrypted events without their key ---------------------------------------------------------
@@ -378,7 +384,8 @@ class MatrixChannel(MatrixReading):
         await self.out.indicate(where, on)
 
     async def _tell(self, where: str, text: str, answering: str | None = None, why: str = "") -> None:
-        await self._say(where, text, txn=transaction_id(answering, why) if answering else None)
+        thread = self._threads.get(answering) if answering else None  # a notice on a thread's message goes there
+        await self.out.text(where, bang(text), None, transaction_id(answering, why) if answering else None, thread)
 
     async def _greet(self, user_id: str, text: str) -> None:
         await self.send(user_id, text)
