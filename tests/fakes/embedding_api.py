@@ -8,12 +8,13 @@ import base64
 import re
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, Self
+from typing import Any
 
 import numpy as np
 from aiohttp import web
 
 from tests.fakes.embedder import FakeEmbedder
+from tests.fakes.web import LocalServer
 
 
 def shared_words(query: str, document: str) -> float:
@@ -29,11 +30,12 @@ def encoded(row: np.ndarray, encoding: str) -> Any:
     return row.tolist()
 
 
-class FakeEmbeddingServer:
+class FakeEmbeddingServer(LocalServer):
     """Serves `model` with vectors of `dim`; `delay` seconds before each answer; `status` other than 200 fails."""
 
     def __init__(self, model: str = "bge-m3", dim: int = 48,
                  score: Callable[[str, str], float] = shared_words) -> None:
+        super().__init__()
         self.model, self.dim = model, dim
         self.vectors = FakeEmbedder(dim, model)
         self.score = score
@@ -44,8 +46,6 @@ class FakeEmbeddingServer:
         self.listed: Sequence[str] | None = None  # the models GET /v1/models names (default: this one)
         self.requests: list[tuple[str, dict[str, str], dict[str, Any]]] = []  # path, headers, json
         self.seconds: list[float] = []  # the server's own time per answered embeddings request
-        self._runner: web.AppRunner | None = None
-        self.port = 0
 
     @property
     def base_url(self) -> str:
@@ -56,26 +56,14 @@ class FakeEmbeddingServer:
         """Every text embedded so far, in order."""
         return [text for path, _h, body in self.requests if path.endswith("embeddings") for text in body["input"]]
 
-    async def __aenter__(self) -> Self:
+    def _app(self) -> web.Application:
         app = web.Application()
         app.router.add_post("/v1/embeddings", self._embeddings)
         app.router.add_get("/v1/models", self._models)
         app.router.add_post("/v1/rerank", self._rerank)
         app.router.add_post("/rerank", self._rerank)
         app.router.add_get("/fake/seconds", self._seconds)  # for a client in another process (bench/)
-        self._runner = web.AppRunner(app)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", self.port)
-        await site.start()
-        server = site._server
-        assert server is not None
-        self.port = server.sockets[0].getsockname()[1]  # type: ignore[attr-defined]
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
-            self._runner = None
+        return app
 
     async def _scripted(self, request: web.Request) -> tuple[dict[str, Any], web.Response | None]:
         body = await request.json()

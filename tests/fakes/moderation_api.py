@@ -4,45 +4,34 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable
-from typing import Any, Self
+from typing import Any
 
 from aiohttp import web
 
 from bot.conversation.moderation import OPENAI_CATEGORIES
+from tests.fakes.web import LocalServer
 
 
-class FakeModeration:
+class FakeModeration(LocalServer):
     """Flags a text when `flags(text)` says so; `delay` seconds before each answer; `status` other than 200 fails."""
 
     def __init__(self, flags: Callable[[str], bool] = lambda text: False) -> None:
+        super().__init__()
         self.flags = flags
         self.delay = 0.0
         self.status = 200
         self.body: Any = None  # a body to answer instead of the real shape (to fake an unreadable answer)
         self.requests: list[tuple[str, dict[str, str], dict[str, Any]]] = []  # path, headers, json
-        self._runner: web.AppRunner | None = None
-        self.port = 0
 
     @property
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}/v1"
 
-    async def __aenter__(self) -> Self:
+    def _app(self) -> web.Application:
         app = web.Application()
         app.router.add_post("/v1/moderations", self._moderations)
         app.router.add_post("/v1/chat/completions", self._chat)
-        self._runner = web.AppRunner(app)
-        await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
-        await site.start()
-        server = site._server
-        assert server is not None
-        self.port = server.sockets[0].getsockname()[1]  # type: ignore[attr-defined]
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        if self._runner is not None:
-            await self._runner.cleanup()
+        return app
 
     async def _answer(self, request: web.Request, shape: Callable[[bool], Any]) -> web.Response:
         body = await request.json()

@@ -78,7 +78,8 @@ def tls_contexts(folder: Path, name: str = "localhost") -> tuple[ssl.SSLContext,
 
 
 class LocalServer:
-    """An aiohttp app on 127.0.0.1 at a free port, started and stopped by `async with`; `_app` builds it."""
+    """An aiohttp app on 127.0.0.1 at a free port (kept when started again), started and stopped by `async with`;
+    `_app` builds it."""
 
     tls: ssl.SSLContext | None = None
 
@@ -92,7 +93,8 @@ class LocalServer:
     async def __aenter__(self) -> Self:
         self._runner = web.AppRunner(self._app(), shutdown_timeout=0.5)
         await self._runner.setup()
-        await web.TCPSite(self._runner, "127.0.0.1", 0, ssl_context=self.tls).start()
+        # a free port the first time; the same one when started again (a server down, then back)
+        await web.TCPSite(self._runner, "127.0.0.1", self.port, ssl_context=self.tls).start()
         self.port = self._runner.addresses[0][1]
         return self
 
