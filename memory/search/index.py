@@ -17,7 +17,7 @@ from memory.errors import EmbeddingFailed, ModelMismatch
 from memory.models import Components, SearchHit, Source, ts
 from memory.search import search_text, vectors
 from memory.search.embed_batches import EmbedBatcher
-from memory.search.embedder import Embedder, Purpose
+from memory.search.embedder import Embedder, Purpose, purpose_of
 from memory.search.ranking import Candidate, Weights, faded, fuse
 from memory.search.retrievers import (
     CANDIDATES,
@@ -40,6 +40,7 @@ log = logging.getLogger(__name__)
 # a UNION and 2,000 result columns). The vector search still reads all of it.
 MAX_QUERY_WORDS = 64
 TRIGRAM_RECOUNTED = 3 * CANDIDATES  # trigram holders of a small scope whose stems are counted (`SearchIndex._trigram`)
+
 
 
 class SearchIndex:
@@ -113,6 +114,13 @@ class SearchIndex:
             # transaction as the document (one write less per message); the batcher keeps it meanwhile.
             found.update(zip(missing, embedded))
         return np.stack([found[h] for h in hashes]) if hashes else np.zeros((0, self.embedder.dim), np.float32)
+
+    async def embed_as(self, texts: Sequence[str], source: Source) -> np.ndarray:
+        """Embed the texts of documents of `source` as `purpose_of` says, each vector as the embedding cache will
+        keep it (float16). A message's vector is then at hand for the turn's search (the batcher keeps it)."""
+        if purpose_of(source) == "document":
+            return await self.embed(texts, "document")
+        return (await self.embed(texts, "query")).astype(np.float16).astype(np.float32)
 
     async def add(
         self, tx: Tx, scope_id: int, source: Source, item_id: int, text: str,
@@ -294,9 +302,12 @@ class SearchIndex:
         guessed = search_text.word_pairs(words) if whole and self.weights.words > 0 else []
         found = dict(zip(words + guessed, await holders(tx, scope_id, [("fts_words", t) for t in words + guessed],
                                                         -1 if whole else cap, size)))
-        for word in [w for w in words if len(found[w]) >= cap and not whole]:
-            if len(self._seen(arrays, found[word], anytime)) < cap:  # more to read before it is known common
-                (found[word],) = await holders(tx, scope_id, [("fts_words", word)], size=size)
+        # Words read up to the cap whose ids the search may not all see: more to read before they are known common
+        # (one statement for all of them).
+        again = [w for w in words if not whole and len(found[w]) >= cap
+                 and len(self._seen(arrays, found[w], anytime)) < cap]
+        if again:
+            found.update(zip(again, await holders(tx, scope_id, [("fts_words", w) for w in again], size=size)))
         words = search_text.distinctive(words, {w: len(self._seen(arrays, found[w], anytime)) for w in words}, total)
         # One statement more: the ids of words read only up to the cap (when every word is common), of the query's
         # two-word phrases not read yet and of its stems as substrings (PostgreSQL: from the scope's kept texts).
