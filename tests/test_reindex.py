@@ -64,22 +64,3 @@ async def test_reindex_is_resumable_and_switches_only_when_complete(tmp_path: Pa
         scope = await store.scope("mnemo", "anna")
         assert [h.text for h in await store.search(scope, "Tomate7 Garten")][0] == "Notiz 7 über den Garten und Tomate7"
         assert [h.text for h in await store.search(scope, "Kino Miriam", ("message",))] == ["Ich war im Kino mit Miriam"]
-
-
-async def test_reindex_embeds_a_message_as_the_turn_does_once_as_a_query_and_a_note_as_a_document(
-        tmp_path: Path) -> None:
-    path = tmp_path / "mnemo.sqlite3"
-    async with await MemoryStore.open(path, FakeEmbedder(dim=64, name="model-a")) as store:
-        scope = await store.scope("mnemo", "anna")
-        await store.notes.add(scope, "Anna spielt Cello im Orchester.")
-        await store.messages.add(scope, "user", "Heute hatte ich Probe mit dem Orchester.")
-    new = FakeEmbedder(dim=32, name="model-b")
-    db = await Database.open(path)
-    try:
-        assert (await reindex(db, new)).switched
-    finally:
-        await db.close()
-    asked = [(purpose, text) for purpose, call in zip(new.purposes, new.calls) for text in call
-             if text not in CALIBRATION]
-    assert sorted(asked) == [("document", "Anna spielt Cello im Orchester."),
-                             ("query", "Heute hatte ich Probe mit dem Orchester.")]

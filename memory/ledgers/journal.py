@@ -55,7 +55,7 @@ class Journal:
         vector = None
         if index and text.strip():
             try:
-                vector = (await self.index.embed_as([text], "message"))[0]
+                vector = (await self.index.embed([text]))[0]
             except MemoryStoreError:
                 log.exception("embedding a %s message failed; it is logged and indexed later", role)
                 self._behind.add(scope.id)
@@ -92,7 +92,7 @@ class Journal:
                     f"{scoped} AND id > ? ORDER BY id LIMIT ?", (last, batch))
             if not rows:
                 return done
-            vectors = await self.index.embed_as([r[2] for r in rows], "message")
+            vectors = await self.index.embed([r[2] for r in rows])
             async with self.db.transaction() as tx:
                 for (msg_id, scope, text, created), vector in zip(rows, vectors):
                     if (await tx.fetchone("SELECT doc_id FROM messages WHERE id = ?", (msg_id,)))[0] is None:
@@ -107,7 +107,7 @@ class Journal:
         False when the new text cannot be embedded (logged): the message keeps its text, so it and its entry agree.
         """
         try:
-            vector = (await self.index.embed_as([text], "message"))[0]
+            vector = (await self.index.embed([text]))[0]
         except MemoryStoreError:
             log.exception("embedding the new text of message %s failed; it keeps its old text", message_id)
             return False
@@ -126,7 +126,7 @@ class Journal:
 
     async def add_many(self, scope: Scope, items: Sequence[NewMessage]) -> list[Message]:
         """Log and index many messages with one batched embedding and one transaction."""
-        vectors = await self.index.embed_as([m.text for m in items], "message")
+        vectors = await self.index.embed([m.text for m in items])
         out = []
         async with self.db.transaction() as tx:
             for item, vector in zip(items, vectors):

