@@ -176,3 +176,39 @@ async def test_a_wrong_shape_from_the_embedder_fails_the_batch() -> None:
     batcher = EmbedBatcher(Short(), wait=0.0)
     with pytest.raises(EmbeddingFailed, match="shape"):
         await batcher.embed(["eins", "zwei"])
+
+
+async def test_the_turns_of_one_batch_resume_one_per_pass_of_the_event_loop() -> None:
+    """Each turn does its work between awaits on the loop; 32 of them resumed in one pass would hold every timer
+    back for all of it (the event loop's stall)."""
+    batcher = EmbedBatcher(FakeEmbedder(), wait=0.01)
+    passes = 0
+
+    async def count_passes() -> None:
+        nonlocal passes
+        while True:
+            passes += 1
+            await asyncio.sleep(0)
+
+    seen: list[int] = []
+
+    async def turn(n: int) -> None:
+        await batcher.embed([f"Nachricht {n}"], "query")
+        seen.append(passes)  # which pass of the loop this turn resumed in
+
+    counter = asyncio.create_task(count_passes())
+    try:
+        await asyncio.gather(*(turn(n) for n in range(32)))
+    finally:
+        counter.cancel()
+    assert batcher.calls == 1, "one batch for all 32"
+    assert len(set(seen)) == 32, f"turns resumed together in the same pass: {Counter(seen).most_common(3)}"
+
+
+async def test_a_batch_stopped_while_it_hands_out_its_vectors_still_answers_every_turn() -> None:
+    batcher = EmbedBatcher(FakeEmbedder(), wait=0.01)
+    turns = [asyncio.ensure_future(batcher.embed([f"Nachricht {n}"], "query")) for n in range(8)]
+    await turns[0]  # the first vector is out; the others are being handed out
+    await batcher.stop()
+    vectors = await asyncio.gather(*turns)
+    assert all(v.shape == (1, 64) for v in vectors)

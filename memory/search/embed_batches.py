@@ -128,10 +128,25 @@ class EmbedBatcher:
             self._running[purpose] = {}
         self.calls += 1
         self.texts += len(batch)
-        for (text, future), vector in zip(batch.items(), vectors):
+        for text, vector in zip(batch, vectors):
             self._remember(purpose, text, vector)
-            if not future.done():
-                future.set_result(vector)
+        await self._hand_out(batch, vectors)
+
+    @staticmethod
+    async def _hand_out(batch: dict[str, asyncio.Future[np.ndarray]], vectors: np.ndarray) -> None:
+        """Give each request its vector, one per pass of the event loop: 32 turns resumed at once ran one after
+        another in one pass and held a 5 ms timer back 43-57 ms (bench/load.py at 50 people). Stopped meanwhile,
+        the rest get theirs at once."""
+        pairs = [(future, vector) for future, vector in zip(batch.values(), vectors) if not future.done()]
+        try:
+            for future, vector in pairs:
+                if not future.done():
+                    future.set_result(vector)
+                await asyncio.sleep(0)
+        finally:
+            for future, vector in pairs:
+                if not future.done():
+                    future.set_result(vector)
 
     def _checked(self, vectors: object, count: int) -> np.ndarray:
         out = np.asarray(vectors, dtype=np.float32)
