@@ -82,7 +82,7 @@ class Journal:
 
     async def index_unindexed(self, scope_id: int | None = None, batch: int = 64) -> int:
         """Index the messages logged without their search entry (the embedder failed then), of one scope or all;
-        returns how many. An embedding failure stops it where it is (raised)."""
+        returns how many this call indexed. An embedding failure stops it where it is (raised)."""
         done, last = 0, -1
         scoped = "" if scope_id is None else f" AND scope_id = {int(scope_id)}"
         while True:
@@ -95,10 +95,12 @@ class Journal:
             vectors = await self.index.embed([r[2] for r in rows])
             async with self.db.transaction() as tx:
                 for (msg_id, scope, text, created), vector in zip(rows, vectors):
-                    if (await tx.fetchone("SELECT doc_id FROM messages WHERE id = ?", (msg_id,)))[0] is None:
+                    # Locked (PostgreSQL): another worker indexing the same message meanwhile waits, then sees it done.
+                    row = await tx.fetchone(f"SELECT doc_id FROM messages WHERE id = ?{self.db.FOR_UPDATE}", (msg_id,))
+                    if row is not None and row[0] is None:
                         doc = await self.index.add(tx, scope, "message", msg_id, text, vector, created)
                         await tx.execute("UPDATE messages SET doc_id = ? WHERE id = ?", (doc, msg_id))
-            done += len(rows)
+                        done += 1  # not one another worker indexed meanwhile, nor one deleted meanwhile
             last = rows[-1][0]
 
     async def rewrite(self, scope: Scope, message_id: int, text: str) -> bool:
