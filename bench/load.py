@@ -6,7 +6,11 @@ database size per 10k notes, one note at a time and in batches (`--batch`, `Note
 comparison, the longest stall of an idle event loop: on a machine whose cores are busy with other work, the
 operating system alone delays the loop.
 Usage: .venv/bin/python bench/load.py [--users 50] [--messages 20] [--idle 10] [--batch 64] [--ingest-only]
-       [--both-models]
+       [--both-models] [--cost]
+
+--cost prints what one message costs in CPU instead: the bundled model's CPU time per text (one at a time and in
+batches), the CPU time per message of everything else (the same load with an embedder that costs nothing) and the
+texts embedded per message, and from them the most messages a second the machine's cores could carry.
 """
 from __future__ import annotations
 
@@ -19,7 +23,11 @@ import resource
 import sys
 import tempfile
 import time
+import zlib
+from collections.abc import Sequence
 from pathlib import Path
+
+import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -74,13 +82,24 @@ def second_model() -> object:
     return model
 
 
-async def chat_load(users: int, per_user: int, both_models: bool = False) -> dict[str, float]:
+class FreeEmbedder:
+    """Costs nothing: a text's vector from its hash (for the CPU of everything but the embedding)."""
+
+    name, dim = "free-embedder", 384
+
+    def embed(self, texts: Sequence[str], purpose: str = "document") -> np.ndarray:
+        """A unit vector per text, seeded by the text."""
+        out = np.stack([np.random.default_rng(zlib.crc32(t.encode())).standard_normal(self.dim) for t in texts])
+        return (out / np.linalg.norm(out, axis=1, keepdims=True)).astype(np.float32)
+
+
+async def chat_load(users: int, per_user: int, both_models: bool = False, free: bool = False) -> dict[str, float]:
     """All users send their messages concurrently; each user's messages in order."""
     rng = random.Random(3)
     model = ScriptedModel(rng)
     kept = second_model() if both_models else None
     with tempfile.TemporaryDirectory() as tmp:
-        store = await MemoryStore.open(Path(tmp), make_embedder())
+        store = await MemoryStore.open(Path(tmp), FreeEmbedder() if free else make_embedder())
         engine = Engine(store, model, model, EngineConfig(extraction="when_quiet"))
 
         async def user(n: int) -> None:
@@ -88,9 +107,9 @@ async def chat_load(users: int, per_user: int, both_models: bool = False) -> dic
                 await engine.handle(Incoming(f"user{n}", user_line(rng, i)))
 
         with StallMeter() as meter:
-            start = time.perf_counter()
+            start, cpu = time.perf_counter(), time.process_time()
             await asyncio.gather(*(user(n) for n in range(users)))
-            elapsed = time.perf_counter() - start
+            elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
             await engine.drain()
         batcher = store.index.batcher
         await engine.close()
@@ -99,8 +118,40 @@ async def chat_load(users: int, per_user: int, both_models: bool = False) -> dic
     del kept
     return {"users": users, "messages": total, "seconds": round(elapsed, 2),
             "messages_per_second": round(total / elapsed, 1), "worst_stall_ms": round(meter.worst * 1000, 1),
-            "rss_mb": round(rss_mb()), "embedder_calls_per_message": round(batcher.calls / total, 2),
+            "rss_mb": round(rss_mb()), "cpu_ms_per_message": round(cpu / total * 1000, 1),
+            "texts_per_message": round(batcher.texts / total, 2),
+            "embedder_calls_per_message": round(batcher.calls / total, 2),
             "texts_per_call": round(batcher.texts / max(batcher.calls, 1), 1)}
+
+
+def model_cost(texts: int = 96) -> dict[str, float]:
+    """CPU milliseconds per text of the bundled model, one text at a time and in batches of 16 (the process's CPU
+    time: every thread the model runs on counts)."""
+    embedder = make_embedder()
+    rng = random.Random(1)
+    lines = [user_line(rng, i) for i in range(texts)]
+    embedder.embed(lines[:4], "query")
+    out = {}
+    for size in (1, 16):
+        cpu = time.process_time()
+        for at in range(0, texts, size):
+            embedder.embed(lines[at:at + size], "query")
+        out[f"cpu_ms_per_text_batch_{size}"] = round((time.process_time() - cpu) / texts * 1000, 1)
+    return out
+
+
+def cost(users: int, per_user: int) -> dict[str, float]:
+    """What a message costs in CPU, and the ceiling of messages a second that follows on this machine's cores."""
+    per_text = model_cost()
+    free = asyncio.run(chat_load(users, per_user, free=True))
+    real = asyncio.run(chat_load(users, per_user))
+    model = min(per_text.values())
+    need = real["texts_per_message"] * model + free["cpu_ms_per_message"]
+    cores = os.cpu_count() or 1
+    return {**per_text, "cpu_ms_per_message_without_model": free["cpu_ms_per_message"],
+            "texts_per_message": real["texts_per_message"], "cpu_ms_per_message": real["cpu_ms_per_message"],
+            "messages_per_second": real["messages_per_second"], "cores": cores,
+            "ceiling_messages_per_second": round(cores * 1000 / need, 1)}
 
 
 GOAL_NOTES_PER_SECOND = 200  # issue 27, in batches
@@ -148,8 +199,20 @@ def main() -> None:
     parser.add_argument("--idle", type=float, default=10.0, help="seconds to measure an idle loop's stalls first")
     parser.add_argument("--both-models", action="store_true",
                         help="also load the second bundled model (USE multilingual v3) for the RSS figure")
+    parser.add_argument("--cost", action="store_true", help="what a message costs in CPU, and the ceiling it sets")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    if args.cost:
+        figures = cost(args.users, args.messages)
+        print(f"bundled model: {figures['cpu_ms_per_text_batch_1']} ms CPU per text one at a time, "
+              f"{figures['cpu_ms_per_text_batch_16']} in batches of 16; everything else: "
+              f"{figures['cpu_ms_per_message_without_model']} ms CPU per message; {figures['texts_per_message']} "
+              f"texts embedded per message; with the model {figures['cpu_ms_per_message']} ms CPU per message, "
+              f"{figures['messages_per_second']} msg/s; ceiling on {figures['cores']} cores: "
+              f"{figures['ceiling_messages_per_second']} msg/s; 1-minute load average {os.getloadavg()[0]:.2f}")
+        if args.json:
+            print(json.dumps(figures))
+        return
     idle, load = None, {}
     if not args.ingest_only:
         idle = asyncio.run(idle_stall(args.idle)) if args.idle > 0 else None
