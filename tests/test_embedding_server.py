@@ -14,9 +14,10 @@ import pytest
 from bot.admin import ops
 from bot.conversation.engine import Incoming
 from bot.embedding import make_embedder
+from memory.errors import EmbeddingUnavailable, ModelMismatch
 from memory.search import integrity
+from memory.search.embedder import Embedder
 from memory.search.embedding_server import RESTING, EmbeddingServer, ServerEmbedder, may_ask, read_vectors
-from memory.errors import EmbeddingUnavailable
 from memory.store import MemoryStore
 from tests.engine_kit import make_engine, settings_for
 from tests.fakes.clock import Clock
@@ -43,7 +44,7 @@ async def test_a_servers_vectors_are_recorded_by_model_and_asked_in_batches(tmp_
     async with FakeEmbeddingServer(dim=48) as fake:
         embedder = await server_embedder(fake, api_key="sk-local", batch_size=2, query_prefix="search_query: ",
                                          document_prefix="search_document: ")
-        assert embedder.dim == 48 and embedder.name == "server/bge-m3"
+        assert embedder.dim == 48 and embedder.name.startswith("server/bge-m3+prefixes:")
         store = await open_store(tmp_path, embedder, database_url)
         try:
             scope = await store.scope("mnemo", "anna")
@@ -56,8 +57,8 @@ async def test_a_servers_vectors_are_recorded_by_model_and_asked_in_batches(tmp_
             hits = await store.search(scope, "Wo wohnt Miriam?")
         finally:
             await store.close()
-    assert recorded["embedding_model"] == "server/bge-m3" and recorded["embedding_dim"] == "48"
-    assert models == [("server/bge-m3",)]
+    assert recorded["embedding_model"] == embedder.name and recorded["embedding_dim"] == "48"
+    assert models == [(embedder.name,)]
     assert hits[0].text == "Miriam wohnt in Leipzig"
     embedded = [body for path, _h, body in fake.requests if path.endswith("embeddings")]
     assert all(len(body["input"]) <= 2 and body["model"] == "bge-m3" for body in embedded)
@@ -254,3 +255,23 @@ async def test_a_hanging_server_costs_one_turn_its_timeout_then_rests() -> None:
         assert (await embedder.aembed(["Hallo"], "query")).shape == (1, 8)
         await embedder.aclose()
     assert not may_ask(10.0, 10.0 + RESTING - 1) and may_ask(None, 0.0)
+
+
+async def test_the_prefixes_are_part_of_the_recorded_model_so_changing_them_asks_for_a_reindex(tmp_path: Path) -> None:
+    async with FakeEmbeddingServer(dim=24) as fake:
+        def embedder(query: str, document: str) -> Embedder:
+            return make_embedder(settings_for(tmp_path, embedding_url=fake.base_url, embedding_model="bge-m3",
+                                              embedding_query_prefix=query, embedding_document_prefix=document))
+
+        plain = await asyncio.to_thread(embedder, "", "")
+        assert plain.name == "server/bge-m3"  # without prefixes, the name it always had
+        prefixed = await asyncio.to_thread(embedder, "search_query: ", "search_document: ")
+        async with await MemoryStore.open(tmp_path / "mnemo.sqlite3", prefixed) as store:
+            scope = await store.scope("mnemo", "anna")
+            await store.notes.add(scope, "Anna spielt Cello.")
+        again = await asyncio.to_thread(embedder, "search_query: ", "search_document: ")
+        async with await MemoryStore.open(tmp_path / "mnemo.sqlite3", again) as store:
+            assert await store.search(await store.scope("mnemo", "anna"), "Cello")
+        changed = await asyncio.to_thread(embedder, "query: ", "passage: ")
+        with pytest.raises(ModelMismatch, match="mnemo reindex"):
+            await MemoryStore.open(tmp_path / "mnemo.sqlite3", changed)

@@ -11,6 +11,7 @@ import base64
 import binascii
 import ssl
 import time
+import zlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -43,8 +44,13 @@ class EmbeddingServer:
 
 
 def server_name(server: EmbeddingServer) -> str:
-    """The name vectors of this server's model are recorded under."""
-    return f"server/{server.model}" + (f"@{server.dimensions}" if server.dimensions else "")
+    """The name vectors of this server's model are recorded under: the model, its length when shortened, and the
+    prefixes when there are any (a vector of "search_query: X" is not one of "X": changing them needs a reindex)."""
+    name = f"server/{server.model}" + (f"@{server.dimensions}" if server.dimensions else "")
+    if server.query_prefix or server.document_prefix:
+        both = f"{server.query_prefix}\0{server.document_prefix}".encode()
+        name += f"+prefixes:{zlib.crc32(both):08x}"
+    return name
 
 
 def read_vectors(body: Any, count: int, dim: int | None) -> np.ndarray:
