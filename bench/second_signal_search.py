@@ -1,6 +1,6 @@
 """The second signal through the product's own search: USE on and off, and each retriever alone, fold by fold.
 
-Usage: bench/second_signal_search.py [--locomo PATH] [--german PATH] [--heldout] [--json]
+Usage: bench/second_signal_search.py [--locomo PATH] [--german PATH] [--heldout] [--no-locomo] [--json]
 
 bench/second_signal.py chose the way (USE at 0.75 beside e5 on German queries) from the signals of a search it
 rebuilt; this runs what shipped: a store opened with the bundled e5 and the bundled USE (`MemoryStore.open(...,
@@ -102,7 +102,7 @@ class Corpus:
 async def collect(args: argparse.Namespace, store: MemoryStore) -> list[dict[str, Any]]:
     """Every question of both sets with its figures per variant."""
     rows: list[dict[str, Any]] = []
-    for conv in locomo.load(args.locomo):
+    for conv in [] if args.no_locomo else locomo.load(args.locomo):
         indexed = await locomo.index(store, conv, with_notes=True)
         labels = {("message", m): (dia,) for m, dia in indexed.message_dia.items()}
         labels |= {("note", n): dias for n, dias in indexed.note_dia.items()}
@@ -159,6 +159,7 @@ async def main() -> None:
     parser.add_argument("--locomo", type=Path, default=locomo.DEFAULT_PATH)
     parser.add_argument("--german", type=Path, default=ROOT / "bench" / "data" / "german_memories.json")
     parser.add_argument("--heldout", action="store_true", help="score the German held-out split too (once, at the end)")
+    parser.add_argument("--no-locomo", action="store_true", help="the German set only")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     start, load = time.perf_counter(), os.getloadavg()[0]
