@@ -126,14 +126,14 @@ def note_texts(notes: int) -> list[str]:
             for i in range(notes)]
 
 
-async def ingest(notes: int, batch: int = 1) -> dict[str, float]:
+async def ingest(notes: int, batch: int = 1, both_models: bool = False) -> dict[str, float]:
     """Notes per second through the store API (embedding included) and database size per 10k notes.
 
     batch 1: one `Notes.add` (no dedupe) per note, one embedding each; more: `Notes.add_many` per batch,
-    one embedding call and one transaction for the batch.
+    one embedding call and one transaction for the batch. both_models: each note gets its USE vector too.
     """
     with tempfile.TemporaryDirectory() as tmp:
-        store = await MemoryStore.open(Path(tmp), make_embedder())
+        store = await MemoryStore.open(Path(tmp), make_embedder(), second=make_use_embedder() if both_models else None)
         scope = await store.scope("mnemo", "anna")
         texts = note_texts(notes)
         start = time.perf_counter()
@@ -177,7 +177,8 @@ def main() -> None:
             print(f"second signal: {load['use_calls_per_message']} USE calls per message, {load['use_texts_per_call']}"
                   f" texts each, {load['use_vectors']} USE vectors stored; USE {load['use_ms_per_text_alone']} ms per"
                   f" text alone, {load['use_ms_per_text_batched']} ms in calls of 32")
-    fills = [asyncio.run(ingest(args.notes)), asyncio.run(ingest(args.notes, args.batch))]
+    fills = [asyncio.run(ingest(args.notes, 1, args.both_models)),
+             asyncio.run(ingest(args.notes, args.batch, args.both_models))]
     for fill in fills:
         how = "one at a time" if fill["batch"] == 1 else f"in batches of {fill['batch']}"
         goal = "" if fill["batch"] == 1 else f" (goal >= {GOAL_NOTES_PER_SECOND}: " + (
