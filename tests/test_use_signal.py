@@ -2,6 +2,8 @@
 it, reindex filling what is missing, the setting off, and old documents without one."""
 from __future__ import annotations
 
+import contextlib
+import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -19,6 +21,7 @@ from memory.search.embedder import Embedder
 from memory.search.language import is_german
 from memory.search.ranking import Candidate, Weights, fuse, relevance
 from memory.search.use_signal import FILL_BATCH, fill_missing, make_use_embedder
+from memory.storage.backup import backup, backup_name
 from memory.store import MemoryStore
 from tests.fakes.embedder import FakeEmbedder, FakeSentenceEncoder
 from tests.fakes.llm import ScriptedLLM
@@ -220,3 +223,21 @@ async def test_the_real_use_model_beside_the_real_e5(tmp_path: Path, real_embedd
         assert not english.second and all(c.use == 0.0 for c in english.candidates)
         rows = await use_rows(store)
     assert len(rows) == len(notes) and all(len(vector) == 2 * 512 for _, vector in rows.values())
+
+
+@pytest.mark.sqlite_only("the backups in the data folder are SQLite files")
+async def test_a_backup_loses_the_vectors_of_what_is_erased_later(
+        tmp_path: Path, embedder: FakeEmbedder, use_model: FakeSentenceEncoder) -> None:
+    async with await MemoryStore.open(tmp_path / "data", embedder, second=use_model) as store:
+        anna, ben = await store.scope("mnemo", "anna"), await store.scope("mnemo", "ben")
+        note = (await store.notes.add(anna, "Anna hat Angst vor Spinnen", dedupe=False)).note
+        kept = (await store.notes.add(anna, "Anna spielt Cello", dedupe=False)).note
+        await store.messages.add(ben, "user", "Ben fährt gern Rad")
+        copy = await backup(store.db, backup_name(store.db.backup_dir, "before"))
+        cello = await _doc_of(store, kept.id)
+        await store.notes.erase(anna, note.id)  # /forget
+        await store.delete_scope(ben)  # /deleteme
+    with contextlib.closing(sqlite3.connect(copy)) as db:
+        left = dict(db.execute("SELECT doc_id, scope_id FROM use_vectors").fetchall())
+        assert db.execute("SELECT count(*) FROM docs").fetchone() == (1,)
+    assert left == {cello: anna.id}, "the backup keeps only the vector of what was not erased"
