@@ -2,6 +2,7 @@
 it, reindex filling what is missing, the setting off, and old documents without one."""
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import sqlite3
 from collections.abc import AsyncIterator
@@ -22,7 +23,11 @@ from memory.search.language import is_german
 from memory.search.ranking import Candidate, Weights, fuse, relevance
 from memory.search.use_signal import FILL_BATCH, fill_missing, make_use_embedder
 from memory.storage.backup import backup, backup_name
-from memory.store import MemoryStore
+from memory.storage.db import Database
+from memory.storage.postgres import PostgresDatabase
+from memory.storage.postgres_copy import copy_to_postgres
+from memory.store import DB_FILENAME, MemoryStore
+from tests import postgres_kit
 from tests.fakes.embedder import FakeEmbedder, FakeSentenceEncoder
 from tests.fakes.llm import ScriptedLLM
 
@@ -241,3 +246,30 @@ async def test_a_backup_loses_the_vectors_of_what_is_erased_later(
         left = dict(db.execute("SELECT doc_id, scope_id FROM use_vectors").fetchall())
         assert db.execute("SELECT count(*) FROM docs").fetchone() == (1,)
     assert left == {cello: anna.id}, "the backup keeps only the vector of what was not erased"
+
+
+@pytest.mark.sqlite_only("copies an SQLite file into a PostgreSQL database of its own")
+async def test_the_copy_to_postgres_takes_the_vectors_along(
+        tmp_path: Path, embedder: FakeEmbedder, use_model: FakeSentenceEncoder) -> None:
+    async with await MemoryStore.open(tmp_path / "data", embedder, second=use_model) as store:
+        scope = await store.scope("mnemo", "anna")
+        await store.notes.add_many(scope, [NewNote(text) for text in NOTES])
+        before = await use_rows(store)
+    url = await postgres_kit.fresh_database()
+    try:
+        source = await Database.open(tmp_path / "data" / DB_FILENAME)
+        target = await PostgresDatabase.connect(url, tmp_path)
+        try:
+            report = await copy_to_postgres(source, target)
+        finally:
+            await target.close()
+            await source.close()
+        assert report.verified and {c.table: c.target for c in report.counts}["use_vectors"] == len(NOTES)
+        async with await MemoryStore.open(tmp_path / "pg", embedder, database_url=url, second=use_model) as pg:
+            assert await use_rows(pg) == before
+            store_scope = await pg.scope("mnemo", "anna")
+            pg.index.weights = Weights(vector=0, words=0, trigram=0)
+            hits = await pg.index.search(store_scope.id, "Wo schläft mein Köter?", ["note"], k=1)
+            assert [h.text for h in hits] == [NOTES[0]]
+    finally:
+        await asyncio.to_thread(postgres_kit.drop, url)
