@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from bot.cli import main
 from bot.conversation.engine import Engine, Incoming
 from bot.embedding import make_second_signal, second_note
 from bot.settings import Settings
@@ -273,3 +274,21 @@ async def test_the_copy_to_postgres_takes_the_vectors_along(
             assert [h.text for h in hits] == [NOTES[0]]
     finally:
         await asyncio.to_thread(postgres_kit.drop, url)
+
+
+@pytest.mark.sqlite_only("the command's own run; the filling itself is tested on both databases above")
+def test_mnemo_reindex_gives_older_documents_their_vectors(tmp_path: Path, real_embedder: Embedder,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    async def seed() -> None:  # written before the signal existed: the bundled e5 alone
+        async with await MemoryStore.open(tmp_path, real_embedder) as store:
+            await store.notes.add_many(await store.scope("mnemo", "anna"), [NewNote(text) for text in NOTES])
+
+    asyncio.run(seed())
+    env = tmp_path / "mnemo.env"
+    env.write_text(f"MNEMO_DATA_DIR={tmp_path}\n")
+    assert main(["--env-file", str(env), "reindex"]) == 0
+    out = capsys.readouterr()
+    assert f"second signal (USE): {len(NOTES)}/{len(NOTES)} documents have their vector" in out.out
+    assert f"second signal: {len(NOTES)}/{len(NOTES)} (100%)" in out.err
+    assert main(["--env-file", str(env), "reindex"]) == 0  # again: nothing left, nothing embedded
+    assert "second signal:" not in capsys.readouterr().err
