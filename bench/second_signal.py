@@ -36,19 +36,18 @@ sys.path.insert(0, str(ROOT))
 
 from bench import locomo  # noqa: E402
 from bench.german import day  # noqa: E402
-from bench.german_set import HELDOUT, STOPWORDS  # noqa: E402
+from bench.german_set import HELDOUT  # noqa: E402
 from bench.german_set import load as load_own  # noqa: E402
 from bench.metrics import dedupe  # noqa: E402
+from memory.records.notes import NewNote  # noqa: E402
 from memory.search import search_text  # noqa: E402
 from memory.search.embedder import make_embedder  # noqa: E402
-from memory.records.notes import NewNote  # noqa: E402
+from memory.search.language import is_german  # noqa: E402
 from memory.search.ranking import Candidate, Weights, faded, recency_factor  # noqa: E402
 from memory.search.retrievers import CANDIDATES, documents, related_docs  # noqa: E402
 from memory.store import MemoryStore  # noqa: E402
 
 METRICS = ("any@1", "any@5", "any@10", "mrr")
-ENGLISH = frozenset("the a an and or of to in on at is are was were do does did what when where who how which "
-                    "i you he she it we they my your his her our their with for from about".split())
 
 
 @dataclass(frozen=True)
@@ -82,9 +81,8 @@ class Way:
 
 
 def german(text: str) -> bool:
-    """More German than English function words (a tie is German, the default language)."""
-    words = text.lower().replace("?", " ").replace(",", " ").split()
-    return sum(w in STOPWORDS for w in words) >= sum(w in ENGLISH for w in words)
+    """More German than English function words (a tie is German): the product's gate, `memory.search.language`."""
+    return is_german(text)
 
 
 def _spread(values: np.ndarray) -> np.ndarray:

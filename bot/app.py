@@ -24,7 +24,7 @@ from bot.conversation.engine import Engine, EngineConfig
 from bot.conversation.moderation import ModerationConfig, ModerationDetector
 from bot.conversation.suggestion_tool import SuggestionBox
 from bot.conversation.tools import ToolBox
-from bot.embedding import make_embedder, make_reranking
+from bot.embedding import make_embedders, make_reranking
 from bot.errors import ConfigError, LLMError
 from bot.llm.factory import make_llm
 from bot.llm.metering import CountedLLM, MeteredLLM
@@ -149,10 +149,10 @@ async def open_toolboxes(settings: Settings, store: MemoryStore, stack: contextl
 @contextlib.asynccontextmanager
 async def running_engine(settings: Settings, metrics: Metrics = NO_METRICS) -> AsyncIterator[Engine]:
     """Open the store, the models and the toolboxes, yield the engine, and close everything in reverse."""
-    embedder = await asyncio.to_thread(make_embedder, settings)
+    embedder, second = await asyncio.to_thread(make_embedders, settings)
     store = await MemoryStore.open(settings.data_dir, embedder, semantic_dedupe=settings.dedupe_threshold,
                                       search_cache_bytes=settings.search_cache_mb * 2**20,
-                                      database_url=settings.database_url)
+                                      database_url=settings.database_url, second=second)
     chat, background = make_models(settings)
     store.reranking = make_reranking(settings, chat)
     budget = TokenBudget(store.usage, settings.background_tokens_per_day, settings.zone)

@@ -12,6 +12,7 @@ from memory import MemoryStoreError
 
 if TYPE_CHECKING:
     from bot.settings import Settings
+    from memory import Embedder, MemoryStore
 
 LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
 # Subcommands whose arguments live beside their work in `bot.admin`: name -> (module, help). A module is imported
@@ -132,11 +133,11 @@ def _analyse_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 
 async def undo(settings: Settings, user_id: str) -> int:
     """Revert the newest processing of one user and print what changed."""
-    from bot.embedding import make_embedder
+    from bot.embedding import make_embedders
     from memory import MemoryStore, is_final, undo_latest
 
-    store = await MemoryStore.open(settings.data_dir, make_embedder(settings),
-                                   database_url=settings.database_url)
+    embedder, second = make_embedders(settings)
+    store = await MemoryStore.open(settings.data_dir, embedder, database_url=settings.database_url, second=second)
     try:
         scope = await store.scope(settings.companion_id, user_id)
         entries = await undo_latest(store, scope)
@@ -257,13 +258,13 @@ async def _web_link(settings: Settings, args: argparse.Namespace) -> int:
 
 
 async def _reindex(settings: Settings, args: argparse.Namespace) -> int:
-    from bot.embedding import make_embedder
+    from bot.embedding import make_embedders
     from memory import MemoryStore, open_database, reindex
 
     def line(done: int, total: int) -> None:
         print(f"reindex: {done}/{total} ({100 * done // max(total, 1)}%)", file=sys.stderr, flush=True)
 
-    embedder = await asyncio.to_thread(make_embedder, settings)
+    embedder, second = await asyncio.to_thread(make_embedders, settings)
     db = await open_database(settings.data_dir, settings.database_url)
     try:
         result = await reindex(db, embedder, progress=line)
@@ -276,12 +277,27 @@ async def _reindex(settings: Settings, args: argparse.Namespace) -> int:
     else:
         print(f"interrupted at {result.done}/{result.total}; run mnemo reindex again to continue")
         return 1
-    store = await MemoryStore.open(settings.data_dir, embedder, database_url=settings.database_url)
+    store = await MemoryStore.open(settings.data_dir, embedder, database_url=settings.database_url, second=second)
     try:  # messages logged while the embedding server was down
         if caught_up := await store.messages.index_unindexed():
             print(f"indexed {caught_up} messages logged while the embedder was unavailable")
+        return await _fill_second(store, second)
     finally:
         await store.close()
+
+
+async def _fill_second(store: MemoryStore, second: Embedder | None) -> int:
+    """Give the documents without a vector of the second signal (USE) one, with progress; resumable."""
+    from memory import fill_use_vectors
+
+    if second is None:
+        return 0
+
+    def line(done: int, total: int) -> None:
+        print(f"second signal: {done}/{total} ({100 * done // max(total, 1)}%)", file=sys.stderr, flush=True)
+
+    done, total = await fill_use_vectors(store.db, second, progress=line)
+    print(f"second signal (USE): {done}/{total} documents have their vector")
     return 0
 
 

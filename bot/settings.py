@@ -84,6 +84,9 @@ class Settings(BaseSettings):
     embedding_batch_size: int = Field(default=64, gt=0)  # texts per request
     embedding_query_prefix: str = ""  # e.g. 'search_query: ' (nomic-embed-text), 'query: ' (e5)
     embedding_document_prefix: str = ""  # e.g. 'search_document: ', 'passage: '
+    # The second bundled signal (memory/search/use_signal.py): USE multilingual v3 beside the bundled e5 on German
+    # queries; on by default, only ever with the bundled e5 (never with MNEMO_EMBEDDING_URL or another model).
+    second_signal: Literal["on", "off"] = "on"
     # Reranking the best candidates (memory/search/rerank.py): off, a /rerank server, or the chat model as judge.
     rerank: Literal["off", "server", "chat"] = "off"
     rerank_url: str | None = None  # POST <url>/rerank, e.g. http://127.0.0.1:8080/v1
@@ -249,6 +252,11 @@ class Settings(BaseSettings):
     @classmethod
     def _rerank(cls, value: object) -> object:
         return value.strip().lower() or "off" if isinstance(value, str) else value
+
+    @field_validator("second_signal", mode="before")
+    @classmethod
+    def _second_signal(cls, value: object) -> object:
+        return value.strip().lower() or "on" if isinstance(value, str) else value
 
     @model_validator(mode="after")
     def _servers_named(self) -> Settings:

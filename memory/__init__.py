@@ -93,6 +93,9 @@ from memory.search.reindex import reindex
 from memory.search.rerank import Reranker, RerankFailed, Reranking, RerankServer, ServerReranker
 from memory.search.search_text import COMMON_SHARE, STOP_WORDS, content_words, stem
 from memory.search.timewords import time_window
+from memory.search.use_signal import counted as use_vectors_counted
+from memory.search.use_signal import fill_missing as fill_use_vectors
+from memory.search.use_signal import make_use_embedder
 from memory.storage.backup import backup, backup_name
 from memory.storage.db import PRIVATE_DIR, PRIVATE_FILE, Database, private_file, sqlite_module
 from memory.storage.job_slots import Slot as JobSlot
@@ -126,5 +129,6 @@ __all__ = [
     "SEARCHABLE", "SearchHit", "server_facts", "ServerFacts", "shown_url", "Source", "sqlite_module",
     "standing_entries", "stem", "STOP_WORDS", "StoredReminder", "Stretch", "Suggestion", "SUGGESTION_KINDS",
     "SuggestionLimits", "Suggestions", "Thought", "Thresholds", "time_window", "to_postgres", "TokenUsage", "ts",
-    "undo_latest", "undo_processing", "WebAccess", "WebSession", "Week", "yearly_date", "YearlyDate",
+    "undo_latest", "undo_processing", "fill_use_vectors", "make_use_embedder", "use_vectors_counted",
+    "WebAccess", "WebSession", "Week", "yearly_date", "YearlyDate",
 ]

@@ -54,6 +54,7 @@ from memory.search.ranking import Weights
 from memory.search.rerank import Reranking, reranked
 from memory.search.retrievers import CANDIDATES
 from memory.search.scope_arrays import CACHE_BYTES
+from memory.search.use_signal import UseSignal
 from memory.storage.db import Database
 from memory.storage.job_slots import JobSlots
 from memory.storage.learning_locks import LearningLocks
@@ -135,16 +136,19 @@ class MemoryStore:
     async def open(
         cls, path: Path | str, embedder: Embedder, *, weights: Weights | None = None,
         semantic_dedupe: float | None = None, search_cache_bytes: int = CACHE_BYTES, database_url: str | None = None,
+        second: Embedder | None = None,
     ) -> MemoryStore:
         """Open the database (a file path, or a data directory), migrate it and check the embedding model.
 
         search_cache_bytes: what the search keeps of the scopes in memory (`memory.search.scope_arrays`).
         database_url: a PostgreSQL server's URL (MNEMO_DATABASE_URL) instead of the file; path is then the
-        data directory (or a file in it)."""
+        data directory (or a file in it).
+        second: the second signal's model (USE, `memory.search.use_signal`), None when it is off."""
         db = await open_database(path, database_url)
         try:
             applied = await migrate(db, backup_dir=db.backup_dir)
-            index = SearchIndex(db, embedder, weights, cache_bytes=search_cache_bytes)
+            index = SearchIndex(db, embedder, weights, cache_bytes=search_cache_bytes,
+                                second=UseSignal(second) if second is not None else None)
             await index.ensure_model()
             await erasure.on_open(db, fresh="m001_scopes_and_meta" in applied)
             if "m039_bit_vectors" in applied and "m001_scopes_and_meta" not in applied:
@@ -169,6 +173,8 @@ class MemoryStore:
         """Stop the embedding batches (waiting requests fail), close an embedding server's connections
         (`ServerEmbedder.aclose`) and the database."""
         await self.index.batcher.stop()
+        if self.index.second is not None:
+            await self.index.second.batcher.stop()
         if (close := getattr(self.index.embedder, "aclose", None)) is not None:
             await close()
         await self.db.close()

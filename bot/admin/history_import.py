@@ -83,12 +83,12 @@ async def import_history(
 ) -> int:
     """Run the command; returns the exit code (0 done or nothing to do, 1 declined, failed or an unknown user,
     2 an export that cannot be read, 3 paused). What it says is in the deployment's language."""
-    from bot.embedding import make_embedder
+    from bot.embedding import make_embedders
     from memory import MemoryStore
 
     out, lang = out or sys.stdout, settings.language
-    store = await MemoryStore.open(settings.data_dir, make_embedder(settings),
-                                   database_url=settings.database_url)
+    embedder, second = make_embedders(settings)
+    store = await MemoryStore.open(settings.data_dir, embedder, database_url=settings.database_url, second=second)
     try:
         scope = await store.web.scope_of(settings.companion_id, args.user)
         if scope is None:  # before anything is read or asked: no model call, no user made up

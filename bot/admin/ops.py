@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.conversation.failures import log_words
-from bot.embedding import make_embedder, rerank_note, server_note
+from bot.embedding import make_embedder, make_embedders, rerank_note, second_note, server_note
 from bot.errors import BotError, ConfigError, LLMError
 from bot.settings import Settings
 from bot.voice.recordings import exported, where_kept
@@ -49,10 +49,10 @@ class Check:
 
 async def open_store(settings: Settings) -> MemoryStore:
     """Open the configured store (migrating it, with a backup first when needed)."""
-    embedder = await asyncio.to_thread(make_embedder, settings)
+    embedder, second = await asyncio.to_thread(make_embedders, settings)
     return await MemoryStore.open(settings.data_dir, embedder, semantic_dedupe=settings.dedupe_threshold,
                                       search_cache_bytes=settings.search_cache_mb * 2**20,
-                                      database_url=settings.database_url)
+                                      database_url=settings.database_url, second=second)
 
 
 async def make_backup(settings: Settings, target: Path | None = None) -> Path:
@@ -200,6 +200,7 @@ async def doctor(settings: Settings, *, check_model: bool = True) -> list[Check]
         checks.append(Check("embedding model", True, f"{embedder.name}, {vector.shape[1]} dims{served}"))
     except MemoryStoreError as exc:
         return checks + [Check("embedding model", False, str(exc))]
+    checks.append(Check("second signal", *await asyncio.to_thread(second_note, settings, embedder)))
     checks.append(Check("reranking", *await rerank_note(settings)))
     checks.extend(await _database_checks(settings, embedder))
     if check_model:

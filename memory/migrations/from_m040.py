@@ -111,3 +111,17 @@ async def m048_inbox_sent_order(tx: Tx) -> None:
     hands a chat's updates out in this one. Rows recorded before it have none and come first, in recording order."""
     integer = "BIGINT" if tx.dialect == "postgres" else "INTEGER"
     await tx.execute(f"ALTER TABLE inbox ADD COLUMN sent_order {integer}")
+
+
+async def m049_use_vectors(tx: Tx) -> None:
+    """The second bundled signal's vector per document: Universal Sentence Encoder multilingual v3 (512 dimensions,
+    float16 bytes), scoped like the document. It goes with its document (ON DELETE CASCADE: /forget, expiry, an
+    edit's old text) and with its scope (`erasure.erase_scope`: every table with a scope id). Documents written
+    before, or while the signal is off, have none; `mnemo reindex` fills them (`memory.search.use_signal`)."""
+    pg = tx.dialect == "postgres"
+    number, blob = ("BIGINT", "BYTEA") if pg else ("INTEGER", "BLOB")
+    deferrable = " DEFERRABLE" if pg else ""  # as every scope reference there: the erasure defers its checks
+    await tx.execute(
+        f"CREATE TABLE use_vectors (doc_id {number} PRIMARY KEY REFERENCES docs(id) ON DELETE CASCADE{deferrable},"
+        f" scope_id {number} NOT NULL REFERENCES scopes(id){deferrable}, vector {blob} NOT NULL)")
+    await tx.execute("CREATE INDEX use_vectors_scope ON use_vectors(scope_id)")

@@ -18,6 +18,7 @@ from memory.models import Components, SearchHit, Source, ts
 from memory.search import search_text, vectors
 from memory.search.embed_batches import EmbedBatcher
 from memory.search.embedder import Embedder, Purpose
+from memory.search.language import is_german
 from memory.search.ranking import Candidate, Weights, faded, fuse
 from memory.search.retrievers import (
     CANDIDATES,
@@ -31,6 +32,8 @@ from memory.search.retrievers import (
     whole_scope,
 )
 from memory.search.scope_arrays import CACHE_BYTES, EXACT_UP_TO, ScopeArrays, ScopeCache, hamming_nearest, query_bits
+from memory.search.use_signal import UseSignal, nearest
+from memory.search.use_signal import stored_cosines as use_cosines
 from memory.storage.db import Database, Tx
 
 log = logging.getLogger(__name__)
@@ -48,12 +51,13 @@ class SearchIndex:
 
     def __init__(
         self, db: Database, embedder: Embedder, weights: Weights | None = None, *,
-        cache_bytes: int = CACHE_BYTES, exact_up_to: int = EXACT_UP_TO,
+        cache_bytes: int = CACHE_BYTES, exact_up_to: int = EXACT_UP_TO, second: UseSignal | None = None,
     ) -> None:
         self.db = db
         self.embedder = embedder
         self.weights = weights or Weights()
-        self.scopes = ScopeCache(embedder.name, embedder.dim, cache_bytes, exact_up_to)
+        self.second = second  # USE beside e5 (`memory.search.use_signal`), None when off
+        self.scopes = ScopeCache(embedder.name, embedder.dim, cache_bytes, exact_up_to, second.dim if second else 0)
         self.batcher = EmbedBatcher(embedder)
         self._center: np.ndarray | None = None  # the recorded model's centre (`memory.search.vectors`)
 
@@ -92,7 +96,15 @@ class SearchIndex:
 
     async def embed(self, texts: Sequence[str], purpose: Purpose = "document") -> np.ndarray:
         """Embed texts off the event loop, in batches shared with concurrent turns (`memory.search.embed_batches`); a
-        document already stored with this model is read from the embedding cache, never embedded again."""
+        document already stored with this model is read from the embedding cache, never embedded again. Documents
+        get their USE vector meanwhile, where the second signal is on (`add` stores it)."""
+        if purpose == "document" and self.second is not None and texts:
+            found, _use = await asyncio.gather(self._embed(texts, purpose), self.second.vectors(texts))
+            return found
+        return await self._embed(texts, purpose)
+
+    async def _embed(self, texts: Sequence[str], purpose: Purpose) -> np.ndarray:
+        """`embed`'s e5 part."""
         hashes = [search_text.content_hash(t) for t in texts]
         found: dict[str, np.ndarray] = {}
         if purpose == "document" and hashes:
@@ -137,6 +149,8 @@ class SearchIndex:
              vectors.bits(_checked(vector, self.embedder.dim), await self.center(tx))),
         )
         await self._keep(tx, text, vector)
+        if self.second is not None:
+            await self.second.store(tx, doc_id, scope_id, text)
         return doc_id
 
     async def _keep(self, tx: Tx, text: str, vector: np.ndarray) -> None:
@@ -158,6 +172,9 @@ class SearchIndex:
             " SELECT id, scope_id, source, created_at, vec_bit(?) FROM docs WHERE id = ?",
             (vectors.bits(_checked(vector, self.embedder.dim), await self.center(tx)), doc_id))
         await self._keep(tx, text, vector)
+        if self.second is not None:
+            row = await tx.fetchone("SELECT scope_id FROM docs WHERE id = ?", (doc_id,))
+            await self.second.store(tx, doc_id, row[0], text)
 
     async def remove(self, tx: Tx, doc_id: int) -> None:
         """Delete a document with its vector and full-text entries."""
@@ -213,7 +230,8 @@ class SearchIndex:
             moment = time.time() if now is None else now
             candidates = [c for c in candidates if not _faded(found.docs[c.doc_id], moment)]
         by_id = {c.doc_id: c for c in candidates}
-        return [_hit(found.docs[doc_id], by_id[doc_id], score) for doc_id, score in fuse(candidates, self.weights)[:k]]
+        ranked = fuse(candidates, self.weights, found.second)
+        return [_hit(found.docs[doc_id], by_id[doc_id], score) for doc_id, score in ranked[:k]]
 
     async def candidates(
         self, scope_id: int, qvec: np.ndarray | None, query: str, sources: Sequence[Source], *,
@@ -222,6 +240,8 @@ class SearchIndex:
         """Collect each retriever's candidates with all their raw signals (retrievers weighted 0 are skipped)."""
         now = time.time() if now is None else now
         periods = search_text.named_periods(query)
+        second = self.second is not None and self.weights.use > 0 and is_german(query)  # the measured gate
+        use_q = (await self.second.vectors([query]))[0] if second and self.second is not None else None
         async with self.db.reading() as tx:
             arrays = await self.scopes.get(tx, scope_id, await self.center(tx))
             anytime = arrays.allowed(sources)
@@ -232,7 +252,8 @@ class SearchIndex:
                 self._vector(tx, arrays, allowed, qvec, CANDIDATES, on=self.weights.vector > 0),
                 self._lexical(tx, scope_id, words, sources, arrays, anytime, allowed))
             cosines, every = vector  # every: each document's cosine, where the scope compared them all
-            ids = set(cosines) | set(lexical["fts_words"]) | set(lexical["fts_trigram"])
+            use_near, use_every = nearest(arrays.ids, arrays.use, allowed, use_q, CANDIDATES)  # USE's own nearest
+            ids = set(cosines) | set(lexical["fts_words"]) | set(lexical["fts_trigram"]) | set(use_near)
             docs = await documents(tx, ids)
             rest = np.array(sorted(d for d in ids if d not in cosines), dtype=np.int64)
             if len(every):  # read already
@@ -241,16 +262,29 @@ class SearchIndex:
             elif qvec is not None:
                 cosines.update(await stored_cosines(tx, rest.tolist(), qvec, self.embedder.name))
             related = await related_docs(tx, docs)
+            use = await self._use_of(tx, arrays, docs, use_q, use_every)
         candidates = [
             Candidate(
                 doc_id=d, cosine=cosines.get(d, 0.0), words=lexical["fts_words"].get(d, 0.0),
                 trigram=lexical["fts_trigram"].get(d, 0.0), age_days=(now - doc.fresh_from) / 86400.0,
                 importance=doc.importance, related=tuple(sorted(related.get(d, ()))),
-                dated=any(start <= doc.created_at < end for start, end in periods),
+                dated=any(start <= doc.created_at < end for start, end in periods), use=use.get(d, 0.0),
             )
             for d, doc in docs.items()
         ]
-        return Found(candidates, docs)
+        return Found(candidates, docs, second=use_q is not None)
+
+    @staticmethod
+    async def _use_of(tx: Tx, arrays: ScopeArrays, docs: dict[int, IndexedDoc], use_q: np.ndarray | None,
+                      every: np.ndarray) -> dict[int, float]:
+        """USE's cosine of each candidate (none without a USE query vector): from the scope's USE matrix where it
+        keeps one, else from the database."""
+        if use_q is None:
+            return {}
+        if not len(every):
+            return await use_cosines(tx, list(docs), use_q)
+        at = arrays.locate(np.array(sorted(docs), dtype=np.int64))
+        return dict(zip(arrays.ids[at].tolist(), every[at].tolist()))
 
     async def _vector(self, tx: Tx, arrays: ScopeArrays, allowed: np.ndarray, qvec: np.ndarray | None,
                       k: int, on: bool = True) -> tuple[dict[int, float], np.ndarray]:

@@ -17,6 +17,7 @@ class Weights:
     recency_half_life_days: float = 180.0
     recency_floor: float = 0.95  # recency only breaks near-ties: an old memory must stay as findable as a new one
     importance: float = 0.05  # share of the score that importance 1..10 may move
+    use: float = 0.75  # the second signal (USE), on German queries only (`memory.search.use_signal`)
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,7 @@ class Candidate:
     importance: int
     related: tuple[int, ...] = ()  # doc ids of its context: adjacent messages, linked notes and messages
     dated: bool = False  # created on a date the query names
+    use: float = 0.0  # USE's cosine, where the second signal joins (a German query); 0 for a document without one
 
 
 def recency_factor(age_days: float, half_life_days: float, floor: float) -> float:
@@ -55,8 +57,11 @@ def _spread(values: list[float]) -> list[float]:
     return [(v - low) / (high - low) for v in values]
 
 
-def relevance(candidates: list[Candidate], weights: Weights) -> dict[int, float]:
-    """Weighted sum of the normalized retriever scores, 0..1, by doc id."""
+def relevance(candidates: list[Candidate], weights: Weights, second: bool = False) -> dict[int, float]:
+    """Weighted sum of the normalized retriever scores, 0..1, by doc id; with `second`, USE's cosine too (min-max
+    scaled like e5's, weighted `weights.use`)."""
+    if second and candidates and weights.use > 0:
+        return _with_second(candidates, weights)
     total = weights.vector + weights.words + weights.trigram
     if not candidates or total <= 0:
         return {c.doc_id: 0.0 for c in candidates}
@@ -69,9 +74,18 @@ def relevance(candidates: list[Candidate], weights: Weights) -> dict[int, float]
     }
 
 
-def fuse(candidates: list[Candidate], weights: Weights) -> list[tuple[int, float]]:
-    """Score every candidate and return (doc_id, score) best first."""
+def _with_second(candidates: list[Candidate], weights: Weights) -> dict[int, float]:
+    """`relevance` with USE as a fourth retriever."""
+    total = weights.vector + weights.words + weights.trigram + weights.use
     base = relevance(candidates, weights)
+    share = (total - weights.use) / total  # the three retrievers' part of the four
+    use = _spread([c.use for c in candidates])
+    return {c.doc_id: base[c.doc_id] * share + weights.use * u / total for c, u in zip(candidates, use)}
+
+
+def fuse(candidates: list[Candidate], weights: Weights, second: bool = False) -> list[tuple[int, float]]:
+    """Score every candidate and return (doc_id, score) best first; `second`: USE's cosine joins (`relevance`)."""
+    base = relevance(candidates, weights, second)
     scored = []
     for c in candidates:
         context = max((base[r] for r in c.related if r in base), default=0.0)

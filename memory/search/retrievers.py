@@ -46,6 +46,7 @@ class Found:
 
     candidates: list[Candidate]
     docs: dict[int, IndexedDoc]
+    second: bool = False  # the candidates carry USE's cosine (a German query, the second signal on)
 
 
 def scope_range(scope_id: int) -> tuple[int, int]:

@@ -13,6 +13,10 @@ On PostgreSQL a scope also keeps its documents' texts, lower-cased: the word par
 "Kinoabend", what SQLite's trigram index finds) are looked up in them (`ScopeArrays.holding`). In the database that
 is a case-insensitive match over every row of the scope per word part (1-3 ms each at 1,000 notes, measured with
 EXPLAIN ANALYZE), pg_trgm is missing on many managed servers, and the held texts cost about a tenth of the vectors.
+
+With the second signal on (`memory.search.use_signal`), a scope that keeps its float32 vectors keeps its documents'
+USE vectors beside them (`ScopeArrays.use`; a document without one: zeros); a larger scope keeps none, and a German
+query there reads its candidates' USE vectors from the database.
 """
 from __future__ import annotations
 
@@ -56,11 +60,13 @@ class ScopeArrays:
     vectors: np.ndarray | None  # float32 (n, dim): scopes up to exact_up_to documents
     bits: np.ndarray | None  # uint64 (words, n): larger scopes; the sign of each dimension minus the centre
     texts: list[str] | None = None  # lower-cased, in the order of ids: on PostgreSQL (see the module's docstring)
+    use: np.ndarray | None = None  # float32 (n, 512): USE's vectors, where `vectors` is kept and the signal is on
 
     @property
     def nbytes(self) -> int:
         """Bytes held."""
-        held = (self.ids, self.sources, self.created, self.lengths, self.vectors, self.bits, self.dense, self._starts)
+        held = (self.ids, self.sources, self.created, self.lengths, self.vectors, self.bits, self.dense, self._starts,
+                self.use)
         return (sum(a.nbytes for a in held if a is not None) + sum(k.mask.nbytes for k in self._kinds.values())
                 + self._text_bytes)
 
@@ -152,8 +158,10 @@ def hamming_nearest(arrays: ScopeArrays, allowed: np.ndarray, qbits: np.ndarray,
 class ScopeCache:
     """The scopes' arrays a process keeps, bounded by bytes; `get` brings one up to date and returns it."""
 
-    def __init__(self, model: str, dim: int, budget: int = CACHE_BYTES, exact_up_to: int = EXACT_UP_TO) -> None:
+    def __init__(self, model: str, dim: int, budget: int = CACHE_BYTES, exact_up_to: int = EXACT_UP_TO,
+                 use_dim: int = 0) -> None:
         self.model, self.dim, self.budget, self.exact_up_to = model, dim, budget, exact_up_to
+        self.use_dim = use_dim  # USE's dimensions when the second signal is on, else 0 (`ScopeArrays.use`)
         self._scopes: OrderedDict[int, ScopeArrays] = OrderedDict()
         self._counted = False  # whether the database has m040's counters (a database not yet migrated: nothing kept)
 
@@ -200,13 +208,17 @@ class ScopeCache:
         exact = into.vectors is not None if into is not None else None
         keep_texts = tx.dialect == "postgres"
         texts: list[str] = list(into.texts or ()) if into is not None else []
+        use = [into.use] if into is not None and into.use is not None else []
         while rows := await tx.fetchall(
             f"SELECT d.id, d.source, d.created_at, length(d.text), e.vector{', d.text' if keep_texts else ''}"
-            " FROM docs d LEFT JOIN embedding_cache e"
+            f"{', u.vector' if self.use_dim else ''} FROM docs d LEFT JOIN embedding_cache e"
             " ON e.model = ? AND e.purpose = 'document' AND e.content_hash = d.content_hash"
+            f"{' LEFT JOIN use_vectors u ON u.doc_id = d.id' if self.use_dim else ''}"
             " WHERE d.scope_id = ? AND d.id > ? ORDER BY d.id LIMIT ?", (self.model, scope_id, after, _CHUNK)):
             if keep_texts:
                 texts += [r[5].lower() for r in rows]  # Unicode's case, whatever the server's locale
+            if self.use_dim:
+                use.append(self._use_rows([r[-1] for r in rows]))
             after = rows[-1][0]
             zero = bytes(2 * self.dim)  # a document without a full vector (the integrity check names it)
             halves = np.frombuffer(b"".join(r[4] or zero for r in rows), dtype=np.float16).reshape(len(rows), self.dim)
@@ -223,6 +235,7 @@ class ScopeCache:
                                         into.vectors if into.vectors is not None else into.bits)]
         columns = list(zip(*old, *parts)) if (old or parts) else []
         held = texts if keep_texts else None
+        kept_use = np.concatenate(use) if self.use_dim and use else None
         if not columns:
             return ScopeArrays(0, 0, np.zeros(0, np.int64), np.zeros(0, np.uint8), np.zeros(0), np.zeros(0),
                                np.zeros((0, self.dim), np.float32), None, held)
@@ -231,5 +244,11 @@ class ScopeCache:
             vectors = np.concatenate(columns[4])
             return ScopeArrays(0, 0, ids, sources, created, lengths, None, _to_bits(vectors, center), held)
         if exact:
-            return ScopeArrays(0, 0, ids, sources, created, lengths, np.concatenate(columns[4]), None, held)
+            return ScopeArrays(0, 0, ids, sources, created, lengths, np.concatenate(columns[4]), None, held, kept_use)
         return ScopeArrays(0, 0, ids, sources, created, lengths, None, np.concatenate(columns[4], axis=1), held)
+
+    def _use_rows(self, blobs: list[bytes | None]) -> np.ndarray:
+        """USE vectors of a chunk of documents as float32; zeros for a document without one (cosine 0)."""
+        zero = bytes(2 * self.use_dim)
+        joined = b"".join(blob or zero for blob in blobs)
+        return np.frombuffer(joined, dtype=np.float16).reshape(len(blobs), self.use_dim).astype(np.float32)

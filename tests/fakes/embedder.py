@@ -33,3 +33,16 @@ class FakeEmbedder:
         self.calls.append(list(texts))
         self.purposes.append(purpose)
         return np.stack([self._vector(t) for t in texts]) if texts else np.zeros((0, self.dim), np.float32)
+
+
+class FakeSentenceEncoder(FakeEmbedder):
+    """The second signal's stand-in (USE: no prefixes): a hashed bag of concepts, where words of one concept
+    (`concepts`: word -> concept) share a dimension, so it finds paraphrases the word-hashing embedder misses."""
+
+    def __init__(self, concepts: dict[str, str] | None = None, dim: int = 48, name: str = "fake-use") -> None:
+        super().__init__(dim, name)
+        self.concepts = concepts or {}
+
+    def _vector(self, text: str) -> np.ndarray:
+        words = [self.concepts.get(w, w) for w in re.findall(r"\w+", text.lower())]
+        return super()._vector(" ".join(words))
