@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import random
@@ -36,6 +37,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench.conversation import ScriptedModel, user_line  # noqa: E402
+from bot.app import settled_heap  # noqa: E402
 from bot.conversation.engine import Engine, EngineConfig, Incoming  # noqa: E402
 from memory.records.notes import NewNote  # noqa: E402
 from memory.search.embedder import Embedder, make_embedder  # noqa: E402
@@ -102,7 +104,8 @@ class FreeEmbedder:
         return (out / np.linalg.norm(out, axis=1, keepdims=True)).astype(np.float32)
 
 
-async def chat_load(users: int, per_user: int, both_models: bool = False, free: bool = False) -> dict[str, float]:
+async def chat_load(users: int, per_user: int, both_models: bool = False, free: bool = False,
+                    keep_heap: bool = False) -> dict[str, float]:
     """All users send their messages concurrently; each user's messages in order."""
     rng = random.Random(3)
     model = ScriptedModel(rng)
@@ -110,12 +113,13 @@ async def chat_load(users: int, per_user: int, both_models: bool = False, free: 
     with tempfile.TemporaryDirectory() as tmp:
         store = await MemoryStore.open(Path(tmp), FreeEmbedder() if free else make_embedder(), second=second)
         engine = Engine(store, model, model, EngineConfig(extraction="when_quiet"))
+        settle = contextlib.nullcontext() if keep_heap else settled_heap()  # as `mnemo` runs once started
 
         async def user(n: int) -> None:
             for i in range(per_user):
                 await engine.handle(Incoming(f"user{n}", user_line(rng, i)))
 
-        with StallMeter() as meter:
+        with settle, StallMeter() as meter:
             start, cpu = time.perf_counter(), time.process_time()
             await asyncio.gather(*(user(n) for n in range(users)))
             elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
@@ -217,6 +221,8 @@ def main() -> None:
     parser.add_argument("--idle", type=float, default=10.0, help="seconds to measure an idle loop's stalls first")
     parser.add_argument("--both-models", action="store_true",
                         help="also load the second bundled model (USE multilingual v3) for the RSS figure")
+    parser.add_argument("--keep-heap", action="store_true",
+                        help="leave the start's objects to the garbage collector (as before `settled_heap`)")
     parser.add_argument("--cost", action="store_true", help="what a message costs in CPU, and the ceiling it sets")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
@@ -238,7 +244,7 @@ def main() -> None:
         idle = asyncio.run(idle_stall(args.idle)) if args.idle > 0 else None
         print(f"idle event loop, {args.idle:.0f} s, nothing running in this process: worst stall {idle} ms; "
               f"1-minute load average {os.getloadavg()[0]:.2f}")
-        load = asyncio.run(chat_load(args.users, args.messages, args.both_models))
+        load = asyncio.run(chat_load(args.users, args.messages, args.both_models, keep_heap=args.keep_heap))
         print(f"load: {load['users']} users, {load['messages']} messages in {load['seconds']} s = "
               f"{load['messages_per_second']} msg/s; worst event-loop stall {load['worst_stall_ms']} ms; "
               f"peak RSS {load['rss_mb']} MB{' (both bundled models)' if args.both_models else ''}; "

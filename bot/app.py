@@ -3,12 +3,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import logging
 import os
 import signal
 import socket
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -307,6 +308,18 @@ async def start_scheduler(scheduler: Scheduler, worker: str, stack: contextlib.A
     stack.push_async_callback(stop_task, asyncio.create_task(leader.run(), name=f"scheduler lease of {worker}"))
 
 
+@contextlib.contextmanager
+def settled_heap() -> Iterator[None]:
+    """Run the block with everything the start made (modules, models, settings) moved out of the garbage collector's
+    way (`gc.freeze`): a full collection walked all of it on the event loop's thread and held the loop 41 ms at 50
+    people (bench/load.py, docs/benchmarks.md); now it walks what turns made since. Given back at the end."""
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
 async def main(settings: Settings) -> None:
     """Run the configured channels until the terminal chat ends or the process is stopped."""
     from bot.channels.console import ConsoleChannel
@@ -348,7 +361,8 @@ async def main(settings: Settings) -> None:
                 crypto = next((m for m in messengers if isinstance(m, ReportsCrypto)), None)
                 await start_web(settings, metrics, Running(engine.store, engine.budget, scheduler, live.copy, crypto),
                                 commands, running)
-            if console is not None:
-                await console.run()
-            else:
-                await until_stopped()
+            with settled_heap():
+                if console is not None:
+                    await console.run()
+                else:
+                    await until_stopped()

@@ -3,6 +3,7 @@ messages flow through the engine, the terminal and the Telegram channel; who may
 from __future__ import annotations
 
 import asyncio
+import gc
 import io
 import json
 import os
@@ -330,6 +331,7 @@ async def test_main_serves_metrics_when_set_and_listens_nowhere_when_not(tmp_pat
                 health = await http.get("/healthz")
                 assert health.status_code == 200
                 assert health.json()["channels"] == {"telegram": True} and health.json()["scheduler"] is True
+                assert gc.get_freeze_count() > 0, "the start's objects are out of the collector's way while it runs"
                 await exchange(tg, "Hallo")
                 page = samples((await http.get("/metrics")).text)
             assert value(page, "mnemo_messages_in_total", channel="telegram") == 1
@@ -338,6 +340,7 @@ async def test_main_serves_metrics_when_set_and_listens_nowhere_when_not(tmp_pat
 
         await _run_main(Settings(**base, data_dir=tmp_path / "on", web_listen=f"127.0.0.1:{port}"), port, served)
         assert not _listening(port)  # stopped with the app
+        assert gc.get_freeze_count() == 0  # and the heap given back
 
         async def silent(task: asyncio.Task[None]) -> None:
             before = len(tg.sent)
