@@ -134,9 +134,10 @@ class EmbedBatcher:
 
     @staticmethod
     async def _hand_out(batch: dict[str, asyncio.Future[np.ndarray]], vectors: np.ndarray) -> None:
-        """Give each request its vector, one per pass of the event loop: 32 turns resumed at once ran one after
-        another in one pass and held a 5 ms timer back 43-57 ms (bench/load.py at 50 people). Stopped meanwhile,
-        the rest get theirs at once."""
+        """Give each request its vector, one per pass of the event loop: 32 turns resumed at once would run one after
+        another in one pass, and every timer waits for the whole pass. (The 41 ms stalls bench/load.py showed at 50
+        people were the garbage collector's, `bot.app.settled_heap`.) Stopped meanwhile, the rest get theirs at
+        once."""
         pairs = [(future, vector) for future, vector in zip(batch.values(), vectors) if not future.done()]
         try:
             for future, vector in pairs:
