@@ -19,6 +19,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from memory.search.language import GERMAN  # noqa: E402
+
 DEFAULT = Path(__file__).resolve().parent / "data" / "german_memories.json"
 
 KINDS = ("paraphrase", "compound", "relation", "negation", "correction", "time", "english", "typo", "direct")
@@ -26,21 +30,10 @@ DEV_SPLITS = ("dev1", "dev2", "dev3", "dev4")
 HELDOUT = "heldout"
 SPLITS = (*DEV_SPLITS, HELDOUT)
 
-# Words that carry no content: articles, pronouns, particles, auxiliaries and question words, in
-# the forms a messenger question and a third-person note use. A paraphrase may share these.
-STOPWORDS = frozenset("""
-aber alle allem allen aller alles als also am an andere anderen auch auf aus bei beim bin bis bist
-da dabei damit dann das dass dem den denen der des die dies diese diesem diesen dieser dieses doch
-dort du durch ein eine einem einen einer eines er es etwa euch euer für gar ganz gerade gern gerne
-gibt hab habe haben hat hatte hatten hier ich ihm ihn ihnen ihr ihre ihrem ihren ihrer im immer in
-ins ist ja je jede jedem jeden jeder jedes jetzt kann kein keine keinen man mal mehr mein meine
-meinem meinen meiner mich mir mit nach nicht noch nochmal nun nur ob oder ohne schon sehr sein
-seine seinem seinen seiner seit sich sie sind so soll sollte statt um und uns unser unsere unserem
-unseren unserer vom von vor war waren warum was weil welche welchem welchen welcher welches wenn
-wer werden wie wieder will wir wird wo wohin womit worauf wurde zu zum zur zwischen eigentlich
-denn halt eben irgendwie irgendwas ding dinge nen ne n gab's gibt's wann woher wieso weshalb
-über fürs ums übers vors aufs
-""".split())
+# Words that carry no content: articles, pronouns, particles, auxiliaries and question words, in the forms a
+# messenger question and a third-person note use (a paraphrase may share these); the second signal's language gate
+# counts the same words.
+STOPWORDS = GERMAN
 
 
 @dataclass(frozen=True)
