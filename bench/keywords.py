@@ -31,6 +31,7 @@ from memory.models import Scope  # noqa: E402
 from memory.records.notes import NewNote  # noqa: E402
 from memory.search.embedder import Embedder, calibration, make_embedder  # noqa: E402
 from memory.search.keywords import Candidate, matching  # noqa: E402
+from memory.search.use_signal import make_use_embedder  # noqa: E402
 from memory.store import KEYWORD_CANDIDATES, MemoryStore  # noqa: E402
 
 DEFAULT_PATH = ROOT / "bench" / "data" / "keyword_set.json"
@@ -102,14 +103,15 @@ async def before(store: MemoryStore, scope: Scope, ids: dict[int, str], query: s
     return [ids[h.item_id] for h in hits]
 
 
-async def run(path: Path, embedder: Embedder) -> dict[str, Any]:
-    """Choose the threshold on the tuning queries, then report the held-out ones."""
+async def run(path: Path, embedder: Embedder, second: Embedder | None = None) -> dict[str, Any]:
+    """Choose the threshold on the tuning queries, then report the held-out ones (`second`: the second signal's
+    model, as the product opens its store beside the bundled e5)."""
     data = json.loads(path.read_text(encoding="utf-8"))
     notes = {n["id"]: n["text"] for n in data["notes"]}
     tune = [q for q in data["queries"] if q["split"] == "tune"]
     held = [q for q in data["queries"] if q["split"] == "held_out"]
     with tempfile.TemporaryDirectory() as folder:
-        store = await MemoryStore.open(Path(folder) / "mnemo.sqlite3", embedder)
+        store = await MemoryStore.open(Path(folder) / "mnemo.sqlite3", embedder, second=second)
         try:
             scope = await store.scope("mnemo", "anna")
             stored = await store.notes.add_many(scope, [NewNote(text, kind="fact") for text in notes.values()])
@@ -117,7 +119,8 @@ async def run(path: Path, embedder: Embedder) -> dict[str, Any]:
             words = {q["query"]: await offers(store, scope, ids, q["query"], None) for q in data["queries"]}
             chosen = choose(tune, words, {q["query"]: await gathered(store, scope, ids, q["query"]) for q in tune})
             floor = calibration(embedder.name).relevant
-            result: dict[str, Any] = {"embedder": embedder.name, "notes": len(notes), "tune_queries": len(tune),
+            named = embedder.name + (f" + {second.name}" if second else "")
+            result: dict[str, Any] = {"embedder": named, "notes": len(notes), "tune_queries": len(tune),
                                       "held_out_queries": len(held), "strict": chosen}
             for name, queries in (("tune", tune), ("held_out", held)):
                 rows = {"all": Tally(), "de": Tally(), "en": Tally(), "words_only": Tally(), "query_parts": Tally(),
@@ -156,8 +159,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("path", nargs="?", type=Path, default=DEFAULT_PATH)
     parser.add_argument("--json", action="store_true", help="end with the held-out figures as one JSON line")
+    parser.add_argument("--no-second-signal", action="store_true",
+                        help="without USE beside e5 (as MNEMO_SECOND_SIGNAL=off; before issue 43 shipped it)")
     args = parser.parse_args()
-    result = asyncio.run(run(args.path, make_embedder()))
+    result = asyncio.run(run(args.path, make_embedder(), None if args.no_second_signal else make_use_embedder()))
     show(result)
     if args.json:
         print(json.dumps({"strict": result["strict"], **result["held_out"]}))
