@@ -45,7 +45,6 @@ MAX_QUERY_WORDS = 64
 TRIGRAM_RECOUNTED = 3 * CANDIDATES  # trigram holders of a small scope whose stems are counted (`SearchIndex._trigram`)
 
 
-
 class SearchIndex:
     """Embeds, stores and searches documents of every searchable kind."""
 
