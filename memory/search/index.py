@@ -149,7 +149,7 @@ class SearchIndex:
         )
         await self._keep(tx, text, vector)
         if self.second is not None:
-            await self.second.store(tx, doc_id, scope_id, text)
+            await self.second.store(tx, doc_id, text)
         return doc_id
 
     async def _keep(self, tx: Tx, text: str, vector: np.ndarray) -> None:
@@ -172,8 +172,7 @@ class SearchIndex:
             (vectors.bits(_checked(vector, self.embedder.dim), await self.center(tx)), doc_id))
         await self._keep(tx, text, vector)
         if self.second is not None:
-            row = await tx.fetchone("SELECT scope_id FROM docs WHERE id = ?", (doc_id,))
-            await self.second.store(tx, doc_id, row[0], text)
+            await self.second.store(tx, doc_id, text)
 
     async def remove(self, tx: Tx, doc_id: int) -> None:
         """Delete a document with its vector and full-text entries."""

@@ -75,12 +75,13 @@ class UseSignal:
         """Vectors of texts, off the event loop, each text embedded once while it is recent (document or query)."""
         return await self.batcher.embed(list(texts), "document")
 
-    async def store(self, tx: Tx, doc_id: int, scope_id: int, text: str) -> None:
-        """Keep a document's vector (in the caller's transaction); a rewritten document's old one is replaced."""
+    async def store(self, tx: Tx, doc_id: int, text: str) -> None:
+        """Keep a document's vector under the document's scope (in the caller's transaction), one statement; a
+        rewritten document's old one is replaced."""
         vector = (await self.vectors([text]))[0]
-        await tx.execute("DELETE FROM use_vectors WHERE doc_id = ?", (doc_id,))
-        await tx.execute("INSERT INTO use_vectors(doc_id, scope_id, vector) VALUES (?, ?, ?)",
-                         (doc_id, scope_id, half(vector)))
+        await tx.execute("INSERT INTO use_vectors(doc_id, scope_id, vector) SELECT id, scope_id, ? FROM docs"
+                         " WHERE id = ? ON CONFLICT(doc_id) DO UPDATE SET vector = excluded.vector",
+                         (half(vector), doc_id))
 
 
 def nearest(ids: np.ndarray, matrix: np.ndarray | None, allowed: np.ndarray, qvec: np.ndarray | None,
