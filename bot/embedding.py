@@ -47,20 +47,25 @@ def make_embedder(settings: Settings) -> Embedder:
                                    "MNEMO_EMBEDDING_DIMENSIONS to start while it is down") from exc
 
 
+def _second_off(settings: Settings, embedder: Embedder) -> str | None:
+    """Why the second signal is off, or None when it is on: MNEMO_SECOND_SIGNAL=off, or an embedder other than the
+    bundled e5 (it was measured beside that one only, docs/benchmarks.md)."""
+    if settings.second_signal == "off":
+        return "off (MNEMO_SECOND_SIGNAL=off)"
+    if not embedder.name.startswith(BUNDLED):
+        return f"off: measured beside the bundled e5 only, not beside {embedder.name}"
+    return None
+
+
 def make_second_signal(settings: Settings, embedder: Embedder) -> Embedder | None:
-    """The second signal's model (USE, blocking: it loads), or None: MNEMO_SECOND_SIGNAL=off, or an embedder other
-    than the bundled e5 (it was measured beside that one only, docs/benchmarks.md)."""
-    if settings.second_signal == "off" or not embedder.name.startswith(BUNDLED):
-        return None
-    return make_use_embedder()
+    """The second signal's model (USE, blocking: it loads), or None where it is off (`_second_off`)."""
+    return None if _second_off(settings, embedder) else make_use_embedder()
 
 
 def second_note(settings: Settings, embedder: Embedder) -> tuple[bool, str]:
     """What `mnemo doctor` says of the second signal (blocking: USE loads and embeds one text when it is on)."""
-    if settings.second_signal == "off":
-        return True, "off (MNEMO_SECOND_SIGNAL=off)"
-    if not embedder.name.startswith(BUNDLED):
-        return True, f"off: measured beside the bundled e5 only, not beside {embedder.name}"
+    if (off := _second_off(settings, embedder)) is not None:
+        return True, off
     try:
         second = make_use_embedder()
         dims = second.embed(["Hallo"]).shape[1]
