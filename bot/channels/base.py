@@ -27,6 +27,7 @@ from bot.commands.invocation import Pressed
 from bot.commands.runner import Commands
 from bot.conversation.documents import kind_of
 from bot.conversation.engine import Engine
+from bot.conversation.turn import SayNow
 from bot.exchange import Attachment, Incoming, Quoted, Reply
 from bot.llm.port import OnText
 from bot.texts import t
@@ -62,7 +63,8 @@ class Turn(Generic[W, H]):
 
 
 async def answer(engine: Engine, commands: Commands | None, incoming: Incoming, *, command: bool,
-                 ref: str | None = None, on_progress: OnText | None = None) -> tuple[Reply | None, bool]:
+                 ref: str | None = None, on_progress: OnText | None = None,
+                 say_now: SayNow | None = None) -> tuple[Reply | None, bool]:
     """A text's answer: the command's when it is one (run once by `ref`), else the engine's; whether a command ran.
 
     Counted for the metrics: the message, its reply and how long the reply took to be ready, a failure by kind.
@@ -70,7 +72,7 @@ async def answer(engine: Engine, commands: Commands | None, incoming: Incoming, 
     metrics, started = engine.metrics, time.monotonic()
     metrics.message_in(incoming.channel)
     try:
-        reply, ran_command = await _answer(engine, commands, incoming, command, ref, on_progress)
+        reply, ran_command = await _answer(engine, commands, incoming, command, ref, on_progress, say_now)
     except Exception:
         metrics.error("command" if command else "turn")
         raise
@@ -81,14 +83,14 @@ async def answer(engine: Engine, commands: Commands | None, incoming: Incoming, 
 
 
 async def _answer(engine: Engine, commands: Commands | None, incoming: Incoming, command: bool, ref: str | None,
-                  on_progress: OnText | None) -> tuple[Reply | None, bool]:
+                  on_progress: OnText | None, say_now: SayNow | None = None) -> tuple[Reply | None, bool]:
     """The command's answer or the engine's; whether a command ran."""
     if command and commands is not None:
         reply = await commands.run(incoming.user_id, incoming.text, channel=incoming.channel, ref=ref,
                                    sent_at=incoming.sent_at)
         if reply is not None:
             return reply, True
-    return await engine.handle(incoming, on_progress=on_progress), False
+    return await engine.handle(incoming, on_progress=on_progress, say_now=say_now), False
 
 
 def after_press(pressed: Pressed) -> Reply | str | None:
@@ -150,7 +152,8 @@ class Channel(ABC, Generic[W, H]):
         try:
             async with typing(functools.partial(self._indicate, turn.where), preview):
                 reply, ran_command = await answer(self.engine, self.commands, incoming, command=turn.command,
-                                                  ref=turn.ref, on_progress=self._progress(preview))
+                                                  ref=turn.ref, on_progress=self._progress(preview),
+                                                  say_now=functools.partial(self._say_now, turn))
         finally:
             if preview is not None:
                 await preview.close()
@@ -166,6 +169,11 @@ class Channel(ABC, Generic[W, H]):
             await self.engine.delivered(turn.scope, self.name, refs, answering=turn.ref)
         if reply.reaction and turn.origin is not None:
             await self._reacting(turn.where, turn.origin, reply.reaction)
+
+    async def _say_now(self, turn: Turn[W, H], text: str) -> None:
+        """Send a text at once, before the reply, as a message of its own (the help text in a crisis); a failure
+        raises, and the engine puts the text first in the reply instead."""
+        await self._tell(turn.where, text, turn.ref, "help")
 
     async def edit_in_crisis(self, text: str, ref: str) -> bool:
         """Whether an edited message (or caption) shows signs of crisis: then it is answered as a message of its own,

@@ -93,7 +93,7 @@ class ConsoleChannel:
                 return
             await self._drop_choices(scope)
         reply, _ = await answer(self.engine, self.commands, Incoming(self.user_id, text, channel=self.name),
-                                command=text.startswith("/"))
+                                command=text.startswith("/"), say_now=self._say_now)
         if reply is not None:
             if reply.reaction:
                 config = self.engine.config
@@ -117,6 +117,10 @@ class ConsoleChannel:
             await self._show(shows)
         elif shows:
             self._print(self._line(shows))
+
+    async def _say_now(self, text: str) -> None:
+        """Print a text at once, before the reply (the help text in a crisis)."""
+        self._print(self._line(text))
 
     async def _show(self, reply: Reply) -> None:
         """Print a reply's bubbles, then its choices as numbered lines (recorded, to be picked by number)."""

@@ -34,7 +34,7 @@ from bot.conversation.safety import crisis_help
 from bot.conversation.sources import with_sources
 from bot.conversation.tools import HeldCall, ToolBox, ToolContext, available, run_held
 from bot.conversation.topics import topic_raised
-from bot.conversation.turn import ANSWERED_BEFORE, Step, Turn, check_input, own_words, shows_crisis
+from bot.conversation.turn import ANSWERED_BEFORE, SayNow, Step, Turn, check_input, own_words, shows_crisis
 from bot.conversation.voice_notes import VoiceNotes
 from bot.conversation.why import asks_why, explain
 from bot.errors import LLMError
@@ -82,25 +82,28 @@ class Engine:
         self.answers = ModelAnswers(store, chat, config, clock, self.floor, self.zone_for, toolboxes)
         self.learning = LearningRuns(store, background, config, self.zone_for, clock, budget)
         # voice notes heard (and kept, with MNEMO_VOICE_KEEP), replies spoken (when set up)
-        self.voice = VoiceNotes(store, config, transcriber, speaker, clock)
+        self.voice = VoiceNotes(store, config, transcriber, speaker, clock, self.help_first)
         self.photos = PhotoSteps(store, chat, config, self._write)  # pictures checked, seen with the answer, described
         self.documents = DocumentSteps(config)  # PDFs and text files read for this turn's answer
         self.reactions = ReactionSteps(store, config, clock, self.scope_for, self.zone_for)  # emoji both ways
         self.feedback, self.delivered = self.reactions.feedback, self.reactions.delivered  # for the channels
-        self.incognito = IncognitoTurns(store, config, clock, self.answers, self.questions, self.zone_for)
+        self.incognito = IncognitoTurns(store, config, clock, self.answers, self.questions, self.zone_for,
+                                       self.help_first)
         self.spawn = self.learning.spawn  # run a background task; a failure is logged with where it was created
         # A message's turn, in order: each step answers here (a reply) or passes on (None) to the next.
         self.steps: tuple[Step, ...] = (
-            self._input_check,  # no text (too long, binary, empty): refused, with the help lines in a crisis
             self._duplicate,  # answered before (by its channel id): no second answer
+            self._help_first,  # passes on: signs of crisis in the words: the help text goes out now, before all else
+            self._input_check,  # no text (too long, binary, empty): refused (after the help text in a crisis)
             self._incognito,  # incognito: answered from the memory as it is, nothing of the message kept
             self.voice.hear,  # a voice note: its transcript is the text from here on (a crisis in it is never limited)
+            self._help_first,  # passes on: signs of crisis in the transcript: the help text now
             self._rate_limit,  # too many messages: refused, neither read nor stored
             self.photos.check,  # a picture too large, of another kind or damaged: refused (a crisis goes on without it)
             self.documents.read,  # a document read for the model, or why not said (in a crisis it is not read)
             self._log,  # passes on: the message is logged before anything is decided
             self.voice.keep,  # passes on: a heard voice note's audio kept beside its message (MNEMO_VOICE_KEEP)
-            self._crisis,  # signs of crisis: the model with the safety rules and the help lines, nothing else
+            self._crisis,  # signs of crisis: the model with the safety rules (the help text went out first)
             self._logged(self.photos.unseen),  # a photo without words, and a model that cannot see: one sentence
             self._logged(self._open_question),  # the very next message, a clear yes or no: decides the open question
             self._logged(self._reminder_request),  # a reminder request: set by the program, or asked back
@@ -125,14 +128,18 @@ class Engine:
     def last_prompt(self, prompt: Prompt | None) -> None:
         self.answers.last_prompt = prompt
 
-    async def handle(self, incoming: Incoming, on_progress: OnText | None = None) -> Reply | None:
+    async def handle(self, incoming: Incoming, on_progress: OnText | None = None,
+                     say_now: SayNow | None = None) -> Reply | None:
         """Answer one message; None when this message (by its channel id) was answered before.
 
         A message that was logged but not answered (the process stopped in between) is answered now,
         without logging it twice. With on_progress, the reply's visible text so far is handed over
-        while the model writes its final answer (never in a crisis: that answer arrives whole).
+        while the model writes its final answer (never in a crisis: that answer arrives whole). With say_now,
+        the help text of a crisis goes out through it as a message of its own before the model is asked; without
+        it, the help text is the reply's first bubble.
         """
-        turn = Turn(incoming, await shows_crisis(incoming, self.config.crisis_detector), on_progress)
+        turn = Turn(incoming, await shows_crisis(incoming, self.config.crisis_detector), on_progress,
+                    say_now=say_now)
         for step in self.steps:
             reply = await step(turn)
             if reply is ANSWERED_BEFORE:
@@ -199,8 +206,31 @@ class Engine:
 
     # --- the steps of a turn, in their order ------------------------------------------------------
 
+    async def help_first(self, turn: Turn) -> None:
+        """Send the help text now, once a turn: through the channel as a message of its own before the model is
+        asked, or (a channel that cannot, or a send that failed) as the reply's first bubble. The scope keeps when
+        (never what): check-ins and notices hold back for days, in incognito too."""
+        if turn.help_sent:
+            return
+        turn.help_sent = True
+        await self.store.state.put(turn.scope, CRISIS_MARK, self.clock())
+        text = crisis_help(self.config.crisis_country, self.config.language)
+        if turn.say_now is not None:
+            try:
+                await turn.say_now(text)
+                return
+            except Exception:  # noqa: BLE001 - a wire that failed: the help text then leads the reply
+                log.exception("the help text for message %s could not be sent at once; it leads the reply",
+                              turn.incoming.channel_message_id)
+        turn.preface.insert(0, text)
+
+    async def _help_first(self, turn: Turn) -> None:
+        """Signs of crisis seen so far: the help text goes out now (`help_first`)."""
+        if turn.crisis:
+            await self.help_first(turn)
+
     async def _input_check(self, turn: Turn) -> Reply | None:
-        """A message that is no text is refused; in a crisis never without the help lines (a voice note's caption and
+        """A message that is no text is refused (in a crisis after the help text; a voice note's caption and
         transcript are checked once it is heard)."""
         text, limit, lang = turn.incoming.text, self.config.max_message_chars, self.config.language
         if turn.incoming.attachment is not None and turn.incoming.attachment.kind == "voice":
@@ -208,8 +238,7 @@ class Engine:
         problem = check_input(text, limit)
         if problem is None or problem == "empty" and turn.brings_file:  # a photo or a document needs no caption
             return None
-        help_lines = (crisis_help(self.config.crisis_country, lang),) if turn.crisis else ()
-        return Reply(help_lines + (t(lang, problem, size=len(text), limit=limit),), failed=True)
+        return Reply((t(lang, problem, size=len(text), limit=limit),), failed=True)
 
     async def _duplicate(self, turn: Turn) -> Reply | None:
         """Find the scope and the message if it was logged before; one that was answered too gets no answer."""
@@ -255,14 +284,15 @@ class Engine:
         await self.questions.note(turn)  # the asked person's next message is the only one a typed answer counts in
 
     async def _crisis(self, turn: Turn) -> Reply | None:
-        """A message with signs of crisis: the model with the safety rules, the help lines, nothing else.
+        """A message with signs of crisis: after the help text (sent first), the model with the safety rules, nothing
+        else.
 
-        No question is asked or decided, no reminder confirmed, no memory corrected, nothing streamed;
-        when the model fails, the help lines still go out.
+        No question is asked or decided, no reminder confirmed, no memory corrected, nothing streamed; when the
+        model fails, a few words of mnemo's own follow the help text.
         """
         if not turn.crisis:
             return None
-        await self.store.state.put(turn.scope, CRISIS_MARK, self.clock())  # check-ins and notices hold back for days
+        await self.help_first(turn)  # sent before (`_help_first`); here for a crisis seen in a document's text
         lang = self.config.language
         help_text = crisis_help(self.config.crisis_country, lang)
         try:
@@ -270,9 +300,8 @@ class Engine:
         except LLMError as exc:
             log.warning("chat model failed for a crisis message %s: %s", turn.message_id, log_words(exc))
             text = t(lang, "crisis_model_down")
-        if help_text not in text:
-            text = f"{text}\n\n{help_text}" if text else help_text
-        turn.reply = Reply(split_bubbles(text) or (help_text,))
+        text = text.replace(help_text, "").strip()  # a model that repeats the help text: it went out already
+        turn.reply = Reply(split_bubbles(text) or (t(lang, "crisis_model_down"),))
         return await self._after_reply(turn)
 
     async def _open_question(self, turn: Turn) -> Reply | None:

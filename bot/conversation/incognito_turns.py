@@ -81,9 +81,11 @@ class IncognitoTurns:
     """Answers a scope's messages while it is incognito, and keeps that stretch's turns in process memory only."""
 
     def __init__(self, store: MemoryStore, config: EngineConfig, clock: Callable[[], float], answers: ModelAnswers,
-                 questions: OpenQuestions, zone_for: Callable[[Scope], Awaitable[ZoneInfo]]) -> None:
+                 questions: OpenQuestions, zone_for: Callable[[Scope], Awaitable[ZoneInfo]],
+                 help_first: Callable[[Turn], Awaitable[None]]) -> None:
         self.store, self.config, self.clock, self.answers = store, config, clock, answers
         self.questions, self.zone_for = questions, zone_for
+        self.help_first = help_first  # the engine's: the help text at once (and the crisis mark: a time, no words)
         self._turns: dict[int, deque[Message]] = {}  # a stretch's own turns per scope: never written anywhere
 
     async def switch_on(self, scope: Scope, until: float | None) -> Incognito:
@@ -136,15 +138,15 @@ class IncognitoTurns:
         """The crisis answer, a decided question, a refused reminder, or the model's read-only answer."""
         lang, scope = self.config.language, turn.scope
         if turn.crisis:
+            await self.help_first(turn)  # sent before the checks when the words showed it; a transcript's here
             help_text = crisis_help(self.config.crisis_country, lang)
             try:
                 text = await self._write(turn)
             except LLMError as exc:
                 log.warning("chat model failed for a crisis message in incognito: %s", exc)
                 text = t(lang, "crisis_model_down")
-            if help_text not in text:
-                text = f"{text}\n\n{help_text}" if text else help_text
-            return Reply(split_bubbles(text) or (help_text,))
+            text = text.replace(help_text, "").strip()  # it went out already
+            return Reply(split_bubbles(text) or (t(lang, "crisis_model_down"),))
         if not turn.brings_file:
             decided = await self.questions.answer(turn)  # deciding a question is the person's own act
             if decided is not None:

@@ -15,6 +15,8 @@ from memory import LearnedRule, Scope, is_group_scope
 CRISIS_SCAN_CHARS = 20_000  # how much of a (maybe oversized) message is searched for signs of crisis
 ANSWERED_BEFORE = Reply(())  # a step's answer for a message answered before: the engine returns None
 
+SayNow = Callable[[str], Awaitable[None]]  # the channel sends this text at once, as a message of its own
+
 _SURROGATE = re.compile("[\ud800-\udfff]")
 
 
@@ -54,6 +56,8 @@ class Turn:
     incoming: Incoming
     crisis: bool  # the message shows signs of crisis
     on_progress: OnText | None = None  # where the reply's visible text goes while the model writes it
+    say_now: SayNow | None = None  # sends a message at once, before the reply (the help text in a crisis)
+    help_sent: bool = False  # the help text went out in this turn (at once, or first in the reply)
     found_scope: Scope | None = None  # the scope, found by the duplicate check
     logged_id: int | None = None  # the message as logged (before a crash, or by this turn)
     previous_at: float | None = None  # when the person wrote before this message

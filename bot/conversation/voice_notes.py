@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import replace
 
 from bot.conversation.config import EngineConfig
-from bot.conversation.safety import crisis_help
 from bot.conversation.turn import CRISIS_SCAN_CHARS, Turn, check_input
 from bot.exchange import Attachment, Reply, Voice
 from bot.texts import t
@@ -67,13 +66,19 @@ def heard_failure(exc: VoiceError) -> str:
     return "voice_backend_down" if isinstance(exc, VoiceUnavailable) else "voice_unreadable"
 
 
+async def _no_help(turn: Turn) -> None:
+    """Without an engine (its own tests): no help text to send."""
+
+
 class VoiceNotes:
     """Hears a turn's voice note and speaks its reply; either part is off while its backend is not set up."""
 
     def __init__(self, store: MemoryStore, config: EngineConfig, transcriber: Transcriber | None,
-                 speaker: Speaker | None, clock: Callable[[], float] = time.time) -> None:
+                 speaker: Speaker | None, clock: Callable[[], float] = time.time,
+                 help_first: Callable[[Turn], Awaitable[None]] | None = None) -> None:
         self.store, self.config, self.clock = store, config, clock
         self.transcriber, self.speaker = transcriber, speaker
+        self.help_first = help_first or _no_help  # the engine's: the help text at once, in a crisis
 
     async def mode(self, scope: Scope) -> VoiceMode:
         """The scope's /voice mode (off until set)."""
@@ -100,26 +105,26 @@ class VoiceNotes:
         if self.transcriber is None:
             log.warning("a voice note came, but no speech recognition is set up: set MNEMO_TRANSCRIBE_BASE_URL, "
                         "MNEMO_TRANSCRIBE_MODEL and MNEMO_TRANSCRIBE_API_KEY")
-            return self._refused(turn, "voice_not_set_up")
+            return await self._refused(turn, "voice_not_set_up")
         problem = voice_problem(attachment, self.config)
         if problem is not None:
             log.info("voice note %s refused: %s", turn.incoming.channel_message_id, problem[0])
-            return self._refused(turn, problem[0], **problem[1])
+            return await self._refused(turn, problem[0], **problem[1])
         try:
             transcript = await self.transcriber.transcribe(attachment.data, f"voice.{audio_format(attachment.data)}")
         except VoiceError as exc:
             log.warning("voice note %s not heard: %s", turn.incoming.channel_message_id, exc)
-            return self._refused(turn, heard_failure(exc))
+            return await self._refused(turn, heard_failure(exc))
         transcript = " ".join(transcript.split())
         if not transcript:
-            return self._refused(turn, "voice_empty")
+            return await self._refused(turn, "voice_empty")
         text = with_transcript(turn.incoming.text, transcript, is_group_scope(turn.incoming.user_id))
         unfit = check_input(text, self.config.max_message_chars)  # the caption may be what is wrong
         if unfit is not None:
             turn.crisis = turn.crisis or await self.config.crisis_detector.crisis(text[:CRISIS_SCAN_CHARS])
             if unfit != "too_long":
-                return self._refused(turn, unfit)
-            return self._refused(turn, "voice_too_many_words", size=str(len(text)),
+                return await self._refused(turn, unfit)
+            return await self._refused(turn, "voice_too_many_words", size=str(len(text)),
                                  limit=str(self.config.max_message_chars))
         await self._heard(turn, text)
         return None
@@ -154,11 +159,11 @@ class VoiceNotes:
         turn.crisis = turn.crisis or await self.config.crisis_detector.crisis(text[:CRISIS_SCAN_CHARS])
         turn.hints.append(HEARD)
 
-    def _refused(self, turn: Turn, key: str, **values: str) -> Reply:
-        """One short sentence, and the help lines first when the caption or transcript shows signs of crisis."""
-        lang = self.config.language
-        help_lines = (crisis_help(self.config.crisis_country, lang),) if turn.crisis else ()
-        return Reply(help_lines + (t(lang, key, **values),), failed=True)
+    async def _refused(self, turn: Turn, key: str, **values: str) -> Reply:
+        """One short sentence, after the help text when the caption or transcript shows signs of crisis."""
+        if turn.crisis:
+            await self.help_first(turn)
+        return Reply((t(self.config.language, key, **values),), failed=True)
 
     async def speak(self, turn: Turn) -> None:
         """Speak the reply when the scope's mode asks for it; a failing Speaker leaves the reply as text only."""

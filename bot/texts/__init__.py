@@ -73,10 +73,10 @@ TEXTS: dict[str, dict[str, str]] = {
     "tool_gone": {"de": "🔧 {tool} steht mir nicht mehr zur Verfügung – ich habe nichts ausgeführt.",
                   "en": "🔧 {tool} is no longer available to me – I ran nothing."},
     "yes": {"de": "Ja", "en": "Yes"},
-    "crisis_model_down": {"de": "Ich bin da und lese, was du schreibst. Bitte wende dich jetzt an Menschen, die dir "
-                                "sofort helfen können:",
-                          "en": "I'm here and I read what you write. Please reach out now to people who can help "
-                                "you right away:"},
+    "crisis_model_down": {"de": "Ich bin da und lese, was du schreibst. Bitte wende dich jetzt an die Menschen unter "
+                                "den Nummern oben: Sie können dir sofort helfen.",
+                          "en": "I'm here and I read what you write. Please reach out now to the people at the "
+                                "numbers above: they can help you right away."},
     "group_admins_only": {"de": "Das dürfen in dieser Gruppe nur die Admins entscheiden.",
                           "en": "Only this group's admins may decide that."},
     "no": {"de": "Nein", "en": "No"},
