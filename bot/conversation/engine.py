@@ -138,8 +138,8 @@ class Engine:
         the help text of a crisis goes out through it as a message of its own before the model is asked; without
         it, the help text is the reply's first bubble.
         """
-        turn = Turn(incoming, await shows_crisis(incoming, self.config.crisis_detector), on_progress,
-                    say_now=say_now)
+        found = await shows_crisis(incoming, self.config.crisis_detector)
+        turn = Turn(incoming, found.crisis, on_progress, say_now=say_now, uncertain=found.uncertain)
         for step in self.steps:
             reply = await step(turn)
             if reply is ANSWERED_BEFORE:

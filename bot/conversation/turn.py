@@ -5,7 +5,7 @@ import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 
-from bot.conversation.crisis import CrisisDetector
+from bot.conversation.crisis import Assessment, CrisisDetector, assess
 from bot.conversation.tools import HeldCall
 from bot.exchange import Incoming, Reply
 from bot.learning.corrections import Change
@@ -33,15 +33,16 @@ def check_input(text: str, limit: int) -> str | None:
     return None
 
 
-async def shows_crisis(incoming: Incoming, detector: CrisisDetector) -> bool:
+async def shows_crisis(incoming: Incoming, detector: CrisisDetector) -> Assessment:
     """Signs of crisis in the person's own words: the message (a caption, an edit), and in a private chat an older
     message of theirs it replies to ("das meine ich immer noch"). Never the companion's words, nor a group member's
     it quotes."""
-    if await detector.crisis(incoming.text[:CRISIS_SCAN_CHARS]):
-        return True
+    found = await assess(detector, incoming.text[:CRISIS_SCAN_CHARS])
     quoted = incoming.quoted
-    return (quoted is not None and not quoted.by_companion and not is_group_scope(incoming.user_id)
-            and await detector.crisis(quoted.text[:CRISIS_SCAN_CHARS]))
+    if found.crisis or quoted is None or quoted.by_companion or is_group_scope(incoming.user_id):
+        return found
+    earlier = await assess(detector, quoted.text[:CRISIS_SCAN_CHARS])
+    return earlier if earlier.crisis else Assessment(False, uncertain=found.uncertain or earlier.uncertain)
 
 
 def own_words(text: str, group: bool) -> str:
@@ -58,6 +59,7 @@ class Turn:
     on_progress: OnText | None = None  # where the reply's visible text goes while the model writes it
     say_now: SayNow | None = None  # sends a message at once, before the reply (the help text in a crisis)
     help_sent: bool = False  # the help text went out in this turn (at once, or first in the reply)
+    uncertain: bool = False  # no crisis seen, but a close call (a judge, when set up, may be asked)
     found_scope: Scope | None = None  # the scope, found by the duplicate check
     logged_id: int | None = None  # the message as logged (before a crash, or by this turn)
     previous_at: float | None = None  # when the person wrote before this message
