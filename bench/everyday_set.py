@@ -3,10 +3,11 @@
 Usage: python -m bench.everyday_set [PATH]
 
 Writes the set (by default bench/data/everyday_set.tsv) from hand-written lines in several German and English voices
-(bench/everyday_de.py, bench/everyday_en.py), realistic variants of them (lower case, no punctuation, a typo, an
-emoji, a laugh, texting abbreviations) and template families (bench/everyday_templates.py), all with one fixed seed,
-and prints the counts. Every message is an implicit 0: none of them should bring a help line, so the set measures a
-detector's false alarms on what people really type into a chat.
+(bench/everyday_de.py, bench/everyday_en.py), realistic variants of them (no punctuation, a typo, an emoji, a laugh,
+texting abbreviations, umlauts written out, a held last letter, a transcript's filler) and template families
+(bench/everyday_templates.py), all with one fixed seed, and prints the counts. Every message is an implicit 0: none
+of them should bring a help line, so the set measures a detector's false alarms on what people really type into a
+chat.
 
 The held-out split is whole voices and whole template families, set aside before anything is tuned; every text
 (casefolded, whitespace collapsed) occurs once in the whole set. `locomo_turns()` adds the turns of the LoCoMo
@@ -76,12 +77,12 @@ def key(text: str) -> str:
 
 
 def origin(source: str) -> str:
-    """The voice or template family of a source tag (`de.teen.idiom.lower` -> `de.teen`)."""
+    """The voice or template family of a source tag (`de.teen.idiom.typo` -> `de.teen`)."""
     return ".".join(source.split(".")[:2])
 
 
 def category(source: str) -> str:
-    """The category of a source tag (`de.teen.idiom.lower` -> `idiom`)."""
+    """The category of a source tag (`de.teen.idiom.typo` -> `idiom`)."""
     return source.split(".")[2]
 
 
@@ -106,12 +107,8 @@ SHORTENINGS = {
            ("to be honest", "tbh"), ("see you", "cya"), ("tonight", "tonite"), ("and", "&")),
 }
 NEIGHBOURS = dict(zip("qwertzuiopasdfghjklyxcvbnm", "wqrtzuioplsdfghjkkazcvbnmn"))
+FILLERS = {"de": ("ähm", "äh", "also", "halt", "irgendwie", "so"), "en": ("um", "uh", "like", "you know", "I mean")}
 UMLAUTS = {"ä": "ae", "ö": "oe", "ü": "ue", "Ä": "Ae", "Ö": "Oe", "Ü": "Ue", "ß": "ss"}
-
-
-def lowered(text: str, rng: random.Random, lang: str, kind: str) -> str:
-    """All in lower case."""
-    return text.lower()
 
 
 def unpunctuated(text: str, rng: random.Random, lang: str, kind: str) -> str:
@@ -166,26 +163,29 @@ def stretched(text: str, rng: random.Random, lang: str, kind: str) -> str:
     return text + text[-1] * rng.randint(2, 3)
 
 
-def shouted(text: str, rng: random.Random, lang: str, kind: str) -> str:
-    """A short message in capitals, a longer one with a capital first letter."""
-    if len(text.split()) <= 2:
-        return text.upper()
-    return text[:1].upper() + text[1:]
+def with_filler(text: str, rng: random.Random, lang: str, kind: str) -> str:
+    """A filler word between two words, as a speech-to-text transcript keeps it."""
+    spoken = text.split()
+    if len(spoken) < 4:
+        return text
+    at = rng.randrange(1, len(spoken))
+    return " ".join([*spoken[:at], rng.choice(FILLERS[lang]), *spoken[at:]])
 
 
 VARIANTS: dict[str, Callable[[str, random.Random, str, str], str]] = {
-    "lower": lowered, "nopunct": unpunctuated, "typo": typo, "emoji": with_emoji, "laugh": laughing,
-    "short": shortened, "umlaut": without_umlauts, "stretch": stretched, "caps": shouted,
+    "nopunct": unpunctuated, "typo": typo, "emoji": with_emoji, "laugh": laughing, "short": shortened,
+    "umlaut": without_umlauts, "stretch": stretched, "filler": with_filler,
 }
-CASUAL = ("lower", "nopunct", "typo", "emoji", "laugh", "short", "umlaut", "stretch", "caps")
-# Who makes which changes: an older writer or a learner does not write "lol" or "jaaa", a transcript has no typos,
-# and nobody laughs after saying they miss someone.
+CASUAL = ("nopunct", "typo", "emoji", "laugh", "short", "umlaut", "stretch")
+# Who makes which changes: an older writer or a learner does not write "lol" or "jaaa", a transcript has fillers but
+# no typos, and nobody laughs after saying they miss someone. Case alone makes no new message (texts are compared
+# casefolded), so no change only lowers or raises it.
 VOICE_VARIANTS = {
-    "senior": ("lower", "nopunct", "typo", "emoji", "umlaut"),
-    "older": ("lower", "nopunct", "typo", "emoji"),
-    "learner": ("lower", "nopunct", "typo", "umlaut"),
-    "nonnative": ("lower", "nopunct", "typo", "emoji"),
-    "voice": ("lower", "nopunct"),
+    "senior": ("nopunct", "typo", "emoji", "umlaut"),
+    "older": ("nopunct", "typo", "emoji"),
+    "learner": ("nopunct", "typo", "umlaut"),
+    "nonnative": ("nopunct", "typo", "emoji"),
+    "voice": ("nopunct", "filler"),
 }
 
 
@@ -193,7 +193,7 @@ def allowed(voice: str, kind: str) -> list[str]:
     """The changes a voice makes to a line of a category."""
     names = list(VOICE_VARIANTS.get(voice, CASUAL))
     if kind == "sad":
-        names = [name for name in names if name not in ("laugh", "stretch", "caps")]
+        names = [name for name in names if name not in ("laugh", "stretch")]
     return names
 
 
@@ -206,7 +206,7 @@ def variants(text: str, rng: random.Random, lang: str, kind: str, names: list[st
     for name in names:
         changed = VARIANTS[name](text, rng, lang, kind)
         if changed != text and key(changed) != key(text):
-            if rng.random() < 0.3:  # a second change on top: lower case and no punctuation travel together
+            if len(names) > 1 and rng.random() < 0.3:  # a second change on top, as a typo and an emoji together
                 extra = rng.choice([n for n in names if n != name])
                 twice = VARIANTS[extra](changed, rng, lang, kind)
                 if key(twice) != key(changed):
