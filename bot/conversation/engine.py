@@ -30,11 +30,20 @@ from bot.conversation.questions import OpenQuestion, OpenQuestions, question_exp
 from bot.conversation.ratelimit import RateLimiter
 from bot.conversation.reaction_steps import ReactionSteps
 from bot.conversation.reminder_requests import ReminderRequests, user_zone
-from bot.conversation.safety import crisis_help
+from bot.conversation.safety import crisis_help, crisis_help_other, without_help
 from bot.conversation.sources import with_sources
 from bot.conversation.tools import HeldCall, ToolBox, ToolContext, available, run_held
 from bot.conversation.topics import topic_raised
-from bot.conversation.turn import ANSWERED_BEFORE, SayNow, Step, Turn, check_input, own_words, shows_crisis
+from bot.conversation.turn import (
+    ANSWERED_BEFORE,
+    SayNow,
+    Step,
+    Turn,
+    check_input,
+    forwarded_hint,
+    own_words,
+    shows_crisis,
+)
 from bot.conversation.voice_notes import VoiceNotes
 from bot.conversation.why import asks_why, explain
 from bot.errors import LLMError
@@ -140,6 +149,9 @@ class Engine:
         """
         found = await shows_crisis(incoming, self.config.crisis_detector)
         turn = Turn(incoming, found.crisis, on_progress, say_now=say_now, uncertain=found.uncertain)
+        if incoming.forwarded:  # someone else's words: logged as such, the model told so
+            turn.origin = "forwarded"
+            turn.hints.append(forwarded_hint(found.crisis))
         for step in self.steps:
             reply = await step(turn)
             if reply is ANSWERED_BEFORE:
@@ -214,7 +226,7 @@ class Engine:
             return
         turn.help_sent = True
         await self.store.state.put(turn.scope, CRISIS_MARK, self.clock())
-        text = crisis_help(self.config.crisis_country, self.config.language)
+        text = self.help_text(turn)
         if turn.say_now is not None:
             try:
                 await turn.say_now(text)
@@ -223,6 +235,11 @@ class Engine:
                 log.exception("the help text for message %s could not be sent at once; it leads the reply",
                               turn.incoming.channel_message_id)
         turn.preface.insert(0, text)
+
+    def help_text(self, turn: Turn) -> str:
+        """The help text for the turn: for the person, or for someone they know when they forwarded the words."""
+        country, lang = self.config.crisis_country, self.config.language
+        return crisis_help_other(country, lang) if turn.incoming.forwarded else crisis_help(country, lang)
 
     async def _help_first(self, turn: Turn) -> None:
         """Signs of crisis seen so far: the help text goes out now (`help_first`)."""
@@ -294,13 +311,12 @@ class Engine:
             return None
         await self.help_first(turn)  # sent before (`_help_first`); here for a crisis seen in a document's text
         lang = self.config.language
-        help_text = crisis_help(self.config.crisis_country, lang)
         try:
-            text = await self._write(turn)
+            text = await self._write(turn, tuple(turn.hints))
         except LLMError as exc:
             log.warning("chat model failed for a crisis message %s: %s", turn.message_id, log_words(exc))
             text = t(lang, "crisis_model_down")
-        text = text.replace(help_text, "").strip()  # a model that repeats the help text: it went out already
+        text = without_help(text, self.config.crisis_country, lang)  # a model that repeats it: it went out already
         turn.reply = Reply(split_bubbles(text) or (t(lang, "crisis_model_down"),))
         return await self._after_reply(turn)
 

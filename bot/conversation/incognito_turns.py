@@ -20,7 +20,7 @@ from bot.conversation.config import EngineConfig
 from bot.conversation.failures import failure_text, log_words
 from bot.conversation.model_answer import ModelAnswers
 from bot.conversation.questions import OpenQuestions
-from bot.conversation.safety import crisis_help
+from bot.conversation.safety import without_help
 from bot.conversation.tools import ToolContext
 from bot.conversation.turn import Step, Turn
 from bot.errors import LLMError
@@ -139,13 +139,12 @@ class IncognitoTurns:
         lang, scope = self.config.language, turn.scope
         if turn.crisis:
             await self.help_first(turn)  # sent before the checks when the words showed it; a transcript's here
-            help_text = crisis_help(self.config.crisis_country, lang)
             try:
                 text = await self._write(turn)
             except LLMError as exc:
                 log.warning("chat model failed for a crisis message in incognito: %s", exc)
                 text = t(lang, "crisis_model_down")
-            text = text.replace(help_text, "").strip()  # it went out already
+            text = without_help(text, self.config.crisis_country, lang)  # it went out already
             return Reply(split_bubbles(text) or (t(lang, "crisis_model_down"),))
         if not turn.brings_file:
             decided = await self.questions.answer(turn)  # deciding a question is the person's own act

@@ -33,7 +33,8 @@ PEOPLE_CHARS = 900
 QUOTED_CHARS = 800  # the older message a person's message replies to
 
 LANGUAGE_NAMES = {"de": "German", "en": "English"}
-ORIGIN_NAMES = {"voice": "voice message"}  # how a message the person did not type came (memory.models.Message.origin)
+# how a message the person did not type came (memory.models.Message.origin)
+ORIGIN_NAMES = {"voice": "voice message", "forwarded": "forwarded by the person: someone else's words"}
 
 BASE_RULES = """You are {name}, a personal companion who talks with one person in a messenger.
 You have a long-term memory: the program gives you what it knows about the person below.

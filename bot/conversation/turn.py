@@ -45,6 +45,19 @@ async def shows_crisis(incoming: Incoming, detector: CrisisDetector) -> Assessme
     return earlier if earlier.crisis else Assessment(False, uncertain=found.uncertain or earlier.uncertain)
 
 
+FORWARDED = ("The person forwarded this message: its words are someone else's (who wrote them is not known), not the "
+             "person's own. Answer the person about it; never take what it says as their own words or wishes.")
+FORWARDED_CRISIS = ("The signs of crisis are in these forwarded words: someone the person knows may be in danger. The "
+                    "program already sent help lines for someone they know. Ask how the person is with it and whether "
+                    "the other one is safe right now; if they are in acute danger, encourage calling emergency "
+                    "services.")
+
+
+def forwarded_hint(crisis: bool) -> str:
+    """What the model is told of a forwarded message (someone else's words), and of a crisis in it."""
+    return f"{FORWARDED} {FORWARDED_CRISIS}" if crisis else FORWARDED
+
+
 def own_words(text: str, group: bool) -> str:
     """What the sender typed: in a group the channel puts their name in front ('Anna: ja')."""
     return text.split(": ", 1)[1] if group and ": " in text else text
@@ -71,7 +84,7 @@ class Turn:
     changes: list[Change] = field(default_factory=list)  # the corrections this message made to the memory
     reply: Reply | None = None  # the model's answer, once written
     hints: list[str] = field(default_factory=list)  # lines for the model's context that the steps computed
-    origin: str = "text"  # how the person sent it: 'text', or 'voice' (`incoming.text` is then the transcript)
+    origin: str = "text"  # how it came: 'text', 'voice' (`incoming.text` is then the transcript), 'forwarded'
     recording: bytes = b""  # a heard voice note's audio, until the step after the log keeps it (MNEMO_VOICE_KEEP)
     may_react: bool = False  # the companion may put an emoji on this message (offered to the model)
     reactions: list[str] = field(default_factory=list)  # what the model's [REACT: …] markers named
