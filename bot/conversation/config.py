@@ -35,6 +35,7 @@ class EngineConfig:
     document_max_bytes: int = 10_000_000  # a larger document is not read (and not downloaded by the channel)
     document_max_pages: int = 50  # a PDF with more pages is not read
     document_max_chars: int = 20_000  # the model gets a document's text up to here (the person is told)
+    document_max_seconds: float = 20.0  # a document whose text is not read within this time is refused
     voice_max_bytes: int = 20_000_000  # a larger voice note is refused (and not downloaded by the channel)
     voice_max_seconds: float = 300.0  # a longer voice note (as the messenger tells) is refused before it is heard
     voice_keep: bool = False  # a heard voice note's audio kept as its message's file (voice/recordings.py)

@@ -93,7 +93,8 @@ class Engine:
         # voice notes heard (and kept, with MNEMO_VOICE_KEEP), replies spoken (when set up)
         self.voice = VoiceNotes(store, config, transcriber, speaker, clock, self.help_first)
         self.photos = PhotoSteps(store, chat, config, self._write)  # pictures checked, seen with the answer, described
-        self.documents = DocumentSteps(config)  # PDFs and text files read for this turn's answer
+        # PDFs and text files read for this turn's answer, their whole text checked for signs of crisis
+        self.documents = DocumentSteps(config, self.help_first, store.failures.add)
         self.reactions = ReactionSteps(store, config, clock, self.scope_for, self.zone_for)  # emoji both ways
         self.feedback, self.delivered = self.reactions.feedback, self.reactions.delivered  # for the channels
         self.incognito = IncognitoTurns(store, config, clock, self.answers, self.questions, self.zone_for,
@@ -109,7 +110,7 @@ class Engine:
             self._help_first,  # passes on: signs of crisis in the transcript: the help text now
             self._rate_limit,  # too many messages: refused, neither read nor stored
             self.photos.check,  # a picture too large, of another kind or damaged: refused (a crisis goes on without it)
-            self.documents.read,  # a document read for the model, or why not said (in a crisis it is not read)
+            self.documents.read,  # a document read (its whole text checked for crisis: help first), or why not said
             self._log,  # passes on: the message is logged before anything is decided
             self.voice.keep,  # passes on: a heard voice note's audio kept beside its message (MNEMO_VOICE_KEEP)
             self._crisis,  # signs of crisis: the model with the safety rules (the help text went out first)
