@@ -237,6 +237,12 @@ class Engine:
                               turn.incoming.channel_message_id)
         turn.preface.insert(0, text)
 
+    async def flagged(self, turn: Turn) -> None:
+        """The chat model wrote that the message needs the help line ([CRISIS: …]): a crisis turn from here on, and
+        the help text goes out now (before the answer, which is then the careful one)."""
+        turn.crisis = True
+        await self.help_first(turn)
+
     def help_text(self, turn: Turn) -> str:
         """The help text for the turn: for the person, or for someone they know when they forwarded the words."""
         country, lang = self.config.crisis_country, self.config.language
@@ -366,10 +372,17 @@ class Engine:
                           else self._write(turn, extra, turn.on_progress, ()))
         except LLMError as exc:
             log.warning("chat model failed for message %s: %s", turn.message_id, log_words(exc))
-            return Reply((t(lang, failure_text(exc)),), failed=True)
+            if not turn.crisis:
+                return Reply((t(lang, failure_text(exc)),), failed=True)
+            text = t(lang, "crisis_model_down")  # it flagged a crisis before it failed: the help text went out
+        topic = await self.store.state.pop(scope, "due_topic")
+        if turn.crisis:  # the model flagged the message ([CRISIS: …]): the help text went out; no question, no voice
+            log.info("message %s answered as a crisis: the chat model flagged it", turn.message_id)
+            text = without_help(text, self.config.crisis_country, lang)
+            turn.reply = Reply(split_bubbles(text) or (t(lang, "crisis_model_down"),))
+            return await self._after_reply(turn)
         if turn.changes:
             text = f"{text}\n\n{describe(turn.changes, lang)}"
-        topic = await self.store.state.pop(scope, "due_topic")
         if topic is not None and topic_raised(text, topic["text"]):
             await self.store.topics.set_status(scope, int(topic["id"]), "raised")
         turn.reply = Reply(split_bubbles(text) or (t(lang, "empty"),))
@@ -413,7 +426,7 @@ class Engine:
         web, a line naming its sites goes under it (written by the program, not the model)."""
         zone, propose = await self.zone_for(turn.scope), partial(self.questions.propose, turn)
         tools = ToolContext(self.store, turn.scope, zone, propose, turn.message_id, self.clock, turn.crisis,
-                            hold=partial(self.questions.hold, turn))
+                            hold=partial(self.questions.hold, turn), flag_crisis=partial(self.flagged, turn))
         text = await self.answers.write(tools, turn.incoming.text, turn.previous_at, extra, on_progress,
                                         turn.incoming.quoted, images)
         turn.reactions.extend(tools.reactions)

@@ -13,6 +13,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from zoneinfo import ZoneInfo
 
 from bot.conversation.bubbles import split_bubbles
@@ -158,13 +159,16 @@ class IncognitoTurns:
         except LLMError as exc:
             log.warning("chat model failed for a message in incognito: %s", log_words(exc))
             return Reply((t(lang, failure_text(exc)),), failed=True)
+        if turn.crisis:  # the model flagged it ([CRISIS: …]): the help text went out first
+            text = without_help(text, self.config.crisis_country, lang)
+            return Reply(split_bubbles(text) or (t(lang, "crisis_model_down"),))
         return Reply(split_bubbles(text) or (t(lang, "empty"),))
 
     async def _write(self, turn: Turn) -> str:
         """The model's answer from the memory as it is, with the stretch's own turns; tools that change nothing."""
         scope = turn.scope
         tools = ToolContext(self.store, scope, await self.zone_for(scope), _no_rule, current_id=1 << 62,
-                            clock=self.clock, crisis=turn.crisis)
+                            clock=self.clock, crisis=turn.crisis, flag_crisis=partial(self._flagged, turn))
         earlier = list(self._turns.get(scope.id, ()))
         last = await self.store.messages.last_user_message(scope)
         times = [m.created_at.timestamp() for m in earlier if m.role == "user"] + (
@@ -172,6 +176,12 @@ class IncognitoTurns:
         images = (turn.picture,) if turn.picture is not None else ()
         return await self.answers.write(tools, turn.incoming.text, max(times, default=None), tuple(turn.hints),
                                         turn.on_progress, turn.incoming.quoted, images, private=earlier)
+
+    async def _flagged(self, turn: Turn) -> None:
+        """The chat model flagged the message ([CRISIS: …]): the help text now, and the crisis mark (a time, no
+        words)."""
+        turn.crisis = True
+        await self.help_first(turn)
 
     def _remember(self, scope: Scope, text: str, reply: str, now: float) -> None:
         """Keep the turn for the next incognito message's context (this process only)."""

@@ -58,6 +58,10 @@ the program answers with what it found. You may add [THOUGHT: a private thought 
 When the person objects to how you behave, add [RULE: one sentence describing the behaviour];
 the program asks them to confirm it."""
 
+CRISIS_FLAG = """If the person's words (or words they forward) suggest that they or someone else may be in danger now
+(thoughts of suicide, self-harm, violence, acute danger), begin your answer with [CRISIS: a few words why]: the program
+then sends help lines at once and removes the marker. Never write it for jokes, hyperbole or everyday sadness."""
+
 SAFETY_RULES = """SAFETY FIRST: the person's latest messages show signs of suicidal thoughts or acute danger.
 Drop every playful trait of your persona. Take it seriously, stay calm and warm, ask how they are
 right now, and encourage them to reach out to people and to the help lines below. Do not diagnose."""
@@ -256,6 +260,8 @@ def build_prompt(ctx: PromptContext) -> tuple[list[SystemBlock], list[ChatMessag
     rules = [base, TOOL_RULES if ctx.tools else "\n".join([MARKER_RULES, *ctx.markers])]
     if ctx.crisis_notice:
         rules.insert(0, SAFETY_RULES + "\n" + ctx.crisis_notice)
+    elif not ctx.proactive:  # every ordinary answer may say that the message needs the help line
+        rules.append(CRISIS_FLAG)
     character = character_block(ctx)
     if character:
         rules.append(character)
