@@ -72,7 +72,8 @@ def engine_config(settings: Settings, crisis_detector: CrisisDetector | None = N
         document_max_seconds=settings.document_max_seconds,
         voice_max_bytes=settings.voice_max_bytes, voice_max_seconds=settings.voice_max_seconds,
         voice_keep=settings.voice_keep, speech_max_chars=settings.speech_max_chars,
-        crisis_detector=crisis_detector or PatternDetector(),
+        crisis_detector=crisis_detector or PatternDetector(), crisis_judge=settings.crisis_judge,
+        crisis_judge_timeout=settings.crisis_judge_timeout,
     )
 
 

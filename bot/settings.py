@@ -178,6 +178,9 @@ class Settings(BaseSettings):
     moderation_model: str = "omni-moderation-latest"  # Llama Guard: the name the server gives it, e.g. llama-guard3
     moderation_api_key: str | None = None
     moderation_timeout: float = Field(default=2.0, gt=0)  # seconds; past them the local layers decide alone
+    # The background model as a judge of the fast layers' close calls (bot/conversation/crisis_judge.py)
+    crisis_judge: bool = False  # off by default: a call of the background model for each close call
+    crisis_judge_timeout: float = Field(default=3.0, gt=0)  # seconds; past them the fast layers' verdict stands
     # mnemo's own web server (bot/web_page): /metrics and /healthz; off unless an address is given.
     web_listen: str = ""  # host:port, e.g. 127.0.0.1:8377 or [::1]:8377; empty: no server
     metrics_token: str | None = None  # Bearer token for /metrics and /healthz from anywhere but localhost

@@ -22,6 +22,8 @@ class EngineConfig:
     relevance_floor: float | None = None
     crisis_country: str = "DE"
     crisis_detector: CrisisDetector = field(default_factory=PatternDetector)  # app.py: patterns, classifier, moderation
+    crisis_judge: bool = False  # a close call of the fast layers is also judged by the background model, in parallel
+    crisis_judge_timeout: float = 3.0  # seconds the turn waits for the judge at most (from when it was asked)
     use_tools: bool = True
     extraction: str = "after_reply"
     extraction_quiet_seconds: float = 120.0

@@ -8,6 +8,7 @@ model's answer with tools and markers (model_answer.py, tools.py), voice notes (
 """
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import time
@@ -20,6 +21,7 @@ from zoneinfo import ZoneInfo
 from bot.conversation.absence import Absences
 from bot.conversation.bubbles import split_bubbles
 from bot.conversation.config import EngineConfig
+from bot.conversation.crisis_judge import CONTEXT_MESSAGES, CrisisJudge
 from bot.conversation.document_steps import DocumentSteps, logged_text
 from bot.conversation.failures import failure_text, log_words
 from bot.conversation.incognito_turns import IncognitoTurns
@@ -98,12 +100,15 @@ class Engine:
         self.reactions = ReactionSteps(store, config, clock, self.scope_for, self.zone_for)  # emoji both ways
         self.feedback, self.delivered = self.reactions.feedback, self.reactions.delivered  # for the channels
         self.incognito = IncognitoTurns(store, config, clock, self.answers, self.questions, self.zone_for,
-                                       self.help_first)
+                                       self.help_first, self._judged)
+        # MNEMO_CRISIS_JUDGE: the background model judges the fast layers' close calls, in parallel with the turn
+        self.judge = (CrisisJudge(background, config.crisis_judge_timeout, store.failures.add)
+                      if config.crisis_judge else None)
         self.spawn = self.learning.spawn  # run a background task; a failure is logged with where it was created
         # A message's turn, in order: each step answers here (a reply) or passes on (None) to the next.
         self.steps: tuple[Step, ...] = (
             self._duplicate,  # answered before (by its channel id): no second answer
-            self._help_first,  # passes on: signs of crisis in the words: the help text goes out now, before all else
+            self._help_first,  # passes on: signs of crisis in the words: the help text now (a close call: judge asked)
             self._input_check,  # no text (too long, binary, empty): refused (after the help text in a crisis)
             self._incognito,  # incognito: answered from the memory as it is, nothing of the message kept
             self.voice.hear,  # a voice note: its transcript is the text from here on (a crisis in it is never limited)
@@ -113,6 +118,7 @@ class Engine:
             self.documents.read,  # a document read (its whole text checked for crisis: help first), or why not said
             self._log,  # passes on: the message is logged before anything is decided
             self.voice.keep,  # passes on: a heard voice note's audio kept beside its message (MNEMO_VOICE_KEEP)
+            self._judged,  # passes on: the judge's verdict on a close call (MNEMO_CRISIS_JUDGE); a yes: help now
             self._crisis,  # signs of crisis: the model with the safety rules (the help text went out first)
             self._logged(self.photos.unseen),  # a photo without words, and a model that cannot see: one sentence
             self._logged(self._open_question),  # the very next message, a clear yes or no: decides the open question
@@ -153,12 +159,16 @@ class Engine:
         if incoming.forwarded:  # someone else's words: logged as such, the model told so
             turn.origin = "forwarded"
             turn.hints.append(forwarded_hint(found.crisis))
-        for step in self.steps:
-            reply = await step(turn)
-            if reply is ANSWERED_BEFORE:
-                return None
-            if reply is not None:
-                return turn.closing(reply)
+        try:
+            for step in self.steps:
+                reply = await step(turn)
+                if reply is ANSWERED_BEFORE:
+                    return None
+                if reply is not None:
+                    return turn.closing(reply)
+        finally:
+            if turn.judging is not None and not turn.judging.done():  # answered before the judge was awaited
+                turn.judging.cancel()
         raise RuntimeError("no step answered the message")  # the last step always answers
 
     async def scope_for(self, user_id: str) -> Scope:
@@ -249,8 +259,24 @@ class Engine:
         return crisis_help_other(country, lang) if turn.incoming.forwarded else crisis_help(country, lang)
 
     async def _help_first(self, turn: Turn) -> None:
-        """Signs of crisis seen so far: the help text goes out now (`help_first`)."""
+        """Signs of crisis seen so far: the help text goes out now (`help_first`); a close call of the fast layers:
+        the judge, when one is set up, is asked now, and the turn goes on meanwhile (`_judged` waits for it)."""
         if turn.crisis:
+            await self.help_first(turn)
+        elif turn.uncertain and self.judge is not None and turn.judging is None:
+            before = await self.store.messages.recent(turn.scope, CONTEXT_MESSAGES, before_id=turn.logged_id)
+            context = [(m.role, m.text) for m in before]
+            turn.judging = asyncio.create_task(self.judge.needs_help(turn.incoming.text, context),
+                                               name=f"crisis-judge-{turn.incoming.channel_message_id}")
+
+    async def _judged(self, turn: Turn) -> None:
+        """The judge's verdict on a close call, awaited (it ends by its timeout at the latest); its yes makes the
+        turn a crisis: the help text now, then the crisis step."""
+        if turn.judging is None or turn.crisis:
+            return
+        if await turn.judging:
+            log.info("message %s: the crisis judge said it needs the help line", turn.incoming.channel_message_id)
+            turn.crisis = True
             await self.help_first(turn)
 
     async def _input_check(self, turn: Turn) -> Reply | None:

@@ -83,10 +83,12 @@ class IncognitoTurns:
 
     def __init__(self, store: MemoryStore, config: EngineConfig, clock: Callable[[], float], answers: ModelAnswers,
                  questions: OpenQuestions, zone_for: Callable[[Scope], Awaitable[ZoneInfo]],
-                 help_first: Callable[[Turn], Awaitable[None]]) -> None:
+                 help_first: Callable[[Turn], Awaitable[None]],
+                 judged: Callable[[Turn], Awaitable[None]] | None = None) -> None:
         self.store, self.config, self.clock, self.answers = store, config, clock, answers
         self.questions, self.zone_for = questions, zone_for
         self.help_first = help_first  # the engine's: the help text at once (and the crisis mark: a time, no words)
+        self.judged = judged  # the engine's: the judge's verdict on a close call awaited (MNEMO_CRISIS_JUDGE)
         self._turns: dict[int, deque[Message]] = {}  # a stretch's own turns per scope: never written anywhere
 
     async def switch_on(self, scope: Scope, until: float | None) -> Incognito:
@@ -138,6 +140,8 @@ class IncognitoTurns:
     async def _answer(self, turn: Turn) -> Reply:
         """The crisis answer, a decided question, a refused reminder, or the model's read-only answer."""
         lang, scope = self.config.language, turn.scope
+        if self.judged is not None:
+            await self.judged(turn)
         if turn.crisis:
             await self.help_first(turn)  # sent before the checks when the words showed it; a transcript's here
             try:

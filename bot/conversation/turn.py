@@ -1,6 +1,7 @@
 """One message being answered: what the steps of its turn find out, and the checks on its text."""
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
@@ -73,6 +74,7 @@ class Turn:
     say_now: SayNow | None = None  # sends a message at once, before the reply (the help text in a crisis)
     help_sent: bool = False  # the help text went out in this turn (at once, or first in the reply)
     uncertain: bool = False  # no crisis seen, but a close call (a judge, when set up, may be asked)
+    judging: asyncio.Task[bool | None] | None = None  # the judge asked about this close call (MNEMO_CRISIS_JUDGE)
     found_scope: Scope | None = None  # the scope, found by the duplicate check
     logged_id: int | None = None  # the message as logged (before a crash, or by this turn)
     previous_at: float | None = None  # when the person wrote before this message
