@@ -93,6 +93,15 @@ async def test_a_flag_in_a_whole_answer_sends_the_help_text_and_makes_the_turn_a
     assert await engine.open_question(scope) is None
 
 
+async def test_a_flag_copied_from_the_prompt_still_counts(engine: Engine, events: list[str]) -> None:
+    chat = engine.chat
+    assert isinstance(chat, ScriptedLLM)
+    chat.enqueue(f"[CRISIS: a few words why] {CAREFUL}")  # a small model that copies the prompt's example
+    reply = await engine.handle(Incoming("anna", QUIET), say_now=said_into(events))
+    assert "[CRISIS: a few words why]" in chat.calls[-1].system[0].text
+    assert reply is not None and reply.bubbles == (CAREFUL,) and events == [f"sent: {HELP}"]
+
+
 async def test_a_flag_in_the_streamed_text_sends_the_help_text_at_once_and_nothing_more_streams(
         engine: Engine, events: list[str]) -> None:
     chat = engine.chat

@@ -10,7 +10,7 @@ from zoneinfo import ZoneInfo
 
 from bot.conversation.config import EngineConfig
 from bot.conversation.markers import Marker, flags_crisis, preview_text, split_markers
-from bot.conversation.prompt import QUOTED_CHARS, PromptContext, build_prompt, own_questions
+from bot.conversation.prompt import CRISIS_FLAG, QUOTED_CHARS, PromptContext, build_prompt, own_questions
 from bot.conversation.safety import crisis_help, signals_crisis
 from bot.conversation.suggestion_tool import SUGGEST
 from bot.conversation.tools import (
@@ -61,7 +61,12 @@ class CrisisFlag:
     the person, or stored) and merely repeated is no flag (`heard`)."""
 
     def __init__(self, heard: str, act: Callable[[], Awaitable[None]] | None) -> None:
-        self.heard, self.act, self.raised = heard, act, False
+        self.act, self.raised = act, False
+        self.hear(heard)
+
+    def hear(self, heard: str) -> None:
+        """What the model was given so far, but the prompt's own example of the marker (copied, it still counts)."""
+        self.heard = heard.replace(CRISIS_FLAG, "")
 
     async def seen_in(self, text: str) -> bool:
         """Whether the model has flagged the turn (acting on it now when this text is the first to say so)."""
@@ -153,7 +158,7 @@ class ModelAnswers:
             else:
                 return text
             heard += "".join("\n" + result for result in results)
-            flag.heard = heard
+            flag.hear(heard)
         completion = await self.chat.complete(CompletionRequest(messages, system=system, tools=None, on_text=on_text))
         await flag.seen_in(completion.text)
         return split_markers(completion.text, heard)[0]  # after the last round, once more for a plain answer
