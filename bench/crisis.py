@@ -4,11 +4,13 @@ Usage:
   bench/crisis.py train [--out PATH]   fit the classifier on `train`, threshold by cross-validation, write the weights
   bench/crisis.py cv                   the cross-validated figures on `train` only (patterns, classifier, both)
   bench/crisis.py eval                 the held-out figures, once tuning is done (the only command that reads them)
+  bench/crisis.py judge [--model …]   an operator's own model as MNEMO_CRISIS_JUDGE, on the sets (bench/crisis_judge.py)
 
 The set (bench/data/crisis_set.tsv: id, split, lang, label, kind, text) keeps a held-out split that no tuning looks
-at: `train_rows()` gives the train split only, and only `eval` calls `heldout_rows()`. The classifier is a logistic
-regression in numpy on the bundled embedder's query vectors (multilingual-e5-small), fitted by Newton steps with an
-L2 penalty; the penalty and the threshold are chosen by repeated stratified k-fold cross-validation inside `train`.
+at: `train_rows()` gives the train split only, and only `eval` and `judge` (which measure, never tune) call
+`heldout_rows()`. The classifier is a logistic regression in numpy on the bundled embedder's query vectors
+(multilingual-e5-small), fitted by Newton steps with an L2 penalty; the penalty and the threshold are chosen by
+repeated stratified k-fold cross-validation inside `train`.
 
 The classifier is a second layer beside the patterns, and on its own it is weak (out-of-fold AUC about 0.86: the set's
 hard negatives share their words and topics with the crises). Its threshold is the lowest at which the detector as a
@@ -310,8 +312,13 @@ def everyday(classifier: Any) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Run one of the commands."""
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["judge"]:  # an operator's own model as the crisis judge, with flags of its own
+        from bench.crisis_judge import main as judge
+
+        return judge(argv[1:])
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("command", choices=("train", "cv", "eval"))
+    parser.add_argument("command", choices=("train", "cv", "eval", "judge"))
     parser.add_argument("--out", type=Path, default=MODEL)
     args = parser.parse_args(argv)
     if args.command == "train":

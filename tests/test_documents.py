@@ -10,6 +10,7 @@ import os
 import re
 import sys
 import textwrap
+import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -17,9 +18,20 @@ from typing import Any
 import pytest
 
 from bot.channels.telegram.channel import TelegramChannel
-from bot.conversation.documents import DocumentLimits, document_context, kind_of, read_document
-from bot.conversation.engine import Engine, EngineConfig
+from bot.conversation.crisis import SCAN_CHARS
+from bot.conversation.documents import (
+    CHUNK_CHARS,
+    DocumentLimits,
+    crisis_chunks,
+    document_context,
+    kind_of,
+    read_document,
+)
+from bot.conversation.engine import Engine, EngineConfig, Incoming
+from bot.conversation.model_answer import CRISIS_MARK
+from bot.conversation.safety import crisis_help, signals_crisis
 from bot.errors import DocumentError
+from bot.exchange import Attachment
 from bot.texts import t
 from memory.store import MemoryStore
 from tests.fakes.llm import Call, ScriptedLLM
@@ -31,6 +43,7 @@ from tests.test_telegram import USER, make_channel
 LEASE = pdf("Mietvertrag (Auszug)\nMiete: 850 Euro im Monat\nKündigungsfrist: 3 Monate", "Seite 2: Hausordnung")
 GROUP = -1001
 LIMITS = DocumentLimits(max_bytes=200_000, max_pages=5, max_chars=2_000)
+HELP = crisis_help("DE", "de")
 
 
 @pytest.fixture
@@ -179,13 +192,117 @@ async def test_a_crisis_in_the_caption_goes_through_the_crisis_layer(
 ) -> None:
     chat.enqueue("Ich bin da. Magst du mir erzählen, was los ist?")  # an unreadable document: the words answered
     answer = await sent_document(tg, encrypted(LEASE), "brief.pdf", "Ich will nicht mehr leben.", replies=2)
-    assert answer[0] == "Ich bin da. Magst du mir erzählen, was los ist?" and "0800 111 0 111" in answer[1]
+    assert answer == [HELP, "Ich bin da. Magst du mir erzählen, was los ist?"]  # the help text first
     assert t("de", "document_encrypted") not in answer and "SAFETY FIRST" in chat.calls[-1].prompt
 
     chat.enqueue("Ich bin bei dir.")  # a readable one: the crisis answer all the same
     answer = await sent_document(tg, LEASE, "miete.pdf", "Ich will mir das Leben nehmen.", replies=2)
-    assert answer[0] == "Ich bin bei dir." and "0800 111 0 111" in answer[1]
-    assert "Kündigungsfrist" not in chat.calls[-1].prompt, "in a crisis the words alone are answered"
+    assert answer == [HELP, "Ich bin bei dir."]
+    assert "Kündigungsfrist" not in chat.calls[-1].prompt, "in a caption crisis the words alone are answered"
+
+
+FILLER = "\n\n".join(f"Am {day}. Tag haben wir die Tomaten auf dem Balkon gegossen und danach Kaffee getrunken."
+                       for day in range(1, 41))  # everyday words, about 3,600 characters
+FAREWELL = ("Es tut mir leid. Ich habe lange darüber nachgedacht. Wenn ihr diesen Brief findet, dann bin ich nicht "
+            "mehr da. Lebt wohl, und seid nicht traurig.")
+LETTER = f"Liebe Mama, lieber Papa,\n\n{FILLER}\n\n{FAREWELL}\n\nEure Lena"
+
+
+def test_a_document_is_cut_into_overlapping_pieces_that_hold_all_of_it() -> None:
+    pieces = crisis_chunks(LETTER)
+    assert len(pieces) > 2 and all(len(piece) <= CHUNK_CHARS for piece in pieces)
+    assert FAREWELL in pieces[-1] and pieces[0].startswith("Liebe Mama")
+    words = " ".join(LETTER.split()).split()
+    assert set(words) == {word for piece in pieces for word in piece.split()}, "every word is in some piece"
+    for before, after in zip(pieces, pieces[1:]):  # each piece begins with the end of the one before
+        assert " ".join(after.split()[:5]) in " ".join(before.split())
+    long = " ".join(f"wort{i}" for i in range(2_000))  # one paragraph longer than a piece: cut at spaces
+    cut = crisis_chunks(long)
+    assert all(len(piece) <= CHUNK_CHARS for piece in cut) and "wort1999" in cut[-1]
+    assert all(piece.split()[-1].startswith("wort") for piece in cut), "no word is cut in two"
+    assert crisis_chunks("") == [] and crisis_chunks("kurz") == ["kurz"]
+
+
+@pytest.mark.parametrize("kind", ["txt", "pdf"])
+async def test_a_farewell_letter_gets_the_help_text_first_and_a_careful_answer(
+    kind: str, tg: FakeTelegram, channel: TelegramChannel, chat: ScriptedLLM, store: MemoryStore, engine: Engine,
+) -> None:
+    data = LETTER.encode() if kind == "txt" else pdf(*LETTER.split("\n\n\n"))
+    assert LETTER.index(FAREWELL) > LIMITS.max_chars, "the farewell stands after what the model would be given"
+    chat.enqueue("Lena, ich habe deinen Brief gelesen und ich bin jetzt da. Bist du gerade in Sicherheit?")
+    answer = await sent_document(tg, data, f"brief.{kind}", replies=2, mime="text/plain" if kind == "txt" else None)
+    assert answer == [HELP, "Lena, ich habe deinen Brief gelesen und ich bin jetzt da. Bist du gerade in Sicherheit?"]
+    prompt = chat.calls[-1].prompt
+    assert "SAFETY FIRST" in prompt and "dann bin ich nicht mehr da" in prompt and "shows signs of crisis" in prompt
+    assert "Am 3. Tag" not in prompt, "only the part that showed the crisis goes to the model"
+    scope = await engine.scope_for(f"tg:{USER}")
+    assert [m.text for m in await store.messages.recent(scope) if m.role == "user"] == [f"(Dokument: brief.{kind})"]
+
+
+class ReadsTheBeginning:
+    """A detector that, as the classifier does, reads only the first 2,000 characters of what it is given, and knows
+    one phrase no pattern knows."""
+
+    async def crisis(self, text: str) -> bool:
+        return "keine Sorgen mehr um mich" in text[:SCAN_CHARS]
+
+
+class Stuck:
+    """A detector that takes far too long for a piece of a document (a short message it reads at once)."""
+
+    async def crisis(self, text: str) -> bool:
+        if len(text) > 200:
+            await asyncio.sleep(30)
+        return False
+
+
+async def test_the_whole_text_is_read_by_the_detector_in_pieces_within_the_documents_time(
+    store: MemoryStore, chat: ScriptedLLM, background: ScriptedLLM,
+) -> None:
+    unseen = "Bald müsst ihr euch keine Sorgen mehr um mich machen."
+    assert not signals_crisis(unseen)
+    letter = f"{FILLER}\n\n{FILLER}\n\n{unseen}\n\n{FILLER}".encode()
+    engine = Engine(store, chat, background, EngineConfig(relevance_floor=0.0, crisis_detector=ReadsTheBeginning()))
+    try:
+        chat.enqueue("Ich bin da.")
+        reply = await engine.handle(Incoming("anna", "", attachment=Attachment("document", letter, "text/plain",
+                                                                             len(letter), "brief.txt")))
+        assert reply is not None and reply.bubbles == (HELP, "Ich bin da.")  # no say_now: the help leads the reply
+        scope = await engine.scope_for("anna")
+        assert await store.state.get(scope, CRISIS_MARK) is not None
+    finally:
+        await engine.close()
+
+    slow = Engine(store, chat, background, EngineConfig(relevance_floor=0.0, crisis_detector=Stuck(),
+                                                        document_max_seconds=0.3))
+    try:
+        chat.enqueue("Ein Gartentagebuch!")
+        reply = await slow.handle(Incoming("ben", "Lies mal", attachment=Attachment("document", letter, "text/plain",
+                                                                                  len(letter), "garten.txt")))
+        assert reply is not None and reply.bubbles == ("Ein Gartentagebuch!",), "the patterns read it all: answered"
+        assert await store.failures.get("documents.crisis_scan_cut") == 1
+        chat.enqueue("Ich bin da.")  # an explicit farewell is found by the patterns, however slow the classifier
+        reply = await slow.handle(Incoming("ben", "", attachment=Attachment("document", LETTER.encode(), "text/plain",
+                                                                          len(LETTER), "brief.txt")))
+        assert reply is not None and reply.bubbles == (HELP, "Ich bin da.")
+    finally:
+        await slow.close()
+
+
+async def test_a_document_that_takes_too_long_to_read_is_refused(
+    store: MemoryStore, chat: ScriptedLLM, background: ScriptedLLM,
+) -> None:
+    heavy = pdf("\n".join(f"Zeile {i} mit etwas Text darin" for i in range(20_000)))  # seconds of pypdf's work
+    engine = Engine(store, chat, background, EngineConfig(relevance_floor=0.0, document_max_seconds=0.1))
+    try:
+        started = time.monotonic()
+        reply = await engine.handle(Incoming("anna", "Was steht drin?", attachment=Attachment(
+            "document", heavy, "application/pdf", len(heavy), "dick.pdf")))
+        assert time.monotonic() - started < 1.0
+        assert reply is not None and reply.failed and reply.bubbles == (t("de", "document_too_slow", seconds="0.1"),)
+        assert chat.calls == []
+    finally:
+        await engine.close()
 
 
 async def test_in_a_group_a_document_counts_when_its_caption_names_mnemo(

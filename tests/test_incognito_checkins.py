@@ -12,6 +12,8 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from bot.conversation.engine import Engine, EngineConfig, Incoming
+from bot.conversation.model_answer import CRISIS_MARK
+from bot.conversation.safety import crisis_help
 from bot.llm.writer import LLMWriter
 from memory.store import MemoryStore
 from scheduler.checkin import LAST_DECISION, gather
@@ -24,6 +26,7 @@ pytestmark = pytest.mark.both_backends("the incognito_activity row is written wi
 BERLIN = ZoneInfo("Europe/Berlin")
 MONDAY = datetime(2026, 11, 23, 0, 0, tzinfo=BERLIN)
 # (day, hour, minute) each session starts, and how many messages it has, 30 minutes apart: a different time each day
+SECRET = "Quokkamondschein"  # a word of the incognito crisis, searched for everywhere afterwards
 SESSIONS = [(1, 10, 0, 5), (2, 17, 15, 4), (3, 12, 30, 6), (4, 19, 45, 3), (5, 9, 15, 4), (6, 14, 0, 5)]
 
 
@@ -92,3 +95,57 @@ async def test_the_planner_counts_incognito_answers_as_answers_not_as_ignored_ch
     assert facts.ignored_streak == 0
     assert not facts.proactive_unanswered
     assert facts.last_incognito is not None and facts.last_incognito.timestamp() == start + 3 * 86400 + 1800
+
+
+async def tables_holding(store: MemoryStore, word: str) -> list[str]:
+    """The tables of the store's database with a row holding the word (in any column, as text)."""
+    listing = ("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()" if store.db.url
+               else "SELECT name FROM sqlite_master WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL%'")
+    found = []
+    async with store.db.reading() as tx:
+        for (table,) in await tx.fetchall(listing):
+            if any(word in str(row) for row in await tx.fetchall(f'SELECT * FROM "{table}"')):
+                found.append(str(table))
+    return found
+
+
+async def test_a_crisis_in_incognito_makes_the_next_days_checkin_careful_and_keeps_none_of_its_words(
+        store: MemoryStore, tmp_path: Path) -> None:
+    clock = Clock((MONDAY + timedelta(hours=10)).timestamp())
+    chat, background = ScriptedLLM("chat"), ScriptedLLM("background")
+    chat.responder = lambda call: ("Hey, ich denke an dich. Wie geht es dir heute?" if "has not written" in call.prompt
+                                   else "Ich bin da. Bist du gerade in Sicherheit?")
+    background.responder = background_model(None)  # type: ignore[assignment]
+    engine = Engine(store, chat, background, EngineConfig(zone=BERLIN), clock=clock)
+    sender = RecordingSender(clock)
+    scheduler = Scheduler(store, "mnemo", LLMWriter(background), engine, sender, BERLIN, tmp_path,
+                          silence=timedelta(hours=24), clock=clock)
+    try:
+        await engine.handle(Incoming("tg:1", "Hallo, ich bin Anna."))
+        await engine.drain()
+        scope = await engine.scope_for("tg:1")
+        await engine.incognito.switch_on(scope, None)
+        clock.now += 3600
+        reply = await engine.handle(Incoming("tg:1", f"{SECRET}: ich will mir heute nacht das Leben nehmen"))
+        assert reply is not None and reply.bubbles == (crisis_help("DE", "de"), "Ich bin da. Bist du gerade in Sicherheit?")
+        crisis_at = clock.now
+        await engine.incognito.switch_off(scope)
+
+        end = crisis_at + 3 * 86400
+        while not sender.sent and clock.now < end:
+            start, clock.now = clock.now, clock.now + QUARTER
+            await scheduler.run_due(start, clock.now)
+        assert sender.sent, "a check-in came within three days"
+        [(sent_at, _, text)] = sender.sent
+        assert text == "Hey, ich denke an dich. Wie geht es dir heute?"
+        assert datetime.fromtimestamp(sent_at, BERLIN).date() > datetime.fromtimestamp(crisis_at, BERLIN).date()
+        composed = [call for call in chat.calls if "has not written" in call.prompt]
+        assert composed and all("SAFETY FIRST" in call.system[0].text for call in composed), "a careful check-in"
+
+        assert await store.state.get(scope, CRISIS_MARK) == crisis_at  # a time, no words
+        assert [m.text for m in await store.messages.recent(scope, 50) if m.role == "user"] == ["Hallo, ich bin Anna."]
+        assert not any(SECRET in call.prompt for call in composed), "the check-in's model never read the words"
+        assert await tables_holding(store, SECRET) == []  # no row of the database holds them
+        assert "messages" in await tables_holding(store, "ich bin Anna"), "the search finds what is stored"
+    finally:
+        await engine.close()

@@ -44,10 +44,9 @@ async def engine(store: MemoryStore, chat: ScriptedLLM, background: ScriptedLLM,
     await transcriber.aclose()
 
 
-async def answer_after(tg: FakeTelegram, before: int) -> str:
-    """The bot's messages after the first `before`, once the help line is among them (a reply may be two bubbles)."""
-    await tg.wait_until(lambda: any(HELP in m["text"] for m in tg.sent[before:]), what="the help line")
-    return "\n\n".join(m["text"] for m in tg.sent[before:])
+async def answer_after(tg: FakeTelegram, before: int) -> list[str]:
+    """The bot's two messages after the first `before`: the help text, sent first, and the model's answer."""
+    return [m["text"] for m in (await tg.wait_for_sent(before + 2))[before:]]
 
 
 def edit(tg: FakeTelegram, message_id: int, text: str) -> int:
@@ -65,7 +64,7 @@ async def test_a_crisis_in_a_caption_gets_the_help_line(tg: FakeTelegram, channe
                                                         chat: ScriptedLLM) -> None:
     chat.enqueue("Ich bin da. Magst du mir erzählen, was los ist?")
     tg.send_photo(USER, jpeg(), UNSEEN)
-    assert "Ich bin da." in await answer_after(tg, 0)
+    assert await answer_after(tg, 0) == [HELP, "Ich bin da. Magst du mir erzählen, was los ist?"]
     assert not any(m.get("reply_markup") for m in tg.sent)  # no question under a crisis answer
 
 
@@ -74,7 +73,7 @@ async def test_a_crisis_in_a_voice_note_gets_the_help_line(tg: FakeTelegram, cha
     audio.hear(UNSEEN)
     chat.enqueue("Ich höre dich. Bist du gerade in Sicherheit?")
     tg.send_media(USER, "voice", spoken("Es tut mir leid"), duration=3)
-    assert "Bist du gerade in Sicherheit?" in await answer_after(tg, 0)
+    assert await answer_after(tg, 0) == [HELP, "Ich höre dich. Bist du gerade in Sicherheit?"]
 
 
 async def test_an_edit_that_shows_a_crisis_is_answered_with_the_help_line_and_an_everyday_edit_is_not(
@@ -87,7 +86,7 @@ async def test_an_edit_that_shows_a_crisis_is_answered_with_the_help_line_and_an
     edit(tg, first, "Heute war ein sehr langer Tag.")  # everyday: ignored, as before
     chat.enqueue("Ich bin für dich da. Was ist passiert?")
     edit(tg, first, UNSEEN)
-    assert "Ich bin für dich da." in await answer_after(tg, 1)
+    assert await answer_after(tg, 1) == [HELP, "Ich bin für dich da. Was ist passiert?"]  # help first, as any crisis
     scope = await engine.scope_for(f"tg:{USER}")
     said = [m.text for m in await store.messages.recent(scope, 10) if m.role == "user"]
     assert said == ["Heute war ein langer Tag.", UNSEEN]  # the everyday edit is not logged as a message

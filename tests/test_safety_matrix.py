@@ -36,4 +36,4 @@ async def test_an_edit_that_shows_a_crisis_gets_the_help_line(world: World) -> N
         world.chat.enqueue("Ich bin für dich da. Was ist passiert?")
         await edit(anna, room, said, UNSEEN)
         answer = texts(await anna.wait_for(room, world.from_bot, count=2))
-        assert answer == ["Ich bin für dich da. Was ist passiert?", HELP]
+        assert answer == [HELP, "Ich bin für dich da. Was ist passiert?"]  # help first, as for any crisis

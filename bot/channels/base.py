@@ -60,6 +60,7 @@ class Turn(Generic[W, H]):
     sent_at: float | None = None  # when the person sent it, by the messenger's clock (None: not told)
     thread: H | None = None  # the thread it was written in (Matrix: its root), where the answer goes
     title: str = ""  # in a group: its name as the messenger gives it (kept for the web page), else ''
+    forwarded: bool = False  # someone else's words the person forwarded (never a command, never an answer)
 
 
 async def answer(engine: Engine, commands: Commands | None, incoming: Incoming, *, command: bool,
@@ -146,7 +147,8 @@ class Channel(ABC, Generic[W, H]):
         quoted = await self._quote(turn)
         incoming = Incoming(turn.scope, turn.text, channel=self.name, channel_message_id=turn.ref, sender=turn.sender,
                             may_decide=not turn.group or self.access.is_admin(turn.sender), quoted=quoted,
-                            addressed=turn.addressed, attachment=turn.attachment, sent_at=turn.sent_at)
+                            addressed=turn.addressed, attachment=turn.attachment, sent_at=turn.sent_at,
+                            forwarded=turn.forwarded)
         shown = await self._shown(turn)
         preview = self._preview(turn, shown)
         try:

@@ -22,6 +22,8 @@ class EngineConfig:
     relevance_floor: float | None = None
     crisis_country: str = "DE"
     crisis_detector: CrisisDetector = field(default_factory=PatternDetector)  # app.py: patterns, classifier, moderation
+    crisis_judge: bool = False  # a close call of the fast layers is also judged by the background model, in parallel
+    crisis_judge_timeout: float = 3.0  # seconds the turn waits for the judge at most (from when it was asked)
     use_tools: bool = True
     extraction: str = "after_reply"
     extraction_quiet_seconds: float = 120.0
@@ -35,6 +37,7 @@ class EngineConfig:
     document_max_bytes: int = 10_000_000  # a larger document is not read (and not downloaded by the channel)
     document_max_pages: int = 50  # a PDF with more pages is not read
     document_max_chars: int = 20_000  # the model gets a document's text up to here (the person is told)
+    document_max_seconds: float = 20.0  # a document whose text is not read within this time is refused
     voice_max_bytes: int = 20_000_000  # a larger voice note is refused (and not downloaded by the channel)
     voice_max_seconds: float = 300.0  # a longer voice note (as the messenger tells) is refused before it is heard
     voice_keep: bool = False  # a heard voice note's audio kept as its message's file (voice/recordings.py)

@@ -8,6 +8,7 @@ model's answer with tools and markers (model_answer.py, tools.py), voice notes (
 """
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import logging
 import time
@@ -20,6 +21,7 @@ from zoneinfo import ZoneInfo
 from bot.conversation.absence import Absences
 from bot.conversation.bubbles import split_bubbles
 from bot.conversation.config import EngineConfig
+from bot.conversation.crisis_judge import CONTEXT_MESSAGES, CrisisJudge
 from bot.conversation.document_steps import DocumentSteps, logged_text
 from bot.conversation.failures import failure_text, log_words
 from bot.conversation.incognito_turns import IncognitoTurns
@@ -30,11 +32,20 @@ from bot.conversation.questions import OpenQuestion, OpenQuestions, question_exp
 from bot.conversation.ratelimit import RateLimiter
 from bot.conversation.reaction_steps import ReactionSteps
 from bot.conversation.reminder_requests import ReminderRequests, user_zone
-from bot.conversation.safety import crisis_help
+from bot.conversation.safety import crisis_help, crisis_help_other, without_help
 from bot.conversation.sources import with_sources
 from bot.conversation.tools import HeldCall, ToolBox, ToolContext, available, run_held
 from bot.conversation.topics import topic_raised
-from bot.conversation.turn import ANSWERED_BEFORE, SayNow, Step, Turn, check_input, own_words, shows_crisis
+from bot.conversation.turn import (
+    ANSWERED_BEFORE,
+    SayNow,
+    Step,
+    Turn,
+    check_input,
+    forwarded_hint,
+    own_words,
+    shows_crisis,
+)
 from bot.conversation.voice_notes import VoiceNotes
 from bot.conversation.why import asks_why, explain
 from bot.errors import LLMError
@@ -84,25 +95,30 @@ class Engine:
         # voice notes heard (and kept, with MNEMO_VOICE_KEEP), replies spoken (when set up)
         self.voice = VoiceNotes(store, config, transcriber, speaker, clock, self.help_first)
         self.photos = PhotoSteps(store, chat, config, self._write)  # pictures checked, seen with the answer, described
-        self.documents = DocumentSteps(config)  # PDFs and text files read for this turn's answer
+        # PDFs and text files read for this turn's answer, their whole text checked for signs of crisis
+        self.documents = DocumentSteps(config, self.help_first, store.failures.add)
         self.reactions = ReactionSteps(store, config, clock, self.scope_for, self.zone_for)  # emoji both ways
         self.feedback, self.delivered = self.reactions.feedback, self.reactions.delivered  # for the channels
         self.incognito = IncognitoTurns(store, config, clock, self.answers, self.questions, self.zone_for,
-                                       self.help_first)
+                                       self.help_first, self._judged)
+        # MNEMO_CRISIS_JUDGE: the background model judges the fast layers' close calls, in parallel with the turn
+        self.judge = (CrisisJudge(background, config.crisis_judge_timeout, store.failures.add)
+                      if config.crisis_judge else None)
         self.spawn = self.learning.spawn  # run a background task; a failure is logged with where it was created
         # A message's turn, in order: each step answers here (a reply) or passes on (None) to the next.
         self.steps: tuple[Step, ...] = (
             self._duplicate,  # answered before (by its channel id): no second answer
-            self._help_first,  # passes on: signs of crisis in the words: the help text goes out now, before all else
+            self._help_first,  # passes on: signs of crisis in the words: the help text now (a close call: judge asked)
             self._input_check,  # no text (too long, binary, empty): refused (after the help text in a crisis)
             self._incognito,  # incognito: answered from the memory as it is, nothing of the message kept
             self.voice.hear,  # a voice note: its transcript is the text from here on (a crisis in it is never limited)
             self._help_first,  # passes on: signs of crisis in the transcript: the help text now
             self._rate_limit,  # too many messages: refused, neither read nor stored
             self.photos.check,  # a picture too large, of another kind or damaged: refused (a crisis goes on without it)
-            self.documents.read,  # a document read for the model, or why not said (in a crisis it is not read)
+            self.documents.read,  # a document read (its whole text checked for crisis: help first), or why not said
             self._log,  # passes on: the message is logged before anything is decided
             self.voice.keep,  # passes on: a heard voice note's audio kept beside its message (MNEMO_VOICE_KEEP)
+            self._judged,  # passes on: the judge's verdict on a close call (MNEMO_CRISIS_JUDGE); a yes: help now
             self._crisis,  # signs of crisis: the model with the safety rules (the help text went out first)
             self._logged(self.photos.unseen),  # a photo without words, and a model that cannot see: one sentence
             self._logged(self._open_question),  # the very next message, a clear yes or no: decides the open question
@@ -140,12 +156,19 @@ class Engine:
         """
         found = await shows_crisis(incoming, self.config.crisis_detector)
         turn = Turn(incoming, found.crisis, on_progress, say_now=say_now, uncertain=found.uncertain)
-        for step in self.steps:
-            reply = await step(turn)
-            if reply is ANSWERED_BEFORE:
-                return None
-            if reply is not None:
-                return turn.closing(reply)
+        if incoming.forwarded:  # someone else's words: logged as such, the model told so
+            turn.origin = "forwarded"
+            turn.hints.append(forwarded_hint(found.crisis))
+        try:
+            for step in self.steps:
+                reply = await step(turn)
+                if reply is ANSWERED_BEFORE:
+                    return None
+                if reply is not None:
+                    return turn.closing(reply)
+        finally:
+            if turn.judging is not None and not turn.judging.done():  # answered before the judge was awaited
+                turn.judging.cancel()
         raise RuntimeError("no step answered the message")  # the last step always answers
 
     async def scope_for(self, user_id: str) -> Scope:
@@ -214,7 +237,7 @@ class Engine:
             return
         turn.help_sent = True
         await self.store.state.put(turn.scope, CRISIS_MARK, self.clock())
-        text = crisis_help(self.config.crisis_country, self.config.language)
+        text = self.help_text(turn)
         if turn.say_now is not None:
             try:
                 await turn.say_now(text)
@@ -224,9 +247,36 @@ class Engine:
                               turn.incoming.channel_message_id)
         turn.preface.insert(0, text)
 
+    async def flagged(self, turn: Turn) -> None:
+        """The chat model wrote that the message needs the help line ([CRISIS: …]): a crisis turn from here on, and
+        the help text goes out now (before the answer, which is then the careful one)."""
+        turn.crisis = True
+        await self.help_first(turn)
+
+    def help_text(self, turn: Turn) -> str:
+        """The help text for the turn: for the person, or for someone they know when they forwarded the words."""
+        country, lang = self.config.crisis_country, self.config.language
+        return crisis_help_other(country, lang) if turn.incoming.forwarded else crisis_help(country, lang)
+
     async def _help_first(self, turn: Turn) -> None:
-        """Signs of crisis seen so far: the help text goes out now (`help_first`)."""
+        """Signs of crisis seen so far: the help text goes out now (`help_first`); a close call of the fast layers:
+        the judge, when one is set up, is asked now, and the turn goes on meanwhile (`_judged` waits for it)."""
         if turn.crisis:
+            await self.help_first(turn)
+        elif turn.uncertain and self.judge is not None and turn.judging is None:
+            before = await self.store.messages.recent(turn.scope, CONTEXT_MESSAGES, before_id=turn.logged_id)
+            context = [(m.role, m.text) for m in before]
+            turn.judging = asyncio.create_task(self.judge.needs_help(turn.incoming.text, context),
+                                               name=f"crisis-judge-{turn.incoming.channel_message_id}")
+
+    async def _judged(self, turn: Turn) -> None:
+        """The judge's verdict on a close call, awaited (it ends by its timeout at the latest); its yes makes the
+        turn a crisis: the help text now, then the crisis step."""
+        if turn.judging is None or turn.crisis:
+            return
+        if await turn.judging:
+            log.info("message %s: the crisis judge said it needs the help line", turn.incoming.channel_message_id)
+            turn.crisis = True
             await self.help_first(turn)
 
     async def _input_check(self, turn: Turn) -> Reply | None:
@@ -294,13 +344,12 @@ class Engine:
             return None
         await self.help_first(turn)  # sent before (`_help_first`); here for a crisis seen in a document's text
         lang = self.config.language
-        help_text = crisis_help(self.config.crisis_country, lang)
         try:
-            text = await self._write(turn)
+            text = await self._write(turn, tuple(turn.hints))
         except LLMError as exc:
             log.warning("chat model failed for a crisis message %s: %s", turn.message_id, log_words(exc))
             text = t(lang, "crisis_model_down")
-        text = text.replace(help_text, "").strip()  # a model that repeats the help text: it went out already
+        text = without_help(text, self.config.crisis_country, lang)  # a model that repeats it: it went out already
         turn.reply = Reply(split_bubbles(text) or (t(lang, "crisis_model_down"),))
         return await self._after_reply(turn)
 
@@ -349,10 +398,17 @@ class Engine:
                           else self._write(turn, extra, turn.on_progress, ()))
         except LLMError as exc:
             log.warning("chat model failed for message %s: %s", turn.message_id, log_words(exc))
-            return Reply((t(lang, failure_text(exc)),), failed=True)
+            if not turn.crisis:
+                return Reply((t(lang, failure_text(exc)),), failed=True)
+            text = t(lang, "crisis_model_down")  # it flagged a crisis before it failed: the help text went out
+        topic = await self.store.state.pop(scope, "due_topic")
+        if turn.crisis:  # the model flagged the message ([CRISIS: …]): the help text went out; no question, no voice
+            log.info("message %s answered as a crisis: the chat model flagged it", turn.message_id)
+            text = without_help(text, self.config.crisis_country, lang)
+            turn.reply = Reply(split_bubbles(text) or (t(lang, "crisis_model_down"),))
+            return await self._after_reply(turn)
         if turn.changes:
             text = f"{text}\n\n{describe(turn.changes, lang)}"
-        topic = await self.store.state.pop(scope, "due_topic")
         if topic is not None and topic_raised(text, topic["text"]):
             await self.store.topics.set_status(scope, int(topic["id"]), "raised")
         turn.reply = Reply(split_bubbles(text) or (t(lang, "empty"),))
@@ -396,7 +452,7 @@ class Engine:
         web, a line naming its sites goes under it (written by the program, not the model)."""
         zone, propose = await self.zone_for(turn.scope), partial(self.questions.propose, turn)
         tools = ToolContext(self.store, turn.scope, zone, propose, turn.message_id, self.clock, turn.crisis,
-                            hold=partial(self.questions.hold, turn))
+                            hold=partial(self.questions.hold, turn), flag_crisis=partial(self.flagged, turn))
         text = await self.answers.write(tools, turn.incoming.text, turn.previous_at, extra, on_progress,
                                         turn.incoming.quoted, images)
         turn.reactions.extend(tools.reactions)

@@ -13,6 +13,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from zoneinfo import ZoneInfo
 
 from bot.conversation.bubbles import split_bubbles
@@ -20,7 +21,7 @@ from bot.conversation.config import EngineConfig
 from bot.conversation.failures import failure_text, log_words
 from bot.conversation.model_answer import ModelAnswers
 from bot.conversation.questions import OpenQuestions
-from bot.conversation.safety import crisis_help
+from bot.conversation.safety import without_help
 from bot.conversation.tools import ToolContext
 from bot.conversation.turn import Step, Turn
 from bot.errors import LLMError
@@ -82,10 +83,12 @@ class IncognitoTurns:
 
     def __init__(self, store: MemoryStore, config: EngineConfig, clock: Callable[[], float], answers: ModelAnswers,
                  questions: OpenQuestions, zone_for: Callable[[Scope], Awaitable[ZoneInfo]],
-                 help_first: Callable[[Turn], Awaitable[None]]) -> None:
+                 help_first: Callable[[Turn], Awaitable[None]],
+                 judged: Callable[[Turn], Awaitable[None]] | None = None) -> None:
         self.store, self.config, self.clock, self.answers = store, config, clock, answers
         self.questions, self.zone_for = questions, zone_for
         self.help_first = help_first  # the engine's: the help text at once (and the crisis mark: a time, no words)
+        self.judged = judged  # the engine's: the judge's verdict on a close call awaited (MNEMO_CRISIS_JUDGE)
         self._turns: dict[int, deque[Message]] = {}  # a stretch's own turns per scope: never written anywhere
 
     async def switch_on(self, scope: Scope, until: float | None) -> Incognito:
@@ -137,15 +140,16 @@ class IncognitoTurns:
     async def _answer(self, turn: Turn) -> Reply:
         """The crisis answer, a decided question, a refused reminder, or the model's read-only answer."""
         lang, scope = self.config.language, turn.scope
+        if self.judged is not None:
+            await self.judged(turn)
         if turn.crisis:
             await self.help_first(turn)  # sent before the checks when the words showed it; a transcript's here
-            help_text = crisis_help(self.config.crisis_country, lang)
             try:
                 text = await self._write(turn)
             except LLMError as exc:
                 log.warning("chat model failed for a crisis message in incognito: %s", exc)
                 text = t(lang, "crisis_model_down")
-            text = text.replace(help_text, "").strip()  # it went out already
+            text = without_help(text, self.config.crisis_country, lang)  # it went out already
             return Reply(split_bubbles(text) or (t(lang, "crisis_model_down"),))
         if not turn.brings_file:
             decided = await self.questions.answer(turn)  # deciding a question is the person's own act
@@ -159,13 +163,16 @@ class IncognitoTurns:
         except LLMError as exc:
             log.warning("chat model failed for a message in incognito: %s", log_words(exc))
             return Reply((t(lang, failure_text(exc)),), failed=True)
+        if turn.crisis:  # the model flagged it ([CRISIS: …]): the help text went out first
+            text = without_help(text, self.config.crisis_country, lang)
+            return Reply(split_bubbles(text) or (t(lang, "crisis_model_down"),))
         return Reply(split_bubbles(text) or (t(lang, "empty"),))
 
     async def _write(self, turn: Turn) -> str:
         """The model's answer from the memory as it is, with the stretch's own turns; tools that change nothing."""
         scope = turn.scope
         tools = ToolContext(self.store, scope, await self.zone_for(scope), _no_rule, current_id=1 << 62,
-                            clock=self.clock, crisis=turn.crisis)
+                            clock=self.clock, crisis=turn.crisis, flag_crisis=partial(self._flagged, turn))
         earlier = list(self._turns.get(scope.id, ()))
         last = await self.store.messages.last_user_message(scope)
         times = [m.created_at.timestamp() for m in earlier if m.role == "user"] + (
@@ -173,6 +180,12 @@ class IncognitoTurns:
         images = (turn.picture,) if turn.picture is not None else ()
         return await self.answers.write(tools, turn.incoming.text, max(times, default=None), tuple(turn.hints),
                                         turn.on_progress, turn.incoming.quoted, images, private=earlier)
+
+    async def _flagged(self, turn: Turn) -> None:
+        """The chat model flagged the message ([CRISIS: …]): the help text now, and the crisis mark (a time, no
+        words)."""
+        turn.crisis = True
+        await self.help_first(turn)
 
     def _remember(self, scope: Scope, text: str, reply: str, now: float) -> None:
         """Keep the turn for the next incognito message's context (this process only)."""

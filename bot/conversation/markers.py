@@ -1,6 +1,7 @@
 """Markers for models without tool calling: [RECALL: …], [THOUGHT: …], [FOLLOWUP: …], [RULE: …] and
 [SUGGESTION: …] (also the older [[VORSCHLAG: …]]); and with or without tools, [REACT: emoji], the companion's reaction
-on the person's message, and [PHOTO: …], a picture's description. Doubled brackets and one level of brackets inside
+on the person's message, [PHOTO: …], a picture's description, and [CRISIS: …], the model's word that the message needs
+the help line (the engine sends it at once). Doubled brackets and one level of brackets inside
 are part of the marker; one that does not close is cut off with everything after it: never shown, never carried out."""
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ import unicodedata
 from dataclasses import dataclass
 
 _KINDS = {"recall": "recall", "thought": "thought", "followup": "followup", "rule": "rule",
-          "suggestion": "suggestion", "vorschlag": "suggestion", "react": "react", "photo": "photo", "foto": "photo"}
+          "suggestion": "suggestion", "vorschlag": "suggestion", "react": "react", "photo": "photo", "foto": "photo",
+          "crisis": "crisis", "krise": "crisis"}
 _NAMES = "|".join(_KINDS)
 # greedy and without spaces around the content (stripped in code): a long unclosed marker costs linear time
 _MARKER = re.compile(rf"\[?\[\s*({_NAMES})\s*:((?:[^\[\]]|\[[^\[\]]*\])*)\]\]?", re.IGNORECASE)
@@ -22,7 +24,7 @@ _BROKEN = re.compile(rf"\[?\[\s*(?:{_NAMES})\s*:.*", re.IGNORECASE | re.DOTALL) 
 class Marker:
     """One marker the model wrote."""
 
-    kind: str  # "recall" | "thought" | "followup" | "rule" | "suggestion" | "react" | "photo"
+    kind: str  # "recall" | "thought" | "followup" | "rule" | "suggestion" | "react" | "photo" | "crisis"
     content: str
 
 
@@ -77,3 +79,10 @@ _OPEN_MARKER = re.compile(r"\[?\[[^\[\]]*$")
 def preview_text(text: str, user_text: str = "") -> str:
     """The part of a half-written reply that may be shown: markers stripped, an unfinished '[…' cut off."""
     return split_markers(_OPEN_MARKER.sub("", text), user_text)[0]
+
+
+def flags_crisis(reply: str, heard: str = "") -> bool:
+    """Whether the model wrote [CRISIS: …] of its own in the reply (one it merely repeated from `heard` is not)."""
+    if "cris" not in reply.lower() and "krise" not in reply.lower():  # the common case, without a regex
+        return False
+    return any(marker.kind == "crisis" for marker in split_markers(reply, heard)[1])

@@ -1,6 +1,7 @@
 """The model's answer: the prompt from memory, tool rounds and [RECALL: …] lookups, the markers it leaves."""
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
@@ -8,8 +9,8 @@ from datetime import datetime
 from zoneinfo import ZoneInfo
 
 from bot.conversation.config import EngineConfig
-from bot.conversation.markers import Marker, preview_text, split_markers
-from bot.conversation.prompt import QUOTED_CHARS, PromptContext, build_prompt, own_questions
+from bot.conversation.markers import Marker, flags_crisis, preview_text, split_markers
+from bot.conversation.prompt import CRISIS_FLAG, QUOTED_CHARS, PromptContext, build_prompt, own_questions
 from bot.conversation.safety import crisis_help, signals_crisis
 from bot.conversation.suggestion_tool import SUGGEST
 from bot.conversation.tools import (
@@ -39,6 +40,8 @@ _DIARY_QUESTION = re.compile(
 
 Prompt = tuple[list[SystemBlock], list[ChatMessage]]
 
+log = logging.getLogger(__name__)
+
 
 def asks_about_diary(text: str) -> bool:
     """True for questions about the companion's diary ('wie viele Einträge hast du?')."""
@@ -52,13 +55,39 @@ def heard_text(ctx: PromptContext, system: Sequence[SystemBlock], messages: Sequ
     return "\n".join(raw + [b.text for b in system] + [m.content for m in messages])
 
 
-def _previewer(on_progress: OnText | None, user_text: str) -> OnText | None:
-    """An on_text for the chat model that hands on only what may be shown (no markers, nothing empty)."""
+class CrisisFlag:
+    """The chat model's [CRISIS: …] in this turn's answer, acted on once, the moment it is seen (as the answer streams
+    in, or in the answer whole): the engine's `flag_crisis` sends the help text. A marker the model was given (typed by
+    the person, or stored) and merely repeated is no flag (`heard`)."""
+
+    def __init__(self, heard: str, act: Callable[[], Awaitable[None]] | None) -> None:
+        self.act, self.raised = act, False
+        self.hear(heard)
+
+    def hear(self, heard: str) -> None:
+        """What the model was given so far, but the prompt's own example of the marker (copied, it still counts)."""
+        self.heard = heard.replace(CRISIS_FLAG, "")
+
+    async def seen_in(self, text: str) -> bool:
+        """Whether the model has flagged the turn (acting on it now when this text is the first to say so)."""
+        if not self.raised and flags_crisis(text, self.heard):
+            self.raised = True
+            log.info("the chat model flagged the message: the help line goes out now")
+            if self.act is not None:
+                await self.act()
+        return self.raised
+
+
+def _previewer(on_progress: OnText | None, user_text: str, flag: CrisisFlag) -> OnText | None:
+    """An on_text for the chat model that hands on only what may be shown (no markers, nothing empty); once the model
+    flagged a crisis, nothing more (the answer then arrives whole, after the help text)."""
     if on_progress is None:
         return None
     progress = on_progress
 
     async def show(text: str) -> None:
+        if await flag.seen_in(text):
+            return
         visible = preview_text(text, user_text)
         if visible:
             await progress(visible)
@@ -101,14 +130,17 @@ class ModelAnswers:
             await self.store.state.put(scope, "due_topic", {"id": ctx.due_topic.id, "text": ctx.due_topic.text})
         system, messages = build_prompt(ctx)
         self.last_prompt = (system, list(messages))
-        on_text = _previewer(on_progress, user_text)
         heard = heard_text(ctx, system, messages)  # markers in it were typed or stored, never the model's own
+        flag = CrisisFlag(heard, tools.flag_crisis)  # the model's [CRISIS: …]: the help text at once
+        on_text = _previewer(on_progress, user_text, flag)
         tainted = private is not None  # text from outside came in (or incognito): only tools that change nothing
         for _ in range(MAX_TOOL_ROUNDS):
             offered = offer(usable, crisis, tainted) if self.config.use_tools else None
             asked = CompletionRequest(messages, system=system, tools=offered, on_text=on_text)
             completion = await self.chat.complete(asked)
             text, markers = split_markers(completion.text, heard)
+            if await flag.seen_in(completion.text) and not crisis:  # from here on a crisis turn: nothing is changed
+                crisis, tools = True, replace(tools, crisis=True)
             if not tainted:  # after text from outside, nothing the model writes is carried out (only stripped)
                 await self._keep(tools, markers, own)
             recalls = [m.content for m in markers if m.kind == "recall"]
@@ -126,7 +158,9 @@ class ModelAnswers:
             else:
                 return text
             heard += "".join("\n" + result for result in results)
+            flag.hear(heard)
         completion = await self.chat.complete(CompletionRequest(messages, system=system, tools=None, on_text=on_text))
+        await flag.seen_in(completion.text)
         return split_markers(completion.text, heard)[0]  # after the last round, once more for a plain answer
 
     async def proactive(self, scope: Scope, reason: str, detail: str) -> str:

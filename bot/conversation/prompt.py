@@ -33,7 +33,8 @@ PEOPLE_CHARS = 900
 QUOTED_CHARS = 800  # the older message a person's message replies to
 
 LANGUAGE_NAMES = {"de": "German", "en": "English"}
-ORIGIN_NAMES = {"voice": "voice message"}  # how a message the person did not type came (memory.models.Message.origin)
+# how a message the person did not type came (memory.models.Message.origin)
+ORIGIN_NAMES = {"voice": "voice message", "forwarded": "forwarded by the person: someone else's words"}
 
 BASE_RULES = """You are {name}, a personal companion who talks with one person in a messenger.
 You have a long-term memory: the program gives you what it knows about the person below.
@@ -56,6 +57,10 @@ the program answers with what it found. You may add [THOUGHT: a private thought 
 [FOLLOWUP: something to ask about later] anywhere in a reply; they are removed before the person reads it.
 When the person objects to how you behave, add [RULE: one sentence describing the behaviour];
 the program asks them to confirm it."""
+
+CRISIS_FLAG = """If the person's words (or words they forward) suggest that they or someone else may be in danger now
+(thoughts of suicide, self-harm, violence, acute danger), begin your answer with [CRISIS: a few words why]: the program
+then sends help lines at once and removes the marker. Never write it for jokes, hyperbole or everyday sadness."""
 
 SAFETY_RULES = """SAFETY FIRST: the person's latest messages show signs of suicidal thoughts or acute danger.
 Drop every playful trait of your persona. Take it seriously, stay calm and warm, ask how they are
@@ -255,6 +260,8 @@ def build_prompt(ctx: PromptContext) -> tuple[list[SystemBlock], list[ChatMessag
     rules = [base, TOOL_RULES if ctx.tools else "\n".join([MARKER_RULES, *ctx.markers])]
     if ctx.crisis_notice:
         rules.insert(0, SAFETY_RULES + "\n" + ctx.crisis_notice)
+    elif not ctx.proactive:  # every ordinary answer may say that the message needs the help line
+        rules.append(CRISIS_FLAG)
     character = character_block(ctx)
     if character:
         rules.append(character)

@@ -148,8 +148,8 @@ class OpenQuestions:
 
     async def answer(self, turn: Turn) -> Reply | None:
         """A typed yes or no as the asked person's very next message decides the open question; any other message
-        (or a later one) leaves it to its buttons (None). In incognito the message is not logged: the first one of
-        the person's there counts, and marks the question."""
+        (or a later one, or a forwarded one: someone else's words) leaves it to its buttons (None). In incognito the
+        message is not logged: the first one of the person's there counts, and marks the question."""
         question = await self.current(turn.scope, turn)
         if question is None or not self._may_decide(turn, question):
             return None
@@ -163,6 +163,8 @@ class OpenQuestions:
             message_id, between = UNLOGGED, await self._since(turn.scope, question)
         else:
             message_id, between = turn.message_id, await self._since(turn.scope, question, turn.message_id)
+        if incoming.forwarded:  # someone else's words never answer: it was the next message, only the buttons decide
+            return None
         if not typed_answer_counts(question, message_id, between):
             return None
         outcome = typed_outcome(question.kind, yes_or_no(own_words(incoming.text, turn.group)))

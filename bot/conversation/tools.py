@@ -70,6 +70,7 @@ class ToolContext:
     tainted: bool = False  # the model had read text from outside when it asked for this call
     hold: HoldCall | None = None  # where a call of a tool that asks first waits for the person's yes (None: refused)
     described: list[str] = field(default_factory=list)  # what the model said a picture shows ([PHOTO: …])
+    flag_crisis: Callable[[], Awaitable[None]] | None = None  # the engine's: the model wrote [CRISIS: …] (help now)
 
 
 def day_window(from_date: str | None, to_date: str | None, zone: ZoneInfo) -> tuple[float, float] | None:

@@ -1,6 +1,7 @@
 """One message being answered: what the steps of its turn find out, and the checks on its text."""
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
@@ -45,6 +46,19 @@ async def shows_crisis(incoming: Incoming, detector: CrisisDetector) -> Assessme
     return earlier if earlier.crisis else Assessment(False, uncertain=found.uncertain or earlier.uncertain)
 
 
+FORWARDED = ("The person forwarded this message: its words are someone else's (who wrote them is not known), not the "
+             "person's own. Answer the person about it; never take what it says as their own words or wishes.")
+FORWARDED_CRISIS = ("The signs of crisis are in these forwarded words: someone the person knows may be in danger. The "
+                    "program already sent help lines for someone they know. Ask how the person is with it and whether "
+                    "the other one is safe right now; if they are in acute danger, encourage calling emergency "
+                    "services.")
+
+
+def forwarded_hint(crisis: bool) -> str:
+    """What the model is told of a forwarded message (someone else's words), and of a crisis in it."""
+    return f"{FORWARDED} {FORWARDED_CRISIS}" if crisis else FORWARDED
+
+
 def own_words(text: str, group: bool) -> str:
     """What the sender typed: in a group the channel puts their name in front ('Anna: ja')."""
     return text.split(": ", 1)[1] if group and ": " in text else text
@@ -60,6 +74,7 @@ class Turn:
     say_now: SayNow | None = None  # sends a message at once, before the reply (the help text in a crisis)
     help_sent: bool = False  # the help text went out in this turn (at once, or first in the reply)
     uncertain: bool = False  # no crisis seen, but a close call (a judge, when set up, may be asked)
+    judging: asyncio.Task[bool | None] | None = None  # the judge asked about this close call (MNEMO_CRISIS_JUDGE)
     found_scope: Scope | None = None  # the scope, found by the duplicate check
     logged_id: int | None = None  # the message as logged (before a crash, or by this turn)
     previous_at: float | None = None  # when the person wrote before this message
@@ -71,7 +86,7 @@ class Turn:
     changes: list[Change] = field(default_factory=list)  # the corrections this message made to the memory
     reply: Reply | None = None  # the model's answer, once written
     hints: list[str] = field(default_factory=list)  # lines for the model's context that the steps computed
-    origin: str = "text"  # how the person sent it: 'text', or 'voice' (`incoming.text` is then the transcript)
+    origin: str = "text"  # how it came: 'text', 'voice' (`incoming.text` is then the transcript), 'forwarded'
     recording: bytes = b""  # a heard voice note's audio, until the step after the log keeps it (MNEMO_VOICE_KEEP)
     may_react: bool = False  # the companion may put an emoji on this message (offered to the model)
     reactions: list[str] = field(default_factory=list)  # what the model's [REACT: …] markers named

@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import replace
 
 from bot.conversation.config import EngineConfig
+from bot.conversation.crisis import assess
 from bot.conversation.turn import CRISIS_SCAN_CHARS, Turn, check_input
 from bot.exchange import Attachment, Reply, Voice
 from bot.texts import t
@@ -156,7 +157,9 @@ class VoiceNotes:
         if self.config.voice_keep:
             turn.recording = attachment.data
         turn.incoming = replace(turn.incoming, text=text, attachment=replace(attachment, data=b""))
-        turn.crisis = turn.crisis or await self.config.crisis_detector.crisis(text[:CRISIS_SCAN_CHARS])
+        if not turn.crisis:  # the transcript's verdict, and whether it was a close call (a judge may be asked)
+            found = await assess(self.config.crisis_detector, text[:CRISIS_SCAN_CHARS])
+            turn.crisis, turn.uncertain = found.crisis, turn.uncertain or found.uncertain
         turn.hints.append(HEARD)
 
     async def _refused(self, turn: Turn, key: str, **values: str) -> Reply:

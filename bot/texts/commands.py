@@ -135,6 +135,8 @@ COMMAND_TEXTS: dict[str, dict[str, str]] = {
     "why_head": {"de": "Das habe ich mir gemerkt – und daher stammt es:",
                  "en": "This is what I noted – and where it came from:"},
     "why_source": {"de": "du schriebst am {when}", "en": "you wrote on {when}"},
+    "why_source_forwarded": {"de": "du hast am {when} weitergeleitet (die Worte eines anderen)",
+                             "en": "you forwarded on {when} (someone else's words)"},
     "why_no_source": {"de": "(keine Quelle gespeichert)", "en": "(no source stored)"},
     "why_wrong": {"de": "Falsch #{id}", "en": "Wrong #{id}"},
     "why_outdated": {"de": "Veraltet #{id}", "en": "Outdated #{id}"},

@@ -36,6 +36,12 @@ DOCUMENT_TEXTS: dict[str, dict[str, str]] = {
         "de": "Diese Art Datei kann ich nicht lesen – ich lese PDF-, Text-, Markdown- und CSV-Dateien.",
         "en": "I can't read that kind of file – I read PDF, text, Markdown and CSV files.",
     },
+    "document_too_slow": {
+        "de": "Das Dokument ließ sich nicht in {seconds} Sekunden lesen – ich habe aufgehört. Schick mir bitte einen "
+              "Auszug, als Text oder als kleineres PDF.",
+        "en": "I couldn't read that document within {seconds} seconds, so I stopped. Please send an excerpt, as text "
+              "or as a smaller PDF.",
+    },
     "document_cut": {
         "de": "(Das Dokument war lang – ich habe nur die ersten {chars} von {total} Zeichen gelesen.)",
         "en": "(The document was long – I read only its first {chars} of {total} characters.)",

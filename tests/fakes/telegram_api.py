@@ -168,11 +168,12 @@ class FakeTelegram:
     def send_text(self, user_id: int, text: str, chat_id: int | None = None,
                   first_name: str = "Anna", language_code: str = "de",
                   chat_type: str = "private", reply_to: int | None = None, date: int | None = None,
-                  title: str = "Chat") -> int:
+                  title: str = "Chat", forwarded_from: str | None = None) -> int:
         """Queue a message update from a user; `/cmd` gets a bot_command entity, `@name` a mention.
 
         `reply_to` is the id of a message (the bot's or a user's) this one replies to; `date` when it was sent
-        (Unix seconds; now when not given); `title` is a group's name.
+        (Unix seconds; now when not given); `title` is a group's name; `forwarded_from` makes it a forward of that
+        person's message (a forward_origin of a user who hides their account, as Telegram sends it).
         """
         user = self._users[user_id] = {"id": user_id, "is_bot": False, "first_name": first_name,
                                        "language_code": language_code}
@@ -193,6 +194,9 @@ class FakeTelegram:
             msg["entities"] = entities
         if reply_to is not None:
             msg["reply_to_message"] = {k: v for k, v in self.messages[reply_to].items() if k != "reply_to_message"}
+        if forwarded_from is not None:
+            msg["forward_origin"] = {"type": "hidden_user", "date": msg["date"] - 3600,
+                                     "sender_user_name": forwarded_from}
         self.messages[msg["message_id"]] = msg
         return self.send_update({"message": msg})
 

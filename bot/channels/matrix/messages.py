@@ -316,6 +316,12 @@ def edited_text(content: dict[str, Any]) -> str:
     return str(new.get("body") or "") if isinstance(new, dict) else ""
 
 
+def forwarded(content: dict[str, Any]) -> bool:
+    """Whether a message is marked as a forward of someone else's words (MSC2723's m.forwarded, which some clients
+    set). Element forwards a plain copy of the content: such a forward cannot be told from the person's own words."""
+    return isinstance(content.get("m.forwarded"), dict)
+
+
 def is_edit(content: dict[str, Any]) -> bool:
     """Whether a message edits an earlier one (m.replace)."""
     relates = content.get("m.relates_to")

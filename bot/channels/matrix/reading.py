@@ -19,6 +19,7 @@ from nio import (
 from bot.channels.base import Turn
 from bot.channels.matrix.messages import (
     InThread,
+    forwarded,
     quoted_fallback,
     replied_to,
     strip_reply_fallback,
@@ -55,7 +56,8 @@ class MatrixReading(MatrixPresses):
         A room's message comes this far only when it mentions or replies to mnemo (Rooms.route): it is addressed."""
         group, content = route.kind == "group", event.source.get("content", {})
         said = without_mention(text, self.me, self.rooms.names(room)) if group else text
-        command = commands and said.lstrip()[:1] in ("!", "/")
+        others = forwarded(content)  # someone else's words (where the client says so) run no command
+        command = commands and said.lstrip()[:1] in ("!", "/") and not others
         if group and not command:
             said = f"{self.rooms.sender_name(room, event.sender)}: {said}"
         if not group:
@@ -66,7 +68,8 @@ class MatrixReading(MatrixPresses):
                     command=command, replayed=replayed, reply_to=event.event_id if group else None,
                     origin=event.event_id, quoted=quoted, addressed=True, attachment=attachment,
                     sent_at=sent_at, thread=thread_root(content),
-                    title=(room.name or "") if group else "")  # a room's own name, never one made up
+                    title=(room.name or "") if group else "",  # a room's own name, never one made up
+                    forwarded=others)
 
     async def _quoted(self, room_id: str, content: dict[str, Any]) -> Quoted | None:
         """The older message a reply replies to: asked of the homeserver, else read from the reply's fallback lines; a

@@ -46,6 +46,7 @@ from bot.channels.telegram.messages import (
     bot_reaction,
     chat_scope,
     face_text,
+    forwarded,
     group_text,
     keyboard,
     quoted_of,
@@ -266,8 +267,10 @@ class TelegramChannel(TelegramPresses):
 
     async def _on_text(self, update: Update, context: Context) -> None:
         """A text: read who wrote what where, then take the shared turn (bot/channels/base.py)."""
-        assert update.message is not None and update.message.text is not None
-        await self.take_text(self._message_turn(update, update.message.text, update.message.text.startswith("/")))
+        message = update.message
+        assert message is not None and message.text is not None
+        command = message.text.startswith("/") and not forwarded(message)  # someone else's words run no command
+        await self.take_text(self._message_turn(update, message.text, command))
 
     async def _on_image(self, update: Update, context: Context) -> None:
         """A photo, an image file or a sticker: downloaded (not when too large) and answered with its caption."""
@@ -309,7 +312,7 @@ class TelegramChannel(TelegramPresses):
             reply_to=message.message_id if group else None, origin=message.message_id,
             quoted=quoted_of(message, self.app.bot.id), addressed=not group or self._addressed(message),
             attachment=attachment, sent_at=message.date.timestamp() if message.date else None,
-            title=chat.title or "" if group else "")
+            title=chat.title or "" if group else "", forwarded=forwarded(message))
 
     async def _on_other(self, update: Update, context: Context) -> None:
         """A kind of message mnemo does not take (a file, a location, …): say so in one sentence."""

@@ -119,6 +119,12 @@ def quoted_of(message: Message, bot_id: int) -> Quoted | None:
     return Quoted(text, by_bot)
 
 
+def forwarded(message: Message) -> bool:
+    """Whether a message is someone else's words the person forwarded (a forward from a user, a chat or a channel, or
+    a channel's post Telegram forwarded into its discussion group)."""
+    return message.forward_origin is not None or bool(message.is_automatic_forward)
+
+
 def emojis(reactions: Sequence[ReactionType]) -> list[str]:
     """The plain emojis among a message's reactions (custom and paid ones are left out)."""
     return [r.emoji for r in reactions if isinstance(r, ReactionTypeEmoji)]
