@@ -32,7 +32,8 @@ PARTS: dict[str, tuple[str, ...]] = {
              "plan to", "planning to", "about to", "werde", "werd", "lieber", "rather", "am liebsten",
              "hoffe", "hope", "wünsch*", "würde gern*", "would like to", "vorhab*", "decided to", "entschieden",
              "beschlossen", "denk*", "think*", "überleg*",
-             "gedacht", "thinking about", "thought about", "bete", "pray"),
+             "gedacht", "thinking about", "thought about", "bete", "pray",
+             "hoffentlich"),
     # dying, not living, ending it
     "die": ("sterben", "sterbn", "sterbe", "tot sein", "tot", "be dead", "die", "umbringen",
             "umbring*", "umzubringen", "töten", "kill myself", "end my life", "end it all", "end myself",
@@ -45,12 +46,16 @@ PARTS: dict[str, tuple[str, ...]] = {
             "shoot myself", "mich ertränken", "drown myself", "overdose", "überdosis", "mir was antun",
             "mir etwas antun", "mir das leben nehmen",
              "aufhören zu existieren", "aufhöre zu existieren", "stop existing", "tot zu sein", "von dieser welt",
-             "from this world", "disappear from"),
+             "from this world", "disappear from",
+             "dead", "nicht mehr aufzuwachen", "nie wieder aufzuwachen", "aufzuhören zu existieren", "not be alive",
+             "to not wake up", "nie wieder aufwachen",
+             "mich auflösen", "überfahren", "run over"),
     # living, existing, being here (what a wish not to do is about)
     "live": ("leben", "lebn", "lebe", "live", "living", "exist", "existieren", "da sein", "hier sein",
              "be here", "be alive", "alive", "aufwachen", "wake up", "weiterleben", "weiter leben",
              "on this earth", "auf der welt", "on this planet",
-             "aufwach*", "weiterzuleben", "weiterzumachen", "weitermachen", "go on living", "around"),
+             "aufwach*", "weiterzuleben", "weiterzumachen", "weitermachen", "go on living", "around",
+             "existing"),
     "not": ("nicht", "nich", "net", "ned", "nimmer", "nimma", "nemme", "nümme", "nie", "nimmi", "not", "never",
             "don't", "dont", "no", "kein", "keine", "keinen", "niemals", "nöd", "nit"),
     "more": ("mehr", "meh", "more", "anymore", "any more", "longer", "länger", "no more"),
@@ -59,7 +64,8 @@ PARTS: dict[str, tuple[str, ...]] = {
                "klippe*", "felsen", "turm", "*turm", "aussichtsplattform", "staudamm", "bridge", "roof",
                "rooftop", "ledge", "balcony", "window", "cliff", "tower", "parking garage", "car park", "overpass",
                "building", "hochbrücke", "viadukt", "viaduct", "damm", "steilküste", "edge", "geländer",
-               "railing", "stockwerk", "etage", "stock"),
+               "railing", "stockwerk", "etage", "stock",
+             "parkdeck", "*deck", "rocks", "rock", "obersten", "top floor", "tower block", "hochhausdach"),
     "fall": ("spring*", "sprung", "springn", "runterspring*", "hinunterspring*", "stürz*", "fallen lassen",
              "jump", "jumping", "jumped", "leap", "throw myself", "step off", "over the edge",
              "über das geländer", "übers geländer", "über die kante", "drüber klettern", "climb over",
@@ -67,7 +73,8 @@ PARTS: dict[str, tuple[str, ...]] = {
     "traffic": ("zug", "züge", "bahn", "s-bahn", "u-bahn", "gleis*", "schienen", "lkw", "laster", "bus", "auto",
                 "train", "trains", "tracks", "railway", "truck", "lorry", "bus", "car", "traffic", "verkehr",
                 "subway", "tram", "straßenbahn"),
-    "under": ("vor", "vors", "unter", "in front of", "under", "onto", "auf die", "auf den", "in den", "into"),
+    "under": ("vor", "vors", "unter", "in front of", "under", "onto", "auf die", "auf den", "in den", "into",
+             "davor", "drauf", "drunter"),
     "throw": ("werfen", "werf*", "springen", "spring*", "legen", "leg*", "stellen", "stell*",
               "throw", "jump", "step", "lie down", "laufen", "walk"),
     "obstacle": ("baum", "wand", "mauer", "brückenpfeiler", "pfeiler", "betonpfeiler", "leitplanke", "lkw",
@@ -97,7 +104,9 @@ PARTS: dict[str, tuple[str, ...]] = {
               "recherchiert", "researched", "gegoogelt", "googled", "vorbereitet", "prepared", "bereit",
               "ready",
              "reicht", "enough", "genug",
-             "got", "set out", "out of", "rausgeholt", "herausgeholt"),
+             "got", "set out", "out of", "rausgeholt", "herausgeholt",
+             "aus dem schrank", "out of the cabinet", "aus dem safe", "genommen", "took", "zurechtgelegt",
+             "bereitgelegt", "mit ins bett", "ins schlafzimmer", "unters kissen", "under my pillow"),
     "amount": ("alle", "alles", "ganze*", "gesamte*", "zu viele", "zuviele", "zu viel", "zvui", "eine menge",
                "handvoll", "all", "whole", "entire", "too many", "handful", "a bunch", "every", "all of",
                "bottle", "flasche", "doppelte", "dreifache", "hundert"),
@@ -111,7 +120,9 @@ PARTS: dict[str, tuple[str, ...]] = {
               "hoarded", "laid out", "counted", "calculated", "hidden", "hid", "genug", "enough", "reicht",
               "reichen", "tödlich*", "lethal", "letal*",
              "aufgehoben", "aufheb*", "hebe", "rausgelegt",
-             "lay out", "set out", "laid out"),
+             "lay out", "set out", "laid out",
+             "zurechtgelegt", "zurechtlegen", "mit ins bett", "ins schlafzimmer", "unters kissen", "under my pillow",
+             "put aside", "beiseite gelegt", "beiseitegelegt", "hide", "verstecke"),
     "neck": ("hals", "neck", "schlinge", "noose", "kehle", "throat"),
     "against": ("gegen", "into", "frontal", "in den", "in die", "in a", "into a"),
     "drive": ("fahren", "fahr*", "rasen", "lenken", "crash*", "drive", "driving", "steer", "rammen", "brettern"),
@@ -120,7 +131,10 @@ PARTS: dict[str, tuple[str, ...]] = {
                "nicht aufhören", "can't stop", "cant stop", "tiefer", "deeper", "so tief", "so deep",
              "punishment", "strafe", "bestrafen", "the only thing", "das einzige", "makes me feel", "hilft mir",
              "bleed", "bleeds", "bled", "blutet", "geblutet", "blute", "bis es", "until", "till",
-             "blutig", "grün und blau", "black and blue", "open", "auf"),
+             "blutig", "grün und blau", "black and blue", "open", "auf",
+             "feuerzeug", "lighter", "zigarette", "cigarette", "klinge", "sonst halt ich", "or i can't take it",
+             "keiner darf", "nobody can see", "keiner weiß", "nobody knows", "bis es besser", "until it got better",
+             "bloody", "isn't an accident", "aren't an accident", "kein unfall", "nicht aus versehen"),
     "selfobj": ("mich", "mir", "mi", "myself", "me"),
     "gasmeans": ("auspuff", "abgase", "abgas", "kohlenmonoxid", "holzkohle", "grill", "exhaust",
                  "carbon monoxide", "charcoal", "helium", "gas",
@@ -136,10 +150,12 @@ PARTS: dict[str, tuple[str, ...]] = {
     "without_me": ("ohne mich", "without me", "if i was gone", "if i were gone", "if i was dead", "when i'm gone",
                    "after i'm gone", "wenn ich weg bin", "wenn ich weg wäre", "wenn ich nicht mehr da bin",
                    "wenn ich nicht mehr da wäre", "wenn ich tot bin", "wenn ich tot wäre", "if i disappeared",
-                   "if i just disappeared", "mich los", "gone"),
+                   "if i just disappeared", "mich los", "gone",
+             "nicht mehr da wäre", "nicht mehr da bin", "einfach weg wäre", "weg wäre"),
     "better": ("besser", "leichter", "glücklicher", "froh", "happier", "better", "easier", "notice", "merken",
                "auffallen", "vermissen", "miss", "care", "ruhe"),
-    "nobody": ("niemand", "keiner", "nobody", "no one", "noone", "alle", "everyone", "jeder", "everybody"),
+    "nobody": ("niemand", "keiner", "nobody", "no one", "noone", "alle", "everyone", "jeder", "everybody",
+             "keinem", "jemandem"),
     "burden": ("last", "belastung", "burden", "im weg", "in the way", "problem", "zumutung"),
     "tired": ("müde", "tired", "sick", "satt", "erschöpft", "exhausted"),
     "nopoint": ("sinn", "grund", "point", "reason", "kraft", "lust", "zweck", "purpose"),
@@ -148,7 +164,8 @@ PARTS: dict[str, tuple[str, ...]] = {
     "sleep": ("schlafen", "einschlafen", "sleep", "go to sleep", "fall asleep"),
     "relief": ("erlösung", "erleichterung", "erleichtert", "relief", "relieved", "peaceful", "friedlich"),
     "death": ("tod", "death", "sterben", "dying", "tot sein", "dead", "überfahren", "hit by"),
-    "disappear": ("verschwinden", "disappear", "auflösen", "vanish"),
+    "disappear": ("verschwinden", "disappear", "auflösen", "vanish",
+             "aufhört", "aufhören", "stop", "to stop"),
     "forever": ("für immer", "forever", "for good", "never come back", "nie wieder", "nie zurück",
                 "permanently"),
     "relapse": ("rückfall", "relapse*", "ruined it", "rückfällig"),
@@ -158,7 +175,9 @@ PARTS: dict[str, tuple[str, ...]] = {
     "urge": ("drang", "urge", "druck", "craving"),
     "no_return": ("nicht mehr runter", "nimmer runter", "not coming back", "not come back", "nicht mehr zurück",
                   "nie wieder zurück", "fest vor", "made up my mind", "entschieden", "decided", "beschlossen",
-                  "ein für alle mal", "once and for all", "das war's", "das wars", "that's it"),
+                  "ein für alle mal", "once and for all", "das war's", "das wars", "that's it",
+             "nicht mehr raus", "nicht mehr rauskommen", "not coming out", "not come back", "never come out",
+             "i've decided", "ive decided", "hab mich entschieden"),
     "its_over": ("ist es vorbei", "ists vorbei", "it's over", "its over", "it'll be over", "bin ich weg",
                  "bin i weg", "i'm done", "im done", "i'm gone", "im gone", "ist schluss", "it ends", "hört es auf",
                  "ist alles vorbei", "is it over", "all over", "vorbei", "over"),
@@ -166,7 +185,8 @@ PARTS: dict[str, tuple[str, ...]] = {
                    "one last time", "ein letztes mal", "letzte nachricht", "last message", "passwörter",
                    "passwords", "verschenkt", "gave away", "gave all", "überwiesen", "sent all my", "lieb hab",
                    "love her", "love him", "love you", "danke für alles", "thank you for everything",
-                   "thanks for everything"),
+                   "thanks for everything",
+             "lieb hob", "lieb han", "sag meim", "sag mei", "goodbye letter"),
     "if_silent": ("falls ich", "wenn ich", "if i", "if you don't hear", "nicht mehr antworte", "don't answer",
                   "dont answer", "nicht melde", "nicht mehr melde"),
     "not_fault": ("nicht ihre schuld", "nicht seine schuld", "nicht deine schuld", "nicht eure schuld",
@@ -180,13 +200,46 @@ PARTS: dict[str, tuple[str, ...]] = {
     "smell": ("riecht", "smells", "smell", "gasgeruch"),
     "breaks": ("bricht", "briht", "brechen", "breaks"),
     "at_me": ("bei mir", "bei uns", "in my", "into my"),
+    "resolve": ("ist es so weit", "ist es soweit", "mach ich's", "mach ichs", "mach ich es", "i'll do it",
+                "ill do it", "i'm doing it", "im doing it", "brauch ich das alles eh nicht mehr",
+                "brauch ich das alles nicht mehr", "brauch ich eh nichts mehr", "won't need any of it",
+                "wont need any of it", "won't need it anymore", "won't be needing", "hoch genug", "high enough",
+                "tief genug", "deep enough", "es ist entschieden", "i've decided", "ive decided", "it's decided",
+                "tonight's the night", "es ist vorbei", "it's over", "its over", "mach ich schluss",
+                "nicht mehr raus", "not come back", "not coming back",
+             "it happens", "passiert es", "ists vorbei", "is es vorbei", "isch es vorbei"),
+    "parting": ("verabschied*", "said goodbye to", "say goodbye to", "saying goodbye to", "abschied genommen",
+                "letzte nachricht", "last message", "one last time", "ein letztes mal"),
+    "everyone": ("von allen", "to everyone", "allen", "everyone", "everybody", "for good", "für immer",
+             "forever", "it's forever", "für immer ist"),
+    "travel": ("urlaub", "vacation", "holiday", "reise", "trip", "umzug", "moving", "party", "feier", "firma",
+               "job", "kollegen", "colleagues", "abschiedsfeier", "farewell party", "flughafen", "airport",
+               "ausland", "abroad", "praktikum", "semester"),
+    "thought": ("daran gedacht", "dran gedacht", "nachgedacht", "thinking about", "thought about", "denke daran",
+                "denk dran", "denke nur", "bete", "pray"),
+    "water_in": ("ins wasser", "in den see", "in den fluss", "ins meer", "into the water", "into the lake",
+                 "into the sea", "into the river", "in die see"),
+    "hangverb": ("häng", "hänge", "henk", "hang", "hanging"),
+    "means": ("seil", "strick", "schlinge", "gürtel", "kabel", "rope", "noose", "belt", "klinge*", "rasierklinge*",
+              "razor*", "blade", "blades", "messer", "küchenmesser", "knife", "pistole", "waffe", "gewehr", "gun",
+              "pistol", "tablett*", "pille*", "schlaftabletten", "pills", "meds", "gift", "poison"),
+    "end_it": ("end it", "ein ende", "mach ich schluss", "mach schluss", "ende machen", "end it all",
+               "end everything", "alles beenden"),
+    "time": ("heute nacht", "heut nacht", "heute", "heut", "tonight", "today", "jetzt", "now", "gleich",
+             "morgen", "tomorrow", "sonntag", "sunday", "wochenende", "weekend", "bald", "soon"),
+    "weapon": ("messer", "knife", "waffe", "pistole", "gun", "axt", "axe", "baseballschläger", "bat"),
+    "menace": ("droht", "bedroht", "threatens", "threatening", "vor meiner tür", "vor der tür", "at my door",
+               "outside my door", "in the hallway", "im flur", "im hausflur", "unter meinem fenster",
+               "outside my window", "verfolgt", "following"),
+    "standing_on": ("steh", "stehe", "standing on", "i'm on", "im on", "sitz", "sitze", "sitting on"),
     # hurting oneself
     "harm": ("ritz*", "geritzt", "gschnittn", "geschnitten", "schneide", "schneid*", "aufgeschnitten",
              "verbrannt", "verbrenn*", "aufgekratzt", "wehgetan", "weh getan", "weh tun", "verletz*",
              "cut", "cutting", "burn", "burned", "burnt", "burning", "scratch*", "hurt", "hurting", "harm",
              "harming", "bang my head", "hit myself", "starv*", "hungern", "aushungern",
              "kratz*", "zerkratzt", "schlag*", "hau", "haue", "punch*", "carv*", "slice*", "sliced",
-             "sliced", "slice", "carved", "carve"),
+             "sliced", "slice", "carved", "carve",
+             "gekratzt", "zerkratzt", "geschlagen", "schlagen", "verbrennen"),
     "body": ("arm", "arme", "armen", "unterarm", "handgelenk*", "pulsader*", "bein", "beine", "beinen",
              "oberschenkel", "schenkel", "bauch", "haut", "hüfte", "wrist", "wrists", "arms", "thigh", "thighs",
              "leg", "legs", "skin", "stomach", "hip", "hips", "vein", "veins", "forearm"),
@@ -206,7 +259,8 @@ PARTS: dict[str, tuple[str, ...]] = {
     "victim": ("mich", "mir", "mi", "me", "us", "uns", "meine kinder", "my kids", "my children", "my son",
                "my daughter", "meinen sohn", "meine tochter",
              "schwester", "bruder", "mama", "mutter", "kinder", "kind", "sohn", "tochter", "sister", "brother",
-             "mom", "mum", "kids", "son", "daughter", "baby", "uns alle", "us all"),
+             "mom", "mum", "kids", "son", "daughter", "baby", "uns alle", "us all",
+             "ihn", "him"),
     # saying goodbye for good
     "farewell": ("abschiedsbrief*", "abschiedsnachricht", "abschied", "lebewohl", "leb wohl", "lebt wohl",
                  "goodbye", "good bye", "farewell", "suicide note", "last message", "letzte nachricht",
@@ -217,7 +271,10 @@ PARTS: dict[str, tuple[str, ...]] = {
                  "kümmere dich um", "versorg*", "soll bekommen", "soll kriegen", "can have my", "kann haben",
                  "aufgeschrieben", "written down", "sorry for everything", "tut mir leid für alles",
                  "danke für alles", "thanks for everything", "thank you for everything", "i love you all",
-                 "hab euch lieb", "ich liebe euch"),
+                 "hab euch lieb", "ich liebe euch",
+             "zur nachbarin", "zu meiner nachbarin", "zum nachbarn", "to the neighbour's", "to the neighbor's",
+             "to my neighbour", "to my neighbor", "testament", "my will", "made my will", "überwiesen", "überweis*",
+             "sent all my money", "all my stuff away", "meine sachen"),
     "gone": ("weg", "gone", "tot", "dead", "nicht mehr da", "nicht mehr hier", "no longer here", "not around",
              "nimmer do", "not here anymore", "no more", "bald vorbei", "over soon", "vorbei", "over"),
     # acute danger
@@ -234,7 +291,10 @@ PARTS: dict[str, tuple[str, ...]] = {
              "verfolgt mi", "verfolgt uns", "follows me", "is following me", "bin eingesperrt",
              "im keller eingesperrt", "locked in the", "locked in my", "reinzukommen", "versucht reinzukommen",
              "keine luft", "koane luft", "no air", "forced me to have sex", "forces me to have sex",
-             "zwingt mich zum sex", "zum sex gezwungen", "zwingt mich zu sex"),
+             "zwingt mich zum sex", "zum sex gezwungen", "zwingt mich zu sex",
+             "zu sex gezwungen", "mich zu sex", "forced me to have sex", "raped me", "vergewaltigt",
+             "brennt in meiner", "es brennt", "fire in my", "house is on fire", "drank bleach", "bleach getrunken",
+             "reiniger getrunken"),
 }
 
 # Words that put everything at a distance: a film, a book, a study, the news, a game, the past, a recovery; with
@@ -244,7 +304,8 @@ DISTANCE = ("film", "filme", "films", "serie", "folge", "staffel", "kapitel", "b
             "hausarbeit", "vorlesung", "klausur", "prüfung", "workshop", "kurs", "schulung", "ausbildung",
             "tatort", "krimi", "spiel", "game", "games", "movie", "show", "episode", "season", "character",
             "book", "novel", "lecture", "class", "paper", "thesis", "training", "news", "statistics",
-            "prävention", "prevention", "früher", "damals", "years ago", "jahren", "used to", "lange vorbei",
+            "prävention", "prevention", "jahre ohne", "years without", "ohne selbstverletzung", "früher", "damals",
+            "years ago", "jahren", "used to", "lange vorbei",
             "recovery", "clean seit", "clean since", "glad i stayed", "zelda", "minecraft", "fortnite",
             "videospiel", "videogame", "video game", "level", "boss", "spielfigur", "charakter", "szene", "scene",
             "rolle", "role", "theater", "theatre", "schauspiel*", "lyrics", "songtext", "witz", "joke", "meme",
@@ -285,23 +346,34 @@ _GAMES = ("beim", "aus versehen", "versehentlich", "jokingly", "im spaß", "zum 
           "football", "soccer", "volleyball", "basketball", "handball", "eishockey", "hockey", "vorschlag",
           "gegner", "opponent", "vorgeschlagen", "proposes", "suggests", "tor", "goal", "punkte", "points",
           "record", "rekord", "high score", "highscore", "bestzeit")
-_WATER = ("wasser", "see", "meer", "pool", "schwimmbad", "freibad", "baden", "schwimmen", "water", "lake", "sea",
-          "river", "fluss", "swim", "swimming", "fallschirm*", "bungee*", "parachute", "skydiv*", "klippenspring*",
+_WATER = ("ins wasser", "in den see", "in den fluss", "ins meer", "in den pool", "ins becken", "into the water",
+          "into the lake", "into the river", "into the sea", "into the pool", "baden", "schwimmen", "swim",
+          "swimming", "freibad", "schwimmbad", "fallschirm*", "bungee*", "parachute", "skydiv*", "klippenspring*",
           "cliff diving", "trampolin*", "sprungturm", "zehner", "10er", "dreier", "diving", "tauchen", "ski",
           "schanze", "hürde*", "hurdle*", "seilspring*", "weitsprung", "hochsprung", "kletter*", "climb*",
-          "parkour")
-_ACCIDENT = ("ofen", "herd", "oven", "stove", "bügeleisen", "iron", "kochen", "cooking", "backen", "baking",
-             "rasier*", "shaving", "unfall", "accident", "versehentlich", "versehen", "accidentally", "arbeit",
-             "garten", "gardening", "werkstatt", "sonne", "sunburn", "sonnenbrand", "tattoo*", "piercing",
-             "arzt", "doctor", "op", "operation", "surgery", "katze", "cat", "hund", "dog", "papier", "paper",
-             "dose", "can", "glas", "zwiebel*", "onion*", "gemüse", "messer beim")
-
+          "parkour", "sommer", "summer")
+_BREAKUP = ("mit ihr", "mit ihm", "mit dir", "with her", "with him", "with you", "für heute", "for today",
+            "arbeit", "work", "feierabend", "büro", "office", "typ", "guy", "der richtige", "the one", "beziehung",
+            "relationship", "mit meinem freund",
+            "mit meiner freundin", "serie", "rauchen", "smoking", "alkohol", "diät", "diet")
+_TRAVEL = ("urlaub", "vacation", "holiday", "reise", "trip", "umzug", "moving", "party", "feier", "firma",
+           "kollegen", "colleagues", "abschiedsfeier", "farewell party", "flughafen", "airport", "ausland", "abroad",
+           "praktikum", "semester", "bahnhof", "station", "rente", "retire*", "notar", "notary", "lawyer",
+           "anwalt", "vorsorge", "versicherung", "insurance")
+_ACCIDENT = ("ofen", "herd", "oven", "stove", "bügeleisen", "kochen", "cooking", "backen", "baking", "rasier*",
+             "shaving", "by accident", "aus versehen", "versehentlich", "accidentally", "garten", "gardening",
+             "werkstatt", "sunburn", "sonnenbrand", "tattoo*", "piercing", "arzt", "doctor", "operation",
+             "surgery", "katze", "cat", "hund", "dog", "zwiebel*", "onion*", "gemüse", "vegetables",
+             "messer beim", "beim schneiden", "dosenöffner", "can opener", "papercut", "papierschnitt")
 _JOKING = ("😂", "🤣", "😆", "lol", "lmao", "rofl", "haha", "hahaha", "xd", "wenn ich noch", "if i have to",
            "if i hear", "one more", "noch ein", "noch eine", "noch einmal", "one more time")
 # After 'leben'/'live': a way of living, not life ('nicht mehr so leben', 'live in this city'); before 'world' it is
 # life again ('in dieser Welt').
-_WAY_OF_LIVING = frozenset({"wie", "in", "with", "mit", "bei", "like", "im", "so", "at", "near", "zusammen",
+_WAY_OF_LIVING = frozenset({"wie", "in", "with", "mit", "bei", "like", "im", "at", "near", "zusammen",
                             "together", "alone", "allein", "hier", "here", "there", "dort", "da"})
+# 'die' is English only after these ('want to die'); else it is the German article ('vermisse die Stunden').
+_BEFORE_DIE = frozenset({"to", "wanna", "gonna", "just", "i", "i'd", "id", "would", "could", "should", "rather",
+                         "and", "or", "simply", "will", "ll", "i'll", "ill", "shall", "might", "let", "me", "not"})
 _WORLD = frozenset({"welt", "world", "dieser", "this", "der", "the"})
 
 _HANG_HARMLESS = ("wäsche", "laundry", "boot", "boat", "zelt", "tent", "camping", "schaukel", "swing", "umzug",
@@ -333,7 +405,7 @@ RULES: tuple[Rule, ...] = (
     Rule("gas_closed", ("gasmeans", "closed"), gap=6, window=True, void=("kochen", "cooking", "grillen", "bbq",
                                                                           "heizung", "heating", "ballon*")),
     # hurting oneself
-    Rule("harm_body", ("harm", "body"), gap=3, window=True, void=_ACCIDENT),
+    Rule("harm_body", ("harm", "body"), gap=5, window=True, void=_ACCIDENT),
     Rule("blade_body", ("blade", "body"), gap=4, window=True, void=_ACCIDENT),
     Rule("harm_intent", ("harm", "selfobj", "intent"), gap=6, window=True, void=_ACCIDENT),
     # hurt by someone else
@@ -343,8 +415,8 @@ RULES: tuple[Rule, ...] = (
     Rule("threat_kill_me_en", ("actor", "threat", "killverb", "victim"), gap=3, void=_GAMES + _JOKING),
     # goodbyes
     Rule("farewell_gone", ("farewell", "gone"), gap=6, window=True),
-    Rule("giveaway_gone", ("giveaway", "gone"), gap=8, window=True),
-    Rule("giveaway_farewell", ("giveaway", "farewell"), gap=8, window=True),
+    Rule("giveaway_gone", ("giveaway", "gone"), gap=8, window=True, void=_TRAVEL),
+    Rule("giveaway_farewell", ("giveaway", "farewell"), gap=8, window=True, void=_TRAVEL),
     # said in so many words, with the parts around them
     Rule("without_me_better", ("without_me", "better"), gap=6, window=True),
     Rule("nobody_notice_gone", ("nobody", "better", "without_me"), gap=8, window=True),
@@ -375,13 +447,35 @@ RULES: tuple[Rule, ...] = (
                                                                             "periode", "period", "tage")),
     Rule("smells_of_gas", ("smell", "gasmeans"), gap=4, window=True, void=("herd", "stove", "grill", "bbq")),
     Rule("breaking_in", ("breaks", "at_me"), gap=4, window=True),
+    Rule("better_to_die", ("better", "die"), gap=4, void=_JOKING),
+    Rule("thought_of_dying", ("thought", "die"), gap=4, void=_JOKING + ("oma", "opa", "grandma", "grandpa")),
+    Rule("height_enough", ("height", "resolve"), gap=10, window=True),
+    Rule("throw_under_traffic", ("throw", "under", "traffic"), gap=3),
+    Rule("onto_the_tracks", ("throw", "tracks"), gap=4),
+    Rule("into_the_water", ("water_in", "no_return"), gap=8, window=True),
+    Rule("hang_myself", ("hangverb", "selfobj"), gap=1, void=("bild", "picture", "wäsche", "laundry", "out")),
+    Rule("means_resolve", ("means", "resolve"), gap=12, window=True, void=_JOKING),
+    Rule("means_hoard", ("means", "hoard"), gap=6, window=True),
+    Rule("razor_got", ("razor", "ready"), gap=5, window=True,
+         void=("rasier*", "shave", "shaving", "beine", "new blade", "for my razor", "neue klinge", "bart", "beard")),
+    Rule("gun_taken", ("gun", "ready"), gap=8, window=True, void=_GAMES),
+    Rule("parting_forever", ("parting", "everyone"), gap=10, window=True, void=_TRAVEL),
+    Rule("parting_resolve", ("parting", "resolve"), gap=12, window=True, void=_TRAVEL),
+    Rule("giveaway_resolve", ("giveaway", "resolve"), gap=12, window=True, void=_TRAVEL),
+    Rule("end_it_now", ("end_it", "time"), gap=4, window=True, void=_BREAKUP),
+    Rule("weapon_menace", ("weapon", "menace"), gap=8, window=True, void=_GAMES + _JOKING),
+    Rule("standing_with_rope", ("standing_on", "hang"), gap=8, window=True, void=_HANG_HARMLESS),
+    Rule("cut_myself_en", ("cutting", "selfobj"), gap=2, subject=True, void=_ACCIDENT + ("hair", "nails")),
 )
 # Parts that need the help line alone, whatever stands around them.
 ALONE = ("danger",)
 ALONE_WORDS = ("suizid", "suizidal", "selbstmord", "freitod", "suicide", "suicidal", "unalive", "kms",
                "abschiedsbrief", "suicide note", "lebensmüde", "selbstverletzung", "self harm", "selfharm",
                "self-harm", "ritze mich", "ritz mich", "pulsadern", "strangulier*", "erhäng*", "aufhäng*",
-               "hang myself", "überdosis", "overdose", "overdosed",
+               "hang myself", "hanging myself", "überdosis", "overdose", "overdosed", "goodbye letter",
+               "goodbye note", "brauch ich das alles eh nicht mehr", "won't need any of it anyway",
+               "wont need any of it anyway", "won't be a burden", "wont be a burden", "won't be for long",
+               "wont be for long", "nicht mehr lange eine last",
                # what a person says of themselves in a crisis, in so many words
                "kill myself", "killing myself", "end my life", "ending my life", "end my own life",
                "mich umzubringen", "ich mich umbringe", "ich mich umbringen will", "ich bringe mich um",
@@ -432,14 +526,13 @@ def _near(word: str, entry: str) -> bool:
     return short[i:] == long_[i + 1:]
 
 
-def _word_matches(word: str, entry: str) -> bool:
-    """One word against one entry word: exact, a stem (`stem*`), an ending (`*ending`), or a near typo."""
+def _word_matches(word: str, entry: str, fuzzy: bool = True) -> bool:
+    """One word against one entry word: exact, a stem (`stem*`), an ending (`*ending`), or (fuzzy) a near typo."""
     if entry.endswith("*"):
-        stem = entry[:-1]
-        return word.startswith(stem) or (len(stem) >= 5 and _near(word[:len(stem)], stem))
+        return word.startswith(entry[:-1])
     if entry.startswith("*"):
         return word.endswith(entry[1:]) and len(word) > len(entry)
-    return word == entry or _near(word, entry)
+    return word == entry or (fuzzy and _near(word, entry))
 
 
 def _entry_words(entry: str) -> tuple[str, ...]:
@@ -457,7 +550,8 @@ def _entries(part: str) -> tuple[tuple[str, ...], ...]:
 class _Index:
     """Entries looked up by their first word: exactly, by a typo of it, by its stem or its ending."""
 
-    def __init__(self, entries: Sequence[tuple[str, ...]]) -> None:
+    def __init__(self, entries: Sequence[tuple[str, ...]], fuzzy: bool) -> None:
+        self.fuzzy = fuzzy
         self.exact: dict[str, list[tuple[str, ...]]] = {}
         self.near: dict[str, list[tuple[str, ...]]] = {}  # a typo of a first word (one dropped or swapped letter)
         self.stems: dict[str, list[tuple[str, ...]]] = {}  # by a stem's first three letters
@@ -470,13 +564,13 @@ class _Index:
                 self.endings.append(entry)
             else:
                 self.exact.setdefault(first, []).append(entry)
-                for variant in _typos(first):
+                for variant in _typos(first) if fuzzy else ():
                     self.near.setdefault(variant, []).append(entry)
 
     def candidates(self, word: str) -> list[tuple[str, ...]]:
         """The entries whose first word may match the word (checked whole by `_word_matches`)."""
         found = list(self.exact.get(word, ())) + list(self.near.get(word, ())) + list(self.stems.get(word[:3], ()))
-        if len(word) >= 6:  # a letter too many: the word without it is an entry's first word
+        if self.fuzzy and len(word) >= 6:  # a letter too many: the word without it is an entry's first word
             for k in range(len(word)):
                 found.extend(self.exact.get(word[:k] + word[k + 1:], ()))
         return found + self.endings
@@ -494,26 +588,28 @@ def _typos(word: str) -> set[str]:
 
 
 @functools.cache
-def _index(entries: tuple[tuple[str, ...], ...]) -> _Index:
+def _index(entries: tuple[tuple[str, ...], ...], fuzzy: bool) -> _Index:
     """The index of a tuple of entries, made once."""
-    return _Index(entries)
+    return _Index(entries, fuzzy)
 
 
-def _spans(words: Sequence[str], entries: tuple[tuple[str, ...], ...]) -> list[tuple[int, int]]:
-    """Where entries match: (first word, word after the last) for each match."""
-    index = _index(entries)
+def _spans(words: Sequence[str], entries: tuple[tuple[str, ...], ...], fuzzy: bool = False) -> list[tuple[int, int]]:
+    """Where entries match: (first word, word after the last) for each match; with `fuzzy`, typos of a letter too
+    (the parts and the lone words; idioms and the words that void a rule match exactly)."""
+    index = _index(entries, fuzzy)
     found = []
     for start, word in enumerate(words):
         for entry in index.candidates(word):
             end = start + len(entry)
-            if end <= len(words) and all(_word_matches(words[start + k], entry[k]) for k in range(len(entry))):
+            if end <= len(words) and all(_word_matches(words[start + k], entry[k], fuzzy)
+                                         for k in range(len(entry))):
                 found.append((start, end))
     return sorted(set(found))
 
 
 def _tagged(words: Sequence[str]) -> dict[str, list[tuple[int, int]]]:
     """Every part's matches in the words."""
-    return {part: _spans(words, _entries(part)) for part in PARTS}
+    return {part: _spans(words, _entries(part), fuzzy=True) for part in PARTS}
 
 
 @functools.cache
@@ -526,7 +622,7 @@ def _masked(words: list[str]) -> list[str]:
     """The words with the idioms blanked out ('ich lach mich tot' says nothing)."""
     out = list(words)
     for start, end in _spans(words, _phrase_entries(IDIOMS)):
-        for k in range(max(0, start - 3), min(len(out), end + 1)):
+        for k in range(max(0, start - 2), min(len(out), end + 1)):
             out[k] = "·"
     return out
 
@@ -566,10 +662,11 @@ def matched_rules(text: str) -> list[str]:
     tags = _tagged(words)
     tags["live"] = [(a, b) for a, b in tags["live"] if not _way_of_living(words, b)]
     tags["^"] = [(a, a + 1) for a, w in enumerate(words) if w == "^"]
+    tags["die"] = [(a, b) for a, b in tags["die"] if words[a] != "die" or (a and words[a - 1] in _BEFORE_DIE)]
     tags["live"] = [(a, b) for a, b in tags["live"] if not (a and words[a - 1] in ("so", "like", "wie"))]
     calm = bool(_spans(words, _phrase_entries(_ANIMALS + _JOKING)))
     found = [f"alone:{part}" for part in ALONE if tags[part] and not calm]
-    found += [f"word:{words[s]}" for s, _ in _spans(words, _phrase_entries(ALONE_WORDS))]
+    found += [f"word:{words[s]}" for s, _ in _spans(words, _phrase_entries(ALONE_WORDS), fuzzy=True)]
     nots = tags["not"]
     for rule in RULES:
         if rule.void and _spans(words, _phrase_entries(rule.void)):
