@@ -57,6 +57,7 @@ class Incoming:
     quoted: Quoted | None = None  # the older message this one replies to
     addressed: bool = True  # in a group: the companion was named or replied to (a reaction of its own is allowed)
     sent_at: float | None = None  # when the person sent it, as the messenger says (the rate limit counts it then)
+    language: str = ""  # the language the messenger names for the sender ('en-US'); empty: it names none
 
 
 @dataclass(frozen=True)

@@ -179,12 +179,12 @@ async def test_a_crisis_in_the_caption_goes_through_the_crisis_layer(
 ) -> None:
     chat.enqueue("Ich bin da. Magst du mir erzählen, was los ist?")  # an unreadable document: the words answered
     answer = await sent_document(tg, encrypted(LEASE), "brief.pdf", "Ich will nicht mehr leben.", replies=2)
-    assert answer[0] == "Ich bin da. Magst du mir erzählen, was los ist?" and "0800 111 0 111" in answer[1]
+    assert "0800 111 0 111" in answer[0] and answer[1] == "Ich bin da. Magst du mir erzählen, was los ist?"
     assert t("de", "document_encrypted") not in answer and "SAFETY FIRST" in chat.calls[-1].prompt
 
     chat.enqueue("Ich bin bei dir.")  # a readable one: the crisis answer all the same
     answer = await sent_document(tg, LEASE, "miete.pdf", "Ich will mir das Leben nehmen.", replies=2)
-    assert answer[0] == "Ich bin bei dir." and "0800 111 0 111" in answer[1]
+    assert "0800 111 0 111" in answer[0] and answer[1] == "Ich bin bei dir."  # the help text first
     assert "Kündigungsfrist" not in chat.calls[-1].prompt, "in a crisis the words alone are answered"
 
 

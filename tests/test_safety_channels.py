@@ -1,4 +1,4 @@
-"""A crisis in a photo's caption, a voice note's transcript or an edited message gets the help line, on Telegram
+"""A crisis in a photo's caption, a voice note's transcript or an edited message gets the help line first, on Telegram
 (the unmodified python-telegram-bot against the fake Bot API) with the real layered detector; an everyday edit is
 still ignored. The phrasing is one no pattern knows: the classifier finds it."""
 from __future__ import annotations
@@ -12,7 +12,8 @@ import pytest
 from bot.channels.matrix.messages import edited_text
 from bot.channels.telegram.channel import TelegramChannel
 from bot.conversation.engine import Engine, EngineConfig
-from bot.conversation.safety import crisis_help, signals_crisis
+from bot.conversation.help_lines import crisis_help
+from bot.conversation.safety import signals_crisis
 from bot.voice.openai_audio import OpenAITranscriber
 from memory.store import MemoryStore
 from tests.fakes.audio import spoken
@@ -44,10 +45,13 @@ async def engine(store: MemoryStore, chat: ScriptedLLM, background: ScriptedLLM,
     await transcriber.aclose()
 
 
-async def answer_after(tg: FakeTelegram, before: int) -> str:
-    """The bot's messages after the first `before`, once the help line is among them (a reply may be two bubbles)."""
-    await tg.wait_until(lambda: any(HELP in m["text"] for m in tg.sent[before:]), what="the help line")
-    return "\n\n".join(m["text"] for m in tg.sent[before:])
+async def answer_after(tg: FakeTelegram, before: int, count: int = 2) -> str:
+    """The model's answer among the bot's messages after the first `before`: the help text comes first, a message
+    of its own, and the model's answer after it (`count` messages in all)."""
+    sent = (await tg.wait_for_sent(before + count))[before:]
+    assert sent[0]["text"] == HELP, [m["text"] for m in sent]
+    assert all(HELP not in m["text"] for m in sent[1:])  # once, and only first
+    return "\n\n".join(m["text"] for m in sent[1:])
 
 
 def edit(tg: FakeTelegram, message_id: int, text: str) -> int:

@@ -22,15 +22,16 @@ from bot.conversation.bubbles import split_bubbles
 from bot.conversation.config import EngineConfig
 from bot.conversation.document_steps import DocumentSteps, logged_text
 from bot.conversation.failures import failure_text, log_words
+from bot.conversation.help_lines import crisis_help
 from bot.conversation.incognito_turns import IncognitoTurns
 from bot.conversation.learning_runs import LearningRuns
 from bot.conversation.model_answer import CRISIS_MARK, ModelAnswers, Prompt, asks_about_diary
+from bot.conversation.person import Person, meet, person_of
 from bot.conversation.photo_steps import PhotoSteps
 from bot.conversation.questions import OpenQuestion, OpenQuestions, question_expired, rule_buttons
 from bot.conversation.ratelimit import RateLimiter
 from bot.conversation.reaction_steps import ReactionSteps
 from bot.conversation.reminder_requests import ReminderRequests, user_zone
-from bot.conversation.safety import crisis_help
 from bot.conversation.sources import with_sources
 from bot.conversation.tools import HeldCall, ToolBox, ToolContext, available, run_held
 from bot.conversation.topics import topic_raised
@@ -152,6 +153,15 @@ class Engine:
         """The scope of this companion and the user."""
         return await self.store.scope(self.config.companion_id, user_id)
 
+    async def person(self, scope: Scope) -> Person:
+        """The scope's language and help country: their own, else by their time zone, else the deployment's."""
+        return await person_of(self.store, scope, self.config.language, self.config.crisis_country)
+
+    async def meet(self, incoming: Incoming) -> None:
+        """At a person's first contact, keep the language their messenger names as theirs (`person.meet`)."""
+        if incoming.language:
+            await meet(self.store, await self.scope_for(incoming.user_id), incoming.language)
+
     async def zone_for(self, scope: Scope) -> ZoneInfo:
         """The user's own time zone, or the deployment's."""
         return await user_zone(self.store, scope, self.config.zone)
@@ -214,7 +224,7 @@ class Engine:
             return
         turn.help_sent = True
         await self.store.state.put(turn.scope, CRISIS_MARK, self.clock())
-        text = crisis_help(self.config.crisis_country, self.config.language)
+        text = crisis_help(turn.country, turn.lang)
         if turn.say_now is not None:
             try:
                 await turn.say_now(text)
@@ -232,7 +242,7 @@ class Engine:
     async def _input_check(self, turn: Turn) -> Reply | None:
         """A message that is no text is refused (in a crisis after the help text; a voice note's caption and
         transcript are checked once it is heard)."""
-        text, limit, lang = turn.incoming.text, self.config.max_message_chars, self.config.language
+        text, limit, lang = turn.incoming.text, self.config.max_message_chars, turn.lang
         if turn.incoming.attachment is not None and turn.incoming.attachment.kind == "voice":
             return None
         problem = check_input(text, limit)
@@ -243,6 +253,8 @@ class Engine:
     async def _duplicate(self, turn: Turn) -> Reply | None:
         """Find the scope and the message if it was logged before; one that was answered too gets no answer."""
         turn.found_scope = await self.scope_for(turn.incoming.user_id)
+        person = await self.person(turn.scope)  # the help text and every word of the turn in their language
+        turn.lang, turn.country = person.lang, person.country
         logged = await self._logged_before(turn.scope, turn.incoming)
         if logged is not None and await self._answered(turn.scope, turn.incoming):
             return ANSWERED_BEFORE
@@ -262,7 +274,7 @@ class Engine:
         if verdict == "pass":
             return None
         log.info("rate limit: message from %s neither read nor stored", turn.incoming.user_id)
-        return Reply((t(self.config.language, "rate_limited"),) if verdict == "tell" else (), failed=True)
+        return Reply((t(turn.lang, "rate_limited"),) if verdict == "tell" else (), failed=True)
 
     async def _log(self, turn: Turn) -> None:
         """Log the message (unless a crash left it logged), count it in the rhythm, note when they wrote before."""
@@ -273,7 +285,7 @@ class Engine:
         if turn.logged_id is None:
             checkin = await self.store.messages.last_proactive(turn.scope)
             message = await self.store.messages.add(
-                turn.scope, "user", logged_text(turn, self.config.language), channel=incoming.channel,
+                turn.scope, "user", logged_text(turn, turn.lang), channel=incoming.channel,
                 channel_message_id=incoming.channel_message_id, created_at=self.clock(), origin=turn.origin,
             )
             turn.logged_id = message.id
@@ -293,8 +305,8 @@ class Engine:
         if not turn.crisis:
             return None
         await self.help_first(turn)  # sent before (`_help_first`); here for a crisis seen in a document's text
-        lang = self.config.language
-        help_text = crisis_help(self.config.crisis_country, lang)
+        lang = turn.lang
+        help_text = crisis_help(turn.country, lang)
         try:
             text = await self._write(turn)
         except LLMError as exc:
@@ -320,7 +332,7 @@ class Engine:
         notes = await self.last_notes(turn.scope)
         if not notes:
             return None
-        return await explain(self.store, turn.scope, notes, self.config.language, await self.zone_for(turn.scope))
+        return await explain(self.store, turn.scope, notes, turn.lang, await self.zone_for(turn.scope))
 
     async def _absence(self, turn: Turn) -> None:
         """An absence the person announces holds check-ins back until they are back; the model hears the dates."""
@@ -337,7 +349,7 @@ class Engine:
 
     async def _model_answer(self, turn: Turn) -> Reply | None:
         """The model's answer, saying what the correction changed; a failing model is refused (nothing logged)."""
-        lang, scope, text_in = self.config.language, turn.scope, turn.incoming.text
+        lang, scope, text_in = turn.lang, turn.scope, turn.incoming.text
         extra: tuple[str, ...] = (f"You just corrected your memory because of this message:\n"
                                   f"{describe(turn.changes, 'en')}\nSay briefly what you changed.",
                                   ) if turn.changes else ()
@@ -401,7 +413,7 @@ class Engine:
                                         turn.incoming.quoted, images)
         turn.reactions.extend(tools.reactions)
         turn.described = next(iter(tools.described), turn.described)
-        return with_sources(text, tools.sources, self.config.language)  # the sites of the outside text it got
+        return with_sources(text, tools.sources, turn.lang)  # the sites of the outside text it got
 
     async def _run_held(self, scope: Scope, call: HeldCall) -> str:
         """Run a call the person said yes to, with the tools offered now (its tool may be gone since)."""

@@ -18,9 +18,9 @@ from zoneinfo import ZoneInfo
 from bot.conversation.bubbles import split_bubbles
 from bot.conversation.config import EngineConfig
 from bot.conversation.failures import failure_text, log_words
+from bot.conversation.help_lines import crisis_help
 from bot.conversation.model_answer import ModelAnswers
 from bot.conversation.questions import OpenQuestions
-from bot.conversation.safety import crisis_help
 from bot.conversation.tools import ToolContext
 from bot.conversation.turn import Step, Turn
 from bot.errors import LLMError
@@ -115,8 +115,8 @@ class IncognitoTurns:
         if on.over(now):
             stretch = await self.switch_off(turn.scope, "time")
             assert stretch is not None  # it was on a moment ago
-            until = until_words(stretch.ended_at, await self.zone_for(turn.scope), self.config.language, now)
-            lang = self.config.language
+            until = until_words(stretch.ended_at, await self.zone_for(turn.scope), turn.lang, now)
+            lang = turn.lang
             turn.preface.append(t(lang, "incognito_ended_by_time", until=until,
                                   messages=counted(lang, stretch.messages, "messages")))
             return None
@@ -136,10 +136,10 @@ class IncognitoTurns:
 
     async def _answer(self, turn: Turn) -> Reply:
         """The crisis answer, a decided question, a refused reminder, or the model's read-only answer."""
-        lang, scope = self.config.language, turn.scope
+        lang, scope = turn.lang, turn.scope
         if turn.crisis:
             await self.help_first(turn)  # sent before the checks when the words showed it; a transcript's here
-            help_text = crisis_help(self.config.crisis_country, lang)
+            help_text = crisis_help(turn.country, lang)
             try:
                 text = await self._write(turn)
             except LLMError as exc:

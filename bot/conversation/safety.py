@@ -1,10 +1,8 @@
-"""Signs of suicidal thoughts or acute danger, in German and English (a pure detection function), and the help
-lines per country that a reply in a crisis carries."""
+"""Signs of suicidal thoughts or acute danger, in German and English (a pure detection function); the help lines a
+crisis brings are in help_lines.py."""
 from __future__ import annotations
 
 import re
-
-from bot.texts import TEXTS
 
 # Phrases, not single words: "Ich sterbe vor Lachen", "die Hitze bringt mich um" or "killing it" must not trigger.
 # Each pattern is written for a person speaking of themselves now (or of someone in danger now); a message that only
@@ -186,33 +184,3 @@ def signals_crisis(text: str) -> bool:
     someone else or is in acute danger (the pattern layer; `bot.conversation.crisis` adds the classifier)."""
     return (any(pattern.search(text) for pattern in _COMPILED)
             and (not _DISTANCE.search(text) or bool(_OWN_WISH.search(text))))
-
-
-# Help lines per country for the safety notice; DE is the default.
-CRISIS_LINES: dict[str, dict[str, str]] = {
-    "DE": TEXTS["crisis_help"],
-    "AT": {
-        "de": "Wenn es dir gerade sehr schlecht geht: Die Telefonseelsorge erreichst du rund um die Uhr unter 142. "
-              "In akuter Gefahr ruf bitte 144 oder 112 an.",
-        "en": "If you are in a very bad place: Telefonseelsorge Austria answers day and night at 142. "
-              "In acute danger, please call 144 or 112.",
-    },
-    "CH": {
-        "de": "Wenn es dir gerade sehr schlecht geht: Die Dargebotene Hand erreichst du rund um die Uhr unter 143. "
-              "In akuter Gefahr ruf bitte 144 oder 112 an.",
-        "en": "If you are in a very bad place: Die Dargebotene Hand answers day and night at 143. "
-              "In acute danger, please call 144 or 112.",
-    },
-    "US": {
-        "de": "Wenn es dir gerade sehr schlecht geht: Ruf oder schreib 988 (Suicide & Crisis Lifeline). "
-              "In akuter Gefahr ruf 911 an.",
-        "en": "If you are in a very bad place right now: call or text 988 (Suicide & Crisis Lifeline). "
-              "In acute danger, call 911.",
-    },
-}
-
-
-def crisis_help(country: str, lang: str) -> str:
-    """The help-line notice for a country (German numbers when the country is unknown)."""
-    lines = CRISIS_LINES.get(country.upper(), CRISIS_LINES["DE"])
-    return lines.get(lang, lines["de"])

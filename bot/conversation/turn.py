@@ -59,6 +59,8 @@ class Turn:
     say_now: SayNow | None = None  # sends a message at once, before the reply (the help text in a crisis)
     help_sent: bool = False  # the help text went out in this turn (at once, or first in the reply)
     found_scope: Scope | None = None  # the scope, found by the duplicate check
+    lang: str = "de"  # the person's language (their own, else the deployment's), known with the scope
+    country: str = "DE"  # the country of the person's help numbers, known with the scope
     logged_id: int | None = None  # the message as logged (before a crash, or by this turn)
     previous_at: float | None = None  # when the person wrote before this message
     previous_id: int | None = None  # the person's message before this one (None: none, or not logged yet)

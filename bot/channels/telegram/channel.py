@@ -309,7 +309,7 @@ class TelegramChannel(TelegramPresses):
             reply_to=message.message_id if group else None, origin=message.message_id,
             quoted=quoted_of(message, self.app.bot.id), addressed=not group or self._addressed(message),
             attachment=attachment, sent_at=message.date.timestamp() if message.date else None,
-            title=chat.title or "" if group else "")
+            title=chat.title or "" if group else "", language=user.language_code or "")
 
     async def _on_other(self, update: Update, context: Context) -> None:
         """A kind of message mnemo does not take (a file, a location, …): say so in one sentence."""
@@ -403,6 +403,9 @@ class TelegramChannel(TelegramPresses):
 
     async def _tell(self, where: int, text: str, answering: str | None = None, why: str = "") -> None:
         await self.out.send(where, (text,))
+
+    async def _send_now(self, turn: Turn[int, int], text: str) -> int:
+        return (await self.out.send(turn.where, (text,), reply_to=turn.reply_to))[0]
 
     async def _greet(self, user_id: str, text: str) -> None:
         await self._tell(telegram_id(user_id), text)
