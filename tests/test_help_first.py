@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from bench import help_first
 from bot.channels.telegram.channel import TelegramChannel
 from bot.conversation.engine import Engine, EngineConfig
 from bot.conversation.help_lines import crisis_help
@@ -21,6 +22,7 @@ from bot.errors import LLMUnavailable
 from bot.texts import t
 from memory.store import MemoryStore
 from tests.fakes.llm import GatedLLM, ScriptedLLM
+from tests.fakes.synapse import Synapse
 from tests.fakes.telegram_api import FakeTelegram
 from tests.test_matrix import World, running, texts, world  # noqa: F401  (the fixture)
 from tests.test_telegram import USER, make_channel
@@ -143,7 +145,8 @@ CHILD = textwrap.dedent('''
     import asyncio, sys
     from bot.commands.runner import Commands
     from bot.conversation.engine import Engine, EngineConfig
-    from bot.channels.telegram.channel import TelegramChannel, TelegramConfig
+    from bench import help_first
+from bot.channels.telegram.channel import TelegramChannel, TelegramConfig
     from memory.store import MemoryStore
     from tests.fakes.embedder import FakeEmbedder
     from tests.fakes.llm import StuckLLM
@@ -198,3 +201,16 @@ async def test_a_message_replayed_after_a_kill_gets_the_help_text_once(
     assert [(m.role, m.text) for m in await store.messages.recent(scope)] == [
         ("user", CRISIS), ("assistant", "Ich bin da. Was ist passiert?")]
     assert sent[0]["text"] == HELP
+
+
+async def test_with_an_8_s_model_the_help_text_arrives_within_half_a_second_on_both_channels(
+    synapse: Synapse,
+) -> None:
+    """bench/help_first.py, short: mnemo in a process of its own as the product runs, three people at once on each
+    channel (Matrix: encrypted rooms), one crisis message each, the chat model taking 8 s."""
+    figures = await help_first.run(messages=3, people=3, delay=8.0, synapse=synapse)
+    for channel in ("telegram", "matrix"):
+        each = figures[channel]["each"]
+        assert len(each) == 3
+        assert all(help_s <= 0.5 for help_s, _ in each), (channel, each)
+        assert all(answer_s >= 8.0 for _, answer_s in each), (channel, each)  # the model took its 8 s meanwhile

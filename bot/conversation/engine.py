@@ -223,16 +223,18 @@ class Engine:
         if turn.help_sent:
             return
         turn.help_sent = True
-        await self.store.state.put(turn.scope, CRISIS_MARK, self.clock())
         text = crisis_help(turn.country, turn.lang)
-        if turn.say_now is not None:
-            try:
-                await turn.say_now(text)
-                return
-            except Exception:  # noqa: BLE001 - a wire that failed: the help text then leads the reply
-                log.exception("the help text for message %s could not be sent at once; it leads the reply",
-                              turn.incoming.channel_message_id)
-        turn.preface.insert(0, text)
+        try:
+            if turn.say_now is not None:
+                try:
+                    await turn.say_now(text)
+                    return
+                except Exception:  # noqa: BLE001 - a wire that failed: the help text then leads the reply
+                    log.exception("the help text for message %s could not be sent at once; it leads the reply",
+                                  turn.incoming.channel_message_id)
+            turn.preface.insert(0, text)
+        finally:  # after the send, which waits for nothing
+            await self.store.state.put(turn.scope, CRISIS_MARK, self.clock())
 
     async def _help_first(self, turn: Turn) -> None:
         """Signs of crisis seen so far: the help text goes out now (`help_first`)."""

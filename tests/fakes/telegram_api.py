@@ -61,6 +61,7 @@ class FakeTelegram:
         self.bot_user: JSON = {"id": int(token.split(":")[0]), "is_bot": True,
                                "first_name": "Mnemo", "username": bot_username}
         self.sent: list[JSON] = []  # sendMessage params + message_id, reply_markup parsed
+        self.sent_times: list[float] = []  # time.monotonic() of each sendMessage received, parallel to `sent`
         self.edits: list[JSON] = []  # successful edit params + "kind" ("text" / "reply_markup")
         self.edit_times: list[float] = []  # time.monotonic() of each successful edit, parallel to `edits`
         self.callback_answers: list[JSON] = []
@@ -375,6 +376,7 @@ class FakeTelegram:
         self.messages[msg["message_id"]] = msg
         self.sent.append(p | {"message_id": msg["message_id"], "parse_mode": p.get("parse_mode"),
                               "reply_markup": p.get("reply_markup")})
+        self.sent_times.append(time.monotonic())
         return msg
 
     def _send_document(self, p: JSON) -> JSON:
