@@ -145,8 +145,7 @@ CHILD = textwrap.dedent('''
     import asyncio, sys
     from bot.commands.runner import Commands
     from bot.conversation.engine import Engine, EngineConfig
-    from bench import help_first
-from bot.channels.telegram.channel import TelegramChannel, TelegramConfig
+    from bot.channels.telegram.channel import TelegramChannel, TelegramConfig
     from memory.store import MemoryStore
     from tests.fakes.embedder import FakeEmbedder
     from tests.fakes.llm import StuckLLM
