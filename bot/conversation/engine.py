@@ -22,10 +22,10 @@ from bot.conversation.bubbles import split_bubbles
 from bot.conversation.config import EngineConfig
 from bot.conversation.document_steps import DocumentSteps, logged_text
 from bot.conversation.failures import failure_text, log_words
-from bot.conversation.help_lines import crisis_help
+from bot.conversation.help_first import HelpFirst
 from bot.conversation.incognito_turns import IncognitoTurns
 from bot.conversation.learning_runs import LearningRuns
-from bot.conversation.model_answer import CRISIS_MARK, ModelAnswers, Prompt, asks_about_diary
+from bot.conversation.model_answer import ModelAnswers, Prompt, asks_about_diary
 from bot.conversation.person import Person, meet, person_of
 from bot.conversation.photo_steps import PhotoSteps
 from bot.conversation.questions import OpenQuestion, OpenQuestions, question_expired, rule_buttons
@@ -77,6 +77,8 @@ class Engine:
         self.floor = config.relevance_floor
         if self.floor is None:
             self.floor = calibration(store.index.embedder.name).relevant
+        self.help = HelpFirst(store, clock)  # a crisis turn's help text, before anything else happens in it
+        self.help_first = self.help.send
         self.questions = OpenQuestions(store, config.language, clock, self._run_held)
         self.absences = Absences(store)
         self.reminder_requests = ReminderRequests(store, config.language, config.zone, clock)
@@ -88,17 +90,16 @@ class Engine:
         self.documents = DocumentSteps(config)  # PDFs and text files read for this turn's answer
         self.reactions = ReactionSteps(store, config, clock, self.scope_for, self.zone_for)  # emoji both ways
         self.feedback, self.delivered = self.reactions.feedback, self.reactions.delivered  # for the channels
-        self.incognito = IncognitoTurns(store, config, clock, self.answers, self.questions, self.zone_for,
-                                       self.help_first)
+        self.incognito = IncognitoTurns(store, config, clock, self.answers, self.questions, self.zone_for, self.help)
         self.spawn = self.learning.spawn  # run a background task; a failure is logged with where it was created
         # A message's turn, in order: each step answers here (a reply) or passes on (None) to the next.
         self.steps: tuple[Step, ...] = (
             self._duplicate,  # answered before (by its channel id): no second answer
-            self._help_first,  # passes on: signs of crisis in the words: the help text goes out now, before all else
+            self.help.step,  # passes on: signs of crisis in the words: the help text goes out now, before all else
             self._input_check,  # no text (too long, binary, empty): refused (after the help text in a crisis)
             self._incognito,  # incognito: answered from the memory as it is, nothing of the message kept
             self.voice.hear,  # a voice note: its transcript is the text from here on (a crisis in it is never limited)
-            self._help_first,  # passes on: signs of crisis in the transcript: the help text now
+            self.help.step,  # passes on: signs of crisis in the transcript: the help text now
             self._rate_limit,  # too many messages: refused, neither read nor stored
             self.photos.check,  # a picture too large, of another kind or damaged: refused (a crisis goes on without it)
             self.documents.read,  # a document read for the model, or why not said (in a crisis it is not read)
@@ -216,31 +217,6 @@ class Engine:
 
     # --- the steps of a turn, in their order ------------------------------------------------------
 
-    async def help_first(self, turn: Turn) -> None:
-        """Send the help text now, once a turn: through the channel as a message of its own before the model is
-        asked, or (a channel that cannot, or a send that failed) as the reply's first bubble. The scope keeps when
-        (never what): check-ins and notices hold back for days, in incognito too."""
-        if turn.help_sent:
-            return
-        turn.help_sent = True
-        text = crisis_help(turn.country, turn.lang)
-        try:
-            if turn.say_now is not None:
-                try:
-                    await turn.say_now(text)
-                    return
-                except Exception:  # noqa: BLE001 - a wire that failed: the help text then leads the reply
-                    log.exception("the help text for message %s could not be sent at once; it leads the reply",
-                                  turn.incoming.channel_message_id)
-            turn.preface.insert(0, text)
-        finally:  # after the send, which waits for nothing
-            await self.store.state.put(turn.scope, CRISIS_MARK, self.clock())
-
-    async def _help_first(self, turn: Turn) -> None:
-        """Signs of crisis seen so far: the help text goes out now (`help_first`)."""
-        if turn.crisis:
-            await self.help_first(turn)
-
     async def _input_check(self, turn: Turn) -> Reply | None:
         """A message that is no text is refused (in a crisis after the help text; a voice note's caption and
         transcript are checked once it is heard)."""
@@ -299,23 +275,10 @@ class Engine:
 
     async def _crisis(self, turn: Turn) -> Reply | None:
         """A message with signs of crisis: after the help text (sent first), the model with the safety rules, nothing
-        else.
-
-        No question is asked or decided, no reminder confirmed, no memory corrected, nothing streamed; when the
-        model fails, a few words of mnemo's own follow the help text.
-        """
+        else: no question asked or decided, no reminder confirmed, no memory corrected, nothing streamed."""
         if not turn.crisis:
             return None
-        await self.help_first(turn)  # sent before (`_help_first`); here for a crisis seen in a document's text
-        lang = turn.lang
-        help_text = crisis_help(turn.country, lang)
-        try:
-            text = await self._write(turn)
-        except LLMError as exc:
-            log.warning("chat model failed for a crisis message %s: %s", turn.message_id, log_words(exc))
-            text = t(lang, "crisis_model_down")
-        text = text.replace(help_text, "").strip()  # a model that repeats the help text: it went out already
-        turn.reply = Reply(split_bubbles(text) or (t(lang, "crisis_model_down"),))
+        turn.reply = await self.help.answer(turn, self._write)
         return await self._after_reply(turn)
 
     async def _open_question(self, turn: Turn) -> Reply | None:

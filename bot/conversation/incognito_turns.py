@@ -18,7 +18,7 @@ from zoneinfo import ZoneInfo
 from bot.conversation.bubbles import split_bubbles
 from bot.conversation.config import EngineConfig
 from bot.conversation.failures import failure_text, log_words
-from bot.conversation.help_lines import crisis_help
+from bot.conversation.help_first import HelpFirst
 from bot.conversation.model_answer import ModelAnswers
 from bot.conversation.questions import OpenQuestions
 from bot.conversation.tools import ToolContext
@@ -82,10 +82,10 @@ class IncognitoTurns:
 
     def __init__(self, store: MemoryStore, config: EngineConfig, clock: Callable[[], float], answers: ModelAnswers,
                  questions: OpenQuestions, zone_for: Callable[[Scope], Awaitable[ZoneInfo]],
-                 help_first: Callable[[Turn], Awaitable[None]]) -> None:
+                 help: HelpFirst) -> None:
         self.store, self.config, self.clock, self.answers = store, config, clock, answers
         self.questions, self.zone_for = questions, zone_for
-        self.help_first = help_first  # the engine's: the help text at once (and the crisis mark: a time, no words)
+        self.help = help  # the engine's: the help text at once (and the crisis mark: a time, no words), the answer
         self._turns: dict[int, deque[Message]] = {}  # a stretch's own turns per scope: never written anywhere
 
     async def switch_on(self, scope: Scope, until: float | None) -> Incognito:
@@ -138,15 +138,7 @@ class IncognitoTurns:
         """The crisis answer, a decided question, a refused reminder, or the model's read-only answer."""
         lang, scope = turn.lang, turn.scope
         if turn.crisis:
-            await self.help_first(turn)  # sent before the checks when the words showed it; a transcript's here
-            help_text = crisis_help(turn.country, lang)
-            try:
-                text = await self._write(turn)
-            except LLMError as exc:
-                log.warning("chat model failed for a crisis message in incognito: %s", exc)
-                text = t(lang, "crisis_model_down")
-            text = text.replace(help_text, "").strip()  # it went out already
-            return Reply(split_bubbles(text) or (t(lang, "crisis_model_down"),))
+            return await self.help.answer(turn, self._write)  # the help text went out before the checks
         if not turn.brings_file:
             decided = await self.questions.answer(turn)  # deciding a question is the person's own act
             if decided is not None:

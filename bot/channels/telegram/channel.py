@@ -92,11 +92,9 @@ class TelegramConfig:
 
 def access_config(config: TelegramConfig) -> AccessConfig:
     """The access part of the Telegram settings, ids written as scopes."""
-    return AccessConfig(
-        allowed=frozenset(scope_user(telegram_id(u)) for u in config.allowed_users),
-        admins=frozenset(a for a in config.admins if a.startswith("tg:")),
-        unknown_users=config.unknown_users, pairing_minutes=config.pairing_minutes,
-    )
+    return AccessConfig(allowed=frozenset(scope_user(telegram_id(u)) for u in config.allowed_users),
+                        admins=frozenset(a for a in config.admins if a.startswith("tg:")),
+                        unknown_users=config.unknown_users, pairing_minutes=config.pairing_minutes)
 
 
 def file_base_url(base_url: str) -> str:
