@@ -59,6 +59,7 @@ class Incoming:
     sent_at: float | None = None  # when the person sent it, as the messenger says (the rate limit counts it then)
     forwarded: bool = False  # someone else's words the person forwarded (Telegram: forward_origin; Matrix: only
     #                          where the client marks a forward, MSC2723's m.forwarded; Element does not)
+    language: str = ""  # the language the messenger names for the sender ('en-US'); empty: it names none
 
 
 @dataclass(frozen=True)

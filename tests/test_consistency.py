@@ -102,9 +102,8 @@ async def test_settings_speak_german_and_take_german_words(commands: Commands) -
     assert "Tagebuch: 23:45 Uhr (zuschicken: an)" in await said(commands, "/settings tagebuch an")
     assert await said(commands, "/settings nachfragen vielleicht") == "Das verstehe ich nicht – erwartet: an oder aus"
     assert await said(commands, "/settings zeiten 9 bis 21") == "Das verstehe ich nicht – erwartet: Stunden wie 9-21"
-    english = Commands(commands.engine)
-    english.lang = "en"
-    assert "Check-ins: off" in "\n".join((await english.run("anna", "/settings")).bubbles)  # type: ignore[union-attr]
+    english = await said(commands, "/settings sprache en")  # the person's own language: the answer in it already
+    assert english.startswith("Saved.") and "Check-ins: off" in english and "Language: English" in english
 
 
 async def test_profile_keys_and_undo_lines_are_german(commands: Commands, store: MemoryStore) -> None:

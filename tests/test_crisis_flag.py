@@ -14,7 +14,8 @@ from bot.conversation.engine import Engine, Incoming
 from bot.conversation.markers import flags_crisis, split_markers
 from bot.conversation.model_answer import CRISIS_MARK
 from bot.conversation.prompt import PromptContext, build_prompt
-from bot.conversation.safety import crisis_help, signals_crisis
+from bot.conversation.help_lines import crisis_help
+from bot.conversation.safety import signals_crisis
 from bot.llm.port import OnText, ToolCall
 from memory.store import MemoryStore
 from tests.engine_kit import make_engine
@@ -23,7 +24,7 @@ from tests.fakes.llm import ScriptedLLM
 pytestmark = pytest.mark.both_backends("the crisis mark, the logged reply and the rules live in the store")
 
 HELP = crisis_help("DE", "de")
-QUIET = "hab heute ausprobiert wie fest der Gürtel am Haken hält"  # no pattern knows it (the miss)
+QUIET = "Ich hab meiner Schwester heute meine Gitarre geschenkt."  # the fast layers miss it (context tells)
 CAREFUL = "Das macht mir Sorgen. Bist du gerade in Sicherheit?"
 
 

@@ -15,7 +15,7 @@ from bot.conversation.crisis import Assessment
 from bot.conversation.crisis_judge import INSTRUCTION, JudgeGarbage, judge_request, verdict
 from bot.conversation.engine import Engine, EngineConfig, Incoming
 from bot.conversation.model_answer import CRISIS_MARK
-from bot.conversation.safety import crisis_help
+from bot.conversation.help_lines import crisis_help
 from memory.store import MemoryStore
 from tests.fakes.llm import Call, GatedLLM, ScriptedLLM
 

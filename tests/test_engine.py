@@ -147,7 +147,9 @@ async def test_crisis_drops_the_persona_and_points_to_help(store: MemoryStore, c
     chat.enqueue("Das klingt sehr schwer.")
     reply = await engine.handle(Incoming("anna", "Ich will nicht mehr leben."))
     await engine.drain()
-    assert reply is not None and "0800 111 0 111" in reply.bubbles[-1]
+    # without a channel that sends at once, the help text leads the reply as a bubble of its own
+    assert reply is not None and "0800 111 0 111" in reply.bubbles[0]
+    assert reply.bubbles[1:] == ("Das klingt sehr schwer.",)
     system = chat.calls[0].system[0].text
     assert system.startswith("SAFETY FIRST") and "frech" not in system
 

@@ -12,7 +12,7 @@ import pytest
 
 from bot.commands.runner import Commands
 from bot.conversation.engine import Engine, EngineConfig, Incoming, question_expired
-from bot.conversation.safety import crisis_help
+from bot.conversation.help_lines import crisis_help
 from bot.errors import LLMUnavailable
 from bot.learning.corrections import profile_value
 from bot.llm.port import Completion, CompletionRequest, ToolCall, Usage
@@ -71,7 +71,7 @@ async def test_a_crisis_message_with_a_no_word_gets_help_and_the_model_not_the_q
     await ask_rule(engine, chat)
     chat.enqueue("Ich bin da. Magst du mir erzählen, was passiert ist?")
     reply = await engine.handle(Incoming("anna", CRISIS_WITH_NO))
-    assert reply is not None and "Ich bin da." in reply.bubbles[0] and HELP in "\n\n".join(reply.bubbles)
+    assert reply is not None and reply.bubbles[0] == HELP and "Ich bin da." in reply.bubbles[1]  # the help text first
     assert "In Ordnung, das merke ich mir nicht." not in "\n".join(reply.bubbles) and reply.buttons == ()
     assert "SAFETY FIRST" in chat.calls[-1].system[0].text
     scope = await engine.scope_for("anna")
@@ -92,7 +92,7 @@ async def test_a_crisis_that_sounds_like_a_correction_proposes_no_rule_and_is_no
     reply = await engine.handle(Incoming("anna", "Das stimmt so nicht mehr, ich will nicht mehr leben"), preview)
     await engine.drain()
     assert reply is not None and reply.buttons == () and "Soll ich mir das merken?" not in "\n".join(reply.bubbles)
-    assert reply.bubbles[-1].endswith(HELP) or HELP in reply.bubbles[-1]
+    assert reply.bubbles[0] == HELP and HELP not in "\n".join(reply.bubbles[1:])  # first, and once
     assert shown == []  # nothing half-written reaches the person before the help lines
     assert not any("verdicts" in json.dumps(c.json_schema or {}) for c in background.calls)  # no correction judge
     assert not any("rule" in (c.json_schema or {}).get("properties", {}) for c in background.calls)

@@ -11,7 +11,7 @@ from bot.channels.matrix.messages import forwarded
 from bot.channels.telegram.channel import TelegramChannel
 from bot.conversation.engine import Engine, Incoming
 from bot.conversation.model_answer import CRISIS_MARK
-from bot.conversation.safety import crisis_help, crisis_help_other
+from bot.conversation.help_lines import crisis_help, crisis_help_other
 from memory.store import MemoryStore
 from tests.fakes.llm import ScriptedLLM
 from tests.fakes.telegram_api import FakeTelegram

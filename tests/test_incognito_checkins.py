@@ -13,7 +13,7 @@ import pytest
 
 from bot.conversation.engine import Engine, EngineConfig, Incoming
 from bot.conversation.model_answer import CRISIS_MARK
-from bot.conversation.safety import crisis_help
+from bot.conversation.help_lines import crisis_help
 from bot.llm.writer import LLMWriter
 from memory.store import MemoryStore
 from scheduler.checkin import LAST_DECISION, gather

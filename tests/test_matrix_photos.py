@@ -23,7 +23,7 @@ from bot.channels.matrix.channel import MatrixChannel
 from bot.channels.matrix.images import caption_of, stated
 from bot.commands.runner import Commands
 from bot.conversation.engine import Engine, EngineConfig
-from bot.conversation.safety import crisis_help
+from bot.conversation.help_lines import crisis_help
 from bot.llm.anthropic_api import AnthropicChat
 from bot.llm.openai_api import OpenAIChat
 from bot.llm.vision import vision_on
@@ -336,8 +336,8 @@ async def test_a_picture_that_cannot_be_decrypted_is_told_so(openai_bot: Bot, ll
         assert len(llm.requests) == requests and await bot.user_texts(anna.user_id) == ["Hallo"]
         llm.enqueue("Ich bin da. Was ist passiert?")  # a caption in crisis is answered first, without the picture
         await send_file_event(anna, room, png(), spoil=another_key, caption="Ich will nicht mehr leben.")
-        answer, help_lines = await anna.wait_for(room, bot.said, count=2, seconds=20)
-        assert answer.body == "Ich bin da. Was ist passiert?" and crisis_help("DE", "de") in help_lines.body  # type: ignore[attr-defined]
+        help_lines, answer = await anna.wait_for(room, bot.said, count=2, seconds=20)  # the help text first
+        assert help_lines.body == crisis_help("DE", "de") and answer.body == "Ich bin da. Was ist passiert?"  # type: ignore[attr-defined]
     assert (await bot.user_texts(anna.user_id))[-1] == "(Foto) Ich will nicht mehr leben."
     assert t("de", "image_undecryptable") != t("de", "image_type")
 

@@ -12,8 +12,8 @@ from PIL import Image as Pillow
 
 from bot.commands.runner import Commands
 from bot.conversation.engine import Engine, Incoming
+from bot.conversation.help_lines import crisis_help
 from bot.conversation.pictures import SEEN, UNSEEN
-from bot.conversation.safety import crisis_help
 from bot.errors import LLMRejected, LLMUnavailable
 from bot.exchange import Attachment, Reply
 from bot.llm.port import ToolCall
@@ -223,7 +223,7 @@ async def test_a_crisis_in_a_caption_is_answered_first_with_a_good_or_a_bad_pict
     for picture in (jpeg(), forty_megapixels()):
         chat.enqueue("Ich bin da. Was ist passiert?")
         reply = await handle(engine, photo(picture, "Ich will nicht mehr leben."))
-        assert not reply.failed and reply.bubbles[0] == "Ich bin da. Was ist passiert?" and HELP in reply.bubbles[-1]
+        assert not reply.failed and reply.bubbles == (HELP, "Ich bin da. Was ist passiert?")  # the help text first
         assert chat.calls[-1].system[0].text.startswith("SAFETY FIRST")
         assert not chat.calls[-1].messages[-1].images  # the help first: no picture, no description asked for
     assert [text for role, text in await logged(engine) if role == "user"] == ["(Foto) Ich will nicht mehr leben."] * 2

@@ -20,8 +20,8 @@ from bot.app import engine_config
 from bot.channels.console import ConsoleChannel
 from bot.commands.runner import Commands
 from bot.conversation.engine import Engine, EngineConfig, Incoming, Reply
+from bot.conversation.help_lines import crisis_help
 from bot.conversation.reacting import OFFER, REACTIONS, chosen_reaction, day_of, feedback_emoji, may_react, offer_line
-from bot.conversation.safety import crisis_help
 from bot.conversation.tools import Tool, ToolContext
 from bot.exchange import Quoted, Reaction
 from bot.llm.port import ToolCall, ToolSpec
@@ -193,7 +193,8 @@ async def test_no_reaction_on_a_crisis_message(engine: Engine, chat: ScriptedLLM
     chat.enqueue("Ich bin da und höre dir zu. [REACT: 😢]")
     reply = await answer(engine, "Ich will nicht mehr leben.", channel_message_id="1:1")
     assert reply.reaction == "" and not offered(chat)
-    assert "[REACT" not in "\n".join(reply.bubbles) and "Ich bin da und höre dir zu." in reply.bubbles[0]
+    assert "[REACT" not in "\n".join(reply.bubbles) and reply.bubbles[0] == crisis_help("DE", "de")
+    assert "Ich bin da und höre dir zu." in reply.bubbles[1]  # after the help text
     assert await store.reactions.given(await engine.scope_for("tg:1"), 0, NOON * 2) == 0
 
 

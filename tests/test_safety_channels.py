@@ -1,4 +1,4 @@
-"""A crisis in a photo's caption, a voice note's transcript or an edited message gets the help line, on Telegram
+"""A crisis in a photo's caption, a voice note's transcript or an edited message gets the help line first, on Telegram
 (the unmodified python-telegram-bot against the fake Bot API) with the real layered detector; an everyday edit is
 still ignored. The phrasing is one no pattern knows: the classifier finds it."""
 from __future__ import annotations
@@ -12,7 +12,8 @@ import pytest
 from bot.channels.matrix.messages import edited_text
 from bot.channels.telegram.channel import TelegramChannel
 from bot.conversation.engine import Engine, EngineConfig
-from bot.conversation.safety import crisis_help, signals_crisis
+from bot.conversation.help_lines import crisis_help
+from bot.conversation.safety import signals_crisis
 from bot.voice.openai_audio import OpenAITranscriber
 from memory.store import MemoryStore
 from tests.fakes.audio import spoken

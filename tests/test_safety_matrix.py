@@ -1,12 +1,12 @@
-"""An edit on Matrix (m.replace) that shows a crisis gets the help line; an everyday edit is still ignored (matrix-nio
-against a real Synapse on 127.0.0.1, the layered detector with its classifier)."""
+"""An edit on Matrix (m.replace) that shows a crisis gets the help line first; an everyday edit is still ignored
+(matrix-nio against a real Synapse on 127.0.0.1, the layered detector with its classifier)."""
 from __future__ import annotations
 
 import dataclasses
 
 from nio import RoomSendResponse
 
-from bot.conversation.safety import crisis_help
+from bot.conversation.help_lines import crisis_help
 from tests.safety_kit import real_detector
 from tests.test_matrix import Human, World, running, texts, world  # noqa: F401  (the fixture)
 from tests.test_safety_channels import UNSEEN

@@ -14,7 +14,7 @@ from bot.channels.telegram.channel import TelegramChannel
 from bot.channels.telegram.intake import ALLOWED_UPDATES
 from bot.channels.telegram.messages import bot_reaction
 from bot.conversation.engine import Engine
-from bot.conversation.safety import crisis_help
+from bot.conversation.help_lines import crisis_help
 from bot.llm.port import ToolCall
 from bot.texts import t
 from memory.store import MemoryStore
@@ -194,8 +194,9 @@ async def test_no_reaction_on_a_crisis_and_one_in_a_group_that_addressed_the_com
     tg: FakeTelegram, channel: TelegramChannel, chat: ScriptedLLM,
 ) -> None:
     chat.enqueue("Ich bin da. Magst du erzählen, was los ist? [REACT: 🙏]")
-    _, help_lines = await said(tg, ANNA, "Ich will nicht mehr leben.", replies=2)
-    assert crisis_help("DE", "de") in help_lines["text"]
+    help_lines, answer = await said(tg, ANNA, "Ich will nicht mehr leben.", replies=2)
+    assert help_lines["text"] == crisis_help("DE", "de")  # first, a message of its own
+    assert answer["text"] == "Ich bin da. Magst du erzählen, was los ist?"
     chat.enqueue("Gute Idee! [REACT: 👍]")
     (answer,) = await said(tg, ANNA, "@mnemo_bot Picknick am Samstag?", **IN_GROUP)
     await calm(tg)

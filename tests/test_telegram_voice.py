@@ -161,8 +161,8 @@ async def test_a_crisis_in_a_voice_note_gets_the_help_lines_and_no_voice(
     audio.hear("Ich will mir das Leben nehmen.")
     chat.enqueue("Ich bin bei dir.")
     tg.send_media(USER, "voice", spoken("Ich will mir das Leben nehmen"))
-    sent = await tg.wait_for_sent(2)  # the answer, then the help lines in a bubble of their own
-    assert sent[0]["text"] == "Ich bin bei dir." and "0800 111 0 111" in sent[1]["text"]
+    sent = await tg.wait_for_sent(2)  # the help lines first, a message of their own, then the answer
+    assert "0800 111 0 111" in sent[0]["text"] and sent[1]["text"] == "Ich bin bei dir."
     assert tg.voices == [] and audio.speech_requests == []
 
 
@@ -192,7 +192,7 @@ async def test_without_a_backend_voice_notes_get_one_sentence_and_are_not_downlo
     ch = make_channel(tg, engine)
     await ch.start()
     try:
-        tg.send_media(USER, "voice", spoken("Hallo"))
+        tg.send_media(USER, "voice", spoken("Hallo"), language_code="en-US")  # the person's messenger: English too
         assert await texts_after(tg, 0) == [t("en", "voice_not_set_up")]
         assert tg.downloads == [] and "getFile" not in tg.calls
         tg.send_text(USER, "/voice on")

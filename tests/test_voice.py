@@ -19,8 +19,8 @@ from bot.channels.base import answer as channel_answer
 from bot.commands.runner import Commands
 from bot.conversation.config import EngineConfig
 from bot.conversation.engine import Engine
+from bot.conversation.help_lines import crisis_help
 from bot.conversation.prompt import origin_note
-from bot.conversation.safety import crisis_help
 from bot.conversation.tools import transcript_lines
 from bot.conversation.turn import Turn
 from bot.conversation.voice_notes import HEARD, megabytes, voice_problem, with_transcript

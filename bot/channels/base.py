@@ -20,7 +20,7 @@ from typing import ClassVar, Generic, TypeVar
 
 from bot.channels.access import Access, AccessConfig, ApprovedUser
 from bot.channels.sending import typing
-from bot.channels.shown import Shown, as_written
+from bot.channels.shown import Shown, as_written, split_help
 from bot.channels.streaming import LivePreview
 from bot.commands.catalog import owner_of
 from bot.commands.invocation import Pressed
@@ -61,6 +61,7 @@ class Turn(Generic[W, H]):
     thread: H | None = None  # the thread it was written in (Matrix: its root), where the answer goes
     title: str = ""  # in a group: its name as the messenger gives it (kept for the web page), else ''
     forwarded: bool = False  # someone else's words the person forwarded (never a command, never an answer)
+    language: str = ""  # the sender's language as the messenger names it ('en-US'); empty: it names none
 
 
 async def answer(engine: Engine, commands: Commands | None, incoming: Incoming, *, command: bool,
@@ -72,6 +73,7 @@ async def answer(engine: Engine, commands: Commands | None, incoming: Incoming, 
     """
     metrics, started = engine.metrics, time.monotonic()
     metrics.message_in(incoming.channel)
+    await engine.meet(incoming)  # a new person's language, as their messenger names it
     try:
         reply, ran_command = await _answer(engine, commands, incoming, command, ref, on_progress, say_now)
     except Exception:
@@ -148,14 +150,14 @@ class Channel(ABC, Generic[W, H]):
         incoming = Incoming(turn.scope, turn.text, channel=self.name, channel_message_id=turn.ref, sender=turn.sender,
                             may_decide=not turn.group or self.access.is_admin(turn.sender), quoted=quoted,
                             addressed=turn.addressed, attachment=turn.attachment, sent_at=turn.sent_at,
-                            forwarded=turn.forwarded)
+                            forwarded=turn.forwarded, language=turn.language)
         shown = await self._shown(turn)
         preview = self._preview(turn, shown)
         try:
             async with typing(functools.partial(self._indicate, turn.where), preview):
                 reply, ran_command = await answer(self.engine, self.commands, incoming, command=turn.command,
                                                   ref=turn.ref, on_progress=self._progress(preview),
-                                                  say_now=functools.partial(self._say_now, turn))
+                                                  say_now=functools.partial(self._say_now, turn, shown))
         finally:
             if preview is not None:
                 await preview.close()
@@ -172,10 +174,14 @@ class Channel(ABC, Generic[W, H]):
         if reply.reaction and turn.origin is not None:
             await self._reacting(turn.where, turn.origin, reply.reaction)
 
-    async def _say_now(self, turn: Turn[W, H], text: str) -> None:
-        """Send a text at once, before the reply, as a message of its own (the help text in a crisis); a failure
-        raises, and the engine puts the text first in the reply instead."""
-        await self._tell(turn.where, text, turn.ref, "help")
+    async def _say_now(self, turn: Turn[W, H], shown: Shown[H], text: str) -> None:
+        """Send a text at once, before the reply, as a message of its own (the help text in a crisis), recorded in the
+        reply's ledger; one shown before a crash is not sent again. A failure raises, and the engine puts the text
+        first in the reply instead."""
+        if shown.help is not None:
+            log.info("the help text for %s was shown before the restart (%s); not sent again", turn.ref, shown.help)
+            return
+        await shown.put_help(await self._send_now(turn, text), text)
 
     async def edit_in_crisis(self, text: str, ref: str) -> bool:
         """Whether an edited message (or caption) shows signs of crisis: then it is answered as a message of its own,
@@ -205,9 +211,10 @@ class Channel(ABC, Generic[W, H]):
         """What the reply to this message showed before the last run stopped (only a replayed one can have)."""
         if not turn.replayed:
             return Shown(self.inbox, self.name, turn.event, text_of=self._text_of)
-        ids = await self.inbox.shown(self.name, turn.event)
-        looks = await self.inbox.shown_texts(self.name, turn.event)
-        return Shown(self.inbox, self.name, turn.event, [self._message_id(i) for i in ids], looks, self._text_of)
+        help_id, ids, looks = split_help(await self.inbox.shown(self.name, turn.event),
+                                         await self.inbox.shown_texts(self.name, turn.event))
+        return Shown(self.inbox, self.name, turn.event, [self._message_id(i) for i in ids], looks, self._text_of,
+                     self._message_id(help_id) if help_id is not None else None)
 
     @contextlib.asynccontextmanager
     async def _once(self, scope: str, ref: str) -> AsyncIterator[None]:
@@ -317,6 +324,12 @@ class Channel(ABC, Generic[W, H]):
     @abstractmethod
     async def _tell(self, where: W, text: str, answering: str | None = None, why: str = "") -> None:
         """Send one short text of mnemo's own, in answer to the message `answering` for the reason `why`."""
+        ...
+
+    @abstractmethod
+    async def _send_now(self, turn: Turn[W, H], text: str) -> H:
+        """Send a text at once as a message of its own in the turn's chat (in answer to the message, where the channel's
+        replies are); the message that shows it."""
         ...
 
     @abstractmethod

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
@@ -9,6 +10,8 @@ from bot.analysis_reports import delete_reports_about
 from bot.commands.checkins import learned_hours_line
 from bot.commands.invocation import Call, Pressed
 from bot.commands.time_zones import zone_named
+from bot.conversation.help_lines import country_named, country_of_zone, help_country
+from bot.conversation.person import person_from
 from bot.conversation.tools import ForgetsScope
 from bot.exchange import Button, Document, Reply
 from bot.voice.recordings import exported
@@ -21,7 +24,11 @@ SETTING_KEYS = {"diary": "diary_time", "tagebuch": "diary_time", "reflection": "
                 "zeiten": "active_hours", "checkins": "checkins", "check-ins": "checkins",
                 "nachfragen": "checkins", "morgen": "morning", "morning": "morning", "geburtstage": "date_notice",
                 "birthdays": "date_notice", "ort": "place", "place": "place", "notices": "notices",
-                "hinweise": "notices", "zeitzone": "timezone", "timezone": "timezone", "zone": "timezone"}
+                "hinweise": "notices", "zeitzone": "timezone", "timezone": "timezone", "zone": "timezone",
+                "sprache": "language", "language": "language", "land": "country", "country": "country"}
+# What a person may type for a language in /settings sprache.
+LANGUAGE_WORDS = {"de": "de", "deutsch": "de", "german": "de", "en": "en", "englisch": "en", "english": "en",
+                  "standard": "", "default": "", "server": ""}
 # Words that set another preference than the key's own: '/settings morgen täglich', '/settings morgen leer nichts'.
 SETTING_WORDS = {
     ("morning", "täglich"): ("morning_days", "daily"), ("morning", "daily"): ("morning_days", "daily"),
@@ -39,7 +46,8 @@ SETTING_EXPECTS = {"diary_push": "settings_expect_onoff", "checkins": "settings_
                    "diary_time": "settings_expect_time", "reflection_time": "settings_expect_time",
                    "active_hours": "settings_expect_hours", "morning": "settings_expect_morning",
                    "date_notice": "settings_expect_dates", "place": "settings_expect_place",
-                   "notices": "settings_expect_onoff", "timezone": "settings_expect_zone"}
+                   "notices": "settings_expect_onoff", "timezone": "settings_expect_zone",
+                   "language": "settings_expect_language", "country": "settings_expect_country"}
 SWITCH_WORDS = ("on", "an", "off", "aus")  # '/settings diary aus', '/diary aus'
 
 
@@ -62,11 +70,20 @@ async def settings(call: Call, args: str) -> Reply:
             if zone is None:
                 return Reply((call.t("settings_zone_unknown", zone=value[:60]),))
             value = zone
+        if key == "language":
+            value = LANGUAGE_WORDS.get(value.lower(), value)
+        if key == "country":
+            country = country_named(value)
+            if country is None:
+                return Reply((call.t("settings_country_unknown", country=value[:60]),))
+            value = country
         try:
             parsed = parse_value(key, value)
         except ValueError:
             return Reply((call.t("settings_bad", expected=call.t(expects)),))
         await call.store.preferences.set(call.scope, key, parsed)
+        if key == "language":  # the answer is in the language just chosen
+            call = replace(call, lang=(await call.engine.person(call.scope)).lang)
         if call.scheduler is not None:
             await call.scheduler.sync_jobs()
         head = call.t("settings_saved")
@@ -78,8 +95,8 @@ async def settings(call: Call, args: str) -> Reply:
                    hours=p.active_hours, checkins=onoff[p.checkins])
     rhythm = await learned_hours_line(call, p)
     web = await web_line(call)
-    lines = [head, shown, zone_line(call, p), rhythm, morning_lines(call, p), *([web] if web else []),
-             call.t("settings_usage")]
+    lines = [head, shown, zone_line(call, p), language_line(call, p), country_line(call, p), rhythm,
+             morning_lines(call, p), *([web] if web else []), call.t("settings_usage")]
     return Reply(("\n".join(lines),))
 
 
@@ -89,6 +106,24 @@ def zone_line(call: Call, p: Preferences) -> str:
         return call.t("settings_zone_default", zone=call.zone.key)
     now = datetime.fromtimestamp(call.engine.clock(), ZoneInfo(p.timezone))
     return call.t("settings_zone", zone=p.timezone, time=f"{now:%H:%M}")
+
+
+def language_line(call: Call, p: Preferences) -> str:
+    """The language mnemo speaks with the person, or the deployment's when they chose none."""
+    if not p.language:
+        return call.t("settings_language_default", language=call.t(f"language_{call.engine.config.language}"))
+    return call.t("settings_language", language=call.t(f"language_{p.language}"))
+
+
+def country_line(call: Call, p: Preferences) -> str:
+    """Whose help numbers a crisis brings: the person's country, the one of their time zone, or the deployment's."""
+    config = call.engine.config
+    person = person_from(p, config.language, config.crisis_country)
+    shown = help_country(person.country) or call.t("settings_country_world")
+    if p.country:
+        return call.t("settings_country", country=shown)
+    by_zone = bool(p.timezone and country_of_zone(p.timezone))
+    return call.t("settings_country_zone" if by_zone else "settings_country_default", country=shown)
 
 
 async def web_line(call: Call) -> str:

@@ -61,8 +61,9 @@ class Commands:
     def _t(self, key: str, **values: object) -> str:
         return t(self.lang, key, **values)
 
-    def _call(self, scope: Scope) -> Call:
-        return Call(self.engine, self.scheduler, scope, self.lang, self.web)
+    async def _call(self, scope: Scope) -> Call:
+        """A command's or press's call in the scope, in the person's language."""
+        return Call(self.engine, self.scheduler, scope, (await self.engine.person(scope)).lang, self.web)
 
     async def run(self, user_id: str, text: str, *, channel: str = "", ref: str | None = None,
                   admin: bool = True, sent_at: float | None = None) -> Reply | None:
@@ -89,7 +90,7 @@ class Commands:
                 return replayed
         elif (verdict := self.engine.limiter.check(user_id, sent_at)) != "pass":  # counted like messages, replays not
             return Reply((self._t("rate_limited"),) if verdict == "tell" else (), failed=True)
-        reply = await BY_NAME[name].handler(self._call(scope), args)
+        reply = await BY_NAME[name].handler(await self._call(scope), args)
         if ref is not None and changes_something(name, args):
             await self.store.runs.answer(scope, channel, ref, reply_record(reply))
         return reply
@@ -158,7 +159,7 @@ class Commands:
         prefix, *fields = data.split(":")
         kind = BUTTONS.get(prefix)
         try:
-            pressed = await kind.handler(self._call(scope), fields) if kind is not None else None
+            pressed = await kind.handler(await self._call(scope), fields) if kind is not None else None
         except NotFound:
             log.info("button %r from %s names nothing in their scope", data, scope.user_id)
             return Pressed(self._t("button_unknown"), stale=True)

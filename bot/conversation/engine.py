@@ -8,12 +8,10 @@ model's answer with tools and markers (model_answer.py, tools.py), voice notes (
 """
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import replace
 from datetime import datetime
 from functools import partial
 from zoneinfo import ZoneInfo
@@ -21,31 +19,25 @@ from zoneinfo import ZoneInfo
 from bot.conversation.absence import Absences
 from bot.conversation.bubbles import split_bubbles
 from bot.conversation.config import EngineConfig
-from bot.conversation.crisis_judge import CONTEXT_MESSAGES, CrisisJudge
+from bot.conversation.crisis_judge import CrisisJudge
 from bot.conversation.document_steps import DocumentSteps, logged_text
 from bot.conversation.failures import failure_text, log_words
+from bot.conversation.help_first import HelpFirst
+from bot.conversation.help_lines import without_help
 from bot.conversation.incognito_turns import IncognitoTurns
 from bot.conversation.learning_runs import LearningRuns
-from bot.conversation.model_answer import CRISIS_MARK, ModelAnswers, Prompt, asks_about_diary
+from bot.conversation.model_answer import ModelAnswers, Prompt, asks_about_diary
+from bot.conversation.person import Person, meet, person_of
 from bot.conversation.photo_steps import PhotoSteps
 from bot.conversation.questions import OpenQuestion, OpenQuestions, question_expired, rule_buttons
 from bot.conversation.ratelimit import RateLimiter
 from bot.conversation.reaction_steps import ReactionSteps
 from bot.conversation.reminder_requests import ReminderRequests, user_zone
-from bot.conversation.safety import crisis_help, crisis_help_other, without_help
+from bot.conversation.replays import answered, earlier_reply, logged_before
 from bot.conversation.sources import with_sources
 from bot.conversation.tools import HeldCall, ToolBox, ToolContext, available, run_held
 from bot.conversation.topics import topic_raised
-from bot.conversation.turn import (
-    ANSWERED_BEFORE,
-    SayNow,
-    Step,
-    Turn,
-    check_input,
-    forwarded_hint,
-    own_words,
-    shows_crisis,
-)
+from bot.conversation.turn import ANSWERED_BEFORE, SayNow, Step, Turn, check_input, opened, own_words
 from bot.conversation.voice_notes import VoiceNotes
 from bot.conversation.why import asks_why, explain
 from bot.errors import LLMError
@@ -55,7 +47,7 @@ from bot.llm.port import LLM, Image, OnText
 from bot.metrics import NO_METRICS, Metrics
 from bot.texts import t
 from bot.voice.port import Speaker, Transcriber
-from memory import MemoryStore, Message, Scope, calibration
+from memory import MemoryStore, Scope, calibration
 from scheduler.budget import TokenBudget
 
 __all__ = [  # the engine's public face, as tests and benchmarks import it
@@ -87,6 +79,11 @@ class Engine:
         self.floor = config.relevance_floor
         if self.floor is None:
             self.floor = calibration(store.index.embedder.name).relevant
+        # a crisis turn's help text, before anything else happens in it; MNEMO_CRISIS_JUDGE: the background model
+        # judges the fast layers' close calls, in parallel with the turn
+        self.help = HelpFirst(store, clock, CrisisJudge(background, config.crisis_judge_timeout, store.failures.add)
+                              if config.crisis_judge else None)
+        self.help_first = self.help.send
         self.questions = OpenQuestions(store, config.language, clock, self._run_held)
         self.absences = Absences(store)
         self.reminder_requests = ReminderRequests(store, config.language, config.zone, clock)
@@ -99,26 +96,23 @@ class Engine:
         self.documents = DocumentSteps(config, self.help_first, store.failures.add)
         self.reactions = ReactionSteps(store, config, clock, self.scope_for, self.zone_for)  # emoji both ways
         self.feedback, self.delivered = self.reactions.feedback, self.reactions.delivered  # for the channels
-        self.incognito = IncognitoTurns(store, config, clock, self.answers, self.questions, self.zone_for,
-                                       self.help_first, self._judged)
-        # MNEMO_CRISIS_JUDGE: the background model judges the fast layers' close calls, in parallel with the turn
-        self.judge = (CrisisJudge(background, config.crisis_judge_timeout, store.failures.add)
-                      if config.crisis_judge else None)
+        self.incognito = IncognitoTurns(store, config, clock, self.answers, self.questions, self.zone_for, self.help,
+                                       self.help.judged)
         self.spawn = self.learning.spawn  # run a background task; a failure is logged with where it was created
         # A message's turn, in order: each step answers here (a reply) or passes on (None) to the next.
         self.steps: tuple[Step, ...] = (
             self._duplicate,  # answered before (by its channel id): no second answer
-            self._help_first,  # passes on: signs of crisis in the words: the help text now (a close call: judge asked)
+            self.help.step,  # passes on: signs of crisis in the words: the help text now (a close call: judge asked)
             self._input_check,  # no text (too long, binary, empty): refused (after the help text in a crisis)
             self._incognito,  # incognito: answered from the memory as it is, nothing of the message kept
             self.voice.hear,  # a voice note: its transcript is the text from here on (a crisis in it is never limited)
-            self._help_first,  # passes on: signs of crisis in the transcript: the help text now
+            self.help.step,  # passes on: signs of crisis in the transcript: the help text now (a close call: judge)
             self._rate_limit,  # too many messages: refused, neither read nor stored
             self.photos.check,  # a picture too large, of another kind or damaged: refused (a crisis goes on without it)
             self.documents.read,  # a document read (its whole text checked for crisis: help first), or why not said
             self._log,  # passes on: the message is logged before anything is decided
             self.voice.keep,  # passes on: a heard voice note's audio kept beside its message (MNEMO_VOICE_KEEP)
-            self._judged,  # passes on: the judge's verdict on a close call (MNEMO_CRISIS_JUDGE); a yes: help now
+            self.help.judged,  # passes on: the judge's verdict on a close call (MNEMO_CRISIS_JUDGE); a yes: help now
             self._crisis,  # signs of crisis: the model with the safety rules (the help text went out first)
             self._logged(self.photos.unseen),  # a photo without words, and a model that cannot see: one sentence
             self._logged(self._open_question),  # the very next message, a clear yes or no: decides the open question
@@ -154,11 +148,7 @@ class Engine:
         the help text of a crisis goes out through it as a message of its own before the model is asked; without
         it, the help text is the reply's first bubble.
         """
-        found = await shows_crisis(incoming, self.config.crisis_detector)
-        turn = Turn(incoming, found.crisis, on_progress, say_now=say_now, uncertain=found.uncertain)
-        if incoming.forwarded:  # someone else's words: logged as such, the model told so
-            turn.origin = "forwarded"
-            turn.hints.append(forwarded_hint(found.crisis))
+        turn = await opened(incoming, self.config.crisis_detector, on_progress, say_now)
         try:
             for step in self.steps:
                 reply = await step(turn)
@@ -175,6 +165,15 @@ class Engine:
         """The scope of this companion and the user."""
         return await self.store.scope(self.config.companion_id, user_id)
 
+    async def person(self, scope: Scope) -> Person:
+        """The scope's language and help country: their own, else by their time zone, else the deployment's."""
+        return await person_of(self.store, scope, self.config.language, self.config.crisis_country)
+
+    async def meet(self, incoming: Incoming) -> None:
+        """At a person's first contact, keep the language their messenger names as theirs (`person.meet`)."""
+        if incoming.language:
+            await meet(self.store, await self.scope_for(incoming.user_id), incoming.language)
+
     async def zone_for(self, scope: Scope) -> ZoneInfo:
         """The user's own time zone, or the deployment's."""
         return await user_zone(self.store, scope, self.config.zone)
@@ -188,23 +187,8 @@ class Engine:
         return [int(i) for i in await self.store.state.get(scope, "why") or []]
 
     async def earlier_reply(self, incoming: Incoming) -> Reply | None:
-        """The reply recorded for a message answered before, to deliver it again after a crash; None if none.
-
-        When that reply asked the question that is still open, its buttons come with it again.
-        """
-        if incoming.channel_message_id is None:
-            return None
-        scope = await self.scope_for(incoming.user_id)
-        recorded = await self.store.messages.reply_to(scope, incoming.channel, incoming.channel_message_id)
-        if recorded is None:
-            return None
-        reply = Reply(split_bubbles(recorded.text) or (recorded.text,))
-        question = await self.questions.current(scope)
-        if question is not None:
-            text, buttons = await self.questions.asking(scope, question)
-            if recorded.text.endswith(text):
-                reply = replace(reply, buttons=(buttons,))
-        return reply
+        """The reply recorded for a message answered before, to deliver it again after a crash (`replays`)."""
+        return await earlier_reply(self.store, self.questions, await self.scope_for(incoming.user_id), incoming)
 
     async def compose_proactive(self, scope: Scope, reason: str, detail: str) -> str:
         """Write a message the companion sends on its own, with the normal prompt plus the reason."""
@@ -229,60 +213,10 @@ class Engine:
 
     # --- the steps of a turn, in their order ------------------------------------------------------
 
-    async def help_first(self, turn: Turn) -> None:
-        """Send the help text now, once a turn: through the channel as a message of its own before the model is
-        asked, or (a channel that cannot, or a send that failed) as the reply's first bubble. The scope keeps when
-        (never what): check-ins and notices hold back for days, in incognito too."""
-        if turn.help_sent:
-            return
-        turn.help_sent = True
-        await self.store.state.put(turn.scope, CRISIS_MARK, self.clock())
-        text = self.help_text(turn)
-        if turn.say_now is not None:
-            try:
-                await turn.say_now(text)
-                return
-            except Exception:  # noqa: BLE001 - a wire that failed: the help text then leads the reply
-                log.exception("the help text for message %s could not be sent at once; it leads the reply",
-                              turn.incoming.channel_message_id)
-        turn.preface.insert(0, text)
-
-    async def flagged(self, turn: Turn) -> None:
-        """The chat model wrote that the message needs the help line ([CRISIS: …]): a crisis turn from here on, and
-        the help text goes out now (before the answer, which is then the careful one)."""
-        turn.crisis = True
-        await self.help_first(turn)
-
-    def help_text(self, turn: Turn) -> str:
-        """The help text for the turn: for the person, or for someone they know when they forwarded the words."""
-        country, lang = self.config.crisis_country, self.config.language
-        return crisis_help_other(country, lang) if turn.incoming.forwarded else crisis_help(country, lang)
-
-    async def _help_first(self, turn: Turn) -> None:
-        """Signs of crisis seen so far: the help text goes out now (`help_first`); a close call of the fast layers:
-        the judge, when one is set up, is asked now, and the turn goes on meanwhile (`_judged` waits for it)."""
-        if turn.crisis:
-            await self.help_first(turn)
-        elif turn.uncertain and self.judge is not None and turn.judging is None:
-            before = await self.store.messages.recent(turn.scope, CONTEXT_MESSAGES, before_id=turn.logged_id)
-            context = [(m.role, m.text) for m in before]
-            turn.judging = asyncio.create_task(self.judge.needs_help(turn.incoming.text, context),
-                                               name=f"crisis-judge-{turn.incoming.channel_message_id}")
-
-    async def _judged(self, turn: Turn) -> None:
-        """The judge's verdict on a close call, awaited (it ends by its timeout at the latest); its yes makes the
-        turn a crisis: the help text now, then the crisis step."""
-        if turn.judging is None or turn.crisis:
-            return
-        if await turn.judging:
-            log.info("message %s: the crisis judge said it needs the help line", turn.incoming.channel_message_id)
-            turn.crisis = True
-            await self.help_first(turn)
-
     async def _input_check(self, turn: Turn) -> Reply | None:
         """A message that is no text is refused (in a crisis after the help text; a voice note's caption and
         transcript are checked once it is heard)."""
-        text, limit, lang = turn.incoming.text, self.config.max_message_chars, self.config.language
+        text, limit, lang = turn.incoming.text, self.config.max_message_chars, turn.lang
         if turn.incoming.attachment is not None and turn.incoming.attachment.kind == "voice":
             return None
         problem = check_input(text, limit)
@@ -293,8 +227,10 @@ class Engine:
     async def _duplicate(self, turn: Turn) -> Reply | None:
         """Find the scope and the message if it was logged before; one that was answered too gets no answer."""
         turn.found_scope = await self.scope_for(turn.incoming.user_id)
-        logged = await self._logged_before(turn.scope, turn.incoming)
-        if logged is not None and await self._answered(turn.scope, turn.incoming):
+        person = await self.person(turn.scope)  # the help text and every word of the turn in their language
+        turn.lang, turn.country = person.lang, person.country
+        logged = await logged_before(self.store, turn.scope, turn.incoming)
+        if logged is not None and await answered(self.store, turn.scope, turn.incoming):
             return ANSWERED_BEFORE
         turn.logged_id = logged.id if logged is not None else None
         return None
@@ -312,7 +248,7 @@ class Engine:
         if verdict == "pass":
             return None
         log.info("rate limit: message from %s neither read nor stored", turn.incoming.user_id)
-        return Reply((t(self.config.language, "rate_limited"),) if verdict == "tell" else (), failed=True)
+        return Reply((t(turn.lang, "rate_limited"),) if verdict == "tell" else (), failed=True)
 
     async def _log(self, turn: Turn) -> None:
         """Log the message (unless a crash left it logged), count it in the rhythm, note when they wrote before."""
@@ -323,7 +259,7 @@ class Engine:
         if turn.logged_id is None:
             checkin = await self.store.messages.last_proactive(turn.scope)
             message = await self.store.messages.add(
-                turn.scope, "user", logged_text(turn, self.config.language), channel=incoming.channel,
+                turn.scope, "user", logged_text(turn, turn.lang), channel=incoming.channel,
                 channel_message_id=incoming.channel_message_id, created_at=self.clock(), origin=turn.origin,
             )
             turn.logged_id = message.id
@@ -335,22 +271,10 @@ class Engine:
 
     async def _crisis(self, turn: Turn) -> Reply | None:
         """A message with signs of crisis: after the help text (sent first), the model with the safety rules, nothing
-        else.
-
-        No question is asked or decided, no reminder confirmed, no memory corrected, nothing streamed; when the
-        model fails, a few words of mnemo's own follow the help text.
-        """
+        else: no question asked or decided, no reminder confirmed, no memory corrected, nothing streamed."""
         if not turn.crisis:
             return None
-        await self.help_first(turn)  # sent before (`_help_first`); here for a crisis seen in a document's text
-        lang = self.config.language
-        try:
-            text = await self._write(turn, tuple(turn.hints))
-        except LLMError as exc:
-            log.warning("chat model failed for a crisis message %s: %s", turn.message_id, log_words(exc))
-            text = t(lang, "crisis_model_down")
-        text = without_help(text, self.config.crisis_country, lang)  # a model that repeats it: it went out already
-        turn.reply = Reply(split_bubbles(text) or (t(lang, "crisis_model_down"),))
+        turn.reply = await self.help.answer(turn, lambda asked: self._write(asked, tuple(asked.hints)))
         return await self._after_reply(turn)
 
     async def _open_question(self, turn: Turn) -> Reply | None:
@@ -369,7 +293,7 @@ class Engine:
         notes = await self.last_notes(turn.scope)
         if not notes:
             return None
-        return await explain(self.store, turn.scope, notes, self.config.language, await self.zone_for(turn.scope))
+        return await explain(self.store, turn.scope, notes, turn.lang, await self.zone_for(turn.scope))
 
     async def _absence(self, turn: Turn) -> None:
         """An absence the person announces holds check-ins back until they are back; the model hears the dates."""
@@ -386,7 +310,7 @@ class Engine:
 
     async def _model_answer(self, turn: Turn) -> Reply | None:
         """The model's answer, saying what the correction changed; a failing model is refused (nothing logged)."""
-        lang, scope, text_in = self.config.language, turn.scope, turn.incoming.text
+        lang, scope, text_in = turn.lang, turn.scope, turn.incoming.text
         extra: tuple[str, ...] = (f"You just corrected your memory because of this message:\n"
                                   f"{describe(turn.changes, 'en')}\nSay briefly what you changed.",
                                   ) if turn.changes else ()
@@ -404,7 +328,7 @@ class Engine:
         topic = await self.store.state.pop(scope, "due_topic")
         if turn.crisis:  # the model flagged the message ([CRISIS: …]): the help text went out; no question, no voice
             log.info("message %s answered as a crisis: the chat model flagged it", turn.message_id)
-            text = without_help(text, self.config.crisis_country, lang)
+            text = without_help(text, turn.country, lang)
             turn.reply = Reply(split_bubbles(text) or (t(lang, "crisis_model_down"),))
             return await self._after_reply(turn)
         if turn.changes:
@@ -452,12 +376,12 @@ class Engine:
         web, a line naming its sites goes under it (written by the program, not the model)."""
         zone, propose = await self.zone_for(turn.scope), partial(self.questions.propose, turn)
         tools = ToolContext(self.store, turn.scope, zone, propose, turn.message_id, self.clock, turn.crisis,
-                            hold=partial(self.questions.hold, turn), flag_crisis=partial(self.flagged, turn))
+                            hold=partial(self.questions.hold, turn), flag_crisis=partial(self.help.flagged, turn))
         text = await self.answers.write(tools, turn.incoming.text, turn.previous_at, extra, on_progress,
                                         turn.incoming.quoted, images)
         turn.reactions.extend(tools.reactions)
         turn.described = next(iter(tools.described), turn.described)
-        return with_sources(text, tools.sources, self.config.language)  # the sites of the outside text it got
+        return with_sources(text, tools.sources, turn.lang)  # the sites of the outside text it got
 
     async def _run_held(self, scope: Scope, call: HeldCall) -> str:
         """Run a call the person said yes to, with the tools offered now (its tool may be gone since)."""
@@ -477,17 +401,6 @@ class Engine:
         """The companion's reply before this message ('' when there is none)."""
         before = await self.store.messages.recent(turn.scope, 4, before_id=turn.message_id)
         return next((m.text for m in reversed(before) if m.role == "assistant"), "")
-
-    async def _logged_before(self, scope: Scope, incoming: Incoming) -> Message | None:
-        """The user message logged earlier under this channel id, if any."""
-        if incoming.channel_message_id is None:
-            return None
-        return await self.store.messages.by_channel_id(scope, incoming.channel, incoming.channel_message_id)
-
-    async def _answered(self, scope: Scope, incoming: Incoming) -> bool:
-        """Whether a reply to this message was recorded."""
-        assert incoming.channel_message_id is not None  # only messages with a channel id are looked up
-        return await self.store.messages.reply_to(scope, incoming.channel, incoming.channel_message_id) is not None
 
     async def _log_reply(self, turn: Turn, text: str) -> None:
         """Record the reply, tied to the message it answers, so a restart knows it was answered."""

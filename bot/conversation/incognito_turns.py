@@ -19,9 +19,10 @@ from zoneinfo import ZoneInfo
 from bot.conversation.bubbles import split_bubbles
 from bot.conversation.config import EngineConfig
 from bot.conversation.failures import failure_text, log_words
+from bot.conversation.help_first import HelpFirst
+from bot.conversation.help_lines import without_help
 from bot.conversation.model_answer import ModelAnswers
 from bot.conversation.questions import OpenQuestions
-from bot.conversation.safety import without_help
 from bot.conversation.tools import ToolContext
 from bot.conversation.turn import Step, Turn
 from bot.errors import LLMError
@@ -83,11 +84,10 @@ class IncognitoTurns:
 
     def __init__(self, store: MemoryStore, config: EngineConfig, clock: Callable[[], float], answers: ModelAnswers,
                  questions: OpenQuestions, zone_for: Callable[[Scope], Awaitable[ZoneInfo]],
-                 help_first: Callable[[Turn], Awaitable[None]],
-                 judged: Callable[[Turn], Awaitable[None]] | None = None) -> None:
+                 help: HelpFirst, judged: Callable[[Turn], Awaitable[None]] | None = None) -> None:
         self.store, self.config, self.clock, self.answers = store, config, clock, answers
         self.questions, self.zone_for = questions, zone_for
-        self.help_first = help_first  # the engine's: the help text at once (and the crisis mark: a time, no words)
+        self.help = help  # the engine's: the help text at once (and the crisis mark: a time, no words), the answer
         self.judged = judged  # the engine's: the judge's verdict on a close call awaited (MNEMO_CRISIS_JUDGE)
         self._turns: dict[int, deque[Message]] = {}  # a stretch's own turns per scope: never written anywhere
 
@@ -118,8 +118,8 @@ class IncognitoTurns:
         if on.over(now):
             stretch = await self.switch_off(turn.scope, "time")
             assert stretch is not None  # it was on a moment ago
-            until = until_words(stretch.ended_at, await self.zone_for(turn.scope), self.config.language, now)
-            lang = self.config.language
+            until = until_words(stretch.ended_at, await self.zone_for(turn.scope), turn.lang, now)
+            lang = turn.lang
             turn.preface.append(t(lang, "incognito_ended_by_time", until=until,
                                   messages=counted(lang, stretch.messages, "messages")))
             return None
@@ -139,18 +139,11 @@ class IncognitoTurns:
 
     async def _answer(self, turn: Turn) -> Reply:
         """The crisis answer, a decided question, a refused reminder, or the model's read-only answer."""
-        lang, scope = self.config.language, turn.scope
+        lang, scope = turn.lang, turn.scope
         if self.judged is not None:
             await self.judged(turn)
         if turn.crisis:
-            await self.help_first(turn)  # sent before the checks when the words showed it; a transcript's here
-            try:
-                text = await self._write(turn)
-            except LLMError as exc:
-                log.warning("chat model failed for a crisis message in incognito: %s", exc)
-                text = t(lang, "crisis_model_down")
-            text = without_help(text, self.config.crisis_country, lang)  # it went out already
-            return Reply(split_bubbles(text) or (t(lang, "crisis_model_down"),))
+            return await self.help.answer(turn, self._write)  # the help text went out before the checks
         if not turn.brings_file:
             decided = await self.questions.answer(turn)  # deciding a question is the person's own act
             if decided is not None:
@@ -164,7 +157,7 @@ class IncognitoTurns:
             log.warning("chat model failed for a message in incognito: %s", log_words(exc))
             return Reply((t(lang, failure_text(exc)),), failed=True)
         if turn.crisis:  # the model flagged it ([CRISIS: …]): the help text went out first
-            text = without_help(text, self.config.crisis_country, lang)
+            text = without_help(text, turn.country, lang)
             return Reply(split_bubbles(text) or (t(lang, "crisis_model_down"),))
         return Reply(split_bubbles(text) or (t(lang, "empty"),))
 
@@ -185,7 +178,7 @@ class IncognitoTurns:
         """The chat model flagged the message ([CRISIS: …]): the help text now, and the crisis mark (a time, no
         words)."""
         turn.crisis = True
-        await self.help_first(turn)
+        await self.help.send(turn)
 
     def _remember(self, scope: Scope, text: str, reply: str, now: float) -> None:
         """Keep the turn for the next incognito message's context (this process only)."""

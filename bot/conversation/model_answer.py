@@ -9,9 +9,11 @@ from datetime import datetime
 from zoneinfo import ZoneInfo
 
 from bot.conversation.config import EngineConfig
+from bot.conversation.help_lines import crisis_help
 from bot.conversation.markers import Marker, flags_crisis, preview_text, split_markers
+from bot.conversation.person import person_of
 from bot.conversation.prompt import CRISIS_FLAG, QUOTED_CHARS, PromptContext, build_prompt, own_questions
-from bot.conversation.safety import crisis_help, signals_crisis
+from bot.conversation.safety import signals_crisis
 from bot.conversation.suggestion_tool import SUGGEST
 from bot.conversation.tools import (
     Tool,
@@ -190,6 +192,7 @@ class ModelAnswers:
         message it replies to, when it does, helps find the notes. `private` turns (incognito's, kept nowhere) end
         the window; then no topic is due and nothing found counts as used."""
         store, now, zone = self.store, self.clock(), zone or await self.zone_for(scope)
+        person = await person_of(store, scope, self.config.language, self.config.crisis_country)  # their language
         about = f"{user_text}\n{quoted.text[:QUOTED_CHARS]}" if quoted is not None else user_text
         window = await store.messages.recent(scope, self.config.recent_messages, before_id=message_id)
         if private is not None:
@@ -198,7 +201,7 @@ class ModelAnswers:
         relationship = await store.relationships.get(scope)
         long_gone = previous_at is not None and now - previous_at >= absence_for(relationship.stage).total_seconds()
         return PromptContext(
-            companion_name=self.config.companion_name, language=self.config.language, user_text=user_text,
+            companion_name=self.config.companion_name, language=person.lang, user_text=user_text,
             now_local=datetime.fromtimestamp(now, zone), persona=self.config.persona,
             profile=await store.profile.list(scope), rules=await store.rules.list(scope, "active"),
             notes=await store.search(scope, about, ("note",), k=5, now=now, min_cosine=self.floor,
@@ -209,7 +212,7 @@ class ModelAnswers:
             window=window,
             previous_user_at=datetime.fromtimestamp(previous_at, zone) if previous_at else None,
             due_topic=due[0] if due else None,
-            crisis_notice=crisis_help(self.config.crisis_country, self.config.language) if crisis else "",
+            crisis_notice=crisis_help(person.country, person.lang) if crisis else "",
             tools=self.config.use_tools,
             companion=await store.companions.get(self.config.companion_id),
             relationship=relationship,

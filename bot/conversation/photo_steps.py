@@ -51,7 +51,7 @@ class PhotoSteps:
             if turn.crisis:
                 return None  # the words are answered, without the picture
             size = max(attachment.size, len(attachment.data))
-            return Reply((refused(exc, size, config.image_max_bytes, config.image_max_pixels, config.language),),
+            return Reply((refused(exc, size, config.image_max_bytes, config.image_max_pixels, turn.lang),),
                          failed=True)
         return None
 
@@ -59,14 +59,14 @@ class PhotoSteps:
         """A photo without a caption that the model cannot see: one honest sentence, without the model."""
         if turn.photo and turn.picture is None and not own_words(turn.incoming.text, turn.group).strip():
             log.info("a photo came, but the chat model sees no pictures (MNEMO_VISION, or a vision model)")
-            return Reply((t(self.config.language, "photo_unseen"),))
+            return Reply((t(turn.lang, "photo_unseen"),))
         return None
 
     async def answer(self, turn: Turn, extra: tuple[str, ...]) -> str:
         """The model's answer to a photo turn (a plain message is answered by the engine itself): the picture goes
         with it when the model sees pictures (its description is then kept with the message), else the program says
         under the answer that the picture was not seen."""
-        lang = self.config.language
+        lang = turn.lang
         if turn.picture is not None:
             seen = SEEN.format(language=LANGUAGE_NAMES.get(lang, "German"))
             try:
@@ -86,7 +86,7 @@ class PhotoSteps:
 
         The description comes from the answer's [PHOTO: …]; a model that gave none (or garbage) is asked once more.
         """
-        lang = self.config.language
+        lang = turn.lang
         description = clean_description(turn.described) or await ask_description(
             self.chat, picture, LANGUAGE_NAMES.get(lang, "German"))
         if description:

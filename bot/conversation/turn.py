@@ -76,6 +76,8 @@ class Turn:
     uncertain: bool = False  # no crisis seen, but a close call (a judge, when set up, may be asked)
     judging: asyncio.Task[bool | None] | None = None  # the judge asked about this close call (MNEMO_CRISIS_JUDGE)
     found_scope: Scope | None = None  # the scope, found by the duplicate check
+    lang: str = "de"  # the person's language (their own, else the deployment's), known with the scope
+    country: str = "DE"  # the country of the person's help numbers, known with the scope
     logged_id: int | None = None  # the message as logged (before a crash, or by this turn)
     previous_at: float | None = None  # when the person wrote before this message
     previous_id: int | None = None  # the person's message before this one (None: none, or not logged yet)
@@ -137,3 +139,16 @@ class Turn:
 
 
 Step = Callable[[Turn], Awaitable[Reply | None]]  # one step of a turn: a reply answers here, None passes on
+
+
+async def opened(incoming: Incoming, detector: CrisisDetector, on_progress: OnText | None = None,
+                 say_now: SayNow | None = None) -> Turn:
+    """A message's turn as it begins: the fast layers' verdict on its words; forwarded words marked as someone
+    else's (logged so, the model told so)."""
+    found = await shows_crisis(incoming, detector)
+    turn = Turn(incoming, found.crisis, on_progress, say_now=say_now, uncertain=found.uncertain)
+    if incoming.forwarded:
+        turn.origin = "forwarded"
+        turn.hints.append(forwarded_hint(found.crisis))
+    return turn
+

@@ -39,11 +39,13 @@ def megabytes(size: float, lang: str) -> str:
     return text.replace(".", ",") if lang == "de" else text
 
 
-def voice_problem(attachment: Attachment, config: EngineConfig) -> tuple[str, dict[str, str]] | None:
-    """Why a voice note is refused before it is heard (the text's key and its values), or None when it may be."""
+def voice_problem(attachment: Attachment, config: EngineConfig,
+                  lang: str | None = None) -> tuple[str, dict[str, str]] | None:
+    """Why a voice note is refused before it is heard (the text's key and its values, sizes written for `lang`: the
+    deployment's unless given), or None when it may be."""
     size = max(attachment.size, len(attachment.data))
     if size > config.voice_max_bytes:
-        lang = config.language
+        lang = lang or config.language
         return "voice_too_big", {"size": megabytes(size, lang), "limit": megabytes(config.voice_max_bytes, lang)}
     if attachment.seconds is not None and attachment.seconds > config.voice_max_seconds:
         return "voice_too_long", {"seconds": f"{attachment.seconds:.0f}", "limit": f"{config.voice_max_seconds:.0f}"}
@@ -107,7 +109,7 @@ class VoiceNotes:
             log.warning("a voice note came, but no speech recognition is set up: set MNEMO_TRANSCRIBE_BASE_URL, "
                         "MNEMO_TRANSCRIBE_MODEL and MNEMO_TRANSCRIBE_API_KEY")
             return await self._refused(turn, "voice_not_set_up")
-        problem = voice_problem(attachment, self.config)
+        problem = voice_problem(attachment, self.config, turn.lang)
         if problem is not None:
             log.info("voice note %s refused: %s", turn.incoming.channel_message_id, problem[0])
             return await self._refused(turn, problem[0], **problem[1])
@@ -166,7 +168,7 @@ class VoiceNotes:
         """One short sentence, after the help text when the caption or transcript shows signs of crisis."""
         if turn.crisis:
             await self.help_first(turn)
-        return Reply((t(self.config.language, key, **values),), failed=True)
+        return Reply((t(turn.lang, key, **values),), failed=True)
 
     async def speak(self, turn: Turn) -> None:
         """Speak the reply when the scope's mode asks for it; a failing Speaker leaves the reply as text only."""

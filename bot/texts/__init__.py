@@ -6,6 +6,7 @@ from typing import Literal
 from bot.texts.commands import COMMAND_TEXTS
 from bot.texts.counts import COUNT_TEXTS
 from bot.texts.documents import DOCUMENT_TEXTS
+from bot.texts.help_lines import HELP_TEXTS
 from bot.texts.history_errors import HISTORY_ERRORS
 from bot.texts.history_preview import HISTORY_TEXTS
 from bot.texts.history_run import IMPORT_TEXTS
@@ -208,13 +209,6 @@ TEXTS: dict[str, dict[str, str]] = {
         "de": "({name} reagiert auf deine Nachricht mit {emoji})",
         "en": "({name} reacts to your message with {emoji})",
     },
-    "crisis_help": {
-        "de": "Wenn es dir gerade sehr schlecht geht: Du bist nicht allein. Die Telefonseelsorge ist rund um die Uhr "
-              "kostenlos erreichbar unter 0800 111 0 111 oder 0800 111 0 222. In akuter Gefahr ruf bitte 112 an.",
-        "en": "If you are in a very bad place right now: you are not alone. In Germany the Telefonseelsorge "
-              "answers day and night, free, at 0800 111 0 111 or 0800 111 0 222. "
-              "If you are in acute danger, please call 112.",
-    },
 
     # Forgetting reaches the copies (bot/forgetting.py): what a press answer says besides the fact itself
     "copies_rewritten": {"de": "Auch umgeschrieben, damit nichts mehr davon darin steht: {what}.",
@@ -357,6 +351,7 @@ TEXTS: dict[str, dict[str, str]] = {
     **REVIEW_TEXTS,
     **WEB_TEXTS,
     **VOICE_TEXTS,
+    **HELP_TEXTS,
     **PICTURE_TEXTS,
     **DOCUMENT_TEXTS,
     **PAGE_TEXTS,

@@ -93,12 +93,14 @@ COMMAND_TEXTS: dict[str, dict[str, str]] = {
               "/settings zeiten 9-21, /settings nachfragen aus, /settings morgen 7:30 (aus, täglich, gelernt, "
               "leer gruß, leer nichts), /settings geburtstage vortag, /settings ort 52.52,13.40, "
               "/settings hinweise an, /settings zeitzone Europe/Berlin (oder eine Stadt wie Wien, New York, Tokio; "
-              "standard: die des Servers)",
+              "standard: die des Servers), /settings sprache en (de, en), /settings land AT (oder Österreich, UK, "
+              "USA; standard: aus deiner Zeitzone)",
         "en": "Change with e.g. /settings diary 23:30, /settings diary on, /settings reflection 22:00, "
               "/settings hours 9-21, /settings checkins off, /settings morning 7:30 (off, daily, learned, "
               "empty greeting, empty nothing), /settings birthdays day before, /settings place 52.52,13.40, "
               "/settings notices on, /settings timezone Europe/Berlin (or a city like Vienna, New York, Tokyo; "
-              "default: the server's)",
+              "default: the server's), /settings language de (de, en), /settings country AT (or Austria, UK, USA; "
+              "default: from your time zone)",
     },
     "settings_bad": {"de": "Das verstehe ich nicht – erwartet: {expected}",
                      "en": "I don't understand – expected: {expected}"},
@@ -114,6 +116,25 @@ COMMAND_TEXTS: dict[str, dict[str, str]] = {
     "settings_expect_zone": {"de": "eine Zeitzone wie Europe/Berlin oder eine Stadt",
                              "en": "a time zone like Europe/Berlin or a city"},
     "settings_saved": {"de": "Gespeichert.", "en": "Saved."},
+    "settings_language": {"de": "Sprache: {language}", "en": "Language: {language}"},
+    "settings_language_default": {"de": "Sprache: {language} (die des Servers)",
+                                  "en": "Language: {language} (the server's)"},
+    "language_de": {"de": "Deutsch", "en": "German"},
+    "language_en": {"de": "Englisch", "en": "English"},
+    "settings_expect_language": {"de": "de oder en (Deutsch oder Englisch)", "en": "de or en (German or English)"},
+    "settings_country": {"de": "Hilfsnummern in einer Krise: {country}", "en": "Help numbers in a crisis: {country}"},
+    "settings_country_zone": {"de": "Hilfsnummern in einer Krise: {country} (aus deiner Zeitzone)",
+                              "en": "Help numbers in a crisis: {country} (from your time zone)"},
+    "settings_country_default": {"de": "Hilfsnummern in einer Krise: {country} (die des Servers)",
+                                 "en": "Help numbers in a crisis: {country} (the server's)"},
+    "settings_country_world": {"de": "weltweit (findahelpline.com)", "en": "worldwide (findahelpline.com)"},
+    "settings_country_unknown": {
+        "de": "Das Land „{country}“ kenne ich nicht – nichts geändert. Schreib z. B. /settings land DE, "
+              "/settings land Österreich oder /settings land UK.",
+        "en": "I don't know the country \"{country}\" – nothing changed. Write e.g. /settings country US, "
+              "/settings country Ireland or /settings country UK.",
+    },
+    "settings_expect_country": {"de": "ein Land wie DE, Österreich oder UK", "en": "a country like US, Ireland or UK"},
     "on": {"de": "an", "en": "on"},
     "off": {"de": "aus", "en": "off"},
     "think_nothing": {"de": "Ich habe nachgedacht, aber nichts Neues gefunden.",

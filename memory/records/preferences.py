@@ -26,6 +26,8 @@ class Preferences:
     date_notice: str = "day"  # birthdays and yearly dates: on the "day" or the "eve" (the day before)
     place: str = ""  # "52.52,13.4": where the brief's weather is for; empty: no weather
     notices: bool = False  # "💾 gemerkt: …" after an extraction stored something (opt-in)
+    language: str = ""  # "de" or "en": what mnemo speaks with them; empty: the deployment's MNEMO_LANGUAGE
+    country: str = ""  # ISO code ("AT") of the help numbers in a crisis; empty: by the time zone, else the deployment's
 
     def hours(self) -> tuple[int, int]:
         """Active hours as (start, end)."""
@@ -70,6 +72,14 @@ def parse_value(key: str, raw: str) -> Any:
                 ZoneInfo(raw)
             except (ValueError, ZoneInfoNotFoundError) as exc:
                 raise ValueError("Europe/Berlin") from exc
+        return raw
+    if key == "language":
+        if raw not in ("", "de", "en"):
+            raise ValueError("de | en")
+        return raw
+    if key == "country":
+        if raw and not re.fullmatch(r"[A-Z]{2}", raw):
+            raise ValueError("DE")
         return raw
     if key == "place":
         place = parse_place(raw)

@@ -61,6 +61,7 @@ class FakeTelegram:
         self.bot_user: JSON = {"id": int(token.split(":")[0]), "is_bot": True,
                                "first_name": "Mnemo", "username": bot_username}
         self.sent: list[JSON] = []  # sendMessage params + message_id, reply_markup parsed
+        self.sent_times: list[float] = []  # time.monotonic() of each sendMessage received, parallel to `sent`
         self.edits: list[JSON] = []  # successful edit params + "kind" ("text" / "reply_markup")
         self.edit_times: list[float] = []  # time.monotonic() of each successful edit, parallel to `edits`
         self.callback_answers: list[JSON] = []
@@ -143,7 +144,7 @@ class FakeTelegram:
     def send_media(self, user_id: int, kind: str, content: bytes | None = None, *, size: int | None = None,
                    duration: int = 3, mime: str | None = None, caption: str | None = None, file_name: str = "",
                    chat_id: int | None = None, chat_type: str = "private", first_name: str = "Anna",
-                   reply_to: int | None = None) -> int:
+                   reply_to: int | None = None, language_code: str = "de") -> int:
         """Queue a message with a file from a user: kind 'voice', 'audio', 'video_note' or 'document'.
 
         `content` is served by getFile (else the file_id is unknown to the fake); `size` is the file_size Telegram
@@ -163,7 +164,7 @@ class FakeTelegram:
         if file_name:
             media["file_name"] = file_name
         return self._send_media(user_id, {kind: media}, caption, chat_id=chat_id, first_name=first_name,
-                                chat_type=chat_type, reply_to=reply_to)
+                                chat_type=chat_type, reply_to=reply_to, language_code=language_code)
 
     def send_text(self, user_id: int, text: str, chat_id: int | None = None,
                   first_name: str = "Anna", language_code: str = "de",
@@ -379,6 +380,7 @@ class FakeTelegram:
         self.messages[msg["message_id"]] = msg
         self.sent.append(p | {"message_id": msg["message_id"], "parse_mode": p.get("parse_mode"),
                               "reply_markup": p.get("reply_markup")})
+        self.sent_times.append(time.monotonic())
         return msg
 
     def _send_document(self, p: JSON) -> JSON:
@@ -517,10 +519,11 @@ class FakeTelegram:
         return self._send_media(user_id, {"sticker": sticker}, None, **where)
 
     def _send_media(self, user_id: int, media: JSON, caption: str | None, chat_id: int | None = None,
-                    first_name: str = "Anna", chat_type: str = "private", reply_to: int | None = None) -> int:
+                    first_name: str = "Anna", chat_type: str = "private", reply_to: int | None = None,
+                    language_code: str = "de") -> int:
         """Queue a message with a picture and maybe a caption (an '@name' in it marked as a mention)."""
         user = self._users[user_id] = {"id": user_id, "is_bot": False, "first_name": first_name,
-                                       "language_code": "de"}
+                                       "language_code": language_code}
         cid = user_id if chat_id is None else chat_id
         chat: JSON = {"id": cid, "type": chat_type}
         chat.update({"first_name": first_name} if chat_type == "private" else {"title": "Chat"})

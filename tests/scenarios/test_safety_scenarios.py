@@ -12,7 +12,7 @@ import pytest
 from bot.channels.telegram.channel import TelegramChannel, TelegramConfig
 from bot.commands.runner import Commands
 from bot.conversation.engine import Engine, EngineConfig
-from bot.conversation.safety import crisis_help
+from bot.conversation.help_lines import crisis_help
 from memory.store import MemoryStore
 from tests.fakes.llm import ScriptedLLM
 from tests.fakes.telegram_api import FakeTelegram

@@ -387,6 +387,10 @@ class MatrixChannel(MatrixReading):
         thread = self._threads.get(answering) if answering else None  # a notice on a thread's message goes there
         await self.out.text(where, bang(text), None, transaction_id(answering, why) if answering else None, thread)
 
+    async def _send_now(self, turn: Turn[str, str], text: str) -> str:
+        return await self.out.text(turn.where, bang(text), turn.reply_to, transaction_id(turn.event, "help"),
+                                   in_thread(turn))
+
     async def _greet(self, user_id: str, text: str) -> None:
         await self.send(user_id, text)
 

@@ -4,12 +4,16 @@ What is new is decided by the sync token alone: each sync's events are recorded 
 saved, then the events are answered and marked handled, so a restart neither loses nor repeats a message,
 whatever the host clock says. Events recorded but not answered (the last run stopped, crashed, or a sync failed
 half-way) are answered first; encrypted events waiting for their key come next, since a sync may bring it.
+
+The answers run beside the sync loop, one room's events one after another: the next sync does not wait for a slow
+model in one room, so a crisis message in another room gets its help text at once (issue 51).
 """
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import dataclasses
+import functools
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 
@@ -68,9 +72,11 @@ class Syncing:
         self._warned_encrypted: set[str] = set()  # rooms already named in the log as unreadable
         self._recover = True  # load what the inbox holds unanswered before the next sync (at start, after a failure)
         self._token: str | None = None
-        self._idle = asyncio.Event()
+        self._idle = asyncio.Event()  # set while no sync's events are being recorded
         self._idle.set()
         self._stopping = False
+        self._chains: dict[str, asyncio.Task[None]] = {}  # per room: its events in hand, answered one after another
+        self._in_flight: set[str] = set()  # events handed to a chain and not answered yet (never handed twice)
 
     async def first(self) -> None:
         """The first sync of a start: answered when a token was saved, only recorded on a first start ever.
@@ -93,13 +99,23 @@ class Syncing:
     async def stop(self) -> None:
         """Let the events in hand be answered (for a while), then stop syncing."""
         self._stopping = True
+        deadline = asyncio.get_running_loop().time() + STOP_GRACE
         try:
             await asyncio.wait_for(self._idle.wait(), STOP_GRACE)
+            chains = list(self._chains.values())
+            if chains:
+                left = max(0.0, deadline - asyncio.get_running_loop().time())
+                _, pending = await asyncio.wait(chains, timeout=left)
+                if pending:
+                    raise TimeoutError
         except TimeoutError:
             log.warning("stopping while still answering; the inbox keeps the rest for the next start")
         if self._task is not None:
             await stop_task(self._task)
             self._task = None
+        for chain in list(self._chains.values()):
+            await stop_task(chain)
+        self._chains.clear()
 
     async def next_sync(self) -> None:
         """Wait until the next sync was answered (at most one long poll)."""
@@ -141,7 +157,6 @@ class Syncing:
         """
         client, since = self.client, self._token
         leftovers = await self._leftovers() if self._recover else []
-        leftovers += self.keys.items()
         self._recover = False
         limit = self.timeline_limit if since else 1
         response = await self.out.patiently(lambda: client.sync(
@@ -170,7 +185,7 @@ class Syncing:
             self.session.save_token(response.next_batch)
             self._token = response.next_batch
             self.warn_unreadable_rooms()
-            await self._answer([*leftovers, *received])
+            await self._answer([*leftovers, *self.keys.items(), *received])  # the waiting ones as they are now
             await self.rooms.greet()
         finally:
             self._idle.set()
@@ -195,16 +210,38 @@ class Syncing:
         return found
 
     async def _answer(self, items: Sequence[Received]) -> None:
-        """Answer events: one room's one after another, different rooms at the same time."""
+        """Hand events to their rooms' chains: one room's answered one after another, after those in hand, different
+        rooms at the same time; the sync loop goes on meanwhile. An event in hand already is not handed again."""
         by_room: dict[str, list[Received]] = {}
         for item in items:
-            by_room.setdefault(item.room_id, []).append(item)
-        await asyncio.gather(*(self._answer_room(room_items) for room_items in by_room.values()))
+            if item.event.event_id not in self._in_flight:
+                self._in_flight.add(item.event.event_id)
+                by_room.setdefault(item.room_id, []).append(item)
+        for room_id, room_items in by_room.items():
+            chain = asyncio.create_task(self._answer_room(self._chains.get(room_id), room_items),
+                                        name=f"matrix-answers {room_id}")
+            self._chains[room_id] = chain
+            chain.add_done_callback(functools.partial(self._chain_done, room_id))
 
-    async def _answer_room(self, items: Sequence[Received]) -> None:
+    async def _answer_room(self, before: asyncio.Task[None] | None, items: Sequence[Received]) -> None:
+        """Answer a room's events in order, once the room's events handed before are answered."""
+        if before is not None:
+            await asyncio.wait({before})
         for item in items:
-            if await self.handle(item):
-                await self.inbox.done(CHANNEL, item.event.event_id, self.clock())
+            try:
+                if await self.handle(item):
+                    await self.inbox.done(CHANNEL, item.event.event_id, self.clock())
+            except Exception:  # the inbox keeps it: the next sync answers it again, as after a failed sync
+                self._recover = True
+                log.exception("matrix event %s in %s could not be answered; tried again after the next sync",
+                              item.event.event_id, item.room_id)
+            finally:
+                self._in_flight.discard(item.event.event_id)
+
+    def _chain_done(self, room_id: str, chain: asyncio.Task[None]) -> None:
+        """Forget a room's chain once it is done (unless a later one took its place)."""
+        if self._chains.get(room_id) is chain:
+            del self._chains[room_id]
 
     async def _keep_keys(self) -> None:
         """The encryption chores of a sync: send queued to-device messages, upload, query and claim keys."""

@@ -1,11 +1,11 @@
 """The Telegram channel: python-telegram-bot's Application in front of the engine and the commands.
 
-Updates come in through the inbox (intake.py): stored before they are confirmed, handled once, marked handled
-after the reply was recorded and sent. Private chats are for allowed users (unknown users get a pairing code);
-in allowed groups mnemo answers only when mentioned or replied to, with the group's own memory. The turn of a
-text is the shared one (bot/channels/base.py); this module reads Telegram's updates and answers presses and
-reactions: 👍 or 👎 on a yes/no question's buttons answers it like pressing Ja or Nein, any other reaction on one of
-the companion's messages is kept as feedback. (Telegram tells a bot of reactions in a group only where it is admin.)
+Updates come in through the inbox (intake.py): stored before they are confirmed, handled once, marked handled after
+the reply was recorded and sent. Private chats are for allowed users (unknown users get a pairing code); in allowed
+groups mnemo answers only when mentioned or replied to, with the group's own memory. The turn of a text is the shared
+one (bot/channels/base.py); this module reads Telegram's updates and answers presses and reactions: 👍 or 👎 on a yes/no
+question's buttons answers it like pressing Ja or Nein, any other reaction on one of the companion's messages is kept
+as feedback. (Telegram tells a bot of reactions in a group only where it is admin.)
 """
 from __future__ import annotations
 
@@ -93,11 +93,9 @@ class TelegramConfig:
 
 def access_config(config: TelegramConfig) -> AccessConfig:
     """The access part of the Telegram settings, ids written as scopes."""
-    return AccessConfig(
-        allowed=frozenset(scope_user(telegram_id(u)) for u in config.allowed_users),
-        admins=frozenset(a for a in config.admins if a.startswith("tg:")),
-        unknown_users=config.unknown_users, pairing_minutes=config.pairing_minutes,
-    )
+    return AccessConfig(allowed=frozenset(scope_user(telegram_id(u)) for u in config.allowed_users),
+                        admins=frozenset(a for a in config.admins if a.startswith("tg:")),
+                        unknown_users=config.unknown_users, pairing_minutes=config.pairing_minutes)
 
 
 def file_base_url(base_url: str) -> str:
@@ -267,10 +265,8 @@ class TelegramChannel(TelegramPresses):
 
     async def _on_text(self, update: Update, context: Context) -> None:
         """A text: read who wrote what where, then take the shared turn (bot/channels/base.py)."""
-        message = update.message
-        assert message is not None and message.text is not None
-        command = message.text.startswith("/") and not forwarded(message)  # someone else's words run no command
-        await self.take_text(self._message_turn(update, message.text, command))
+        assert update.message is not None and update.message.text is not None
+        await self.take_text(self._message_turn(update, update.message.text, update.message.text.startswith("/")))
 
     async def _on_image(self, update: Update, context: Context) -> None:
         """A photo, an image file or a sticker: downloaded (not when too large) and answered with its caption."""
@@ -308,11 +304,12 @@ class TelegramChannel(TelegramPresses):
             ref = f"{ref}:edit:{int(message.edit_date.timestamp()) if message.edit_date else update.update_id}"
         return Turn(
             chat.id, chat_scope(chat, user), scope_user(user.id), text, ref,
-            str(update.update_id), group=group, command=command, replayed=self.intake.replayed(update),
+            str(update.update_id), group=group, command=command and not forwarded(message),  # a forward's '/…':
+            replayed=self.intake.replayed(update),  # someone else's words, no command
             reply_to=message.message_id if group else None, origin=message.message_id,
             quoted=quoted_of(message, self.app.bot.id), addressed=not group or self._addressed(message),
             attachment=attachment, sent_at=message.date.timestamp() if message.date else None,
-            title=chat.title or "" if group else "", forwarded=forwarded(message))
+            title=chat.title or "" if group else "", forwarded=forwarded(message), language=user.language_code or "")
 
     async def _on_other(self, update: Update, context: Context) -> None:
         """A kind of message mnemo does not take (a file, a location, …): say so in one sentence."""
@@ -346,8 +343,7 @@ class TelegramChannel(TelegramPresses):
         """Push a message to an allowed user ('tg:<id>' or '<id>'); never to a group; raises TelegramError.
 
         Flood control asking for a longer wait than mnemo waits inside a call becomes RetryLater, so the
-        outbox tries again after the time Telegram named.
-        """
+        outbox tries again after the time Telegram named."""
         if not await self._may_push(user_id):
             return
         chat_id = telegram_id(user_id)
@@ -406,6 +402,9 @@ class TelegramChannel(TelegramPresses):
 
     async def _tell(self, where: int, text: str, answering: str | None = None, why: str = "") -> None:
         await self.out.send(where, (text,))
+
+    async def _send_now(self, turn: Turn[int, int], text: str) -> int:
+        return (await self.out.send(turn.where, (text,), reply_to=turn.reply_to))[0]
 
     async def _greet(self, user_id: str, text: str) -> None:
         await self._tell(telegram_id(user_id), text)
