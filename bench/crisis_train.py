@@ -189,21 +189,23 @@ def cv() -> None:
     choose(rows, embed([r.text for r in rows]))
 
 
-def heldout_texts() -> dict[str, list[Labelled]]:
-    """Every held-out set, by name (read only here)."""
+def heldout_texts(locomo: bool = True) -> dict[str, list[Labelled]]:
+    """Every held-out set, by name (read only here and by the held-out tests); LoCoMo's turns when `locomo`."""
     from bench.crisis_suite import cases, near_misses
     from bench.crisis_voices import voices_rows
     from bench.everyday_set import locomo_turns
     from bench.everyday_set import rows as everyday_rows
 
-    return {
+    sets = {
         "crisis set, held-out split": [Labelled("set", r.lang, r.label, r.text) for r in heldout_rows()],
         "voices (second hand-written split)": [Labelled("voices", r.lang, r.label, r.text) for r in voices_rows()],
         "template suite, held-out fillers": [Labelled("suite", c.lang, 1, c.text) for c in cases("heldout")],
         "near misses, held-out fillers": [Labelled("near", c.lang, 0, c.text) for c in near_misses("heldout")],
         "everyday, held-out split": [Labelled("everyday", r.lang, 0, r.text) for r in everyday_rows("heldout")],
-        "everyday, LoCoMo turns (en)": [Labelled("locomo", "en", 0, t) for t in locomo_turns()],
     }
+    if locomo:
+        sets["everyday, LoCoMo turns (en)"] = [Labelled("locomo", "en", 0, t) for t in locomo_turns()]
+    return sets
 
 
 def verdicts(rows: Sequence[Labelled]) -> dict[str, list[bool]]:
@@ -212,10 +214,11 @@ def verdicts(rows: Sequence[Labelled]) -> dict[str, list[bool]]:
 
     texts = [r.text for r in rows]
     classifier = Classifier(load_model(), None)
-    x = embed(texts)
     grammar = grammar_of(texts)
     gate = long_enough(texts, classifier.model.min_words)
-    said = [bool(g and v) for g, v in zip(gate, (classifier.says(v) for v in x))]
+    long = [t for t, g in zip(texts, gate) if g]  # the classifier reads only these: only they are embedded
+    votes = iter([classifier.says(v) for v in embed(long)] if long else [])
+    said = [bool(g) and next(votes) for g in gate]
     return {"grammar": list(map(bool, grammar)), "classifier (gated)": said,
             "detector": [bool(a or b) for a, b in zip(grammar, said)]}
 

