@@ -222,11 +222,9 @@ def test_a_limit_of_zero_is_no_limit() -> None:
 
 
 def commands_for(store: MemoryStore, boxes: list[WebTools], lang: str = "de") -> Commands:
-    engine = Engine(store, ScriptedLLM(), ScriptedLLM(), EngineConfig(relevance_floor=0.0), clock=lambda: NOON,
-                    toolboxes=boxes)
-    commands = Commands(engine)
-    commands.lang = lang
-    return commands
+    engine = Engine(store, ScriptedLLM(), ScriptedLLM(), EngineConfig(relevance_floor=0.0, language=lang),
+                    clock=lambda: NOON, toolboxes=boxes)
+    return Commands(engine)  # the deployment's language: a person who chose none is spoken to in it
 
 
 async def shown(commands: Commands, text: str, user: str = "tg:1") -> str:
