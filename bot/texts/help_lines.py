@@ -46,8 +46,9 @@ HELP_TEXTS: dict[str, dict[str, str]] = {
     },
     "help_at_IE": {
         "de": "Die Samaritans erreichst du rund um die Uhr kostenlos unter 116 123, Pieta unter 1800 247 247; per "
-              "SMS: schreib HELLO an 50808.",
-        "en": "Samaritans answer day and night, free, on 116 123, Pieta on 1800 247 247; or text HELLO to 50808.",
+              "SMS rund um die Uhr: schreib an 50808.",
+        "en": "Samaritans answer day and night, free, on 116 123, Pieta on 1800 247 247; or text 50808, day and "
+              "night.",
     },
     "help_at_US": {
         "de": "Ruf oder schreib rund um die Uhr die 988 an (988 Suicide & Crisis Lifeline).",
