@@ -16,7 +16,7 @@ import pytest
 
 from bench import help_first
 from bot.channels.telegram.channel import TelegramChannel
-from bot.conversation.engine import Engine, EngineConfig
+from bot.conversation.engine import Engine, EngineConfig, Incoming
 from bot.conversation.help_lines import crisis_help
 from bot.errors import LLMUnavailable
 from bot.texts import t
@@ -116,6 +116,20 @@ async def test_a_help_text_that_fails_on_the_wire_leads_the_reply(
     assert tg.calls.count("sendMessage") == 3  # the help text's own send failed; the reply brought it
 
 
+async def test_a_help_text_that_leads_the_reply_is_logged_with_it_and_delivered_again_after_a_crash(
+    engine: Engine, chat: ScriptedLLM, store: MemoryStore,
+) -> None:
+    chat.enqueue("Ich bin bei dir.")
+    crisis = Incoming("anna", CRISIS, channel="telegram", channel_message_id="41")
+    reply = await engine.handle(crisis)  # no channel to send it at once: the help text is the reply's first bubble
+    assert reply is not None and reply.bubbles == (HELP, "Ich bin bei dir.")
+    scope = await engine.scope_for("anna")
+    logged = [m.text for m in await store.messages.recent(scope) if m.role == "assistant"]
+    assert logged == [f"{HELP}\n\nIch bin bei dir."]
+    again = await engine.earlier_reply(crisis)  # the reply a replay after a crash delivers: the help text with it
+    assert again is not None and again.bubbles[0] == HELP
+
+
 async def test_matrix_gets_the_help_text_in_an_encrypted_room_while_the_model_hangs(
     world: World, gated: GatedLLM, background: ScriptedLLM,  # noqa: F811
 ) -> None:
@@ -144,7 +158,7 @@ CHILD = textwrap.dedent('''
     """The Telegram channel with a chat model that never answers (it says so on stdout)."""
     import asyncio, sys
     from bot.commands.runner import Commands
-    from bot.conversation.engine import Engine, EngineConfig
+    from bot.conversation.engine import Engine, EngineConfig, Incoming
     from bot.channels.telegram.channel import TelegramChannel, TelegramConfig
     from memory.store import MemoryStore
     from tests.fakes.embedder import FakeEmbedder

@@ -354,11 +354,11 @@ def _way_of_living(words: Sequence[str], end: int) -> bool:
 def _spoken_by_self(tags: dict[str, list[tuple[int, int]]], part: str) -> bool:
     """Whether a match of the part has the speaker right around it: 'ich will', 'will ich', 'I really want', or a
     sentence that begins with it ('Will nur noch sterben')."""
-    return any(any(s == a - 1 or s == b or (a - 3 <= s <= a - 2 and tags_word(tags, s) != "^")
+    return any(any(s == a - 1 or s == b or (a - 3 <= s <= a - 2 and _tag_at(tags, s) != "^")
                    for s, _ in tags["subj"]) for a, b in tags[part])
 
 
-def tags_word(tags: dict[str, list[tuple[int, int]]], start: int) -> str:
+def _tag_at(tags: dict[str, list[tuple[int, int]]], start: int) -> str:
     """'^' when a subject match at `start` is a sentence's start, else 'word'."""
     return "^" if (start, start + 1) in tags.get("^", []) else "word"
 

@@ -87,4 +87,9 @@ class HelpFirst:
                         log_words(exc))
             text = t(turn.lang, "crisis_model_down")
         text = without_help(text, turn.country, turn.lang)  # it went out already
-        return Reply(split_bubbles(text) or (t(turn.lang, "crisis_model_down"),))
+        reply = Reply(split_bubbles(text) or (t(turn.lang, "crisis_model_down"),))
+        shown = help_text_for(turn.incoming.forwarded, turn.country, turn.lang)
+        if shown in turn.preface:  # not sent on its own: it leads the reply and is logged with it (a replay shows it)
+            turn.preface.remove(shown)
+            reply = Reply((shown, *reply.bubbles))
+        return reply
