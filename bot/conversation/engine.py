@@ -23,7 +23,6 @@ from bot.conversation.crisis_judge import CrisisJudge
 from bot.conversation.document_steps import DocumentSteps, logged_text
 from bot.conversation.failures import failure_text, log_words
 from bot.conversation.help_first import HelpFirst
-from bot.conversation.help_lines import without_help
 from bot.conversation.incognito_turns import IncognitoTurns
 from bot.conversation.learning_runs import LearningRuns
 from bot.conversation.model_answer import ModelAnswers, Prompt, asks_about_diary
@@ -96,8 +95,7 @@ class Engine:
         self.documents = DocumentSteps(config, self.help_first, store.failures.add)
         self.reactions = ReactionSteps(store, config, clock, self.scope_for, self.zone_for)  # emoji both ways
         self.feedback, self.delivered = self.reactions.feedback, self.reactions.delivered  # for the channels
-        self.incognito = IncognitoTurns(store, config, clock, self.answers, self.questions, self.zone_for, self.help,
-                                       self.help.judged)
+        self.incognito = IncognitoTurns(store, config, clock, self.answers, self.questions, self.zone_for, self.help)
         self.spawn = self.learning.spawn  # run a background task; a failure is logged with where it was created
         # A message's turn, in order: each step answers here (a reply) or passes on (None) to the next.
         self.steps: tuple[Step, ...] = (
@@ -328,8 +326,7 @@ class Engine:
         topic = await self.store.state.pop(scope, "due_topic")
         if turn.crisis:  # the model flagged the message ([CRISIS: …]): the help text went out; no question, no voice
             log.info("message %s answered as a crisis: the chat model flagged it", turn.message_id)
-            text = without_help(text, turn.country, lang)
-            turn.reply = Reply(split_bubbles(text) or (t(lang, "crisis_model_down"),))
+            turn.reply = self.help.careful(turn, text)
             return await self._after_reply(turn)
         if turn.changes:
             text = f"{text}\n\n{describe(turn.changes, lang)}"

@@ -86,10 +86,16 @@ class HelpFirst:
             log.warning("chat model failed for a crisis message %s: %s", turn.incoming.channel_message_id,
                         log_words(exc))
             text = t(turn.lang, "crisis_model_down")
-        text = without_help(text, turn.country, turn.lang)  # it went out already
+        return self.careful(turn, text)
+
+    def careful(self, turn: Turn, text: str) -> Reply:
+        """The reply of a crisis turn after its help text: the model's words without the help text it may repeat (it
+        went out already), mnemo's own when nothing is left; a help text that could not go out on its own leads it
+        and is logged with it (a replay shows it)."""
+        text = without_help(text, turn.country, turn.lang)
         reply = Reply(split_bubbles(text) or (t(turn.lang, "crisis_model_down"),))
         shown = help_text_for(turn.incoming.forwarded, turn.country, turn.lang)
-        if shown in turn.preface:  # not sent on its own: it leads the reply and is logged with it (a replay shows it)
+        if shown in turn.preface:
             turn.preface.remove(shown)
             reply = Reply((shown, *reply.bubbles))
         return reply

@@ -20,7 +20,6 @@ from bot.conversation.bubbles import split_bubbles
 from bot.conversation.config import EngineConfig
 from bot.conversation.failures import failure_text, log_words
 from bot.conversation.help_first import HelpFirst
-from bot.conversation.help_lines import without_help
 from bot.conversation.model_answer import ModelAnswers
 from bot.conversation.questions import OpenQuestions
 from bot.conversation.tools import ToolContext
@@ -84,11 +83,10 @@ class IncognitoTurns:
 
     def __init__(self, store: MemoryStore, config: EngineConfig, clock: Callable[[], float], answers: ModelAnswers,
                  questions: OpenQuestions, zone_for: Callable[[Scope], Awaitable[ZoneInfo]],
-                 help: HelpFirst, judged: Callable[[Turn], Awaitable[None]] | None = None) -> None:
+                 help: HelpFirst) -> None:
         self.store, self.config, self.clock, self.answers = store, config, clock, answers
         self.questions, self.zone_for = questions, zone_for
-        self.help = help  # the engine's: the help text at once (and the crisis mark: a time, no words), the answer
-        self.judged = judged  # the engine's: the judge's verdict on a close call awaited (MNEMO_CRISIS_JUDGE)
+        self.help = help  # the engine's: the help text at once (with the crisis mark), the judge, the answer
         self._turns: dict[int, deque[Message]] = {}  # a stretch's own turns per scope: never written anywhere
 
     async def switch_on(self, scope: Scope, until: float | None) -> Incognito:
@@ -140,8 +138,7 @@ class IncognitoTurns:
     async def _answer(self, turn: Turn) -> Reply:
         """The crisis answer, a decided question, a refused reminder, or the model's read-only answer."""
         lang, scope = turn.lang, turn.scope
-        if self.judged is not None:
-            await self.judged(turn)
+        await self.help.judged(turn)  # a close call the judge was asked about (MNEMO_CRISIS_JUDGE)
         if turn.crisis:
             return await self.help.answer(turn, self._write)  # the help text went out before the checks
         if not turn.brings_file:
@@ -157,8 +154,7 @@ class IncognitoTurns:
             log.warning("chat model failed for a message in incognito: %s", log_words(exc))
             return Reply((t(lang, failure_text(exc)),), failed=True)
         if turn.crisis:  # the model flagged it ([CRISIS: …]): the help text went out first
-            text = without_help(text, turn.country, lang)
-            return Reply(split_bubbles(text) or (t(lang, "crisis_model_down"),))
+            return self.help.careful(turn, text)
         return Reply(split_bubbles(text) or (t(lang, "empty"),))
 
     async def _write(self, turn: Turn) -> str:
