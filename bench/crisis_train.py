@@ -215,7 +215,7 @@ def verdicts(rows: Sequence[Labelled]) -> dict[str, list[bool]]:
     texts = [r.text for r in rows]
     classifier = Classifier(load_model(), None)
     grammar = grammar_of(texts)
-    gate = long_enough(texts, classifier.model.min_words)
+    gate = [classifier.speaks_on(t) for t in texts]
     long = [t for t, g in zip(texts, gate) if g]  # the classifier reads only these: only they are embedded
     votes = iter([classifier.says(v) for v in embed(long)] if long else [])
     said = [bool(g) and next(votes) for g in gate]

@@ -135,6 +135,10 @@ class Classifier:
         """Whether the score is over the threshold chosen by cross-validation."""
         return self.score(vector) > self.model.threshold
 
+    def speaks_on(self, text: str) -> bool:
+        """Whether the text carries enough words for the classifier's yes to count (`min_words`)."""
+        return word_count(text) >= self.model.min_words
+
     async def crisis(self, text: str) -> bool:
         """Embed the text as a query (or find its vector cached) and decide."""
         return (await self.assess(text)).crisis
@@ -145,7 +149,7 @@ class Classifier:
             return Assessment(False)
         score = self.score(np.asarray((await self._embed([text[:SCAN_CHARS]]))[0], np.float32))
         close = score > self.model.threshold - UNCERTAIN_MARGIN
-        if score > self.model.threshold and word_count(text) >= self.model.min_words:
+        if score > self.model.threshold and self.speaks_on(text):
             return Assessment(True, layer="classifier")
         return Assessment(False, uncertain=close)
 
