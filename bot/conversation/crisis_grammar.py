@@ -378,8 +378,13 @@ def distanced(text: str) -> bool:
     return bool(_spans(tokens(text), _phrase_entries(DISTANCE)))
 
 
+@functools.lru_cache(maxsize=512)
 def grammar_says(text: str) -> bool:
-    """True when the grammar finds a crisis told in the text (a distanced text only with a wish of the speaker's)."""
+    """True when the grammar finds a crisis told in the text (a distanced text only with a wish of the speaker's).
+
+    Kept for the last texts asked about: a document's pieces are read by the grammar alone first and then by the
+    layered detector, whose first layer is the grammar again; a check-in's look at the last days reads the same
+    messages each time."""
     found = matched_rules(text)
     if not found:
         return False
