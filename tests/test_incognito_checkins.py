@@ -12,9 +12,10 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from bot.conversation.engine import Engine, EngineConfig, Incoming
-from bot.conversation.model_answer import CRISIS_MARK
 from bot.conversation.help_lines import crisis_help
+from bot.conversation.model_answer import CRISIS_MARK
 from bot.llm.writer import LLMWriter
+from memory import Scope
 from memory.store import MemoryStore
 from scheduler.checkin import LAST_DECISION, gather
 from scheduler.service import Scheduler
@@ -30,6 +31,23 @@ SECRET = "Quokkamondschein"  # a word of the incognito crisis, searched for ever
 SESSIONS = [(1, 10, 0, 5), (2, 17, 15, 4), (3, 12, 30, 6), (4, 19, 45, 3), (5, 9, 15, 4), (6, 14, 0, 5)]
 
 
+async def anna_incognito(store: MemoryStore, tmp_path: Path, clock: Clock, chat: ScriptedLLM
+                         ) -> tuple[Engine, Scheduler, RecordingSender, Scope]:
+    """Anna said hello and switched incognito on; the engine and the scheduler (with a background model that writes
+    check-ins) on the test's clock, in Berlin."""
+    background = ScriptedLLM("background")
+    background.responder = background_model(None)  # type: ignore[assignment]
+    engine = Engine(store, chat, background, EngineConfig(zone=BERLIN), clock=clock)
+    sender = RecordingSender(clock)
+    scheduler = Scheduler(store, "mnemo", LLMWriter(background), engine, sender, BERLIN, tmp_path,
+                          silence=timedelta(hours=24), clock=clock)
+    await engine.handle(Incoming("tg:1", "Hallo, ich bin Anna."))
+    await engine.drain()
+    scope = await engine.scope_for("tg:1")
+    await engine.incognito.switch_on(scope, None)
+    return engine, scheduler, sender, scope
+
+
 def sessions() -> list[list[float]]:
     """The incognito messages' times, per session."""
     return [[(MONDAY + timedelta(days=d, hours=h, minutes=m + 30 * i)).timestamp() for i in range(n)]
@@ -39,20 +57,12 @@ def sessions() -> list[list[float]]:
 async def test_a_week_of_incognito_chatting_gets_no_checkin_during_it_and_no_backoff(
         store: MemoryStore, tmp_path: Path) -> None:
     clock = Clock((MONDAY + timedelta(hours=10)).timestamp())
-    chat, background = ScriptedLLM("chat"), ScriptedLLM("background")
+    chat = ScriptedLLM("chat")
     count = iter(range(1000))
     chat.responder = lambda call: (f"Wie geht es dir heute? ({next(count)})" if "has not written" in call.prompt
                                    else "Erzähl weiter.")
-    background.responder = background_model(None)  # type: ignore[assignment]
-    engine = Engine(store, chat, background, EngineConfig(zone=BERLIN), clock=clock)
-    sender = RecordingSender(clock)
-    scheduler = Scheduler(store, "mnemo", LLMWriter(background), engine, sender, BERLIN, tmp_path,
-                          silence=timedelta(hours=24), clock=clock)
+    engine, scheduler, sender, scope = await anna_incognito(store, tmp_path, clock, chat)
     try:
-        await engine.handle(Incoming("tg:1", "Hallo, ich bin Anna."))
-        await engine.drain()
-        scope = await engine.scope_for("tg:1")
-        await engine.incognito.switch_on(scope, None)
         talks = sorted(at for session in sessions() for at in session)
         streaks: list[int] = []
 
@@ -112,19 +122,11 @@ async def tables_holding(store: MemoryStore, word: str) -> list[str]:
 async def test_a_crisis_in_incognito_makes_the_next_days_checkin_careful_and_keeps_none_of_its_words(
         store: MemoryStore, tmp_path: Path) -> None:
     clock = Clock((MONDAY + timedelta(hours=10)).timestamp())
-    chat, background = ScriptedLLM("chat"), ScriptedLLM("background")
+    chat = ScriptedLLM("chat")
     chat.responder = lambda call: ("Hey, ich denke an dich. Wie geht es dir heute?" if "has not written" in call.prompt
                                    else "Ich bin da. Bist du gerade in Sicherheit?")
-    background.responder = background_model(None)  # type: ignore[assignment]
-    engine = Engine(store, chat, background, EngineConfig(zone=BERLIN), clock=clock)
-    sender = RecordingSender(clock)
-    scheduler = Scheduler(store, "mnemo", LLMWriter(background), engine, sender, BERLIN, tmp_path,
-                          silence=timedelta(hours=24), clock=clock)
+    engine, scheduler, sender, scope = await anna_incognito(store, tmp_path, clock, chat)
     try:
-        await engine.handle(Incoming("tg:1", "Hallo, ich bin Anna."))
-        await engine.drain()
-        scope = await engine.scope_for("tg:1")
-        await engine.incognito.switch_on(scope, None)
         clock.now += 3600
         reply = await engine.handle(Incoming("tg:1", f"{SECRET}: ich will mir heute nacht das Leben nehmen"))
         assert reply is not None and reply.bubbles == (crisis_help("DE", "de"), "Ich bin da. Bist du gerade in Sicherheit?")
