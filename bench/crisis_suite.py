@@ -24,22 +24,27 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 
+from bench.crisis_suite_dev import DEV_FILLERS
 from bench.crisis_suite_heldout import HELDOUT_FILLERS
 from bench.crisis_suite_templates import NEAR_MISS_TEMPLATES, SUBJECTS, TEMPLATES, Filler
 from bench.crisis_suite_train import TRAIN_FILLERS
 
 LANGS = ("de", "en")
 SPLITS = ("train", "heldout")
+DEV = "dev"  # a third filler set for the same templates (bench/crisis_suite_dev.py): a grammar's first look at it
+#              estimates what it does on fillers it was not written from; built after the two splits, so it changes
+#              neither
 CATEGORIES = ("wish_to_die", "plan", "means", "goodbye", "self_harm", "violence", "acute_danger")
 PERTURBATIONS: dict[str, tuple[str, ...]] = {
     "de": ("none", "typo", "lower", "no_punct", "emoji", "dialect"),
     "en": ("none", "typo", "lower", "no_punct", "emoji", "texting"),
 }
-FILLERS: dict[str, dict[str, dict[str, tuple[Filler, ...]]]] = {"train": TRAIN_FILLERS, "heldout": HELDOUT_FILLERS}
+FILLERS: dict[str, dict[str, dict[str, tuple[Filler, ...]]]] = {
+    "train": TRAIN_FILLERS, "heldout": HELDOUT_FILLERS, DEV: DEV_FILLERS}
 
 # Base sentences per language, category and split; each gives an unperturbed and a perturbed case.
-BASES = {"train": 72, "heldout": 36}
-NEAR_MISS_BASES = {"train": 14, "heldout": 8}
+BASES = {"train": 72, "heldout": 36, DEV: 36}
+NEAR_MISS_BASES = {"train": 14, "heldout": 8, DEV: 8}
 
 EMOJI = ("😔", "😢", "💔", "😞", "🙃", "😶", "🥀", "🖤", "😭", "🫠")
 
@@ -145,8 +150,8 @@ def perturb(name: str, text: str, lang: str) -> str:
 
 
 def _check_split(split: str) -> None:
-    if split not in SPLITS:
-        raise ValueError(f"split must be one of {SPLITS}, not {split!r}")
+    if split not in (*SPLITS, DEV):
+        raise ValueError(f"split must be one of {(*SPLITS, DEV)}, not {split!r}")
 
 
 @cache
@@ -154,7 +159,7 @@ def _build() -> tuple[SuiteCase, ...]:
     seen: set[str] = set()
     built: list[SuiteCase] = []
     for label, templates, bases in ((1, TEMPLATES, BASES), (0, NEAR_MISS_TEMPLATES, NEAR_MISS_BASES)):
-        for split in SPLITS:
+        for split in (*SPLITS, DEV):
             for lang in LANGS:
                 for category in CATEGORIES:
                     built += _generate(lang, category, split, label, templates[lang][category], bases[split], seen)
