@@ -1,0 +1,151 @@
+"""The crisis grammar's rules (`bot.conversation.crisis_grammar`): which parts, in which order and how close, make a
+message that needs the help line, and the words that void a rule (data, German and English).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Rule:
+    """Parts in this order, each at most `gap` words after the one before (`window`: all of them, in any order,
+    within `gap` words); a negation between them breaks it, and a word of `void` anywhere in the text voids it."""
+
+    name: str
+    parts: tuple[str, ...]
+    gap: int = 4
+    window: bool = False
+    no_not: bool = True
+    void: tuple[str, ...] = ()
+    subject: bool = False  # the first part must be the speaker's: 'ich'/'I' (or a sentence's start) right around it
+
+
+GAMES = ("beim", "aus versehen", "versehentlich", "jokingly", "im spaß", "zum spaß", "puns", "witze", "jokes",
+          "out of the way", "spoil*", "spoiler", "spiel*", "game", "games", "schach", "chess", "karten", "cards",
+          "tennis", "tischtennis", "mario",
+          "kart", "fifa", "wette", "bet", "rennen", "race", "match", "runde", "round", "quiz", "wettkampf",
+          "training", "sparring", "kampfsport", "boxen", "boxing", "judo", "karate", "kickbox*", "fußball",
+          "football", "soccer", "volleyball", "basketball", "handball", "eishockey", "hockey", "vorschlag",
+          "gegner", "opponent", "vorgeschlagen", "proposes", "suggests", "tor", "goal", "punkte", "points",
+          "record", "rekord", "high score", "highscore", "bestzeit")
+WATER = ("ins wasser", "in den see", "in den fluss", "ins meer", "in den pool", "ins becken", "into the water",
+          "into the lake", "into the river", "into the sea", "into the pool", "baden", "schwimmen", "swim",
+          "swimming", "freibad", "schwimmbad", "fallschirm*", "bungee*", "parachute", "skydiv*", "klippenspring*",
+          "cliff diving", "trampolin*", "sprungturm", "zehner", "10er", "dreier", "diving", "tauchen", "ski",
+          "schanze", "hürde*", "hurdle*", "seilspring*", "weitsprung", "hochsprung", "kletter*", "climb*",
+          "parkour", "sommer", "summer")
+BREAKUP = ("mit ihr", "mit ihm", "mit dir", "with her", "with him", "with you", "für heute", "for today",
+            "arbeit", "work", "feierabend", "büro", "office", "typ", "guy", "der richtige", "the one", "beziehung",
+            "relationship", "mit meinem freund",
+            "mit meiner freundin", "serie", "rauchen", "smoking", "alkohol", "diät", "diet")
+TRAVEL = ("urlaub", "vacation", "holiday", "reise", "trip", "umzug", "moving", "party", "feier", "firma",
+           "kollegen", "colleagues", "abschiedsfeier", "farewell party", "flughafen", "airport", "ausland", "abroad",
+           "praktikum", "semester", "bahnhof", "station", "rente", "retire*", "notar", "notary", "lawyer",
+           "anwalt", "vorsorge", "versicherung", "insurance")
+ACCIDENT = ("ofen", "herd", "oven", "stove", "bügeleisen", "kochen", "cooking", "backen", "baking", "rasier*",
+             "shaving", "by accident", "aus versehen", "versehentlich", "accidentally", "garten", "gardening",
+             "werkstatt", "sunburn", "sonnenbrand", "tattoo*", "piercing", "arzt", "doctor", "operation",
+             "surgery", "katze", "cat", "hund", "dog", "zwiebel*", "onion*", "gemüse", "vegetables",
+             "messer beim", "beim schneiden", "dosenöffner", "can opener", "papercut", "papierschnitt")
+JOKING = ("😂", "🤣", "😆", "lol", "lmao", "rofl", "haha", "hahaha", "xd", "wenn ich noch", "if i have to",
+           "if i hear", "one more", "noch ein", "noch eine", "noch einmal", "one more time")
+# After 'leben'/'live': a way of living, not life ('nicht mehr so leben', 'live in this city'); before 'world' it is
+# life again ('in dieser Welt').
+WAY_OF_LIVING = frozenset({"wie", "in", "with", "mit", "bei", "like", "im", "at", "near", "zusammen",
+                            "together", "alone", "allein", "hier", "here", "there", "dort", "da"})
+# 'die' is English only after these ('want to die'); else it is the German article ('vermisse die Stunden').
+BEFORE_DIE = frozenset({"to", "wanna", "gonna", "just", "i", "i'd", "id", "would", "could", "should", "rather",
+                         "and", "or", "simply", "will", "ll", "i'll", "ill", "shall", "might", "let", "me", "not"})
+WORLD = frozenset({"welt", "world", "dieser", "this", "der", "the"})
+
+HANG_HARMLESS = ("wäsche", "laundry", "boot", "boat", "zelt", "tent", "camping", "schaukel", "swing", "umzug",
+                  "moving", "abschlepp*", "tow", "hund", "dog", "hose", "hosen", "jeans", "pants", "kleid",
+                  "hängematte", "hammock", "boxsack", "punching bag", "lampe", "lamp", "bild", "picture",
+                  "kletter*", "climb*", "turnen", "gym", "ringe", "rings")
+ANIMALS = ("katze", "kater", "cat", "hund", "dog", "welpe", "puppy", "kitten", "vogel", "bird", "möwe",
+            "seagull", "ente", "duck", "gans", "goose", "pferd", "horse", "kuh", "cow", "ziege", "goat")
+
+RULES: tuple[Rule, ...] = (
+    # wishing to die, or not to live
+    Rule("wish_die", ("wish", "die"), gap=4, subject=True, void=JOKING),
+    Rule("wish_not_live", ("wish", "not", "live"), gap=4, no_not=False, void=("ohne", "without") + JOKING,
+         subject=True),
+    Rule("not_more_live", ("not", "more", "live"), gap=1, no_not=False, void=("ohne", "without")),
+    Rule("wish_harm_self", ("wish", "selfobj", "harm"), gap=3),
+    Rule("wish_harm_self_en", ("wish", "harm", "selfobj"), gap=3),
+    # plans: a height and a fall, a vehicle to step in front of, a car into a wall
+    Rule("fall_height", ("height", "fall"), gap=7, window=True, void=WATER + JOKING),
+    Rule("under_traffic", ("under", "traffic", "throw"), gap=3),
+    Rule("against_obstacle", ("against", "obstacle", "drive"), gap=3),
+    Rule("drive_against", ("drive", "against", "obstacle"), gap=4),
+    # means made ready
+    Rule("poison_hoard", ("poison", "hoard"), gap=6, window=True),
+    Rule("poison_amount", ("amount", "poison", "swallow"), gap=5, window=True),
+    Rule("hang_test", ("hang", "anchor", "ready"), gap=8, window=True, void=HANG_HARMLESS),
+    Rule("hang_neck", ("hang", "neck"), gap=4, window=True),
+    Rule("gun_ready", ("gun", "ready"), gap=5, window=True, void=GAMES),
+    Rule("gas_closed", ("gasmeans", "closed"), gap=6, window=True, void=("kochen", "cooking", "grillen", "bbq",
+                                                                          "heizung", "heating", "ballon*")),
+    # hurting oneself
+    Rule("harm_body", ("harm", "body"), gap=5, window=True, void=ACCIDENT),
+    Rule("blade_body", ("blade", "body"), gap=4, window=True, void=ACCIDENT),
+    Rule("harm_intent", ("harm", "selfobj", "intent"), gap=6, window=True, void=ACCIDENT),
+    # hurt by someone else
+    Rule("actor_strikes_me", ("actor", "strike", "victim"), gap=3, void=GAMES),
+    Rule("actor_me_struck", ("actor", "victim", "strike"), gap=4, void=GAMES),
+    Rule("threat_kill_me", ("actor", "threat", "victim", "killverb"), gap=4, void=GAMES + JOKING),
+    Rule("threat_kill_me_en", ("actor", "threat", "killverb", "victim"), gap=3, void=GAMES + JOKING),
+    # goodbyes
+    Rule("farewell_gone", ("farewell", "gone"), gap=6, window=True),
+    Rule("giveaway_gone", ("giveaway", "gone"), gap=8, window=True, void=TRAVEL),
+    Rule("giveaway_farewell", ("giveaway", "farewell"), gap=8, window=True, void=TRAVEL),
+    # said in so many words, with the parts around them
+    Rule("without_me_better", ("without_me", "better"), gap=6, window=True),
+    Rule("nobody_notice_gone", ("nobody", "better", "without_me"), gap=8, window=True),
+    Rule("burden_to_all", ("burden", "nobody"), gap=3, window=True, void=("kein", "keine", "no", "not", "nicht")),
+    Rule("tired_of_living", ("tired", "live"), gap=2),
+    Rule("no_point_living", ("nopoint", "live"), gap=6, window=True),
+    Rule("at_the_tracks", ("tracks", "waiting"), gap=8, window=True),
+    Rule("under_traffic_after", ("traffic", "throw", "under"), gap=4, window=True, void=WATER),
+    Rule("sleep_never_wake", ("sleep", "not", "live"), gap=3, no_not=False, void=JOKING),
+    Rule("death_relief", ("death", "relief"), gap=5, window=True),
+    Rule("disappear_forever", ("disappear", "forever"), gap=5, window=True),
+    Rule("not_wish_live_more", ("not", "wish", "live", "more"), gap=3, no_not=False),
+    Rule("relapse_harm", ("relapse", "harm"), gap=8, window=True),
+    Rule("hidden_cuts", ("cuts", "hiding"), gap=5, window=True, void=ACCIDENT),
+    Rule("urge_to_harm", ("urge", "harm"), gap=4, window=True),
+    Rule("harm_again", ("harm", "intent"), gap=2, window=True, void=ACCIDENT),
+    Rule("razor_laid_out", ("razor", "hoard"), gap=5, window=True),
+    Rule("strike_actor_me", ("strike", "actor", "victim"), gap=2, void=GAMES),
+    Rule("actor_brings_me_um", ("actor", "killverb", "victim"), gap=3, void=("noch", "still", "mit seinen",
+                                                                              "mit ihren") + JOKING),
+    Rule("hang_bought", ("hang", "ready"), gap=5, window=True, void=WATER + HANG_HARMLESS),
+    Rule("height_no_return", ("height", "no_return"), gap=10, window=True, void=WATER + JOKING),
+    Rule("last_words_over", ("last_words", "its_over"), gap=12, window=True, void=JOKING),
+    Rule("silent_not_fault", ("if_silent", "not_fault"), gap=12, window=True),
+    Rule("cut_myself", ("selfobj", "cutting"), gap=3, subject=True, void=ACCIDENT + ("haare", "hair", "nägel",
+                                                                                     "nails", "pony", "bangs")),
+    Rule("bleeding_heavily", ("bleed", "heavy"), gap=4, window=True, void=("nase", "nose", "zahn", "tooth",
+                                                                            "periode", "period", "tage")),
+    Rule("smells_of_gas", ("smell", "gasmeans"), gap=4, window=True, void=("herd", "stove", "grill", "bbq")),
+    Rule("breaking_in", ("breaks", "at_me"), gap=4, window=True),
+    Rule("better_to_die", ("better", "die"), gap=4, void=JOKING),
+    Rule("thought_of_dying", ("thought", "die"), gap=4, void=JOKING + ("oma", "opa", "grandma", "grandpa")),
+    Rule("height_enough", ("height", "resolve"), gap=10, window=True),
+    Rule("throw_under_traffic", ("throw", "under", "traffic"), gap=3),
+    Rule("onto_the_tracks", ("throw", "tracks"), gap=4),
+    Rule("into_the_water", ("water_in", "no_return"), gap=8, window=True),
+    Rule("hang_myself", ("hangverb", "selfobj"), gap=1, void=("bild", "picture", "wäsche", "laundry", "out")),
+    Rule("means_resolve", ("means", "resolve"), gap=12, window=True, void=JOKING),
+    Rule("means_hoard", ("means", "hoard"), gap=6, window=True),
+    Rule("razor_got", ("razor", "ready"), gap=5, window=True,
+         void=("rasier*", "shave", "shaving", "beine", "new blade", "for my razor", "neue klinge", "bart", "beard")),
+    Rule("gun_taken", ("gun", "ready"), gap=8, window=True, void=GAMES),
+    Rule("parting_forever", ("parting", "everyone"), gap=10, window=True, void=TRAVEL),
+    Rule("parting_resolve", ("parting", "resolve"), gap=12, window=True, void=TRAVEL),
+    Rule("giveaway_resolve", ("giveaway", "resolve"), gap=12, window=True, void=TRAVEL),
+    Rule("end_it_now", ("end_it", "time"), gap=4, window=True, void=BREAKUP),
+    Rule("weapon_menace", ("weapon", "menace"), gap=8, window=True, void=GAMES + JOKING),
+    Rule("standing_with_rope", ("standing_on", "hang"), gap=8, window=True, void=HANG_HARMLESS),
+    Rule("cut_myself_en", ("cutting", "selfobj"), gap=2, subject=True, void=ACCIDENT + ("hair", "nails")),
+)
