@@ -15,8 +15,8 @@ import functools
 import re
 from collections.abc import Sequence
 
-from bot.conversation.crisis_parts import ALONE, ALONE_WORDS, DISTANCE, FIRST_PERSON, IDIOMS, PARTS
-from bot.conversation.crisis_rules import ANIMALS, BEFORE_DIE, JOKING, RULES, WAY_OF_LIVING, WORLD
+from bot.conversation.crisis_parts import ALONE, ALONE_WORDS, DISTANCE, FIRST_PERSON, IDIOMS, PARTS, TIMES
+from bot.conversation.crisis_rules import ANIMALS, BEFORE_DIE, JOKING, MORE_RULES, RULES, WAY_OF_LIVING, WORLD
 
 _TOKEN = re.compile(r"[^\W_]+(?:'[^\W_]+)?|\^|[\U0001F300-\U0001FAFF]", re.UNICODE)
 _SENTENCE = re.compile(r"[.!?;:\n]+")
@@ -142,6 +142,20 @@ def _masked(words: list[str]) -> list[str]:
     return out
 
 
+TIME_WORD = "⏱"  # what a time of several words ('in einer Stunde', 'once it's dark') becomes: one word, as 'heute'
+
+
+def _times_collapsed(words: list[str]) -> list[str]:
+    """The words with each time of several words made one word, so a rule's distances do not depend on how long
+    the person's 'when' is."""
+    out, at = [], 0
+    for start, end in sorted(_spans(words, _phrase_entries(TIMES)), key=lambda span: (span[0], -span[1])):
+        if start >= at and end - start > 1:
+            out += [*words[at:start], TIME_WORD]
+            at = end
+    return out + words[at:]
+
+
 def _chain(tags: dict[str, list[tuple[int, int]]], parts: Sequence[str], gap: int, nots: list[tuple[int, int]],
            no_not: bool) -> bool:
     """Whether the parts follow each other in this order, each within `gap` words of the one before."""
@@ -153,6 +167,8 @@ def _chain(tags: dict[str, list[tuple[int, int]]], parts: Sequence[str], gap: in
                 continue
             if index and no_not and any(after <= n0 and n1 <= start for n0, n1 in nots):
                 continue
+            if index == len(parts) - 1 and no_not and any(n0 == end for n0, _ in nots):
+                continue  # 'er bedroht mich nicht'
             if follow(index + 1, end):
                 return True
         return False
@@ -163,28 +179,39 @@ def _chain(tags: dict[str, list[tuple[int, int]]], parts: Sequence[str], gap: in
 def _window(tags: dict[str, list[tuple[int, int]]], parts: Sequence[str], width: int) -> bool:
     """Whether every part matches somewhere within `width` words of one another, in any order."""
     first = parts[0]
-    for start, _ in tags[first]:
-        if all(any(abs(s - start) <= width for s, _ in tags[part]) for part in parts[1:]):
+    for span in tags[first]:  # one word plays one part: 'Testament' is no goodbye and no gift at once
+        if all(any(abs(other[0] - span[0]) <= width and not _overlap(other, span) for other in tags[part])
+               for part in parts[1:]):
             return True
     return False
 
 
+def _overlap(a: tuple[int, int], b: tuple[int, int]) -> bool:
+    """Whether two matches share a word."""
+    return a[0] < b[1] and b[0] < a[1]
+
+
 def matched_rules(text: str) -> list[str]:
     """The names of the rules (and lone parts) the text matches; empty when it needs no help line by the grammar."""
-    words = _masked([w for sentence in _SENTENCE.split(text) if sentence.strip() for w in ["^", *tokens(sentence)]])
+    words = _times_collapsed(_masked([w for sentence in _SENTENCE.split(text) if sentence.strip()
+                                      for w in ["^", *tokens(sentence)]]))
     if not words:
         return []
     tags = _tagged(words)
+    tags["time"] += [(a, a + 1) for a, w in enumerate(words) if w == TIME_WORD]
     tags["live"] = [(a, b) for a, b in tags["live"] if not _way_of_living(words, b)]
     tags["^"] = [(a, a + 1) for a, w in enumerate(words) if w == "^"]
     tags["die"] = [(a, b) for a, b in tags["die"] if words[a] != "die" or (a and words[a - 1] in BEFORE_DIE)]
     tags["live"] = [(a, b) for a, b in tags["live"] if not (a and words[a - 1] in ("so", "like", "wie"))]
     calm = bool(_spans(words, _phrase_entries(ANIMALS + JOKING)))
-    found = [f"alone:{part}" for part in ALONE if tags[part] and not calm]
+    found = [f"alone:{part}" for part in ALONE if not calm and any(
+        not any(a - 2 <= n0 < a or b <= n0 <= b for n0, _ in tags["not"]) for a, b in tags[part])]
     found += [f"word:{' '.join(words[s:e])}" for s, e in _spans(words, _phrase_entries(ALONE_WORDS), fuzzy=True)]
     nots = tags["not"]
-    for rule in RULES:
+    for rule in RULES + MORE_RULES:
         if rule.void and _spans(words, _phrase_entries(rule.void)):
+            continue
+        if rule.speaker and not tags["self"]:
             continue
         if rule.subject and not _spoken_by_self(tags, rule.parts[0]):
             continue

@@ -7,6 +7,10 @@ place or verb is one entry more in its part.
 """
 from __future__ import annotations
 
+from bot.conversation.crisis_lexicon import MORE_PARTS, TIMES
+
+__all__ = ["ALONE", "ALONE_WORDS", "DISTANCE", "FIRST_PERSON", "IDIOMS", "PARTS", "TIMES"]
+
 PARTS: dict[str, tuple[str, ...]] = {
     # the speaker
     "self": ("ich", "i", "ick", "ik", "mir", "mich", "mi", "me", "myself", "im", "i'm", "ive", "i've", "i'll",
@@ -296,7 +300,8 @@ DISTANCE = ("film", "filme", "films", "serie", "folge", "staffel", "kapitel", "b
             "videospiel", "videogame", "video game", "level", "boss", "spielfigur", "charakter", "szene", "scene",
             "rolle", "role", "theater", "theatre", "schauspiel*", "lyrics", "songtext", "witz", "joke", "meme",
             "gedicht", "poem", "unterricht", "deutschunterricht", "english class", "lesson",
-            "back in", "in college", "als teenager", "when i was", "studium", "psychologie", "thema", "topic",
+            "back in the day", "back in college", "back in school", "back in high school", "back in uni",
+            "in college", "als teenager", "when i was", "studium", "psychologie", "thema", "topic",
             "shift", "schicht", "patient*", "notaufnahme", "ehrenamt*", "volunteer*", "ausbildung")
 
 # Idioms that carry the words of dying and mean something else; a match inside one is no match.
@@ -350,3 +355,7 @@ ALONE_WORDS = ("suizid", "suizidal", "selbstmord", "freitod", "suicide", "suicid
 # A lone phrase of the speaker's own ('ich bring mich um') counts in a distanced message too; one about the subject
 # ('suicide', 'self-harm', 'end my life' in the past) does not.
 FIRST_PERSON = frozenset({"ich", "i", "i'm", "im", "mich", "mir", "myself", "mi", "ick", "ik"})
+
+
+for _part, _words in MORE_PARTS.items():  # the words of issue 51's second round (crisis_lexicon.py)
+    PARTS[_part] = PARTS.get(_part, ()) + _words

@@ -18,6 +18,7 @@ class Rule:
     no_not: bool = True
     void: tuple[str, ...] = ()
     subject: bool = False  # the first part must be the speaker's: 'ich'/'I' (or a sentence's start) right around it
+    speaker: bool = False  # the message speaks of its writer somewhere ('ich', 'mich', 'I', 'me', 'hab', ...)
 
 
 GAMES = ("beim", "aus versehen", "versehentlich", "jokingly", "im spaß", "zum spaß", "puns", "witze", "jokes",
@@ -42,7 +43,8 @@ TRAVEL = ("urlaub", "vacation", "holiday", "reise", "trip", "umzug", "moving", "
            "kollegen", "colleagues", "abschiedsfeier", "farewell party", "flughafen", "airport", "ausland", "abroad",
            "praktikum", "semester", "bahnhof", "station", "rente", "retire*", "notar", "notary", "lawyer",
            "anwalt", "vorsorge", "versicherung", "insurance")
-ACCIDENT = ("ofen", "herd", "oven", "stove", "bügeleisen", "kochen", "cooking", "backen", "baking", "rasier*",
+ACCIDENT = ("finger", "daumen", "thumb", "ofen", "herd", "oven", "stove", "bügeleisen", "kochen", "cooking", "backen",
+            "baking", "rasier*",
              "shaving", "by accident", "aus versehen", "versehentlich", "accidentally", "garten", "gardening",
              "werkstatt", "sunburn", "sonnenbrand", "tattoo*", "piercing", "arzt", "doctor", "operation",
              "surgery", "katze", "cat", "hund", "dog", "zwiebel*", "onion*", "gemüse", "vegetables",
@@ -61,13 +63,39 @@ WORLD = frozenset({"welt", "world", "dieser", "this", "der", "the"})
 HANG_HARMLESS = ("wäsche", "laundry", "boot", "boat", "zelt", "tent", "camping", "schaukel", "swing", "umzug",
                   "moving", "abschlepp*", "tow", "hund", "dog", "hose", "hosen", "jeans", "pants", "kleid",
                   "hängematte", "hammock", "boxsack", "punching bag", "lampe", "lamp", "bild", "picture",
-                  "kletter*", "climb*", "turnen", "gym", "ringe", "rings")
+                  "kletter*", "climb*", "turnen", "gym", "ringe", "rings", "während ich", "while i", "gassi",
+                  "spazier*", "walk the dog", "walking the dog")
 ANIMALS = ("katze", "kater", "cat", "hund", "dog", "welpe", "puppy", "kitten", "vogel", "bird", "möwe",
             "seagull", "ente", "duck", "gans", "goose", "pferd", "horse", "kuh", "cow", "ziege", "goat")
 
+ERRANDS = ("hol", "hole", "holen", "post", "müll", "einkaufen", "grab", "mail", "get the", "kurz", "schnell",
+           "mal eben", "zum", "zur", "bäcker", "laden", "keller", "briefkasten", "kiosk", "store",
+           "shop", "quick", "real quick", "bakery", "einspring*", "ein", "dusche", "shower", "bett", "bed", "sofa",
+           "couch", "call", "bus", "zug", "train", "conclusions", "schlüsse", "schatten", "shadow", "deep end")
+MEASURES = ("aussicht", "view", "miete", "rent", "preis", "price", "kosten", "cost", "gehalt", "salary", "fieber",
+            "fever", "rechnung", "bill", "welle*", "waves", "schnee", "snow", "wasserstand", "berg", "mountain")
+PILLBOX = ("für die woche", "for the week", "wochenbox", "pillbox", "pill box", "dosierer", "tablettenbox",
+           "wie verschrieben", "as prescribed")
+PRESENTS = ("geschenk*", "geburtstag*", "überraschung", "party", "hochzeit", "weihnacht*", "oster*", "present*",
+            "gift*", "birthday", "surprise", "wedding", "christmas", "easter", "prüfung", "exam", "koffer", "suitcase")
+HELP_HARMLESS = ("herd", "stove", "ofen", "oven", "pfanne", "pan", "toast", "angebrannt", "finger", "thumb", "fleck",
+                 "flecken", "stain", "rezept", "recipe", "waschen", "wash", "film", "movie", "game", "spiel",
+                 "kuchen", "cake", "pizza", "essen", "dinner", "nase", "nose", "nasenbluten", "nosebleed", "zahn",
+                 "tooth", "periode", "period", "hausaufgabe*", "homework", "blutspende*", "blutdruck", "blood pressure",
+                 "blutwert*", "blood test", "blutabnahme", "hemd", "shirt", "bluse", "blouse", "hose", "pants", "jeans",
+                 "teppich", "carpet", "rug", "sofa", "couch", "bettwäsche", "sheets", "kleid", "dress", "kissen")
+
+LIGATURE_HARMLESS = tuple(w for w in HANG_HARMLESS if w not in ("hund", "dog"))
+GIVEAWAY_HARMLESS = TRAVEL + PRESENTS + ("vet", "tierarzt", "groomer", "hundefriseur", "fly", "flying", "fly out",
+                                         "flight", "flug", "fliegen", "flieg*",
+                                         "passwortmanager", "password manager", "konzert*", "concert", "ticket*",
+                                         "miete", "rent", "urlaub", "holiday", "unser testament", "our will")
+
 RULES: tuple[Rule, ...] = (
     # wishing to die, or not to live
-    Rule("wish_die", ("wish", "die"), gap=4, subject=True, void=JOKING),
+    Rule("wish_die", ("wish", "die"), gap=4, subject=True, void=JOKING + ("raus aus", "get out of", "out of town",
+                                                                            "ans meer", "in den urlaub", "on holiday",
+                                                                            "on vacation", "to the beach")),
     Rule("wish_not_live", ("wish", "not", "live"), gap=4, no_not=False, void=("ohne", "without") + JOKING,
          subject=True),
     Rule("not_more_live", ("not", "more", "live"), gap=1, no_not=False, void=("ohne", "without")),
@@ -79,10 +107,10 @@ RULES: tuple[Rule, ...] = (
     Rule("against_obstacle", ("against", "obstacle", "drive"), gap=3),
     Rule("drive_against", ("drive", "against", "obstacle"), gap=4),
     # means made ready
-    Rule("poison_hoard", ("poison", "hoard"), gap=6, window=True),
+    Rule("poison_hoard", ("poison", "hoard"), gap=6, window=True, void=PILLBOX),
     Rule("poison_amount", ("amount", "poison", "swallow"), gap=5, window=True),
     Rule("hang_test", ("hang", "anchor", "ready"), gap=8, window=True, void=HANG_HARMLESS),
-    Rule("hang_neck", ("hang", "neck"), gap=4, window=True),
+    Rule("hang_neck", ("hang", "neck"), gap=4, window=True, void=("nose", "nase")),
     Rule("gun_ready", ("gun", "ready"), gap=5, window=True, void=GAMES),
     Rule("gas_closed", ("gasmeans", "closed"), gap=6, window=True, void=("kochen", "cooking", "grillen", "bbq",
                                                                           "heizung", "heating", "ballon*")),
@@ -118,7 +146,7 @@ RULES: tuple[Rule, ...] = (
     Rule("razor_laid_out", ("razor", "hoard"), gap=5, window=True),
     Rule("strike_actor_me", ("strike", "actor", "victim"), gap=2, void=GAMES),
     Rule("actor_brings_me_um", ("actor", "killverb", "victim"), gap=3, void=("noch", "still", "mit seinen",
-                                                                              "mit ihren") + JOKING),
+                                                                              "mit ihren") + JOKING + GAMES),
     Rule("hang_bought", ("hang", "ready"), gap=5, window=True, void=WATER + HANG_HARMLESS),
     Rule("height_no_return", ("height", "no_return"), gap=10, window=True, void=WATER + JOKING),
     Rule("last_words_over", ("last_words", "its_over"), gap=12, window=True, void=JOKING),
@@ -131,15 +159,16 @@ RULES: tuple[Rule, ...] = (
     Rule("breaking_in", ("breaks", "at_me"), gap=4, window=True),
     Rule("better_to_die", ("better", "die"), gap=4, void=JOKING),
     Rule("thought_of_dying", ("thought", "die"), gap=4, void=JOKING + ("oma", "opa", "grandma", "grandpa")),
-    Rule("height_enough", ("height", "resolve"), gap=10, window=True),
+    Rule("height_enough", ("height", "resolve"), gap=10, window=True, void=MEASURES),
     Rule("throw_under_traffic", ("throw", "under", "traffic"), gap=3),
     Rule("onto_the_tracks", ("throw", "tracks"), gap=4),
     Rule("into_the_water", ("water_in", "no_return"), gap=8, window=True),
     Rule("hang_myself", ("hangverb", "selfobj"), gap=1, void=("bild", "picture", "wäsche", "laundry", "out")),
-    Rule("means_resolve", ("means", "resolve"), gap=12, window=True, void=JOKING),
-    Rule("means_hoard", ("means", "hoard"), gap=6, window=True),
+    Rule("means_resolve", ("means", "resolve"), gap=12, window=True, void=JOKING + PILLBOX),
+    Rule("means_hoard", ("means", "hoard"), gap=6, window=True, void=PILLBOX),
     Rule("razor_got", ("razor", "ready"), gap=5, window=True,
-         void=("rasier*", "shave", "shaving", "beine", "new blade", "for my razor", "neue klinge", "bart", "beard")),
+         void=("rasierer", "rasieren", "rasiert", "rasierschaum", "shave", "shaving", "beine", "new blade",
+               "for my razor", "neue klinge", "bart", "beard")),
     Rule("gun_taken", ("gun", "ready"), gap=8, window=True, void=GAMES),
     Rule("parting_forever", ("parting", "everyone"), gap=10, window=True, void=TRAVEL),
     Rule("parting_resolve", ("parting", "resolve"), gap=12, window=True, void=TRAVEL),
@@ -148,4 +177,34 @@ RULES: tuple[Rule, ...] = (
     Rule("weapon_menace", ("weapon", "menace"), gap=8, window=True, void=GAMES + JOKING),
     Rule("standing_with_rope", ("standing_on", "hang"), gap=8, window=True, void=HANG_HARMLESS),
     Rule("cut_myself_en", ("cutting", "selfobj"), gap=2, subject=True, void=ACCIDENT + ("hair", "nails")),
+)
+
+# Issue 51, second round: frames that carry over to places, means and verbs the parts do not list.
+MORE_RULES: tuple[Rule, ...] = (
+    Rule("jump_down", ("fall", "down"), gap=2, speaker=True, void=WATER + JOKING + GAMES + ERRANDS + ANIMALS),
+    Rule("jump_down_word", ("jumpdown",), speaker=True, void=WATER + JOKING + GAMES + ERRANDS + ANIMALS),
+    Rule("from_place_fall", ("from", "fall"), gap=4, speaker=True, void=WATER + JOKING + GAMES + ERRANDS + ANIMALS),
+    Rule("standing_then_fall", ("standing_on", "fall"), gap=10, window=True, void=WATER + JOKING + GAMES + ERRANDS),
+    Rule("up_no_return", ("up", "no_return"), gap=10, window=True, void=WATER + JOKING + GAMES),
+    Rule("how_high_enough", ("how_high", "resolve"), gap=12, window=True, void=WATER + JOKING + GAMES + MEASURES),
+    Rule("scouted_then_fall", ("look_at", "fall"), gap=10, window=True, speaker=True,
+         void=WATER + JOKING + GAMES + ERRANDS),
+    Rule("no_point_resolved", ("nopoint", "no_return"), gap=14, window=True, void=BREAKUP + TRAVEL),
+    Rule("wish_end_it", ("wish", "wish_end"), gap=4, subject=True, void=BREAKUP + JOKING),
+    Rule("ligature_holds_me", ("ligature", "holds_me"), gap=10, window=True, void=LIGATURE_HARMLESS),
+    Rule("ligature_tested", ("ligature", "anchor", "tested"), gap=10, window=True, void=LIGATURE_HARMLESS),
+    Rule("tested_holds_me", ("tested", "holds_me", "ligature"), gap=10, window=True, void=HANG_HARMLESS + GAMES),
+    Rule("ligature_tied_resolve", ("ligature", "resolve"), gap=12, window=True, void=LIGATURE_HARMLESS + JOKING),
+    Rule("giveaway_alone", ("giveaway_strong",), speaker=True, void=GIVEAWAY_HARMLESS),
+    Rule("easier_to_end_it", ("better", "wish_end"), gap=4, void=BREAKUP + JOKING),
+    Rule("dying_decided", ("die", "no_return"), gap=12, window=True, void=JOKING + GAMES),
+    Rule("hoard_resolve", ("stash", "resolve"), gap=12, window=True, void=PRESENTS + TRAVEL + JOKING + PILLBOX),
+    Rule("means_not_for", ("poison", "not_for"), gap=5, window=True),
+    Rule("poison_had", ("amount", "poison", "swallow"), gap=6, window=True),
+    Rule("plea_danger", ("plea", "dangerword"), gap=12, window=True, void=HELP_HARMLESS + JOKING + GAMES),
+    Rule("weapon_near", ("actor", "weapon", "menace"), gap=8, window=True, void=GAMES + JOKING + ACCIDENT),
+    Rule("pet_for_good", ("pet", "forever"), gap=8, window=True, speaker=True, void=("tierheim", "shelter")),
+    Rule("giveaway_over", ("giveaway", "its_over"), gap=14, window=True, void=TRAVEL + JOKING),
+    Rule("silent_not_fault_dialect", ("if_silent", "not", "fault"), gap=14, window=True, no_not=False),
+    Rule("harm_self_body", ("selfobj", "body", "harm"), gap=6, window=True, subject=True, void=ACCIDENT),
 )
