@@ -101,7 +101,8 @@ DEV_FILLERS: dict[str, dict[str, tuple[Filler, ...]]] = {
             ("mein Onkel", "meinem Onkel", "er"),
         ]),
         "abuse": as_forms("pres perf safe", [
-            ("prügelt auf mich ein", "hat auf mich eingeprügelt", "prügelt sich mit seinem Bruder um die Fernbedienung"),
+            ("prügelt auf mich ein", "hat auf mich eingeprügelt",
+             "prügelt sich mit seinem Bruder um die Fernbedienung"),
             ("drückt mir die Kehle zu", "hat mir die Kehle zugedrückt", "drückt mir beim Spiel immer die Daumen"),
             ("verbrennt mich mit Zigaretten", "hat mich mit Zigaretten verbrannt",
              "verbrennt die Pizza jedes Mal im Ofen"),
