@@ -280,7 +280,8 @@ PARTS: dict[str, tuple[str, ...]] = {
                "someone in my house", "someone in my apartment", "nach gas", "smells like gas",
              "verfolgt mi", "verfolgt uns", "follows me", "is following me", "bin eingesperrt",
              "im keller eingesperrt", "locked in the", "locked in my", "reinzukommen", "versucht reinzukommen",
-             "keine luft", "koane luft", "no air", "forced me to have sex", "forces me to have sex",
+             "krieg keine luft", "kriege keine luft", "bekomme keine luft", "bekomm keine luft", "keine luft mehr",
+             "koa luft", "koane luft mehr", "can't get any air", "forced me to have sex", "forces me to have sex",
              "zwingt mich zum sex", "zum sex gezwungen", "zwingt mich zu sex",
              "zu sex gezwungen", "mich zu sex", "forced me to have sex", "raped me", "vergewaltigt",
              "brennt in meiner", "es brennt", "fire in my", "house is on fire", "drank bleach", "bleach getrunken",
@@ -302,7 +303,8 @@ DISTANCE = ("film", "filme", "films", "serie", "folge", "staffel", "kapitel", "b
             "gedicht", "poem", "unterricht", "deutschunterricht", "english class", "lesson",
             "back in the day", "back in college", "back in school", "back in high school", "back in uni",
             "in college", "als teenager", "when i was", "studium", "psychologie", "thema", "topic",
-            "shift", "schicht", "patient*", "notaufnahme", "ehrenamt*", "volunteer*", "ausbildung")
+            "shift", "shifts", "schicht", "schichten", "nachtschicht", "came in", "come in", "kam eine",
+            "eingeliefert", "admitted", "patient*", "notaufnahme", "ehrenamt*", "volunteer*", "ausbildung")
 
 # Idioms that carry the words of dying and mean something else; a match inside one is no match.
 IDIOMS = ("vor lachen", "vor langeweile", "vor hunger", "vor durst", "vor hitze", "vor kälte", "vor neugier",
@@ -350,7 +352,12 @@ ALONE_WORDS = ("suizid", "suizidal", "selbstmord", "freitod", "suicide", "suicid
                "nicht mehr leben möchte", "egal ob ich morgen noch lebe", "egal ob ich noch lebe",
                "don't care if i live", "dont care if i live", "don't care if i wake up", "the end for me",
                "das war's für mich", "das wars für mich", "keine zukunft für mich", "no future for me",
-               "last week alive", "last day alive")
+               "last week alive", "last day alive", "wenn ich nicht mehr da wär", "wenn ich einfach nicht mehr da wär",
+               "wenn i nümm da wär", "wenn i nimmer da wär", "if i just wasn't here", "if i just wasn't around",
+               "if i wasn't around anymore", "if i wasn't here anymore", "nie geboren wär", "nie geboren worden",
+               "never been born", "i was never born", "wish i'd never been born", "took them all",
+               "hab alle genommen", "alle auf einmal genommen", "alli tablette gno", "no desire to go on living",
+               "mein leben fortzuführen", "keinen grund mehr zu leben", "no reason to live", "no reason to go on")
 # ALONE_WORDS that only talk about the subject in a distanced message (a study of suicide, a news item)
 # A lone phrase of the speaker's own ('ich bring mich um') counts in a distanced message too; one about the subject
 # ('suicide', 'self-harm', 'end my life' in the past) does not.

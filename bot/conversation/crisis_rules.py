@@ -43,13 +43,17 @@ TRAVEL = ("urlaub", "vacation", "holiday", "reise", "trip", "umzug", "moving", "
            "kollegen", "colleagues", "abschiedsfeier", "farewell party", "flughafen", "airport", "ausland", "abroad",
            "praktikum", "semester", "bahnhof", "station", "rente", "retire*", "notar", "notary", "lawyer",
            "anwalt", "vorsorge", "versicherung", "insurance")
-ACCIDENT = ("finger", "daumen", "thumb", "ofen", "herd", "oven", "stove", "bügeleisen", "kochen", "cooking", "backen",
+ACCIDENT = ("backofen", "blech", "tray", "pfanne", "pan", "kochtopf", "pot", "baustelle", "construction", "stiche",
+            "stitches", "genäht", "wie behandelt", "how do i treat", "first aid", "erste hilfe", "finger", "daumen",
+            "thumb", "ofen", "herd", "oven", "stove", "bügeleisen", "kochen", "cooking", "backen",
             "baking", "rasier*",
              "shaving", "by accident", "aus versehen", "versehentlich", "accidentally", "garten", "gardening",
              "werkstatt", "sunburn", "sonnenbrand", "tattoo*", "piercing", "arzt", "doctor", "operation",
              "surgery", "katze", "cat", "hund", "dog", "zwiebel*", "onion*", "gemüse", "vegetables",
              "messer beim", "beim schneiden", "dosenöffner", "can opener", "papercut", "papierschnitt")
-JOKING = ("😂", "🤣", "😆", "lol", "lmao", "rofl", "haha", "hahaha", "xd", "wenn ich noch", "if i have to",
+JOKING = ("any longer", "noch länger", "meeting", "besprechung", "if i don't get", "if i dont get", "without coffee",
+          "ohne kaffee", "wenn ich nicht bald", "if i don't eat", "not to be dramatic", "😂", "🤣", "😆", "lol", "lmao",
+          "rofl", "haha", "hahaha", "xd", "wenn ich noch", "if i have to",
            "if i hear", "one more", "noch ein", "noch eine", "noch einmal", "one more time")
 # After 'leben'/'live': a way of living, not life ('nicht mehr so leben', 'live in this city'); before 'world' it is
 # life again ('in dieser Welt').
@@ -112,7 +116,9 @@ RULES: tuple[Rule, ...] = (
     Rule("hang_test", ("hang", "anchor", "ready"), gap=8, window=True, void=HANG_HARMLESS),
     Rule("hang_neck", ("hang", "neck"), gap=4, window=True, void=("nose", "nase")),
     Rule("gun_ready", ("gun", "ready"), gap=5, window=True, void=GAMES),
-    Rule("gas_closed", ("gasmeans", "closed"), gap=6, window=True, void=("kochen", "cooking", "grillen", "bbq",
+    Rule("gas_closed", ("gasmeans", "closed"), gap=6, window=True, void=("needs a new", "mechanic", "werkstatt",
+                                                                          "repair", "reparatur", "tüv", "neuen auspuff",
+                                                                          "kochen", "cooking", "grillen", "bbq",
                                                                           "heizung", "heating", "ballon*")),
     # hurting oneself
     Rule("harm_body", ("harm", "body"), gap=5, window=True, void=ACCIDENT),
@@ -125,7 +131,7 @@ RULES: tuple[Rule, ...] = (
     Rule("threat_kill_me_en", ("actor", "threat", "killverb", "victim"), gap=3, void=GAMES + JOKING),
     # goodbyes
     Rule("farewell_gone", ("farewell", "gone"), gap=6, window=True),
-    Rule("giveaway_gone", ("giveaway", "gone"), gap=8, window=True, void=TRAVEL),
+    Rule("giveaway_gone", ("giveaway", "gone"), gap=8, window=True, void=TRAVEL + JOKING + GAMES),
     Rule("giveaway_farewell", ("giveaway", "farewell"), gap=8, window=True, void=TRAVEL),
     # said in so many words, with the parts around them
     Rule("without_me_better", ("without_me", "better"), gap=6, window=True),
@@ -154,7 +160,10 @@ RULES: tuple[Rule, ...] = (
     Rule("cut_myself", ("selfobj", "cutting"), gap=3, subject=True, void=ACCIDENT + ("haare", "hair", "nägel",
                                                                                      "nails", "pony", "bangs")),
     Rule("bleeding_heavily", ("bleed", "heavy"), gap=4, window=True, void=("nase", "nose", "zahn", "tooth",
-                                                                            "periode", "period", "tage")),
+                                                                            "periode", "period", "tage", "pflaster",
+                                                                            "plaster", "band aid", "bandaid",
+                                                                            "mein sohn", "meine tochter", "my son",
+                                                                            "my daughter", "winzig", "tiny")),
     Rule("smells_of_gas", ("smell", "gasmeans"), gap=4, window=True, void=("herd", "stove", "grill", "bbq")),
     Rule("breaking_in", ("breaks", "at_me"), gap=4, window=True),
     Rule("better_to_die", ("better", "die"), gap=4, void=JOKING),
@@ -179,6 +188,13 @@ RULES: tuple[Rule, ...] = (
     Rule("cut_myself_en", ("cutting", "selfobj"), gap=2, subject=True, void=ACCIDENT + ("hair", "nails")),
 )
 
+WEAPON_HARMLESS = ("gekauft", "bought", "küche", "kitchen", "kochen", "cooking", "schnitz*", "carving", "camping",
+                   "angeln", "fishing", "jagd", "hunting", "sammlung", "collection", "waffenschein", "license",
+                   "schützenverein", "range", "schießstand", "film", "movie", "spiel", "game", "kostüm", "costume")
+VIEWS = ("foto*", "photo*", "reparier*", "fix*", "repair*", "dachrinne", "gutter", "antenne", "solar*", "aussicht",
+         "view", "sunset", "sonnenuntergang", "party", "bar", "feuerwerk", "fireworks", "stau", "traffic", "konzert",
+         "concert", "grill*", "bbq", "sonne", "sun", "sterne", "stars", "kaffee", "coffee", "bier", "beer")
+
 # Issue 51, second round: frames that carry over to places, means and verbs the parts do not list.
 MORE_RULES: tuple[Rule, ...] = (
     Rule("jump_down", ("fall", "down"), gap=2, speaker=True, void=WATER + JOKING + GAMES + ERRANDS + ANIMALS),
@@ -201,10 +217,19 @@ MORE_RULES: tuple[Rule, ...] = (
     Rule("hoard_resolve", ("stash", "resolve"), gap=12, window=True, void=PRESENTS + TRAVEL + JOKING + PILLBOX),
     Rule("means_not_for", ("poison", "not_for"), gap=5, window=True),
     Rule("poison_had", ("amount", "poison", "swallow"), gap=6, window=True),
-    Rule("plea_danger", ("plea", "dangerword"), gap=12, window=True, void=HELP_HARMLESS + JOKING + GAMES),
+    Rule("plea_danger", ("plea", "dangerword"), gap=12, window=True,
+         void=HELP_HARMLESS + JOKING + GAMES + PRESENTS + ("choose", "pick", "buy", "kaufen", "aussuchen", "set")),
     Rule("weapon_near", ("actor", "weapon", "menace"), gap=8, window=True, void=GAMES + JOKING + ACCIDENT),
-    Rule("pet_for_good", ("pet", "forever"), gap=8, window=True, speaker=True, void=("tierheim", "shelter")),
+    Rule("pet_for_good", ("pet", "for_good"), gap=8, window=True, speaker=True, void=("tierheim", "shelter")),
     Rule("giveaway_over", ("giveaway", "its_over"), gap=14, window=True, void=TRAVEL + JOKING),
     Rule("silent_not_fault_dialect", ("if_silent", "not", "fault"), gap=14, window=True, no_not=False),
+    Rule("how_many_it_takes", ("how_many", "poison", "it_takes"), gap=10, window=True, void=JOKING),
+    Rule("actor_has_weapon", ("actor", "has", "weapon"), gap=3, void=WEAPON_HARMLESS + GAMES + JOKING),
+    Rule("kills_actor_me", ("killverb", "actor", "victim"), gap=2, void=("noch", "still", "zu spät", "too late")
+         + JOKING + GAMES),
+    Rule("struck_near", ("strike", "victim", "actor"), gap=8, window=True, void=GAMES + JOKING + ACCIDENT),
+    Rule("harm_on_purpose", ("harm", "purpose", "limb"), gap=10, window=True, speaker=True, void=GAMES + JOKING),
+    Rule("standing_up_there", ("standing_on", "height"), gap=4, speaker=True,
+         void=WATER + GAMES + JOKING + VIEWS),
     Rule("harm_self_body", ("selfobj", "body", "harm"), gap=6, window=True, subject=True, void=ACCIDENT),
 )
