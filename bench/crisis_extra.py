@@ -95,8 +95,10 @@ def extra_rows(path: Path = DEFAULT) -> list[ExtraRow]:
 def counts(rows: list[ExtraRow]) -> str:
     """Counts by language and label, by kind, and by voice, as text."""
     out = [f"{len(rows)} rows"]
-    out += [f"{lang} label {label}: {n}" for (lang, label), n in sorted(Counter((r.lang, r.label) for r in rows).items())]
-    out += [f"kind {kind} ({lang}): {n}" for (kind, lang), n in sorted(Counter((r.kind, r.lang) for r in rows).items())]
+    by_label = Counter((r.lang, r.label) for r in rows)
+    by_kind = Counter((r.kind, r.lang) for r in rows)
+    out += [f"{lang} label {label}: {n}" for (lang, label), n in sorted(by_label.items())]
+    out += [f"kind {kind} ({lang}): {n}" for (kind, lang), n in sorted(by_kind.items())]
     out += [f"voice {voice}: {n}" for voice, n in sorted(Counter(r.voice for r in rows).items())]
     long_ones = sum(1 for r in rows if r.kind == "long_everyday" and words(r.text) >= 40)
     out.append(f"long_everyday with >= 40 words: {long_ones}")
