@@ -16,6 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
+from memory import Purpose
+
 CACHE = Path(os.environ.get("MNEMO_BENCH_CACHE", "~/.cache/mnemo-bench")).expanduser()
 CHUNK = 256  # texts embedded between two writes of the cache
 
@@ -65,7 +67,7 @@ def vectors(texts: Sequence[str], features: Sequence[str]) -> np.ndarray:
     parts = []
     for feature in features:
         embedder = e5_embedder() if feature == "e5" else use_embedder()
-        purpose = "query" if feature == "e5" else "document"
+        purpose: Purpose = "query" if feature == "e5" else "document"
         cache = DiskCache(embedder.name, purpose)
         todo = cache.missing(read)
         started = time.perf_counter()
