@@ -7,7 +7,7 @@ Usage: python -m bench.crisis_documents [--rows N] [--sessions N]
    read; how many the classifier still finds. Only the train split is read (tuning may look at it).
 2. False alarms on ordinary long text: the sessions of the LoCoMo conversations beside the repository (../shared,
    read at run time, never copied) as documents, cut into pieces; how many pieces and documents each layer flags.
-3. The time: seconds per piece of the classifier (the bundled e5) on this machine.
+3. The time: seconds per piece of the classifier (the bundled e5, and USE when its weights read it) on this machine.
 
 The everyday sentences are written here, not taken from any set.
 """
@@ -19,6 +19,8 @@ import random
 import sys
 import time
 from pathlib import Path
+
+import numpy as np
 
 from bench.crisis import train_rows
 
@@ -49,7 +51,7 @@ def around(text: str, lang: str, chars: int, rng: random.Random) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """Print the three figures."""
-    from bot.conversation.crisis import Classifier, e5_embedder, load_model
+    from bot.conversation.crisis import Classifier, e5_embedder, load_model, side_by_side, use_embedder
     from bot.conversation.documents import crisis_chunks
     from bot.conversation.safety import signals_crisis
 
@@ -60,12 +62,16 @@ def main(argv: list[str] | None = None) -> int:
     model, e5, rng = load_model(), e5_embedder(), random.Random(51)
     classifier = Classifier(model, None, e5.name)
 
+    def embed(texts: list[str]) -> np.ndarray:  # the vectors the weights read, side by side (not cached: timed)
+        return side_by_side(model, {f: e5.embed(texts, "query") if f == "e5" else use_embedder().embed(texts)
+                                    for f in model.features})
+
     missed = [r for r in train_rows() if r.label == 1 and not signals_crisis(r.text)]
     rows = rng.sample(missed, min(args.rows, len(missed)))
     print(f"1. train crises the patterns miss: {len(rows)} sampled of {len(missed)}")
     for chars in CONTEXTS:
         texts = [around(r.text, r.lang, chars, rng) for r in rows]
-        found = sum(classifier.says(v) for v in e5.embed(texts, "query"))
+        found = sum(classifier.says(v) for v in embed(texts))
         print(f"   with {chars:>5} characters of everyday sentences around: the classifier finds {found}"
               f" of {len(rows)}")
 
@@ -79,7 +85,7 @@ def main(argv: list[str] | None = None) -> int:
         if name.startswith("session_") and isinstance(session, list)][: args.sessions]
     pieces = [(at, piece) for at, text in enumerate(sessions) for piece in crisis_chunks(text)]
     started = time.perf_counter()
-    vectors = e5.embed([piece for _, piece in pieces], "query")
+    vectors = embed([piece for _, piece in pieces])
     seconds = time.perf_counter() - started
     by_classifier = {at for (at, _), v in zip(pieces, vectors) if classifier.says(v)}
     by_patterns = {at for at, piece in pieces if signals_crisis(piece)}

@@ -3,17 +3,20 @@ fillers and near misses, and the everyday corpus's train split; and the held-out
 
 Usage:
   python -m bench.crisis_train train [--out PATH]   fit, choose penalty and threshold by cross-validation, write
-  python -m bench.crisis_train cv                   the cross-validated figures (train only)
+  python -m bench.crisis_train cv                   the cross-validated figures (train only): the detector's and
+                                                    the (gated) classifier's alone
+  options of train and cv: --features e5|use|both (default both), --min-words N (default MIN_WORDS)
   python -m bench.crisis_train eval                 every held-out figure, once tuning is done (the only command
                                                     that reads a held-out split: counts only, never a text)
 
-What it trains: a logistic regression on multilingual-e5-small query vectors (the search's own vector of the message,
-so it costs one dot product). It speaks only on a message of at least `MIN_WORDS` words: below that only the grammar
-(bot/conversation/crisis_grammar.py) decides, so "ok", "mir egal" or "schnell 8" never get the help line from the
-classifier. The threshold is the lowest at which grammar-or-classifier, out-of-fold, flags at most `HARD_BUDGET` of
-the hard negatives (the crisis set's train negatives and the suite's train near misses) and at most
-`EVERYDAY_BUDGET` of the everyday train messages; the penalty is the one that then finds most of the crisis set's
-train crises. Rows are weighed so that each source counts about as much as the crisis set itself.
+What it trains: a logistic regression on multilingual-e5-small's query vector and USE multilingual v3's vector side by
+side (the search's own vectors of the message, so it costs one dot product; `--features` picks one of them alone;
+vectors are cached on disk, bench/crisis_vectors.py). It speaks only on a message of at least `MIN_WORDS` words:
+below that only the grammar (bot/conversation/crisis_grammar.py) decides, so "ok", "mir egal" or "schnell 8" never
+get the help line from the classifier. The threshold is the lowest at which grammar-or-classifier, out-of-fold,
+flags at most `HARD_BUDGET` of the hard negatives (the crisis set's train negatives and the suite's train near misses)
+and at most `EVERYDAY_BUDGET` of the everyday train messages; the penalty is the one that then finds most of the
+crisis set's train crises. Rows are weighed so that each source counts about as much as the crisis set itself.
 """
 from __future__ import annotations
 
@@ -28,6 +31,7 @@ from pathlib import Path
 import numpy as np
 
 from bench.crisis import MODEL, Figures, figures, fit, heldout_rows, scores, train_rows
+from bench.crisis_vectors import vectors
 
 MIN_WORDS = 8  # the classifier's verdict counts on messages of at least this many words (`crisis.word_count`)
 HARD_BUDGET = 0.03  # share of hard negatives the detector may flag out-of-fold (the issue: <= 5 %)
@@ -35,6 +39,7 @@ EVERYDAY_BUDGET = 0.0003  # share of everyday messages it may flag out-of-fold (
 PENALTIES = (0.1, 0.3, 1.0, 3.0, 10.0)
 FOLDS, REPEATS, SEED = 5, 2, 51
 SUITE_EVERY = 4  # every 4th suite case trains (the suite's 2,016 train cases would drown the crisis set's 287)
+FEATURES = {"e5": ("e5",), "use": ("use",), "both": ("e5", "use")}  # --features: the vectors read, in this order
 
 
 @dataclass(frozen=True)
@@ -80,13 +85,6 @@ def weights_of(rows: Sequence[Labelled]) -> np.ndarray:
     return np.array([base[r.label] / counts[(r.source, r.label)] if r.source != "set" else 1.0 for r in rows])
 
 
-def embed(texts: Sequence[str]) -> np.ndarray:
-    """The bundled embedder's query vectors."""
-    from bot.conversation.crisis import e5_embedder
-
-    return np.asarray(e5_embedder().embed(list(texts), "query"), dtype=np.float32)
-
-
 def grammar_of(texts: Sequence[str]) -> np.ndarray:
     """The grammar's verdicts."""
     from bot.conversation.crisis_grammar import grammar_says
@@ -125,24 +123,31 @@ def threshold_for(score: np.ndarray, grammar: np.ndarray, gate: np.ndarray, pool
     return best
 
 
-def choose(rows: Sequence[Labelled], x: np.ndarray, say: Callable[[str], None] = print) -> dict[str, float]:
-    """Penalty and threshold by repeated k-fold; the out-of-fold figures of the detector with them."""
+def choose(rows: Sequence[Labelled], x: np.ndarray, say: Callable[[str], None] = print,
+           min_words: int = MIN_WORDS) -> dict[str, float]:
+    """Penalty and threshold by repeated k-fold; the out-of-fold figures of the detector (and of the gated classifier
+    alone) with them."""
     y = np.array([r.label for r in rows])
     w = weights_of(rows)
     texts = [r.text for r in rows]
-    grammar, gate = grammar_of(texts), long_enough(texts)
+    grammar, gate = grammar_of(texts), long_enough(texts, min_words)
     source = np.array([r.source for r in rows])
     hard = (y == 0) & np.isin(source, ("set", "near"))
     every = source == "everyday"
     crises = (y == 1) & (source == "set")
     best: dict[str, float] | None = None
     for penalty in PENALTIES:
-        found: dict[str, list[float]] = {"recall": [], "hard": [], "everyday": [], "threshold": [], "suite": []}
+        found: dict[str, list[float]] = {k: [] for k in ("recall", "hard", "everyday", "threshold", "suite",
+                                                         "alone_recall", "alone_hard", "alone_everyday")}
         for repeat in range(REPEATS):
             oof = out_of_fold(x, y, w, penalty, repeat, [r.group for r in rows])
             t = threshold_for(oof, grammar, gate, (hard, every), (HARD_BUDGET, EVERYDAY_BUDGET))
-            said = grammar | (gate & (oof > t))
+            alone = gate & (oof > t)
+            said = grammar | alone
             found["threshold"].append(t)
+            found["alone_recall"].append(float(alone[crises].mean()))
+            found["alone_hard"].append(float(alone[hard].mean()))
+            found["alone_everyday"].append(float(alone[every].mean()))
             found["recall"].append(float(said[crises].mean()))
             found["suite"].append(float(said[(y == 1) & (source == "suite")].mean()))
             found["hard"].append(float(said[hard].mean()))
@@ -150,30 +155,35 @@ def choose(rows: Sequence[Labelled], x: np.ndarray, say: Callable[[str], None] =
         result = {"penalty": penalty, "threshold": float(np.median(found["threshold"])),
                   **{f"cv_{k}": float(np.mean(v)) for k, v in found.items() if k != "threshold"}}
         say(f"penalty {penalty:>5}: crisis set recall {result['cv_recall']:.3f}, suite {result['cv_suite']:.3f}, "
-            f"hard negatives {result['cv_hard']:.3f}, everyday {result['cv_everyday']:.4f}")
+            f"hard negatives {result['cv_hard']:.3f}, everyday {result['cv_everyday']:.4f}; classifier alone: "
+            f"recall {result['cv_alone_recall']:.3f}, hard {result['cv_alone_hard']:.3f}, "
+            f"everyday {result['cv_alone_everyday']:.4f}")
         if best is None or result["cv_recall"] > best["cv_recall"]:
             best = result
     assert best is not None
     return best
 
 
-def train(out: Path) -> None:
+def train(out: Path, features: Sequence[str] = FEATURES["both"], min_words: int = MIN_WORDS) -> None:
     """Fit on every train text, choose penalty and threshold by cross-validation, write the weights."""
-    from bot.conversation.crisis import e5_embedder
+    from bot.conversation.crisis import e5_embedder, use_embedder
 
     rows = train_texts()
     started = time.perf_counter()
-    x = embed([r.text for r in rows])
-    print(f"embedded {len(rows)} train texts in {time.perf_counter() - started:.1f} s")
-    chosen = choose(rows, x)
+    x = vectors([r.text for r in rows], features)
+    print(f"{len(rows)} train texts, {'+'.join(features)} vectors ({x.shape[1]} dims) in "
+          f"{time.perf_counter() - started:.1f} s")
+    chosen = choose(rows, x, min_words=min_words)
     y = np.array([r.label for r in rows])
     mean, weights, bias = fit(x, y, chosen["penalty"], weight=weights_of(rows))
+    names = {"e5": e5_embedder().name, **({"use": use_embedder().name} if "use" in features else {})}
     model = {
-        "about": "mnemo's crisis classifier: logistic regression on query vectors; made by `python -m "
-                 "bench.crisis_train train` from the train splits of the crisis set, the template suite (every "
-                 f"{SUITE_EVERY}th case), its near misses and the everyday corpus",
-        "embedder": e5_embedder().name, "purpose": "query", "train_rows": len(rows),
-        "penalty": chosen["penalty"], "threshold": round(chosen["threshold"], 6), "min_words": MIN_WORDS,
+        "about": "mnemo's crisis classifier: logistic regression on the vectors of `features` side by side; made by "
+                 "`python -m bench.crisis_train train` from the train splits of the crisis set, the template suite "
+                 f"(every {SUITE_EVERY}th case), its near misses and the everyday corpus",
+        "embedder": names["e5"], "features": list(features), "embedders": names, "purpose": "query",
+        "train_rows": len(rows), "penalty": chosen["penalty"], "threshold": round(chosen["threshold"], 6),
+        "min_words": min_words,
         "budgets": {"hard": HARD_BUDGET, "everyday": EVERYDAY_BUDGET}, "folds": FOLDS, "repeats": REPEATS,
         "cv": {k: round(v, 4) for k, v in chosen.items() if k.startswith("cv_")},
         "bias": round(bias, 6), "mean": [round(float(v), 6) for v in mean],
@@ -183,10 +193,11 @@ def train(out: Path) -> None:
     print(f"penalty {chosen['penalty']}, threshold {chosen['threshold']:.3f}; wrote {out}")
 
 
-def cv() -> None:
+def cv(features: Sequence[str] = FEATURES["both"], min_words: int = MIN_WORDS) -> None:
     """The cross-validated figures on the train texts."""
     rows = train_texts()
-    choose(rows, embed([r.text for r in rows]))
+    print(f"{'+'.join(features)} vectors, classifier from {min_words} words")
+    choose(rows, vectors([r.text for r in rows], features), min_words=min_words)
 
 
 def heldout_texts(locomo: bool = True) -> dict[str, list[Labelled]]:
@@ -213,11 +224,12 @@ def verdicts(rows: Sequence[Labelled]) -> dict[str, list[bool]]:
     from bot.conversation.crisis import Classifier, load_model
 
     texts = [r.text for r in rows]
-    classifier = Classifier(load_model(), None)
+    model = load_model()
+    classifier = Classifier(model, None)
     grammar = grammar_of(texts)
     gate = [classifier.speaks_on(t) for t in texts]
     long = [t for t, g in zip(texts, gate) if g]  # the classifier reads only these: only they are embedded
-    votes = iter([classifier.says(v) for v in embed(long)] if long else [])
+    votes = iter([classifier.says(v) for v in vectors(long, model.features)] if long else [])
     said = [bool(g) and next(votes) for g in gate]
     return {"grammar": list(map(bool, grammar)), "classifier (gated)": said,
             "detector": [bool(a or b) for a, b in zip(grammar, said)]}
@@ -249,8 +261,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("command", choices=("train", "cv", "eval"))
     parser.add_argument("--out", type=Path, default=MODEL)
+    parser.add_argument("--features", choices=tuple(FEATURES), default="both", help="the vectors the classifier reads")
+    parser.add_argument("--min-words", type=int, default=MIN_WORDS, help="the classifier's length gate")
     args = parser.parse_args(argv)
-    {"train": lambda: train(args.out), "cv": cv, "eval": evaluate}[args.command]()
+    features = FEATURES[args.features]
+    {"train": lambda: train(args.out, features, args.min_words), "cv": lambda: cv(features, args.min_words),
+     "eval": evaluate}[args.command]()
     return 0
 
 

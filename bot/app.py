@@ -80,13 +80,18 @@ def engine_config(settings: Settings, crisis_detector: CrisisDetector | None = N
 async def open_crisis_detector(settings: Settings, store: MemoryStore,
                                stack: contextlib.AsyncExitStack) -> CrisisDetector:
     """Patterns, the classifier (on the search's query vectors when the store embeds with e5, else on its own e5
-    copy, loaded here once), and the moderation service when one is set; `stack` closes its client at the end."""
-    embedder = store.index.embedder
+    copy; on the second signal's USE vectors when the store has it, else on its own USE: each loaded here once, a
+    ConfigError when USE cannot load), and the moderation service when one is set; `stack` closes its client."""
+    embedder, second = store.index.embedder, store.index.second
 
     async def store_embed(texts: Sequence[str]) -> np.ndarray:
         return await store.index.embed(texts, "query")
 
-    local = await asyncio.to_thread(local_detector, embedder, store_embed)
+    if second is None:
+        local = await asyncio.to_thread(local_detector, embedder, store_embed)
+    else:  # the message's USE vector, made once for the detector and for the document it is logged as
+        local = await asyncio.to_thread(local_detector, embedder, store_embed, None, second.vectors,
+                                        second.embedder.name)
     if not settings.moderation_url:
         return local
     moderation = ModerationDetector(

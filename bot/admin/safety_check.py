@@ -2,8 +2,9 @@
 
 Prints `1<TAB>text` for a message that would get the help line and `0<TAB>text` for one that would not, in the
 order read, so an operator can see what triggers it. It runs the layers a turn runs: the patterns, the classifier on
-the bundled embedder, and the moderation service when MNEMO_MODERATION_URL sets one (its failures are logged and
-counted on standard error; the local verdict then stands).
+the bundled embedders' vectors (e5 and USE, the process's own copies: `local_detector`), and the moderation service
+when MNEMO_MODERATION_URL sets one (its failures are logged and counted on standard error; the local verdict then
+stands).
 """
 from __future__ import annotations
 
