@@ -46,7 +46,7 @@ FEATURES = {"e5": ("e5",), "use": ("use",), "both": ("e5", "use")}  # --features
 class Labelled:
     """One training or evaluation text: where it came from, its language, its label."""
 
-    source: str  # 'set', 'suite', 'near', 'everyday', 'voices', 'locomo'
+    source: str  # 'set', 'suite', 'near', 'everyday', 'extra', 'extra_everyday', 'voices', 'locomo'
     lang: str
     label: int
     text: str
@@ -55,8 +55,11 @@ class Labelled:
 
 
 def train_texts() -> list[Labelled]:
-    """Every train text: the crisis set's train split, every SUITE_EVERY-th suite case, the near misses, everyday."""
+    """Every train text: the crisis set's train split, every SUITE_EVERY-th suite case (train and dev fillers), the
+    near misses, the everyday corpus's train split and the extra train set (bench/data/crisis_train_extra.tsv: its
+    crises and hard negatives as 'extra', its everyday messages as 'extra_everyday')."""
     from bench.crisis_suite import cases, near_misses
+    from bench.crisis_extra import extra_rows
     from bench.everyday_set import rows as everyday_rows
 
     out = [Labelled("set", r.lang, r.label, r.text, r.id) for r in train_rows()]
@@ -64,6 +67,10 @@ def train_texts() -> list[Labelled]:
     out += [Labelled("near", c.lang, 0, c.text, c.template) for c in near_misses("train")]
     out += [Labelled("everyday", r.lang, 0, r.text, ".".join(r.source.split(".")[:2]))
             for r in everyday_rows("train")]
+    out += [Labelled("suite", c.lang, 1, c.text, f"dev.{c.template}") for c in cases("dev")[::SUITE_EVERY]]
+    out += [Labelled("near", c.lang, 0, c.text, f"dev.{c.template}") for c in near_misses("dev")]
+    out += [Labelled("extra_everyday" if r.kind in ("everyday", "long_everyday") else "extra", r.lang, r.label,
+                     r.text, f"extra.{r.voice}") for r in extra_rows()]
     return out
 
 
@@ -132,9 +139,9 @@ def choose(rows: Sequence[Labelled], x: np.ndarray, say: Callable[[str], None] =
     texts = [r.text for r in rows]
     grammar, gate = grammar_of(texts), long_enough(texts, min_words)
     source = np.array([r.source for r in rows])
-    hard = (y == 0) & np.isin(source, ("set", "near"))
-    every = source == "everyday"
-    crises = (y == 1) & (source == "set")
+    hard = (y == 0) & np.isin(source, ("set", "near", "extra"))
+    every = np.isin(source, ("everyday", "extra_everyday"))
+    crises = (y == 1) & np.isin(source, ("set", "extra"))
     best: dict[str, float] | None = None
     for penalty in PENALTIES:
         found: dict[str, list[float]] = {k: [] for k in ("recall", "hard", "everyday", "threshold", "suite",
@@ -154,7 +161,7 @@ def choose(rows: Sequence[Labelled], x: np.ndarray, say: Callable[[str], None] =
             found["everyday"].append(float(said[every].mean()))
         result = {"penalty": penalty, "threshold": float(np.median(found["threshold"])),
                   **{f"cv_{k}": float(np.mean(v)) for k, v in found.items() if k != "threshold"}}
-        say(f"penalty {penalty:>5}: crisis set recall {result['cv_recall']:.3f}, suite {result['cv_suite']:.3f}, "
+        say(f"penalty {penalty:>5}: crises (set and extra) recall {result['cv_recall']:.3f}, suite {result['cv_suite']:.3f}, "
             f"hard negatives {result['cv_hard']:.3f}, everyday {result['cv_everyday']:.4f}; classifier alone: "
             f"recall {result['cv_alone_recall']:.3f}, hard {result['cv_alone_hard']:.3f}, "
             f"everyday {result['cv_alone_everyday']:.4f}")
