@@ -1,4 +1,4 @@
-"""Extra TRAIN rows for the crisis classifier (bench/data/crisis_train_extra.tsv): read, validate and count them.
+"""Extra TRAIN rows for the crisis classifier (bench/data/crisis_train_extra*.tsv): read, validate and count them.
 
 Usage: python -m bench.crisis_extra --counts
 
@@ -15,12 +15,13 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-DEFAULT = Path(__file__).resolve().parent / "data" / "crisis_train_extra.tsv"
+DATA = Path(__file__).resolve().parent / "data"
+DEFAULT = DATA / "crisis_train_extra.tsv"  # the first file; later rounds add crisis_train_extra_<name>.tsv beside it
 COLUMNS = ("id", "lang", "label", "voice", "kind", "text")
 LANGS = ("de", "en")
 CRISIS_KINDS = ("wish", "plan", "means", "goodbye", "selfharm", "violence", "danger")
 CALM_KINDS = ("everyday", "long_everyday", "hard_negative")
-ID = re.compile(r"x\d{4}")
+ID = re.compile(r"[x-z]\d{4}")  # x: the first file; y, z: later files
 VOICE = re.compile(r"[a-z][a-z0-9_]{1,23}")
 INSIDE = re.compile(r"[\t\r\n\u2028\u2029]")
 
@@ -69,17 +70,20 @@ def parsed(line: str, number: int) -> ExtraRow:
     return ExtraRow(row_id, lang, int(label), voice, kind, text)
 
 
-def extra_rows(path: Path = DEFAULT) -> list[ExtraRow]:
-    """Every row of the set as stored, validated: header, allowed values, unique ids and texts."""
-    content = path.read_text(encoding="utf-8")
-    if "\r" in content:
-        raise ValueError("carriage return in the file")
-    header, *body = content.split("\n")
-    if tuple(header.split("\t")) != COLUMNS:
-        raise ValueError(f"bad header {header!r}")
-    if body and body[-1] == "":
-        body.pop()
-    out = [parsed(line, number) for number, line in enumerate(body, start=2)]
+def extra_rows(path: Path | None = None) -> list[ExtraRow]:
+    """Every row of one file, or of every bench/data/crisis_train_extra*.tsv, validated: header, allowed values,
+    ids and texts unique across the files."""
+    out = []
+    for one in [path] if path else sorted(DATA.glob("crisis_train_extra*.tsv")):
+        content = one.read_text(encoding="utf-8")
+        if "\r" in content:
+            raise ValueError(f"carriage return in {one.name}")
+        header, *body = content.split("\n")
+        if tuple(header.split("\t")) != COLUMNS:
+            raise ValueError(f"bad header {header!r} in {one.name}")
+        if body and body[-1] == "":
+            body.pop()
+        out += [parsed(line, number) for number, line in enumerate(body, start=2)]
     seen_ids: set[str] = set()
     seen_texts: set[str] = set()
     for row in out:
