@@ -1,5 +1,6 @@
 """How the crisis grammar does on what it may be tuned on: the template suite's train and dev fillers, their near
-misses, the crisis set's train split and the everyday corpus's train split (no held-out set is read here).
+misses, the crisis set's train split, the everyday corpus's train split and the extra train set (no held-out set is read
+here).
 
 Usage:
   python -m bench.crisis_grammar_gen                 figures per set, language and category
@@ -21,6 +22,7 @@ from bot.conversation.crisis_grammar import grammar_says
 def _sets() -> dict[str, list[tuple[str, str, int, str]]]:
     """(language, category, label, text) per set name; train and dev only."""
     from bench.crisis import train_rows
+    from bench.crisis_extra import extra_rows
     from bench.crisis_suite import cases, near_misses
     from bench.everyday_set import rows as everyday_rows
 
@@ -30,6 +32,7 @@ def _sets() -> dict[str, list[tuple[str, str, int, str]]]:
         "near": [(c.lang, c.category, 0, c.text) for c in near_misses("train") + near_misses("dev")],
         "set": [(r.lang, r.kind, r.label, r.text) for r in train_rows()],
         "everyday": [(r.lang, "everyday", 0, r.text) for r in everyday_rows("train")],
+        "extra": [(r.lang, r.kind, r.label, r.text) for r in extra_rows()],
     }
 
 
@@ -62,7 +65,7 @@ def misses(sets: dict[str, list[tuple[str, str, int, str]]], name: str) -> None:
 def main(argv: list[str] | None = None) -> int:
     """Print the figures, or one set's misses."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--misses", choices=("train", "dev", "near", "set", "everyday"))
+    parser.add_argument("--misses", choices=("train", "dev", "near", "set", "everyday", "extra"))
     args = parser.parse_args(argv)
     sets = _sets()
     if args.misses:
