@@ -357,7 +357,15 @@ ALONE_WORDS = ("suizid", "suizidal", "selbstmord", "freitod", "suicide", "suicid
                "if i wasn't around anymore", "if i wasn't here anymore", "nie geboren wär", "nie geboren worden",
                "never been born", "i was never born", "wish i'd never been born", "took them all",
                "hab alle genommen", "alle auf einmal genommen", "alli tablette gno", "no desire to go on living",
-               "mein leben fortzuführen", "keinen grund mehr zu leben", "no reason to live", "no reason to go on")
+               "mein leben fortzuführen", "keinen grund mehr zu leben", "no reason to live", "no reason to go on",
+               "ich bin allen eine last", "bin allen nur eine last", "allen nur noch eine last",
+               "ich bin nur eine last",
+               "i'm a burden", "im a burden", "i am a burden", "i'm just a burden", "i'm such a burden",
+               "just dead weight", "waste of space", "besser dran ohne mich", "better off without me",
+               "wozu ich noch da bin", "wozu bin ich noch da", "wofür lebe ich", "what am i even here for",
+               "what's the point of me", "grund mehr morgens aufzustehen", "no reason to get up in the morning",
+               "no reason to get up anymore", "quitting everything", "quitting life", "logging off for good",
+               "logging off forever", "log off for good", "für immer offline")
 # ALONE_WORDS that only talk about the subject in a distanced message (a study of suicide, a news item)
 # A lone phrase of the speaker's own ('ich bring mich um') counts in a distanced message too; one about the subject
 # ('suicide', 'self-harm', 'end my life' in the past) does not.

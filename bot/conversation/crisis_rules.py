@@ -195,6 +195,8 @@ VIEWS = ("foto*", "photo*", "reparier*", "fix*", "repair*", "dachrinne", "gutter
          "view", "sunset", "sonnenuntergang", "party", "bar", "feuerwerk", "fireworks", "stau", "traffic", "konzert",
          "concert", "grill*", "bbq", "sonne", "sun", "sterne", "stars", "kaffee", "coffee", "bier", "beer")
 
+DISTANCE_WORDS = ("film", "movie", "buch", "book", "serie", "show")
+
 # Issue 51, second round: frames that carry over to places, means and verbs the parts do not list.
 MORE_RULES: tuple[Rule, ...] = (
     Rule("jump_down", ("fall", "down"), gap=2, speaker=True, void=WATER + JOKING + GAMES + ERRANDS + ANIMALS),
@@ -231,5 +233,12 @@ MORE_RULES: tuple[Rule, ...] = (
     Rule("harm_on_purpose", ("harm", "purpose", "limb"), gap=10, window=True, speaker=True, void=GAMES + JOKING),
     Rule("standing_up_there", ("standing_on", "height"), gap=4, speaker=True,
          void=WATER + GAMES + JOKING + VIEWS),
+    Rule("join_the_dead", ("death_of_other", "wish", "join"), gap=20, window=True,
+         void=("fahren", "fahr", "drive", "visit", "besuchen", "anrufen", "call", "beerdigung", "funeral", "grab",
+               "grave") + GAMES + DISTANCE_WORDS),
+    Rule("tired_of_self", ("tired", "of_self"), gap=3, void=JOKING),
+    Rule("method_research", ("research", "method"), gap=10, window=True, speaker=True, void=JOKING + GAMES),
+    Rule("overdose_symptoms", ("amount", "swallow", "substance", "symptom"), gap=14, window=True, speaker=True),
+    Rule("sorry_and_love", ("sorry_all", "love"), gap=12, window=True),
     Rule("harm_self_body", ("selfobj", "body", "harm"), gap=6, window=True, subject=True, void=ACCIDENT),
 )
