@@ -290,7 +290,13 @@ PARTS: dict[str, tuple[str, ...]] = {
 
 # Words that put everything at a distance: a film, a book, a study, the news, a game, the past, a recovery; with
 # one of them the grammar says nothing unless the person says, now, in their own words that they want to die.
-DISTANCE = ("film", "filme", "films", "serie", "folge", "staffel", "kapitel", "buch", "roman", "hörbuch", "podcast",
+DISTANCE = ("documentary", "documentaries", "dissertation", "inquest", "coroner", "memorial", "gedenk*", "campaign*",
+            "kampagne", "suicide barrier", "risk assessment", "awareness", "attended", "talked him down",
+            "talked her down",
+            "a&e", "ambulance", "paramedic*", "sanitäter", "rettungsdienst", "einsatz", "first aid", "erste hilfe",
+            "if someone", "if somebody", "wenn jemand", "falls jemand", "coach", "drill*", "research", "forschung",
+            "lost * to suicide", "an suizid verloren", "film", "filme", "films", "serie", "folge", "staffel",
+            "kapitel", "buch", "roman", "hörbuch", "podcast",
             "doku", "album", "song", "lied", "artikel", "nachrichten", "statistik", "studie", "seminar", "referat",
             "hausarbeit", "vorlesung", "klausur", "prüfung", "workshop", "kurs", "schulung", "ausbildung",
             "tatort", "krimi", "spiel", "game", "games", "movie", "show", "episode", "season", "character",
@@ -307,7 +313,11 @@ DISTANCE = ("film", "filme", "films", "serie", "folge", "staffel", "kapitel", "b
             "eingeliefert", "admitted", "patient*", "notaufnahme", "ehrenamt*", "volunteer*", "ausbildung")
 
 # Idioms that carry the words of dying and mean something else; a match inside one is no match.
-IDIOMS = ("vor lachen", "vor langeweile", "vor hunger", "vor durst", "vor hitze", "vor kälte", "vor neugier",
+IDIOMS = ("i'll live", "ill live", "you'll live", "ich werd's überleben", "ich werds überleben", "ich überlebs",
+          "killing myself with work", "killing myself at work", "killing myself at the gym",
+          "killing myself with marking",
+          "killing myself over", "run suicides", "running suicides", "vor lachen", "vor langeweile", "vor hunger",
+          "vor durst", "vor hitze", "vor kälte", "vor neugier",
           "vor scham", "vor angst", "of laughter", "of laughing", "laughing", "of boredom", "of hunger",
           "of embarrassment", "lach mich tot", "lache mich tot", "lachen mich tot", "totlachen", "todmüde",
           "todschick", "totgelacht", "to death", "zu tode", "dying to", "die for", "killing it", "killed it",

@@ -95,6 +95,10 @@ GIVEAWAY_HARMLESS = TRAVEL + PRESENTS + ("vet", "tierarzt", "groomer", "hundefri
                                          "passwortmanager", "password manager", "konzert*", "concert", "ticket*",
                                          "miete", "rent", "urlaub", "holiday", "unser testament", "our will")
 
+TRIVIAL = ("exam", "prüfung", "result", "ergebnis", "zeugnis", "grades", "noten", "scratched", "kratzer", "dent",
+           "delle", "haircut", "friseur", "tattoo", "finds out", "find out", "erfährt",
+           "rausfindet", "sees this", "das sieht")
+
 RULES: tuple[Rule, ...] = (
     # wishing to die, or not to live
     Rule("wish_die", ("wish", "die"), gap=4, subject=True, void=JOKING + ("raus aus", "get out of", "out of town",
@@ -127,8 +131,8 @@ RULES: tuple[Rule, ...] = (
     # hurt by someone else
     Rule("actor_strikes_me", ("actor", "strike", "victim"), gap=3, void=GAMES),
     Rule("actor_me_struck", ("actor", "victim", "strike"), gap=4, void=GAMES),
-    Rule("threat_kill_me", ("actor", "threat", "victim", "killverb"), gap=4, void=GAMES + JOKING),
-    Rule("threat_kill_me_en", ("actor", "threat", "killverb", "victim"), gap=3, void=GAMES + JOKING),
+    Rule("threat_kill_me", ("actor", "threat", "victim", "killverb"), gap=4, void=GAMES + JOKING + TRIVIAL),
+    Rule("threat_kill_me_en", ("actor", "threat", "killverb", "victim"), gap=3, void=GAMES + JOKING + TRIVIAL),
     # goodbyes
     Rule("farewell_gone", ("farewell", "gone"), gap=6, window=True),
     Rule("giveaway_gone", ("giveaway", "gone"), gap=8, window=True, void=TRAVEL + JOKING + GAMES),
@@ -152,7 +156,7 @@ RULES: tuple[Rule, ...] = (
     Rule("razor_laid_out", ("razor", "hoard"), gap=5, window=True),
     Rule("strike_actor_me", ("strike", "actor", "victim"), gap=2, void=GAMES),
     Rule("actor_brings_me_um", ("actor", "killverb", "victim"), gap=3, void=("noch", "still", "mit seinen",
-                                                                              "mit ihren") + JOKING + GAMES),
+                                                                              "mit ihren") + JOKING + GAMES + TRIVIAL),
     Rule("hang_bought", ("hang", "ready"), gap=5, window=True, void=WATER + HANG_HARMLESS),
     Rule("height_no_return", ("height", "no_return"), gap=10, window=True, void=WATER + JOKING),
     Rule("last_words_over", ("last_words", "its_over"), gap=12, window=True, void=JOKING),
@@ -228,7 +232,7 @@ MORE_RULES: tuple[Rule, ...] = (
     Rule("how_many_it_takes", ("how_many", "poison", "it_takes"), gap=10, window=True, void=JOKING),
     Rule("actor_has_weapon", ("actor", "has", "weapon"), gap=3, void=WEAPON_HARMLESS + GAMES + JOKING),
     Rule("kills_actor_me", ("killverb", "actor", "victim"), gap=2, void=("noch", "still", "zu spät", "too late")
-         + JOKING + GAMES),
+         + JOKING + GAMES + TRIVIAL),
     Rule("struck_near", ("strike", "victim", "actor"), gap=8, window=True, void=GAMES + JOKING + ACCIDENT),
     Rule("harm_on_purpose", ("harm", "purpose", "limb"), gap=10, window=True, speaker=True, void=GAMES + JOKING),
     Rule("standing_up_there", ("standing_on", "height"), gap=4, speaker=True,
