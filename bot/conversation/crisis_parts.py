@@ -375,7 +375,15 @@ ALONE_WORDS = ("suizid", "suizidal", "selbstmord", "freitod", "suicide", "suicid
                "wozu ich noch da bin", "wozu bin ich noch da", "wofür lebe ich", "what am i even here for",
                "what's the point of me", "grund mehr morgens aufzustehen", "no reason to get up in the morning",
                "no reason to get up anymore", "quitting everything", "quitting life", "logging off for good",
-               "logging off forever", "log off for good", "für immer offline")
+               "logging off forever", "log off for good", "für immer offline", "barrel in my mouth",
+               "lauf im mund", "gun to my head", "gun against my head", "waffe an meinen kopf",
+               "pistole an meinen kopf",
+               "knife at my neck", "knife to my throat", "knife at my throat", "messer an meinen hals",
+               "messer am hals", "finish what he started", "finish what she started", "break my neck",
+               "my last post", "mein letzter post", "don't search for me", "dont search for me", "sucht nicht nach mir",
+               "no longer wish to continue", "nicht länger weitermachen", "shall not be continuing",
+               "if i didn't wake up", "if i didnt wake up", "if i never woke up", "wenn ich nicht mehr aufwachen würde",
+               "wenn ich nicht mehr aufwache", "wenn ich einfach nicht mehr aufwache")
 # ALONE_WORDS that only talk about the subject in a distanced message (a study of suicide, a news item)
 # A lone phrase of the speaker's own ('ich bring mich um') counts in a distanced message too; one about the subject
 # ('suicide', 'self-harm', 'end my life' in the past) does not.
