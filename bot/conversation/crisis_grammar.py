@@ -201,7 +201,9 @@ def matched_rules(text: str) -> list[str]:
     tags["time"] += [(a, a + 1) for a, w in enumerate(words) if w == TIME_WORD]
     tags["live"] = [(a, b) for a, b in tags["live"] if not _way_of_living(words, b)]
     tags["^"] = [(a, a + 1) for a, w in enumerate(words) if w == "^"]
-    tags["die"] = [(a, b) for a, b in tags["die"] if words[a] != "die" or (a and words[a - 1] in BEFORE_DIE)]
+    german = _mostly_german(words)
+    tags["die"] = [(a, b) for a, b in tags["die"]
+                   if words[a] != "die" or (not german and a and words[a - 1] in BEFORE_DIE)]
     tags["live"] = [(a, b) for a, b in tags["live"] if not (a and words[a - 1] in ("so", "like", "wie"))]
     calm = bool(_spans(words, _phrase_entries(ANIMALS + JOKING)))
     found = [f"alone:{part}" for part in ALONE if not calm and any(
@@ -224,6 +226,17 @@ def matched_rules(text: str) -> list[str]:
         if hit:
             found.append(rule.name)
     return found
+
+
+_GERMAN = frozenset({"ich", "und", "nicht", "der", "das", "ist", "mit", "von", "zu", "den", "dem", "ein", "eine", "auf",
+                     "für", "mir", "mich", "hab", "habe", "es", "wir", "sie", "er", "noch", "schon", "aber", "heute"})
+_ENGLISH = frozenset({"i", "and", "not", "the", "is", "to", "with", "of", "a", "my", "me", "it", "you", "just", "so",
+                      "want", "today", "but", "i'm", "im", "gonna", "wanna"})
+
+
+def _mostly_german(words: Sequence[str]) -> bool:
+    """Whether a text's little words are German rather than English ('will die Heizung': an article, not dying)."""
+    return sum(w in _GERMAN for w in words) > sum(w in _ENGLISH for w in words)
 
 
 def _way_of_living(words: Sequence[str], end: int) -> bool:

@@ -313,7 +313,8 @@ DISTANCE = ("documentary", "documentaries", "dissertation", "inquest", "coroner"
             "eingeliefert", "admitted", "patient*", "notaufnahme", "ehrenamt*", "volunteer*", "ausbildung")
 
 # Idioms that carry the words of dying and mean something else; a match inside one is no match.
-IDIOMS = ("i'll live", "ill live", "you'll live", "ich werd's überleben", "ich werds überleben", "ich überlebs",
+IDIOMS = ("mord und totschlag", "i'll live", "ill live", "you'll live", "ich werd's überleben", "ich werds überleben",
+          "ich überlebs",
           "killing myself with work", "killing myself at work", "killing myself at the gym",
           "killing myself with marking",
           "killing myself over", "run suicides", "running suicides", "vor lachen", "vor langeweile", "vor hunger",

@@ -90,7 +90,9 @@ HELP_HARMLESS = ("herd", "stove", "ofen", "oven", "pfanne", "pan", "toast", "ang
                  "teppich", "carpet", "rug", "sofa", "couch", "bettwäsche", "sheets", "kleid", "dress", "kissen")
 
 LIGATURE_HARMLESS = tuple(w for w in HANG_HARMLESS if w not in ("hund", "dog"))
-GIVEAWAY_HARMLESS = TRAVEL + PRESENTS + ("vet", "tierarzt", "groomer", "hundefriseur", "fly", "flying", "fly out",
+GIVEAWAY_HARMLESS = TRAVEL + PRESENTS + ("zwillinge", "twins", "baby", "geburt", "birth", "born", "geregelt",
+                                         "just in case", "für den fall", "vet", "tierarzt", "groomer", "hundefriseur",
+                                         "fly", "flying", "fly out",
                                          "flight", "flug", "fliegen", "flieg*",
                                          "passwortmanager", "password manager", "konzert*", "concert", "ticket*",
                                          "miete", "rent", "urlaub", "holiday", "unser testament", "our will")
@@ -116,7 +118,7 @@ RULES: tuple[Rule, ...] = (
     Rule("drive_against", ("drive", "against", "obstacle"), gap=4),
     # means made ready
     Rule("poison_hoard", ("poison", "hoard"), gap=6, window=True, void=PILLBOX),
-    Rule("poison_amount", ("amount", "poison", "swallow"), gap=5, window=True),
+    Rule("poison_amount", ("amount", "poison", "swallow"), gap=5, window=True, void=ACCIDENT),
     Rule("hang_test", ("hang", "anchor", "ready"), gap=8, window=True, void=HANG_HARMLESS),
     Rule("hang_neck", ("hang", "neck"), gap=4, window=True, void=("nose", "nase")),
     Rule("gun_ready", ("gun", "ready"), gap=5, window=True, void=GAMES),
@@ -222,7 +224,7 @@ MORE_RULES: tuple[Rule, ...] = (
     Rule("dying_decided", ("die", "no_return"), gap=12, window=True, void=JOKING + GAMES),
     Rule("hoard_resolve", ("stash", "resolve"), gap=12, window=True, void=PRESENTS + TRAVEL + JOKING + PILLBOX),
     Rule("means_not_for", ("poison", "not_for"), gap=5, window=True),
-    Rule("poison_had", ("amount", "poison", "swallow"), gap=6, window=True),
+    Rule("poison_had", ("amount", "poison", "swallow"), gap=6, window=True, void=ACCIDENT),
     Rule("plea_danger", ("plea", "dangerword"), gap=12, window=True,
          void=HELP_HARMLESS + JOKING + GAMES + PRESENTS + ("choose", "pick", "buy", "kaufen", "aussuchen", "set")),
     Rule("weapon_near", ("actor", "weapon", "menace"), gap=8, window=True, void=GAMES + JOKING + ACCIDENT),
