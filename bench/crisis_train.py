@@ -35,7 +35,9 @@ from bench.crisis_vectors import vectors
 
 MIN_WORDS = 8  # the classifier's verdict counts on messages of at least this many words (`crisis.word_count`)
 HARD_BUDGET = 0.03  # share of hard negatives the detector may flag out-of-fold (the issue: <= 5 %)
-EVERYDAY_BUDGET = 0.0003  # share of everyday messages it may flag out-of-fold (the issue: <= 0.2 % held out)
+# share of everyday messages it may flag out-of-fold: half the issue's 0.2 % held out, the rest a margin (the extra
+# train set's 1,300 everyday messages of 8 to 100 words, since 2026-12-07, bring cv closer to what is held out)
+EVERYDAY_BUDGET = 0.001
 PENALTIES = (0.1, 0.3, 1.0, 3.0, 10.0)
 FOLDS, REPEATS, SEED = 5, 2, 51
 SUITE_EVERY = 4  # every 4th suite case trains (the suite's 2,016 train cases would drown the crisis set's 287)

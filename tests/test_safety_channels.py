@@ -28,7 +28,7 @@ from tests.test_telegram import (
     )
 
 HELP = crisis_help("DE", "de")
-UNSEEN = "Es tut mir leid für alles, bald müsst ihr euch keine Sorgen mehr um mich machen"
+UNSEEN = "Bald müsst ihr euch keine Sorgen mehr um mich machen, es ist alles geregelt und ich bin müde"
 
 pytestmark = pytest.mark.filterwarnings("ignore::telegram.warnings.PTBDeprecationWarning")
 

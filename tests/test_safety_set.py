@@ -55,10 +55,10 @@ def test_the_shipped_classifier_says_how_it_was_made() -> None:
     raw = json.loads(MODEL.read_text(encoding="utf-8"))
     model = load_model()
     assert model.embedder == e5_embedder().name and model.min_words == MIN_WORDS
-    assert raw["budgets"] == {"hard": 0.03, "everyday": 0.0003}
+    assert raw["budgets"] == {"hard": 0.03, "everyday": 0.001}
     # cross-validated by voice and template groups (bench/crisis_train.py cv); recall over the crisis set's and the
-    # extra set's train crises (the extra set's plain and hedging voices are harder: 0.61 against the set's 0.87)
-    assert raw["cv"]["cv_hard"] <= 0.03 and raw["cv"]["cv_everyday"] <= 0.0003 and raw["cv"]["cv_recall"] >= 0.72
+    # extra train set's crises (the extra set's plain, hedging and dialect voices are harder than the set's)
+    assert raw["cv"]["cv_hard"] <= 0.03 and raw["cv"]["cv_everyday"] <= 0.001 and raw["cv"]["cv_recall"] >= 0.65
 
 
 HELD_OUT = {  # the final read, 2026-12-07 (docs/benchmarks.md): recall at least, false alarms at most, per language
