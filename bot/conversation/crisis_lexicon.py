@@ -213,7 +213,7 @@ MORE_PARTS: dict[str, tuple[str, ...]] = {
     "wish_end": ("it to end", "everything to stop", "it all to stop", "all of it to stop", "dass alles aufhört",
                  "dass es endlich aufhört", "everything to end", "it all to be over", "end it", "end it all",
                  "end everything", "make it all stop", "mit allem schluss machen"),
-    "end_it": ("make it stop",),
+    "end_it": ("make it stop", "mache ich schluss", "ich mache schluss", "mache schluss", "mach i schluss"),
 }
 
 # Times of several words; each becomes one word before the rules are matched ('ich will in einer Stunde sterben' is
