@@ -62,33 +62,48 @@ def _entries(part: str) -> tuple[tuple[str, ...], ...]:
     return tuple(_entry_words(e) for e in PARTS[part])
 
 
+Entry = tuple[str, ...]
+
+
 class _Index:
-    """Entries looked up by their first word: exactly, by a typo of it, by its stem or its ending."""
+    """Entries (each with the part it belongs to) looked up by their first word: exactly, by a typo of it, by its
+    stem or its ending."""
 
-    def __init__(self, entries: Sequence[tuple[str, ...]], fuzzy: bool) -> None:
+    def __init__(self, entries: Sequence[tuple[Entry, str]], fuzzy: bool) -> None:
         self.fuzzy = fuzzy
-        self.exact: dict[str, list[tuple[str, ...]]] = {}
-        self.near: dict[str, list[tuple[str, ...]]] = {}  # a typo of a first word (one dropped or swapped letter)
-        self.stems: dict[str, list[tuple[str, ...]]] = {}  # by a stem's first three letters
-        self.endings: list[tuple[str, ...]] = []
-        for entry in entries:
-            first = entry[0]
+        self.exact: dict[str, list[tuple[Entry, str]]] = {}
+        self.near: dict[str, list[tuple[Entry, str]]] = {}  # a typo of a first word (one dropped or swapped letter)
+        self.stems: dict[str, list[tuple[Entry, str]]] = {}  # by a stem's first three letters
+        self.endings: list[tuple[Entry, str]] = []
+        for item in entries:
+            first = item[0][0]
             if first.endswith("*"):
-                self.stems.setdefault(first[:3], []).append(entry)
+                self.stems.setdefault(first[:3], []).append(item)
             elif first.startswith("*"):
-                self.endings.append(entry)
+                self.endings.append(item)
             else:
-                self.exact.setdefault(first, []).append(entry)
+                self.exact.setdefault(first, []).append(item)
                 for variant in _typos(first) if fuzzy else ():
-                    self.near.setdefault(variant, []).append(entry)
+                    self.near.setdefault(variant, []).append(item)
 
-    def candidates(self, word: str) -> list[tuple[str, ...]]:
+    def candidates(self, word: str) -> list[tuple[Entry, str]]:
         """The entries whose first word may match the word (checked whole by `_word_matches`)."""
         found = list(self.exact.get(word, ())) + list(self.near.get(word, ())) + list(self.stems.get(word[:3], ()))
         if self.fuzzy and len(word) >= 6:  # a letter too many: the word without it is an entry's first word
             for k in range(len(word)):
                 found.extend(self.exact.get(word[:k] + word[k + 1:], ()))
         return found + self.endings
+
+    def matches(self, words: Sequence[str]) -> list[tuple[int, int, str]]:
+        """Every match in the words: (first word, word after the last, the entry's part)."""
+        found = set()
+        for start, word in enumerate(words):
+            for entry, part in self.candidates(word):
+                end = start + len(entry)
+                if end <= len(words) and all(_word_matches(words[start + k], entry[k], self.fuzzy)
+                                             for k in range(len(entry))):
+                    found.add((start, end, part))
+        return sorted(found)
 
 
 def _typos(word: str) -> set[str]:
@@ -103,28 +118,46 @@ def _typos(word: str) -> set[str]:
 
 
 @functools.cache
-def _index(entries: tuple[tuple[str, ...], ...], fuzzy: bool) -> _Index:
+def _index(entries: tuple[Entry, ...], fuzzy: bool) -> _Index:
     """The index of a tuple of entries, made once."""
-    return _Index(entries, fuzzy)
+    return _Index([(entry, "") for entry in entries], fuzzy)
 
 
-def _spans(words: Sequence[str], entries: tuple[tuple[str, ...], ...], fuzzy: bool = False) -> list[tuple[int, int]]:
+@functools.cache
+def _parts_index() -> _Index:
+    """One index over every part's entries (typos of a letter match), made once."""
+    return _Index([(entry, part) for part in PARTS for entry in _entries(part)], fuzzy=True)
+
+
+def _spans(words: Sequence[str], entries: tuple[Entry, ...], fuzzy: bool = False) -> list[tuple[int, int]]:
     """Where entries match: (first word, word after the last) for each match; with `fuzzy`, typos of a letter too
-    (the parts and the lone words; idioms and the words that void a rule match exactly)."""
-    index = _index(entries, fuzzy)
-    found = []
-    for start, word in enumerate(words):
-        for entry in index.candidates(word):
-            end = start + len(entry)
-            if end <= len(words) and all(_word_matches(words[start + k], entry[k], fuzzy)
-                                         for k in range(len(entry))):
-                found.append((start, end))
-    return sorted(set(found))
+    (the lone words; idioms and the words that void a rule match exactly)."""
+    return sorted({(start, end) for start, end, _ in _index(entries, fuzzy).matches(words)})
+
+
+_CALM = ANIMALS + JOKING  # with one of these, a lone part ('danger') says nothing
+_LISTS: tuple[tuple[str, ...], ...] = tuple(dict.fromkeys(
+    [_CALM, *(rule.void for rule in RULES + MORE_RULES if rule.void)]))
+
+
+@functools.cache
+def _lists_index() -> _Index:
+    """One index over the calm words and every rule's void words (exact matches), each entry named by its list."""
+    return _Index([(entry, str(n)) for n, phrases in enumerate(_LISTS) for entry in _phrase_entries(phrases)],
+                  fuzzy=False)
+
+
+def _lists_present(words: Sequence[str]) -> set[tuple[str, ...]]:
+    """The word lists (the calm words, the rules' voids) of which the words hold at least one, read in one pass."""
+    return {_LISTS[int(name)] for _, _, name in _lists_index().matches(words)}
 
 
 def _tagged(words: Sequence[str]) -> dict[str, list[tuple[int, int]]]:
-    """Every part's matches in the words."""
-    return {part: _spans(words, _entries(part), fuzzy=True) for part in PARTS}
+    """Every part's matches in the words, read in one pass over them."""
+    tags: dict[str, list[tuple[int, int]]] = {part: [] for part in PARTS}
+    for start, end, part in _parts_index().matches(words):
+        tags[part].append((start, end))
+    return tags
 
 
 @functools.cache
@@ -205,13 +238,14 @@ def matched_rules(text: str) -> list[str]:
     tags["die"] = [(a, b) for a, b in tags["die"]
                    if words[a] != "die" or (not german and a and words[a - 1] in BEFORE_DIE)]
     tags["live"] = [(a, b) for a, b in tags["live"] if not (a and words[a - 1] in ("so", "like", "wie"))]
-    calm = bool(_spans(words, _phrase_entries(ANIMALS + JOKING)))
+    present = _lists_present(words)
+    calm = _CALM in present
     found = [f"alone:{part}" for part in ALONE if not calm and any(
         not any(a - 2 <= n0 < a or b <= n0 <= b for n0, _ in tags["not"]) for a, b in tags[part])]
     found += [f"word:{' '.join(words[s:e])}" for s, e in _spans(words, _phrase_entries(ALONE_WORDS), fuzzy=True)]
     nots = tags["not"]
     for rule in RULES + MORE_RULES:
-        if rule.void and _spans(words, _phrase_entries(rule.void)):
+        if rule.void and rule.void in present:
             continue
         if rule.speaker and not tags["self"]:
             continue
