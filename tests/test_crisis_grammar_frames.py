@@ -28,6 +28,9 @@ def test_the_dev_fillers_are_found_and_their_near_misses_left_alone() -> None:
     "Hilfe, er hat ein Messer und kommt auf mich zu",
     "I've been giving my things away and I wrote letters to everyone",
     "Heute Nacht mache ich Schluss.",  # a time of several words counts as one word
+    "er hat ne waffe. bin im keller. hilfe",
+    "im on the train bridge near school and my legs are shaking",
+    "Hab alle meine Tabletten genommen und mir ist schwindlig",
 ])
 def test_a_crisis_in_a_frame_is_found(text: str) -> None:
     assert grammar_says(text), matched_rules(text)
@@ -46,6 +49,20 @@ def test_a_crisis_in_a_frame_is_found(text: str) -> None:
     "Hilfe, der Herd brennt!",
     "I'm jumping off this call, talk later",
     "Ich will einfach weg sein, raus aus der Stadt",
+    # written after read 5 to probe the new frames with what people say every day (none of them in any set)
+    "Er isst immer mit Messer und Gabel, sogar Pizza",
+    "Sie hat ein Messer in der Hand und schneidet Zwiebeln",
+    "I took all my stuff home and now I feel sick from the bus ride",
+    "Ich hab alle meine Medikamente genommen wie verschrieben",
+    "I googled the lethal dose of caffeine, turns out it's like 80 coffees",
+    "Ich hab gegoogelt, wie viele Tabletten Ibuprofen man am Tag nehmen darf",
+    "Ich steh grad auf dem Balkon und rauch eine",
+    "I'm sat on the bridge waiting for you",
+    "Ich will morgen nicht aufwachen, Montag",
+    "sorry for everything yesterday, love you",
+    "My brother threw me the ball",
+    "my last post was about my cat",
+    "Ich hab meine Katze zu meiner Nachbarin gebracht, weil ich auf Dienstreise bin",
 ])
 def test_everyday_words_in_the_new_frames_are_left_alone(text: str) -> None:
     assert not grammar_says(text), matched_rules(text)

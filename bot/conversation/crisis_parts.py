@@ -381,7 +381,8 @@ ALONE_WORDS = ("suizid", "suizidal", "selbstmord", "freitod", "suicide", "suicid
                "pistole an meinen kopf",
                "knife at my neck", "knife to my throat", "knife at my throat", "messer an meinen hals",
                "messer am hals", "finish what he started", "finish what she started", "break my neck",
-               "my last post", "mein letzter post", "don't search for me", "dont search for me", "sucht nicht nach mir",
+               "probably my last post", "this is my last post", "das ist mein letzter post", "don't search for me",
+               "dont search for me", "sucht nicht nach mir",
                "no longer wish to continue", "nicht länger weitermachen", "shall not be continuing",
                "if i didn't wake up", "if i didnt wake up", "if i never woke up", "wenn ich nicht mehr aufwachen würde",
                "wenn ich nicht mehr aufwache", "wenn ich einfach nicht mehr aufwache")
