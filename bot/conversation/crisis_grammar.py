@@ -16,7 +16,7 @@ import re
 from collections.abc import Sequence
 
 from bot.conversation.crisis_parts import ALONE, ALONE_WORDS, DISTANCE, FIRST_PERSON, IDIOMS, PARTS, TIMES
-from bot.conversation.crisis_rules import ANIMALS, BEFORE_DIE, JOKING, MORE_RULES, RULES, WAY_OF_LIVING, WORLD
+from bot.conversation.crisis_rules import ALL_RULES, ANIMALS, BEFORE_DIE, JOKING, WAY_OF_LIVING, WORLD
 
 _TOKEN = re.compile(r"[^\W_]+(?:'[^\W_]+)?|\^|[\U0001F300-\U0001FAFF]", re.UNICODE)
 _SENTENCE = re.compile(r"[.!?;:\n]+")
@@ -137,7 +137,7 @@ def _spans(words: Sequence[str], entries: tuple[Entry, ...], fuzzy: bool = False
 
 _CALM = ANIMALS + JOKING  # with one of these, a lone part ('danger') says nothing
 _LISTS: tuple[tuple[str, ...], ...] = tuple(dict.fromkeys(
-    [_CALM, *(rule.void for rule in RULES + MORE_RULES if rule.void)]))
+    [_CALM, *(rule.void for rule in ALL_RULES if rule.void)]))
 
 
 @functools.cache
@@ -241,10 +241,10 @@ def matched_rules(text: str) -> list[str]:
     present = _lists_present(words)
     calm = _CALM in present
     found = [f"alone:{part}" for part in ALONE if not calm and any(
-        not any(a - 2 <= n0 < a or b <= n0 <= b for n0, _ in tags["not"]) for a, b in tags[part])]
+        not any(a - 2 <= n0 < a or n0 == b for n0, _ in tags["not"]) for a, b in tags[part])]
     found += [f"word:{' '.join(words[s:e])}" for s, e in _spans(words, _phrase_entries(ALONE_WORDS), fuzzy=True)]
     nots = tags["not"]
-    for rule in RULES + MORE_RULES:
+    for rule in ALL_RULES:
         if rule.void and rule.void in present:
             continue
         if rule.speaker and not tags["self"]:

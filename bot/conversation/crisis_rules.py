@@ -125,7 +125,7 @@ RULES: tuple[Rule, ...] = (
     Rule("drive_against", ("drive", "against", "obstacle"), gap=4),
     # means made ready
     Rule("poison_hoard", ("poison", "hoard"), gap=6, window=True, void=PILLBOX),
-    Rule("poison_amount", ("amount", "poison", "swallow"), gap=5, window=True, void=ACCIDENT + PILLBOX),
+    Rule("poison_amount", ("amount", "poison", "swallow"), gap=6, window=True, void=ACCIDENT + PILLBOX),
     Rule("hang_test", ("hang", "anchor", "ready"), gap=8, window=True, void=HANG_HARMLESS),
     Rule("hang_neck", ("hang", "neck"), gap=4, window=True, void=("nose", "nase")),
     Rule("gun_ready", ("gun", "ready"), gap=5, window=True, void=GAMES),
@@ -231,7 +231,6 @@ MORE_RULES: tuple[Rule, ...] = (
     Rule("dying_decided", ("die", "no_return"), gap=12, window=True, void=JOKING + GAMES),
     Rule("hoard_resolve", ("stash", "resolve"), gap=12, window=True, void=PRESENTS + TRAVEL + JOKING + PILLBOX),
     Rule("means_not_for", ("poison", "not_for"), gap=5, window=True),
-    Rule("poison_had", ("amount", "poison", "swallow"), gap=6, window=True, void=ACCIDENT + PILLBOX),
     Rule("plea_danger", ("plea", "dangerword"), gap=12, window=True,
          void=HELP_HARMLESS + JOKING + GAMES + PRESENTS + ("choose", "pick", "buy", "kaufen", "aussuchen", "set")),
     Rule("weapon_near", ("actor", "weapon", "menace"), gap=8, window=True, void=GAMES + JOKING + ACCIDENT),
@@ -273,3 +272,5 @@ MORE_RULES: tuple[Rule, ...] = (
     Rule("hit_by_and_fine", ("hit_by", "okay_with"), gap=14, window=True, speaker=True, void=JOKING),
     Rule("harm_self_body", ("selfobj", "body", "harm"), gap=6, window=True, subject=True, void=ACCIDENT),
 )
+
+ALL_RULES = RULES + MORE_RULES
