@@ -41,6 +41,10 @@ EVERYDAY_BUDGET = 0.001
 PENALTIES = (0.1, 0.3, 1.0, 3.0, 10.0)
 FOLDS, REPEATS, SEED = 5, 2, 51
 SUITE_EVERY = 4  # every 4th suite case trains (the suite's 2,016 train cases would drown the crisis set's 287)
+ABOUT = ("mnemo's crisis classifier: logistic regression on the vectors of `features` side by side; made by `python "
+         "-m bench.crisis_train train` from the train splits of the crisis set, the template suite (every "
+         f"{SUITE_EVERY}th case of the train and dev fillers), its near misses, the everyday corpus and the extra "
+         "train set (bench/data/crisis_train_extra*.tsv)")
 FEATURES = {"e5": ("e5",), "use": ("use",), "both": ("e5", "use")}  # --features: the vectors read, in this order
 
 
@@ -58,10 +62,10 @@ class Labelled:
 
 def train_texts() -> list[Labelled]:
     """Every train text: the crisis set's train split, every SUITE_EVERY-th suite case (train and dev fillers), the
-    near misses, the everyday corpus's train split and the extra train set (bench/data/crisis_train_extra.tsv: its
+    near misses, the everyday corpus's train split and the extra train set (bench/data/crisis_train_extra*.tsv: its
     crises and hard negatives as 'extra', its everyday messages as 'extra_everyday')."""
-    from bench.crisis_suite import cases, near_misses
     from bench.crisis_extra import extra_rows
+    from bench.crisis_suite import cases, near_misses
     from bench.everyday_set import rows as everyday_rows
 
     out = [Labelled("set", r.lang, r.label, r.text, r.id) for r in train_rows()]
@@ -163,8 +167,9 @@ def choose(rows: Sequence[Labelled], x: np.ndarray, say: Callable[[str], None] =
             found["everyday"].append(float(said[every].mean()))
         result = {"penalty": penalty, "threshold": float(np.median(found["threshold"])),
                   **{f"cv_{k}": float(np.mean(v)) for k, v in found.items() if k != "threshold"}}
-        say(f"penalty {penalty:>5}: crises (set and extra) recall {result['cv_recall']:.3f}, suite {result['cv_suite']:.3f}, "
-            f"hard negatives {result['cv_hard']:.3f}, everyday {result['cv_everyday']:.4f}; classifier alone: "
+        say(f"penalty {penalty:>5}: crises (set and extra) recall {result['cv_recall']:.3f}, "
+            f"suite {result['cv_suite']:.3f}, hard negatives {result['cv_hard']:.3f}, "
+            f"everyday {result['cv_everyday']:.4f}; classifier alone: "
             f"recall {result['cv_alone_recall']:.3f}, hard {result['cv_alone_hard']:.3f}, "
             f"everyday {result['cv_alone_everyday']:.4f}")
         if best is None or result["cv_recall"] > best["cv_recall"]:
@@ -187,9 +192,7 @@ def train(out: Path, features: Sequence[str] = FEATURES["both"], min_words: int 
     mean, weights, bias = fit(x, y, chosen["penalty"], weight=weights_of(rows))
     names = {"e5": e5_embedder().name, **({"use": use_embedder().name} if "use" in features else {})}
     model = {
-        "about": "mnemo's crisis classifier: logistic regression on the vectors of `features` side by side; made by "
-                 "`python -m bench.crisis_train train` from the train splits of the crisis set, the template suite "
-                 f"(every {SUITE_EVERY}th case), its near misses and the everyday corpus",
+        "about": ABOUT,
         "embedder": names["e5"], "features": list(features), "embedders": names, "purpose": "query",
         "train_rows": len(rows), "penalty": chosen["penalty"], "threshold": round(chosen["threshold"], 6),
         "min_words": min_words,
