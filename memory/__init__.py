@@ -48,6 +48,7 @@ from memory.migrations import MIGRATIONS, applied_migrations, migrate
 from memory.migrations import pending as pending_migrations
 from memory.models import (
     SEARCHABLE,
+    SENT_KINDS,
     AuditEntry,
     Components,
     DiaryEntry,
@@ -126,7 +127,7 @@ __all__ = [
     "PersonCard", "PersonDate", "PersonDraft", "PostgresDatabase", "Preferences", "PRIVATE_DIR", "PRIVATE_FILE",
     "private_file", "processing_changes", "ProfileEntry", "Reactions", "recent_processings", "reindex",
     "Relationship", "RELATIONSHIP_VALUES", "RelationshipChange", "same_rule", "SCHEDULER", "Scope", "ScopeErased",
-    "SEARCHABLE", "SearchHit", "server_facts", "ServerFacts", "shown_url", "Source", "sqlite_module",
+    "SEARCHABLE", "SearchHit", "SENT_KINDS", "server_facts", "ServerFacts", "shown_url", "Source", "sqlite_module",
     "standing_entries", "stem", "STOP_WORDS", "StoredReminder", "Stretch", "Suggestion", "SUGGESTION_KINDS",
     "SuggestionLimits", "Suggestions", "Thought", "Thresholds", "time_window", "to_postgres", "TokenUsage", "ts",
     "undo_latest", "undo_processing", "fill_use_vectors", "make_use_embedder", "USE_NAME", "use_vectors_counted",

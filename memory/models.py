@@ -27,6 +27,12 @@ class Scope:
     user_id: str
 
 
+# What the companion sends, each logged with its kind: its reply to a message, a crisis's help text sent before it,
+# what came of a press, and its pushes ('push': one logged before the kind was kept). A saved notice ("notice") is
+# recorded in the outbox only: no words of the conversation.
+SENT_KINDS = frozenset({"reply", "help", "press", "checkin", "reminder", "morning", "date", "diary", "push"})
+
+
 @dataclass(frozen=True)
 class Message:
     """One line of the verbatim session log."""
@@ -39,6 +45,7 @@ class Message:
     channel_message_id: str | None = None
     proactive: bool = False
     origin: str = "text"  # how it came: 'text' typed, 'voice' a voice note (`text` is its transcript), 'forwarded'
+    kind: str = ""  # the companion's: what it sent (`SENT_KINDS`); '' for the person's own
 
 
 @dataclass(frozen=True)

@@ -212,5 +212,5 @@ class OutboxSender:
         if item.kind in UNLOGGED:
             return True
         await self.store.messages.add(scope, "assistant", text, channel="proactive", created_at=now,
-                                      proactive=item.kind == "checkin")
+                                      proactive=item.kind == "checkin", kind=item.kind)
         return True

@@ -23,8 +23,9 @@ def question(**fields: object) -> OpenQuestion:
     return OpenQuestion(**{**base, **fields})  # type: ignore[arg-type]
 
 
-def message(id_: int, role: str = "assistant", proactive: bool = False) -> Message:
-    return Message(id_, role, "…", AT, proactive=proactive)
+def message(id_: int, role: str = "assistant", proactive: bool = False, kind: str = "") -> Message:
+    kind = kind or ("checkin" if proactive else "reply" if role == "assistant" else "")
+    return Message(id_, role, "…", AT, proactive=proactive, kind=kind)
 
 
 def test_only_the_asked_persons_first_message_after_the_question_is_marked() -> None:
@@ -45,6 +46,23 @@ def test_a_typed_answer_counts_only_as_that_message_and_with_no_check_in_between
     assert not typed_answer_counts(q, 12, [message(11), message(11, proactive=True)])  # a check-in came between
     assert not typed_answer_counts(question(), 12, [message(11)])  # never marked
     assert typed_answer_counts(question(next_message=UNLOGGED), UNLOGGED, [message(11)])
+
+
+def test_anything_the_companion_sent_in_between_leaves_the_question_to_its_buttons() -> None:
+    """Issue 52: a reminder ('⏰ Tabletten') between the question and the person's 'ok' took the 'ok' as the answer;
+    every kind of message the companion sends now counts, logged or only pushed."""
+    q = question(next_message=12)
+    for kind in ("reminder", "morning", "date", "diary", "help", "press", "push"):
+        assert not typed_answer_counts(q, 12, [message(11), message(11, kind=kind)], now=60.0), kind
+    assert not typed_answer_counts(q, 12, [message(11)], pushed=["notice"], now=60.0)  # a saved notice, not logged
+    assert not typed_answer_counts(q, 12, [message(11), message(11, "user"), message(11)], now=60.0)  # a group's reply
+    assert typed_answer_counts(q, 12, [message(11)], pushed=[], now=3599.0)
+
+
+def test_a_typed_answer_counts_only_within_an_hour_of_the_question() -> None:
+    q = question(next_message=12)
+    assert typed_answer_counts(q, 12, [message(11)], now=3600.0)
+    assert not typed_answer_counts(q, 12, [message(11)], now=3601.0)  # only the buttons decide now
 
 
 def test_a_typed_yes_never_runs_a_held_call_a_typed_no_declines_it() -> None:
@@ -84,7 +102,8 @@ def test_the_same_rule_in_other_words_but_never_across_a_negation() -> None:
 
 
 def test_an_answer_completes_a_reminder_asked_back_only_right_after_it() -> None:
-    assert completes_ask_back(["Erinnere mich morgen", "time", 7], 7)
-    assert not completes_ask_back(["Erinnere mich morgen", "time", 7], 9)
+    assert completes_ask_back(["Erinnere mich morgen", "time", 7, 0.0], 7)
+    assert not completes_ask_back(["Erinnere mich morgen", "time", 7, 0.0], 9)
+    assert not completes_ask_back(["Erinnere mich morgen", "time", 7], 7)  # kept before issue 52: no time
     assert not completes_ask_back(["Erinnere mich morgen", "time"], 7)  # kept from before: no position
     assert not completes_ask_back(None, 7)

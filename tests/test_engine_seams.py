@@ -165,7 +165,7 @@ async def test_a_newer_question_replaces_the_open_one_and_closes_its_buttons(sto
     chat.enqueue("[RULE: Kürzer antworten.] Mach ich.")
     reply = await engine.handle(Incoming("anna", "Und bitte kürzer"))
     assert reply is not None and reply.closes == (f"rule:{first.id}",) and "Kürzer antworten." in reply.bubbles[-1]
-    assert (await store.rules.get(scope, first.id)).status == "rejected"
+    assert first.id not in {r.id for r in await store.rules.list(scope, "rejected")}  # nobody said no (issue 52)
     await engine.handle(Incoming("anna", "ja"))
     assert [r.text for r in await store.rules.list(scope, "active")] == ["Kürzer antworten."]
     await engine.close()
@@ -186,6 +186,18 @@ async def test_in_a_group_only_the_admin_who_was_asked_decides_by_typing(store: 
     chat.enqueue("Hm.")
     await engine.handle(Incoming(group, "ja", sender="tg:3", may_decide=True))  # another admin, not the one asked
     assert await store.rules.list(scope, "active") == []
+    # the one asked, but the companion answered two others since: the 'ja' may be for them, so the buttons decide
+    chat.enqueue("Genau.")
+    reply = await engine.handle(Incoming(group, "ja", sender="tg:1", may_decide=True))
+    assert reply is not None and reply.bubbles == ("Genau.",) and await store.rules.list(scope, "active") == []
+    await engine.close()
+
+
+async def test_in_a_group_the_asked_admins_yes_right_after_the_question_decides(store: MemoryStore) -> None:
+    chat = ScriptedLLM("chat")
+    engine = make_engine(store, chat, clock=Clock(NOON), background=background_llm())
+    group = "tg:group:-100"
+    await ask_rule(engine, chat, group, sender="tg:1", may_decide=True)
     reply = await engine.handle(Incoming(group, "ja", sender="tg:1", may_decide=True))
     assert reply is not None and reply.bubbles == ("📌 Gemerkt: Keine Emojis verwenden.",)
     await engine.close()
@@ -202,11 +214,24 @@ async def test_a_member_who_is_no_admin_corrects_nothing_and_only_an_admin_answe
     reply = await engine.handle(Incoming(group, "Ben: das stimmt nicht mehr", sender="tg:2", may_decide=False))
     assert reply is not None and reply.buttons  # a rule may be proposed, the judge is not asked
     assert (await store.notes.get(scope, note.id)).valid_to is None
+    reply = await engine.handle(Incoming(group, "ja", sender="tg:1", may_decide=True))  # any admin, right after
+    assert reply is not None and reply.bubbles[0].startswith("📌 Gemerkt:")
+    await engine.close()
+
+
+async def test_a_member_who_is_no_admin_answers_no_rule_and_an_admin_after_them_leaves_it_to_the_buttons(
+        store: MemoryStore) -> None:
+    chat = ScriptedLLM("chat")
+    engine = make_engine(store, chat, clock=Clock(NOON), background=background_llm())
+    group = "tg:group:-100"
+    scope = await engine.scope_for(group)
+    chat.enqueue("Na gut.")
+    await engine.handle(Incoming(group, "Ben: das stimmt nicht mehr", sender="tg:2", may_decide=False))
     chat.enqueue("Hm.")
     await engine.handle(Incoming(group, "Ben: ja", sender="tg:2", may_decide=False))
-    assert await store.rules.list(scope, "active") == []
-    reply = await engine.handle(Incoming(group, "ja", sender="tg:1", may_decide=True))  # any admin
-    assert reply is not None and reply.bubbles[0].startswith("📌 Gemerkt:")
+    chat.enqueue("Okay.")
+    await engine.handle(Incoming(group, "ja", sender="tg:1", may_decide=True))  # the companion spoke in between
+    assert await store.rules.list(scope, "active") == [] and await store.rules.pending(scope) is not None
     await engine.close()
 
 

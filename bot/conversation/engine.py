@@ -265,6 +265,7 @@ class Engine:
             answered = checkin is not None and (previous is None or checkin.id > previous.id)
             await self.store.rhythm.observe(turn.scope, message.created_at.timestamp(), await self.zone_for(turn.scope),
                                             answered)
+        await self.help.record(turn)  # the help text sent before the message was logged, logged after it
         await self.questions.note(turn)  # the asked person's next message is the only one a typed answer counts in
 
     async def _crisis(self, turn: Turn) -> Reply | None:
@@ -281,7 +282,10 @@ class Engine:
         return None if turn.brings_file else await self.questions.answer(turn)
 
     async def _reminder_request(self, turn: Turn) -> Reply | None:
-        """A reminder request is answered without the model (its time computed by the program)."""
+        """A reminder request is answered without the model (its time computed by the program); forwarded words are
+        someone else's: never a request of the person's, nor the missing piece of one."""
+        if turn.incoming.forwarded:
+            return None
         return await self.reminder_requests.answer(turn.scope, turn.incoming.text, turn.logged_id, turn.previous_id)
 
     async def _why(self, turn: Turn) -> Reply | None:
@@ -403,4 +407,5 @@ class Engine:
         """Record the reply, tied to the message it answers, so a restart knows it was answered."""
         incoming = turn.incoming
         await self.store.messages.add(turn.scope, "assistant", text, channel=incoming.channel,
-                                      channel_message_id=incoming.channel_message_id, created_at=self.clock())
+                                      channel_message_id=incoming.channel_message_id, created_at=self.clock(),
+                                      kind="reply")

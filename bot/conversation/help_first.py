@@ -40,6 +40,8 @@ class HelpFirst:
             if turn.say_now is not None:
                 try:
                     await turn.say_now(text)
+                    turn.help_said = text
+                    await self.record(turn)
                     return
                 except Exception:  # noqa: BLE001 - a wire that failed: the help text then leads the reply
                     log.exception("the help text for message %s could not be sent at once; it leads the reply",
@@ -47,6 +49,17 @@ class HelpFirst:
             turn.preface.insert(0, text)
         finally:  # after the send, which waits for nothing
             await self.store.state.put(turn.scope, CRISIS_MARK, self.clock())
+
+    async def record(self, turn: Turn) -> None:
+        """Log the help text sent at once as the companion's message of kind 'help', right after the person's message
+        (so, sent before it was logged, once the log step has logged it); nothing in incognito, where nothing is."""
+        if not turn.help_said or turn.logged_id is None:
+            return
+        text, turn.help_said = turn.help_said, ""
+        after = await self.store.messages.after(turn.scope, turn.logged_id, 3)
+        if any(m.kind == "help" for m in after):
+            return  # logged before a crash; the replay did not send it again either
+        await self.store.messages.add(turn.scope, "assistant", text, created_at=self.clock(), kind="help", index=False)
 
     async def step(self, turn: Turn) -> None:
         """A step of the turn that passes on: signs of crisis seen so far, the help text goes out now (`send`); a

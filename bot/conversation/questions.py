@@ -11,10 +11,11 @@ question, so it survives a restart, and the person is told what came of it.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
+from bot.conversation.answering import may_answer
 from bot.conversation.bubbles import fit_bubbles
 from bot.conversation.consent import Verdict, yes_or_no
 from bot.conversation.tools import HeldCall, ToolFailed, ToolGone, call_summary
@@ -82,12 +83,15 @@ def marks_next(question: OpenQuestion, message_id: int | None, sender: str, may_
     return sender == question.owner if question.owner is not None else may_decide
 
 
-def typed_answer_counts(question: OpenQuestion, message_id: int, between: list[Message]) -> bool:
+def typed_answer_counts(question: OpenQuestion, message_id: int, between: list[Message], pushed: Sequence[str] = (),
+                        now: float | None = None) -> bool:
     """Whether a typed answer may decide the question: only the asked person's very next message after it, and only
-    when the companion sent nothing of its own (a check-in, a reminder) in between, which the 'ja' may answer
-    instead. A later message never decides it, nor does one under a question kept from before this rule."""
+    when the companion sent nothing else in between (a reply to someone else, a check-in, a reminder, a brief, a
+    saved notice: `pushed` are the outbox's kinds sent since), which the 'ja' may answer instead, and within an hour
+    of the asking (`now`: when it came). A later message never decides it, nor does one under a question kept from
+    before this rule."""
     return (question.asked_under is not None and question.next_message == message_id
-            and not any(m.role == "assistant" and m.proactive for m in between))
+            and may_answer(between, pushed, question.asked_at, question.asked_at if now is None else now))
 
 
 def typed_outcome(kind: str, verdict: Verdict | None) -> Literal["yes", "no", "press"] | None:
@@ -165,7 +169,8 @@ class OpenQuestions:
             message_id, between = turn.message_id, await self._since(turn.scope, question, turn.message_id)
         if incoming.forwarded:  # someone else's words never answer: it was the next message, only the buttons decide
             return None
-        if not typed_answer_counts(question, message_id, between):
+        pushed = await self.store.outbox.sent_between(turn.scope, question.asked_at, self.clock())
+        if not typed_answer_counts(question, message_id, between, pushed, self.clock()):
             return None
         outcome = typed_outcome(question.kind, yes_or_no(own_words(incoming.text, turn.group)))
         if outcome is None:
@@ -185,7 +190,7 @@ class OpenQuestions:
             return None
         text = await self._decide(scope, question, verdict, "button")
         if text is not None:
-            await self.store.messages.add(scope, "assistant", text, created_at=self.clock())
+            await self.store.messages.add(scope, "assistant", text, created_at=self.clock(), kind="press")
         return text
 
     async def propose(self, turn: Turn, text: str) -> str:
@@ -333,9 +338,8 @@ class OpenQuestions:
             log.info("held call of %s dropped unanswered: not run", (question.call or {}).get("tool"))
             return
         try:
-            if question.kind == "rule":
-                if (await self.store.rules.get(scope, question.item_id)).status == "pending":
-                    await self.store.rules.decide(scope, question.item_id, "rejected", reason="no answer")
+            if question.kind == "rule":  # nobody said no: nothing of it is kept, never 'rejected'
+                await self.store.rules.discard_pending(scope, question.item_id)
             elif await self.store.profile.is_pending(scope, question.item_id):
                 await self.store.profile.decide(scope, question.item_id, False)
         except NotFound:

@@ -2,7 +2,8 @@
 
 The time is never the model's guess: `scheduler.reminder_times.parse_reminder` computes it in the user's
 zone, and an unclear request is asked back once; the answer completes the request only as the person's very next
-message (`completes_ask_back`): a later one is a new message, never the missing piece of an old request.
+message (`completes_ask_back`), with nothing else of the companion's in between and within the hour
+(`answering.may_answer`): a later one is a new message, never the missing piece of an old request.
 """
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from collections.abc import Callable
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
+from bot.conversation.answering import may_answer
 from bot.exchange import Button, Reply
 from bot.texts import t
 from memory import MemoryStore, Scope, StoredReminder
@@ -55,8 +57,10 @@ def completed(asked: str, missing: str, answer: str, lang: str) -> str:
 
 def completes_ask_back(asked: list[object] | None, previous_id: int | None) -> bool:
     """Whether a message may complete a request asked back: it is the person's very next message after the one
-    that was asked back (`asked` is [request, what is missing, that message's id]; an older entry has no id)."""
-    return asked is not None and len(asked) > 2 and asked[2] is not None and asked[2] == previous_id
+    that was asked back (`asked` is [request, what is missing, that message's id, when]; an older entry has no id,
+    and one kept before issue 52 no time: the person then says it again)."""
+    return (asked is not None and len(asked) > 3 and asked[2] is not None and asked[2] == previous_id
+            and isinstance(asked[3], (int, float)))
 
 
 async def user_zone(store: MemoryStore, scope: Scope, default: ZoneInfo) -> ZoneInfo:
@@ -82,7 +86,8 @@ class ReminderRequests:
         asked = await self.store.state.pop(scope, ASKED)  # [request, what is missing, message id], asked back last
         parsed = parse_reminder(text, now, zone)
         source = text
-        if parsed is None and asked is not None and completes_ask_back(asked, previous_id) and len(text) <= MAX_ANSWER:
+        if (parsed is None and asked is not None and completes_ask_back(asked, previous_id) and len(text) <= MAX_ANSWER
+                and await self._nothing_between(scope, asked, message_id, now.timestamp())):
             source = completed(asked[0], asked[1], text, self.lang)
             parsed = parse_reminder(source, now, zone)
             if not isinstance(parsed, Reminder):
@@ -92,8 +97,18 @@ class ReminderRequests:
         if isinstance(parsed, AskBack):
             if not explicit_request(source):
                 return None  # "Jeden Montag um 8 gehe ich schwimmen" tells, it does not ask
-            await self.store.state.put(scope, ASKED, [source, parsed.missing, message_id], now.timestamp())
+            await self.store.state.put(scope, ASKED, [source, parsed.missing, message_id, now.timestamp()],
+                                       now.timestamp())
             return Reply((t(self.lang, f"reminder_ask_{parsed.missing}"),))
         stored = await self.store.reminders.add(scope, original_case(parsed.text, source), parsed.due.timestamp(),
                                                 parsed.repeat, now=now.timestamp(), reason=text)
         return confirmation(stored, await self.store.numbers.of(scope, "reminder", stored.id), self.lang, zone)
+
+    async def _nothing_between(self, scope: Scope, asked: list[object], message_id: int | None, now: float) -> bool:
+        """Whether the companion sent nothing but its question back between the request and this answer (a reminder
+        firing, a check-in, a notice: the words may answer that), within the hour (`answering.may_answer`)."""
+        request_id, asked_at = asked[2], asked[3]
+        assert isinstance(request_id, int) and isinstance(asked_at, (int, float))  # `completes_ask_back` checked
+        between = await self.store.messages.after(scope, request_id, 50, before_id=message_id)
+        pushed = await self.store.outbox.sent_between(scope, float(asked_at), now)
+        return may_answer(between, pushed, float(asked_at), now)

@@ -73,6 +73,7 @@ class Turn:
     on_progress: OnText | None = None  # where the reply's visible text goes while the model writes it
     say_now: SayNow | None = None  # sends a message at once, before the reply (the help text in a crisis)
     help_sent: bool = False  # the help text went out in this turn (at once, or first in the reply)
+    help_said: str = ""  # the help text sent at once, until it is logged (after the person's message is)
     uncertain: bool = False  # no crisis seen, but a close call (a judge, when set up, may be asked)
     judging: asyncio.Task[bool | None] | None = None  # the judge asked about this close call (MNEMO_CRISIS_JUDGE)
     found_scope: Scope | None = None  # the scope, found by the duplicate check

@@ -97,6 +97,9 @@ INSTRUCTIONS = """You extract memories from a chat between a person (role "user"
   this chat, only the assistant's answer about it. Take from it only what the person asked to keep ("merk dir
   das", "remember …"), as the assistant's answer names it, with the ids of both messages as source_ids; when
   they did not ask, keep nothing of the document's content.
+- A line "user (forwarded: someone else's words)" is a message the person forwarded: someone else wrote it.
+  Never take a fact, profile entry, topic or person from it; only what the person says about it in their own
+  messages counts.
 - Small talk without substance gives empty lists. Never invent anything."""
 
 
@@ -119,18 +122,25 @@ class Draft:
     source_ids: tuple[int, ...]
 
 
+def own_ids(messages: Sequence[Message]) -> set[int]:
+    """The ids of the person's own messages: never the companion's, nor words the person forwarded (someone
+    else's), which no fact, profile entry, topic or person is taken from."""
+    return {m.id for m in messages if m.role == "user" and m.origin != "forwarded"}
+
+
 def accept(data: Any, messages: Sequence[Message]) -> list[Draft]:
     """Keep the proposed items whose sources are real; a fact needs at least one user message as source."""
     if not isinstance(data, dict):
         raise LLMBadOutput(f"extraction is not a JSON object ({type(data).__name__})")
     roles = {m.id: m.role for m in messages}
+    own = own_ids(messages)
     drafts = []
     for kind, key in (("fact", "facts"), ("content", "content")):
         for item in field_items(data, key):
             if not str(item.get("text", "")).strip():
                 continue
             ids = tuple(i for i in item.get("source_ids") or [] if isinstance(i, int) and i in roles)
-            if kind == "fact" and not any(roles[i] == "user" for i in ids):
+            if kind == "fact" and not own.intersection(ids):
                 log.info("dropped a fact without a user source (%d characters)", len(str(item.get("text"))))
                 log.debug("the fact dropped: %r", item.get("text"))
                 continue
@@ -153,7 +163,7 @@ def field_items(data: Any, name: str) -> list[dict[str, Any]]:
 
 def accept_profile(data: Any, messages: Sequence[Message]) -> list[ProfileDraft]:
     """Keep proposed profile entries that name a user message as source."""
-    user_ids = {m.id for m in messages if m.role == "user"}
+    user_ids = own_ids(messages)
     out = []
     for item in field_items(data, "profile"):
         category = str(item.get("category", "facts"))
@@ -174,7 +184,7 @@ class TopicDraft:
 
 def accept_topics(data: Any, messages: Sequence[Message], now: datetime) -> list[TopicDraft]:
     """Keep proposed topics that come from a user message; a missing or broken due time means tomorrow."""
-    user_ids = {m.id for m in messages if m.role == "user"}
+    user_ids = own_ids(messages)
     out = []
     for item in field_items(data, "topics"):
         if not str(item.get("text", "")).strip():
@@ -216,7 +226,7 @@ def accept_dates(value: Any, this_year: int) -> tuple[YearlyDate, ...]:
 
 def accept_people(data: Any, messages: Sequence[Message], this_year: int = 9999) -> list[PeopleDraft]:
     """Keep proposed people that a user message names; vague ones ('ein Freund') are left out."""
-    user_ids = {m.id for m in messages if m.role == "user"}
+    user_ids = own_ids(messages)
     out = []
     for item in field_items(data, "people"):
         name = clip(" ".join(str(item.get("name", "")).split()), 80)
@@ -300,7 +310,8 @@ def transcript(messages: Sequence[Message], zone: tzinfo | None = None) -> str:
         if zone is not None and (local := m.created_at.astimezone(zone)).date() != day:
             day = local.date()
             lines.append(f"--- {local:%A, %Y-%m-%d} ---")
-        lines.append(f"[{m.id}] {m.role}: {clip(m.text, 1200)}")
+        role = f"{m.role} (forwarded: someone else's words)" if m.role == "user" and m.origin == "forwarded" else m.role
+        lines.append(f"[{m.id}] {role}: {clip(m.text, 1200)}")
     return "\n".join(lines)
 
 

@@ -8,18 +8,19 @@ from dataclasses import dataclass
 from typing import Any
 
 from memory.errors import MemoryStoreError, NotFound
-from memory.models import Message, Scope, ts
+from memory.models import SENT_KINDS, Message, Scope, ts
 from memory.search.index import SearchIndex
 from memory.storage.db import Database
 
 log = logging.getLogger(__name__)
 
-_COLUMNS = "id, role, text, created_at, channel, channel_message_id, proactive, origin"
+_COLUMNS = "id, role, text, created_at, channel, channel_message_id, proactive, origin, kind"
 
 
 def _message(row: Any) -> Message:
-    id_, role, text, created, channel, channel_id, proactive, origin = row
-    return Message(id_, role, text, ts(created), channel, channel_id, bool(proactive), origin)  # type: ignore[arg-type]
+    id_, role, text, created, channel, channel_id, proactive, origin, kind = row
+    return Message(id_, role, text, ts(created), channel, channel_id, bool(proactive), origin,  # type: ignore[arg-type]
+                   kind)
 
 
 @dataclass(frozen=True)
@@ -32,6 +33,19 @@ class NewMessage:
     channel: str = ""
     channel_message_id: str | None = None
     origin: str = "text"
+    kind: str = ""  # the companion's: what it sent; '' takes `sent_kind`'s
+
+
+def sent_kind(role: str, kind: str, proactive: bool = False, channel: str = "") -> str:
+    """The kind a message is logged with: the person's none; the companion's its own (`SENT_KINDS`), else as rows
+    logged before kinds were kept are read (m050): a check-in by `proactive`, another push by its channel, a reply."""
+    if role != "assistant":
+        return ""
+    if kind:
+        if kind not in SENT_KINDS:
+            raise ValueError(f"unknown kind of the companion's message {kind!r}; known: {sorted(SENT_KINDS)}")
+        return kind
+    return "checkin" if proactive else "push" if channel == "proactive" else "reply"
 
 
 class Journal:
@@ -45,12 +59,15 @@ class Journal:
     async def add(
         self, scope: Scope, role: str, text: str, *, channel: str = "", channel_message_id: str | None = None,
         created_at: float | None = None, proactive: bool = False, index: bool = True, origin: str = "text",
+        kind: str = "",
     ) -> Message:
         """Log a message with its search entry in one transaction; when embedding fails it is logged unindexed.
 
         One transaction, so a crash never leaves a logged message without its vector and full-text entries.
-        `origin` says how the person sent it ('text', 'voice': `text` is then the voice note's transcript).
+        `origin` says how the person sent it ('text', 'voice': `text` is then the voice note's transcript), `kind`
+        what the companion sent (`memory.SENT_KINDS`: every message of the companion's carries one).
         """
+        kind = sent_kind(role, kind, proactive, channel)
         now = time.time() if created_at is None else created_at
         vector = None
         if index and text.strip():
@@ -64,6 +81,9 @@ class Journal:
         if origin != "text":  # a typed message takes the column's default
             names.append("origin")
             values.append(origin)
+        if kind:
+            names.append("kind")
+            values.append(kind)
         async with self.db.transaction() as tx:
             msg_id = await tx.execute(
                 f"INSERT INTO messages({', '.join(names)}) VALUES ({', '.join('?' * len(names))})", tuple(values))
@@ -78,7 +98,7 @@ class Journal:
                 log.exception("indexing the messages logged unindexed failed; they wait for the next message")
                 self._behind.add(scope.id)
         return Message(msg_id, role, text, ts(now), channel, channel_message_id, proactive,  # type: ignore[arg-type]
-                       origin)
+                       origin, kind)
 
     async def index_unindexed(self, scope_id: int | None = None, batch: int = 64) -> int:
         """Index the messages logged without their search entry (the embedder failed then), of one scope or all;
@@ -133,15 +153,16 @@ class Journal:
         async with self.db.transaction() as tx:
             for item, vector in zip(items, vectors):
                 msg_id = await tx.execute(
-                    "INSERT INTO messages(scope_id, role, text, created_at, channel, channel_message_id, origin)"
-                    " VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    "INSERT INTO messages(scope_id, role, text, created_at, channel, channel_message_id, origin, kind)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                     (scope.id, item.role, item.text, item.created_at, item.channel, item.channel_message_id,
-                     item.origin),
+                     item.origin, sent_kind(item.role, item.kind, channel=item.channel)),
                 )
                 doc = await self.index.add(tx, scope.id, "message", msg_id, item.text, vector, item.created_at)
                 await tx.execute("UPDATE messages SET doc_id = ? WHERE id = ?", (doc, msg_id))
                 out.append(Message(msg_id, item.role, item.text, ts(item.created_at),  # type: ignore[arg-type]
-                                   item.channel, item.channel_message_id, origin=item.origin))
+                                   item.channel, item.channel_message_id, origin=item.origin,
+                                   kind=sent_kind(item.role, item.kind, channel=item.channel)))
         return out
 
     async def get(self, scope: Scope, message_id: int) -> Message | None:

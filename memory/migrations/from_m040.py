@@ -125,3 +125,15 @@ async def m049_use_vectors(tx: Tx) -> None:
         f"CREATE TABLE use_vectors (doc_id {number} PRIMARY KEY REFERENCES docs(id) ON DELETE CASCADE{deferrable},"
         f" scope_id {number} NOT NULL REFERENCES scopes(id){deferrable}, vector {blob} NOT NULL)")
     await tx.execute("CREATE INDEX use_vectors_scope ON use_vectors(scope_id)")
+
+
+async def m050_message_kinds(tx: Tx) -> None:
+    """`messages.kind`: what kind of message the companion sent ('reply', 'help', 'press', 'checkin', 'reminder',
+    'morning', 'date', 'diary'; '' for the person's own). A typed answer counts only when nothing the companion sent
+    came between the question and it, whatever kind that was. Rows logged before: a check-in by `proactive`, another
+    push by its channel ('push': the kind was not kept), the rest replies."""
+    await tx.execute("ALTER TABLE messages ADD COLUMN kind TEXT NOT NULL DEFAULT ''")
+    await tx.execute("UPDATE messages SET kind = 'checkin' WHERE role = 'assistant' AND proactive = 1")
+    await tx.execute("UPDATE messages SET kind = 'push' WHERE role = 'assistant' AND kind = ''"
+                     " AND channel = 'proactive'")
+    await tx.execute("UPDATE messages SET kind = 'reply' WHERE role = 'assistant' AND kind = ''")

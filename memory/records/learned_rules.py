@@ -35,11 +35,11 @@ class Rules:
         self.db = db
 
     async def propose(self, scope: Scope, text: str) -> LearnedRule:
-        """Store a pending rule (a new proposal replaces an older pending one)."""
+        """Store a pending rule. A new proposal replaces an older pending one, which nobody answered: it is
+        discarded (`discard_pending`), never kept as rejected, since nobody said no."""
         now = time.time()
         async with self.db.transaction() as tx:
-            await tx.execute("UPDATE learned_rules SET status = 'rejected', decided_at = ? WHERE scope_id = ?"
-                             " AND status = 'pending'", (now, scope.id))
+            await tx.execute("DELETE FROM learned_rules WHERE scope_id = ? AND status = 'pending'", (scope.id,))
             rule_id = await tx.execute(
                 "INSERT INTO learned_rules(scope_id, text, status, created_at) VALUES (?, ?, 'pending', ?)",
                 (scope.id, text, now),
@@ -78,6 +78,15 @@ class Rules:
             await audit.record(tx, scope.id, audit.new_processing("rule"), "update", "rule", rule_id,
                                before=before, after={"status": status}, reason=reason)
         return await self.get(scope, rule_id)
+
+    async def discard_pending(self, scope: Scope, rule_id: int) -> bool:
+        """Discard a proposal nobody answered (it expired, or a newer one replaced it): it was never a rule, and no
+        one said no, so nothing of it is kept (nor audited: an /undo never brings it back). False when it was
+        decided meanwhile."""
+        async with self.db.transaction() as tx:
+            await tx.execute("DELETE FROM learned_rules WHERE id = ? AND scope_id = ? AND status = 'pending'",
+                             (rule_id, scope.id))
+            return await tx.changes() > 0
 
     async def delete(self, scope: Scope, rule_id: int) -> LearnedRule:
         """Delete a rule, audited."""
