@@ -83,7 +83,8 @@ class DocumentSteps:
             return Reply((self.refusal(exc, attachment),), failed=True)
         log.info("document in message %s read: %s pages, %d of %d characters", turn.incoming.channel_message_id,
                  document.pages or "-", len(document.text), document.chars)
-        part = await self.crisis_in(document.whole or document.text, deadline)
+        turn.document_text = document.whole or document.text  # a part of what the message brings (intake.py)
+        part = await self.crisis_in(turn.document_text, deadline)
         if part is not None:
             log.info("document in message %s shows signs of crisis", turn.incoming.channel_message_id)
             turn.crisis = True

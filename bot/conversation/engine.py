@@ -24,6 +24,7 @@ from bot.conversation.document_steps import DocumentSteps, logged_text
 from bot.conversation.failures import failure_text, log_words
 from bot.conversation.help_first import HelpFirst
 from bot.conversation.incognito_turns import IncognitoTurns
+from bot.conversation.intake import own_words
 from bot.conversation.learning_runs import LearningRuns
 from bot.conversation.model_answer import ModelAnswers, Prompt, asks_about_diary
 from bot.conversation.person import Person, meet, person_of
@@ -36,7 +37,7 @@ from bot.conversation.replays import answered, earlier_reply, logged_before
 from bot.conversation.sources import with_sources
 from bot.conversation.tools import HeldCall, ToolBox, ToolContext, available, run_held
 from bot.conversation.topics import topic_raised
-from bot.conversation.turn import ANSWERED_BEFORE, SayNow, Step, Turn, check_input, opened, own_words
+from bot.conversation.turn import ANSWERED_BEFORE, SayNow, Step, Turn, check_input, opened
 from bot.conversation.voice_notes import VoiceNotes
 from bot.conversation.why import asks_why, explain
 from bot.errors import LLMError
@@ -284,13 +285,14 @@ class Engine:
     async def _reminder_request(self, turn: Turn) -> Reply | None:
         """A reminder request is answered without the model (its time computed by the program); forwarded words are
         someone else's: never a request of the person's, nor the missing piece of one."""
-        if turn.incoming.forwarded:
+        own = turn.intake.own
+        if not own:
             return None
-        return await self.reminder_requests.answer(turn.scope, turn.incoming.text, turn.logged_id, turn.previous_id)
+        return await self.reminder_requests.answer(turn.scope, own, turn.logged_id, turn.previous_id)
 
     async def _why(self, turn: Turn) -> Reply | None:
         """'Why do you think that?' after an answer that used notes: the notes and where they came from."""
-        if not asks_why(turn.incoming.text):
+        if not asks_why(turn.intake.own):
             return None
         notes = await self.last_notes(turn.scope)
         if not notes:
@@ -298,15 +300,20 @@ class Engine:
         return await explain(self.store, turn.scope, notes, turn.lang, await self.zone_for(turn.scope))
 
     async def _absence(self, turn: Turn) -> None:
-        """An absence the person announces holds check-ins back until they are back; the model hears the dates."""
+        """An absence the person announces (in their own words, not forwarded ones) holds check-ins back until they are
+        back; the model hears the dates."""
+        own = turn.intake.own
+        if not own:
+            return
         now = datetime.fromtimestamp(self.clock(), await self.zone_for(turn.scope))
-        hint = await self.absences.note(turn.scope, turn.incoming.text, now)
+        hint = await self.absences.note(turn.scope, own, now)
         if hint is not None:
             turn.hints.append(hint)
 
     async def _correction(self, turn: Turn) -> None:
-        """An objection goes to the correction judge first; in a group only an admin's words correct the memory."""
-        turn.objection = looks_like_correction(turn.incoming.text)
+        """An objection (in the person's own words: a forwarded 'das stimmt nicht' objects to nothing of theirs) goes to
+        the correction judge first; in a group only an admin's words correct the memory."""
+        turn.objection = bool(turn.intake.own) and looks_like_correction(turn.intake.own)
         if turn.objection and turn.incoming.may_decide:
             turn.changes = await self._correct(turn)
 
@@ -345,7 +352,7 @@ class Engine:
             return
         try:
             previous = await self._previous_reply(turn)
-            rule = await propose_rule(self.background, turn.incoming.text, previous, self.store.failures)
+            rule = await propose_rule(self.background, turn.intake.own, previous, self.store.failures)
         except LLMError as exc:
             log.warning("rule proposal failed: %s", exc)
             return
@@ -393,7 +400,7 @@ class Engine:
         """Run the correction judge; a failing judge changes nothing."""
         try:
             previous = await self._previous_reply(turn)
-            return await correct(self.store, self.background, turn.scope, turn.incoming.text, previous)
+            return await correct(self.store, self.background, turn.scope, turn.intake.own, previous)
         except LLMError as exc:
             log.warning("correction judge failed; nothing changed: %s", exc)
             return []

@@ -7,6 +7,7 @@ import logging
 from collections.abc import Awaitable, Callable
 
 from bot.conversation.config import EngineConfig
+from bot.conversation.intake import own_words
 from bot.conversation.pictures import (
     SEEN,
     UNSEEN,
@@ -18,7 +19,7 @@ from bot.conversation.pictures import (
     refused,
 )
 from bot.conversation.prompt import LANGUAGE_NAMES
-from bot.conversation.turn import Turn, own_words
+from bot.conversation.turn import Turn
 from bot.errors import LLMRejected, PictureError
 from bot.exchange import Reply
 from bot.llm.port import LLM, Image, OnText

@@ -19,7 +19,7 @@ from bot.conversation.answering import may_answer
 from bot.conversation.bubbles import fit_bubbles
 from bot.conversation.consent import Verdict, yes_or_no
 from bot.conversation.tools import HeldCall, ToolFailed, ToolGone, call_summary
-from bot.conversation.turn import Turn, own_words
+from bot.conversation.turn import Turn
 from bot.exchange import Button, Reply
 from bot.profile_keys import profile_key
 from bot.quoting import clip
@@ -167,12 +167,13 @@ class OpenQuestions:
             message_id, between = UNLOGGED, await self._since(turn.scope, question)
         else:
             message_id, between = turn.message_id, await self._since(turn.scope, question, turn.message_id)
-        if incoming.forwarded:  # someone else's words never answer: it was the next message, only the buttons decide
+        own = turn.intake.own
+        if not own:  # someone else's words (a forward) never answer: it was the next message, only the buttons decide
             return None
         pushed = await self.store.outbox.sent_between(turn.scope, question.asked_at, self.clock())
         if not typed_answer_counts(question, message_id, between, pushed, self.clock()):
             return None
-        outcome = typed_outcome(question.kind, yes_or_no(own_words(incoming.text, turn.group)))
+        outcome = typed_outcome(question.kind, yes_or_no(own))
         if outcome is None:
             return None
         if outcome == "press":  # the question's own buttons again, under the sentence that points to them

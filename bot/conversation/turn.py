@@ -7,6 +7,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 
 from bot.conversation.crisis import Assessment, CrisisDetector, assess
+from bot.conversation.intake import Intake, intake_of
 from bot.conversation.tools import HeldCall
 from bot.exchange import Incoming, Reply
 from bot.learning.corrections import Change
@@ -35,15 +36,16 @@ def check_input(text: str, limit: int) -> str | None:
 
 
 async def shows_crisis(incoming: Incoming, detector: CrisisDetector) -> Assessment:
-    """Signs of crisis in the person's own words: the message (a caption, an edit), and in a private chat an older
-    message of theirs it replies to ("das meine ich immer noch"). Never the companion's words, nor a group member's
-    it quotes."""
-    found = await assess(detector, incoming.text[:CRISIS_SCAN_CHARS])
-    quoted = incoming.quoted
-    if found.crisis or quoted is None or quoted.by_companion or is_group_scope(incoming.user_id):
-        return found
-    earlier = await assess(detector, quoted.text[:CRISIS_SCAN_CHARS])
-    return earlier if earlier.crisis else Assessment(False, uncertain=found.uncertain or earlier.uncertain)
+    """Signs of crisis in what a message brings (`intake.Intake.to_check`): its words (a caption, an edit, words
+    forwarded from someone else), and in a private chat an older message of the person's it replies to ("das meine
+    ich immer noch"). Never the companion's words, nor a group member's it quotes."""
+    uncertain = False
+    for part in intake_of(incoming, is_group_scope(incoming.user_id)).to_check():
+        found = await assess(detector, part.text[:CRISIS_SCAN_CHARS])
+        if found.crisis:
+            return found
+        uncertain = uncertain or found.uncertain
+    return Assessment(False, uncertain=uncertain)
 
 
 FORWARDED = ("The person forwarded this message: its words are someone else's (who wrote them is not known), not the "
@@ -57,11 +59,6 @@ FORWARDED_CRISIS = ("The signs of crisis are in these forwarded words: someone t
 def forwarded_hint(crisis: bool) -> str:
     """What the model is told of a forwarded message (someone else's words), and of a crisis in it."""
     return f"{FORWARDED} {FORWARDED_CRISIS}" if crisis else FORWARDED
-
-
-def own_words(text: str, group: bool) -> str:
-    """What the sender typed: in a group the channel puts their name in front ('Anna: ja')."""
-    return text.split(": ", 1)[1] if group and ": " in text else text
 
 
 @dataclass
@@ -96,6 +93,13 @@ class Turn:
     picture: Image | None = None  # the message's picture as the model gets it (only when the model sees pictures)
     described: str = ""  # what the model said the picture shows, before it is cleaned and kept
     preface: list[str] = field(default_factory=list)  # bubbles the program puts before the reply (incognito ended)
+    document_text: str = ""  # the text read from the message's document (none of the person's words in this chat)
+
+    @property
+    def intake(self) -> Intake:
+        """What the message brings, each part the person's own words or someone else's (bot/conversation/intake.py):
+        the steps that decide from the person's words read `intake.own`, the crisis check every part."""
+        return intake_of(self.incoming, self.group, transcript=self.origin == "voice", document=self.document_text)
 
     @property
     def photo(self) -> bool:

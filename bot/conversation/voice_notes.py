@@ -100,7 +100,8 @@ class VoiceNotes:
         attachment = turn.incoming.attachment
         if attachment is None or attachment.kind != "voice":
             return None
-        turn.origin = "voice"
+        if not turn.incoming.forwarded:  # a forwarded voice note stays someone else's words (intake.py)
+            turn.origin = "voice"
         if turn.logged_id is not None:
             logged = await self.store.messages.get(turn.scope, turn.logged_id)
             await self._heard(turn, logged.text if logged is not None else turn.incoming.text)
