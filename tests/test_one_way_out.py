@@ -193,3 +193,19 @@ def test_forwarded_words_become_no_fact_profile_topic_or_person_of_the_persons()
     assert accept_topics(data, messages, NOON) == []
     assert accept_people(data, messages) == []
     assert "[1] user (forwarded: someone else's words): Ich ziehe" in transcript(messages)
+
+
+async def test_a_command_answered_between_question_and_yes_leaves_the_question_to_its_buttons(
+        store: MemoryStore) -> None:
+    from bot.commands.runner import Commands
+
+    engine, chat, clock, _, _, scope = await setup(store)
+    await ask_rule(engine, chat)
+    clock.now += 30
+    listed = await Commands(engine).run("anna", "/memories", channel="telegram", ref="77")
+    assert listed is not None  # the companion answered the command
+    clock.now += 30
+    chat.enqueue("Okay.")
+    reply = await engine.handle(Incoming("anna", "ja"))
+    assert reply is not None and reply.bubbles == ("Okay.",) and await store.rules.list(scope, "active") == []
+    await engine.close()

@@ -83,7 +83,8 @@ class Commands:
         if refused is not None:
             return refused
         scope = await self.engine.scope_for(user_id)
-        earlier = await self.store.runs.begin(scope, channel, ref) if ref is not None else None
+        earlier = (await self.store.runs.begin(scope, channel, ref, self.engine.clock()) if ref is not None
+                   else None)
         if earlier is not None:
             replayed = await self._replayed(scope, channel, ref, earlier, changes_something(name, args))
             if replayed is not None:
@@ -144,7 +145,8 @@ class Commands:
             log.info("press %r in %s by a member who is no admin: refused", data, user_id)
             return Pressed(self._t("group_admins_only"))
         scope = await self.engine.scope_for(user_id)
-        earlier = await self.store.runs.begin(scope, channel, ref) if ref is not None else None
+        earlier = (await self.store.runs.begin(scope, channel, ref, self.engine.clock()) if ref is not None
+                   else None)
         if earlier is not None and earlier.reply is not None:
             return _pressed_from(earlier.reply)
         if earlier is not None and earlier.state == "delivered":

@@ -1,10 +1,11 @@
 """Whether a typed message may answer what the companion asked (a yes/no question, a reminder asked back): only as
-the person's very next message, with nothing else of the companion's in between, within an hour (pure)."""
+the person's very next message, with nothing else of the companion's in between, within an hour (`may_answer`,
+pure); what the companion sent meanwhile besides its logged messages (`sent_between`)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
 
-from memory import Message
+from memory import MemoryStore, Message, Scope
 
 ANSWER_WINDOW = 3600.0  # seconds after the asking within which a typed answer counts; later only buttons decide
 
@@ -22,3 +23,10 @@ def may_answer(between: Sequence[Message], pushed: Sequence[str], asked_at: floa
     """Whether a typed message, the person's very next after the asking, answers it: nothing of the companion's
     came between (`nothing_between`) and it came within `window` seconds."""
     return 0 <= now - asked_at <= window and nothing_between(between, pushed)
+
+
+async def sent_between(store: MemoryStore, scope: Scope, start: float, end: float) -> list[str]:
+    """What the companion sent in (start, end] that its logged messages do not show in order: the outbox's pushes by
+    kind (a reminder, a check-in, a brief, a saved notice ...) and an answer to each command or press ('command')."""
+    pushed = await store.outbox.sent_between(scope, start, end)
+    return pushed + ["command"] * await store.runs.between(scope, start, end)

@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from bot.conversation.answering import may_answer
+from bot.conversation.answering import may_answer, sent_between
 from bot.conversation.bubbles import fit_bubbles
 from bot.conversation.consent import Verdict, yes_or_no
 from bot.conversation.tools import HeldCall, ToolFailed, ToolGone, call_summary
@@ -170,7 +170,7 @@ class OpenQuestions:
         own = turn.intake.own
         if not own:  # someone else's words (a forward) never answer: it was the next message, only the buttons decide
             return None
-        pushed = await self.store.outbox.sent_between(turn.scope, question.asked_at, self.clock())
+        pushed = await sent_between(self.store, turn.scope, question.asked_at, self.clock())
         if not typed_answer_counts(question, message_id, between, pushed, self.clock()):
             return None
         outcome = typed_outcome(question.kind, yes_or_no(own))

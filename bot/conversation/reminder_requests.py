@@ -12,7 +12,7 @@ from collections.abc import Callable
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
-from bot.conversation.answering import may_answer
+from bot.conversation.answering import may_answer, sent_between
 from bot.exchange import Button, Reply
 from bot.texts import t
 from memory import MemoryStore, Scope, StoredReminder
@@ -110,5 +110,5 @@ class ReminderRequests:
         request_id, asked_at = asked[2], asked[3]
         assert isinstance(request_id, int) and isinstance(asked_at, (int, float))  # `completes_ask_back` checked
         between = await self.store.messages.after(scope, request_id, 50, before_id=message_id)
-        pushed = await self.store.outbox.sent_between(scope, float(asked_at), now)
+        pushed = await sent_between(self.store, scope, float(asked_at), now)
         return may_answer(between, pushed, float(asked_at), now)

@@ -56,6 +56,13 @@ class Runs:
             await tx.execute("UPDATE command_runs SET state = 'delivered', reply = NULL WHERE scope_id = ?"
                              " AND channel = ? AND event_id = ?", (scope.id, channel, event_id))
 
+    async def between(self, scope: Scope, start: float, end: float) -> int:
+        """How many commands and presses of the scope came in (start, end] (each answered by the companion)."""
+        async with self.db.reading() as tx:
+            row = await tx.fetchone("SELECT COUNT(*) FROM command_runs WHERE scope_id = ? AND created_at > ?"
+                                    " AND created_at <= ?", (scope.id, start, end))
+        return int(row[0]) if row else 0
+
     async def prune(self, now: float, keep: float = KEEP_SECONDS) -> int:
         """Forget runs older than `keep` seconds; returns how many."""
         async with self.db.transaction() as tx:
