@@ -176,6 +176,13 @@ class Scheduler:
             if job.id.startswith(("reminder:", "morning:", "dates:")) and job.id not in wanted:
                 job.remove()  # a reminder cancelled or fired; a brief turned off; no dates left
 
+    def next_fires(self, after: float) -> dict[str, datetime]:
+        """When each stored job fires next after `after`, by its trigger as the job store keeps it (by job id)."""
+        assert self._aps is not None
+        start = datetime.fromtimestamp(after, self.zone)
+        fires = {job.id: job.trigger.get_next_fire_time(None, start) for job in self._aps.get_jobs()}
+        return {job: at for job, at in fires.items() if at is not None}
+
     async def refresh(self) -> None:
         """Bring the jobs in line with the reminders after one changed (only while running)."""
         if self._aps is not None:

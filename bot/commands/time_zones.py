@@ -83,3 +83,8 @@ def zone_named(text: str) -> str | None:
             return whole.get(candidate) or CITIES[candidate]
     plain = _plain(key)
     return last.get(plain) or last.get(plain.replace("-", " "))
+
+
+def zone_label(zone: str, lang: str, at: float) -> str:
+    """A zone as the person reads it."""
+    return zone
