@@ -78,10 +78,11 @@ async def test_time_zones_learned_hours_move_with_a_zone_that_was_never_the_pers
     newcomer, mover = await engine.scope_for("tg:1"), await engine.scope_for("tg:2")
     await store.preferences.set(mover, "timezone", "Europe/Berlin")  # chosen by the person: they live by it
     for day in range(7):  # a week of evenings at 20:00 in New York (02:00 in Berlin, the deployment's zone)
-        evening = datetime(2026, 11, 16 + day, 20, 0, tzinfo=NEW_YORK).timestamp()
-        await store.rhythm.observe(newcomer, evening, BERLIN, answered=False)
-        berlin_evening = datetime(2026, 11, 16 + day, 20, 0, tzinfo=BERLIN).timestamp()
-        await store.rhythm.observe(mover, berlin_evening, BERLIN, answered=False)
+        for minute in (0, 30):
+            evening = datetime(2026, 11, 16 + day, 20, minute, tzinfo=NEW_YORK).timestamp()
+            await store.rhythm.observe(newcomer, evening, BERLIN, answered=False)
+            berlin_evening = datetime(2026, 11, 16 + day, 20, minute, tzinfo=BERLIN).timestamp()
+            await store.rhythm.observe(mover, berlin_evening, BERLIN, answered=False)
     try:
         for user in ("tg:1", "tg:2"):
             await commands.run(user, "/settings zeitzone New York")

@@ -286,7 +286,8 @@ class Engine:
         someone else's: never a request of the person's, nor the missing piece of one."""
         if turn.incoming.forwarded:
             return None
-        return await self.reminder_requests.answer(turn.scope, turn.incoming.text, turn.logged_id, turn.previous_id)
+        return await self.reminder_requests.answer(turn.scope, turn.incoming.text, turn.logged_id, turn.previous_id,
+                                                   turn.incoming.sent_at)
 
     async def _why(self, turn: Turn) -> Reply | None:
         """'Why do you think that?' after an answer that used notes: the notes and where they came from."""
