@@ -3,11 +3,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import replace
 from datetime import date, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from memory import MemoryStore, Scope, is_group_scope
+from memory import Histogram, MemoryStore, Scope, is_group_scope
 from scheduler.away import STATE_KEY, Away, kept
 from scheduler.backoff import ANSWER_WITHIN, LOOK_BACK, backoff_factor, ignored_streak
 from scheduler.planner import (
@@ -118,6 +119,20 @@ def chances(record: dict[str, Any]) -> tuple[float | None, str | None]:
     chance = next_chance(facts)
     # with no chance ahead, what holds it back for good (a check-in waiting for its answer, check-ins off, …)
     return (chance.timestamp(), None) if chance else (None, held_back_by(facts))
+
+
+def moved_to(record: dict[str, Any], zone: ZoneInfo, hist: Histogram) -> dict[str, Any]:
+    """A recorded decision told after the person changed their zone: its facts on the new clock, with the hours
+    learned as they stand now, so the next chance is the one the planner will find; 'moved_from' names the zone the
+    rule was applied in. A record without its facts only changes its zone."""
+    if "facts" not in record:
+        return {**record, "zone": zone.key, "moved_from": record.get("zone")}
+    facts = facts_from_state(record["facts"])
+    facts = replace(facts, zone=zone, now=facts.now.astimezone(zone),
+                    likely_hours=week_of_likely_hours(hist, facts.active_hours))
+    likely = facts.likely_hours[facts.now.weekday()] if facts.likely_hours is not None else None
+    return {**record, "zone": zone.key, "moved_from": record.get("zone"), "facts": facts_to_state(facts),
+            "likely_hours": sorted(likely) if likely is not None else None}
 
 
 def dates_line(facts: CheckinFacts) -> str:

@@ -58,6 +58,14 @@ class JobSpec:
     trigger: BaseTrigger
 
 
+def trigger_meaning(trigger: BaseTrigger) -> str:
+    """What a trigger means, to tell whether a stored job must move: a moment for a one-time job (the same moment in
+    another zone is the same), else its fields with its zone (a cron trigger's `str` leaves the zone out)."""
+    if isinstance(trigger, DateTrigger):
+        return f"date {trigger.run_date.timestamp()}"
+    return repr(trigger)
+
+
 def planner_slot(now: float, start: float, every: float) -> float:
     """The planner's slot `now` falls in: the last of start + n * every at or before it (seconds)."""
     return start + (now - start) // every * every
@@ -164,7 +172,7 @@ class Scheduler:
         specs = await self.specs()
         for spec in specs:
             job = self._aps.get_job(spec.id)
-            if job is not None and str(job.trigger) == str(spec.trigger):
+            if job is not None and trigger_meaning(job.trigger) == trigger_meaning(spec.trigger):
                 continue
             self._aps.add_job("scheduler.service:run_job", spec.trigger, args=(spec.kind, spec.scope_id),
                               id=spec.id, replace_existing=True)
@@ -175,6 +183,13 @@ class Scheduler:
         for job in self._aps.get_jobs():
             if job.id.startswith(("reminder:", "morning:", "dates:")) and job.id not in wanted:
                 job.remove()  # a reminder cancelled or fired; a brief turned off; no dates left
+
+    def next_fires(self, after: float) -> dict[str, datetime]:
+        """When each stored job fires next after `after`, by its trigger as the job store keeps it (by job id)."""
+        assert self._aps is not None
+        start = datetime.fromtimestamp(after, self.zone)
+        fires = {job.id: job.trigger.get_next_fire_time(None, start) for job in self._aps.get_jobs()}
+        return {job: at for job, at in fires.items() if at is not None}
 
     async def refresh(self) -> None:
         """Bring the jobs in line with the reminders after one changed (only while running)."""

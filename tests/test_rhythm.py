@@ -55,6 +55,21 @@ async def test_an_older_message_adds_less_and_keeps_the_row_current(store: Memor
     assert (await store.rhythm.histogram(anna, at(21, 9))).wrote[0][9] == pytest.approx(1.5, rel=1e-3)
 
 
+async def test_time_zones_the_weights_shift_around_the_week_and_share_a_half_hour(store: MemoryStore) -> None:
+    anna, bob = await store.scope("mnemo", "anna"), await store.scope("mnemo", "bob")
+    await store.rhythm.observe(anna, at(0, 2), BERLIN, answered=True)  # Monday 02:00
+    await store.rhythm.observe(bob, at(0, 2), BERLIN, answered=False)
+    await store.rhythm.shift(anna, -6.0, at(1, 0))  # six hours earlier: Sunday 20:00, across the week's start
+    hist = await store.rhythm.histogram(anna, at(1, 0))
+    assert hist.wrote[6][20] == pytest.approx(decayed(1.0, at(0, 2), at(1, 0)), rel=1e-6)
+    assert hist.answered[6][20] == hist.wrote[6][20] and hist.wrote[0][2] == 0.0
+    await store.rhythm.shift(anna, 5.5, at(1, 0))  # India's half hour: the weight shares two hours
+    hist = await store.rhythm.histogram(anna, at(1, 0))
+    assert hist.wrote[0][1] == pytest.approx(hist.wrote[0][2]) and hist.total() == pytest.approx(
+        decayed(1.0, at(0, 2), at(1, 0)), rel=1e-6)
+    assert (await store.rhythm.histogram(bob, at(1, 0))).wrote[0][2] > 0, "another person's weights stay"
+
+
 async def test_the_rhythm_travels_with_an_export(store: MemoryStore) -> None:
     anna, copy = await store.scope("mnemo", "anna"), await store.scope("mnemo", "copy")
     await store.rhythm.observe(anna, at(2, 19), BERLIN, answered=True)

@@ -51,7 +51,7 @@ async def test_a_reminder_is_understood_and_pushed_in_the_persons_own_zone(store
 
         [saved] = await exchange(tg, "/settings zeitzone Tokio", user=42)
         assert saved["text"].startswith(t("de", "settings_saved"))
-        assert t("de", "settings_zone", zone="Asia/Tokyo", time="22:30") in saved["text"]
+        assert t("de", "settings_zone", zone="Tokio (UTC+9)", time="22:30") in saved["text"]
         assert (await store.preferences.get(scope)).timezone == "Asia/Tokyo"
 
         # 'morgen' is Thursday in Tokyo; 09:00 there is 01:00 in Berlin, the deployment's zone
@@ -68,5 +68,5 @@ async def test_a_reminder_is_understood_and_pushed_in_the_persons_own_zone(store
         assert tg.sent[-1]["text"] == "⏰ Zahnarzt"
 
         [shown] = await exchange(tg, "/settings zeitzone standard", user=42)
-        assert t("de", "settings_zone_default", zone="Europe/Berlin") in shown["text"]
+        assert t("de", "settings_zone_default", zone="Berlin (UTC+1)") in shown["text"]
         assert (await store.preferences.get(scope)).timezone == ""

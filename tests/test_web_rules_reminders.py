@@ -169,6 +169,7 @@ async def test_reminder_edit_and_delete_and_refusals(web: WebPage) -> None:
     page = await browser.page("/web/reminders")
     assert page.status_code == 200 and "Tee &lt;kochen&gt;" in page.text and "Fremd" not in page.text
     assert f'value="{due:%d.%m.%Y %H:%M}"' in page.text and f"jeden Tag um {due:%H:%M}" in page.text
+    assert "Wann – Berlin (UTC+" in page.text and "Europe/Berlin" not in page.text, "a zone's name, not its IANA id"
     later = due + timedelta(hours=3)
     form = {"text": "Tee kochen", "due": f"{later:%d.%m.%Y %H:%M}"}  # typed as the page shows it
     assert theirs == 2 and (await browser.post(f"/web/reminders/{theirs}/edit", form)).status_code == 404

@@ -9,7 +9,7 @@ from zoneinfo import ZoneInfo
 from bot.analysis_reports import delete_reports_about
 from bot.commands.checkins import learned_hours_line
 from bot.commands.invocation import Call, Pressed
-from bot.commands.time_zones import zone_named
+from bot.commands.time_zones import zone_label, zone_named
 from bot.conversation.help_lines import country_named, country_of_zone, help_country
 from bot.conversation.person import person_from
 from bot.conversation.tools import ForgetsScope
@@ -17,6 +17,7 @@ from bot.exchange import Button, Document, Reply
 from bot.voice.recordings import exported
 from bot.web_tools.toolbox import find_web_tools, used_today
 from memory import Preferences, is_group_scope, parse_value
+from scheduler.zone_change import change_zone
 
 # Words a user may type in /settings, German and English, and the preference each one sets.
 SETTING_KEYS = {"diary": "diary_time", "tagebuch": "diary_time", "reflection": "reflection_time",
@@ -81,7 +82,10 @@ async def settings(call: Call, args: str) -> Reply:
             parsed = parse_value(key, value)
         except ValueError:
             return Reply((call.t("settings_bad", expected=call.t(expects)),))
-        await call.store.preferences.set(call.scope, key, parsed)
+        if key == "timezone":  # the learned hours and repeating reminders move with it
+            await change_zone(call.store, call.scope, parsed, call.zone, call.engine.clock())
+        else:
+            await call.store.preferences.set(call.scope, key, parsed)
         if key == "language":  # the answer is in the language just chosen
             call = replace(call, lang=(await call.engine.person(call.scope)).lang)
         if call.scheduler is not None:
@@ -102,10 +106,11 @@ async def settings(call: Call, args: str) -> Reply:
 
 def zone_line(call: Call, p: Preferences) -> str:
     """The person's time zone with the time there now, or the deployment's when they chose none."""
+    at = call.engine.clock()
     if not p.timezone:
-        return call.t("settings_zone_default", zone=call.zone.key)
-    now = datetime.fromtimestamp(call.engine.clock(), ZoneInfo(p.timezone))
-    return call.t("settings_zone", zone=p.timezone, time=f"{now:%H:%M}")
+        return call.t("settings_zone_default", zone=zone_label(call.zone.key, call.lang, at))
+    now = datetime.fromtimestamp(at, ZoneInfo(p.timezone))
+    return call.t("settings_zone", zone=zone_label(p.timezone, call.lang, at), time=f"{now:%H:%M}")
 
 
 def language_line(call: Call, p: Preferences) -> str:

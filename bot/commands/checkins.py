@@ -1,4 +1,5 @@
-"""/checkins warum: why the companion last did or did not write first, and when it could next; the learned hours."""
+"""/checkins warum: why the companion last did or did not write first, and when it could next (every time in the
+person's zone, also one they chose after the decision); the learned hours."""
 from __future__ import annotations
 
 from datetime import date, datetime
@@ -9,7 +10,7 @@ from bot.commands.invocation import Call
 from bot.exchange import Reply
 from bot.texts import counted
 from memory import Preferences, is_group_scope
-from scheduler.checkin import LAST_DECISION, chances
+from scheduler.checkin import LAST_DECISION, chances, moved_to
 from scheduler.rhythm import describe, learned, spans, week_of_likely_hours
 
 WHY_WORDS = ("", "warum", "why", "wieso")
@@ -38,7 +39,8 @@ def when(call: Call, at: float, zone: ZoneInfo) -> str:
 
 
 def explain(call: Call, d: dict[str, Any]) -> str:
-    """The recorded decision in plain words: when it was made, the rule, the back-off, the next chance."""
+    """The recorded decision in plain words: when it was made, the rule, the back-off, the next chance; every time
+    in the record's zone (`moved_to` brings it to the person's)."""
     zone = ZoneInfo(d.get("zone") or "UTC")
     start, end = d.get("active_hours") or (9, 21)
     likely = " ".join(f"{a}–{b}" for a, b in spans(frozenset(d.get("likely_hours") or ())))
@@ -48,7 +50,8 @@ def explain(call: Call, d: dict[str, Any]) -> str:
     rule = call.t(key, hours=f"{start}–{end}", likely=likely, silence=silence,
                   back=call.t("checkins_day", date=back) if back else "") \
         if key else call.t("checkins_rule_other", reason=d["reason"])
-    lines = [call.t("checkins_checked", when=when(call, d["at"], zone)), rule]
+    checked = "checkins_checked_old_zone" if d.get("moved_from") else "checkins_checked"
+    lines = [call.t(checked, when=when(call, d["at"], zone)), rule]
     if d.get("factor", 1) > 1:
         lines.append(call.t("checkins_backoff", messages=counted(call.lang, d["streak"], "messages"),
                             hours=counted(call.lang, round(d["answer_within_hours"]), "hours"),
@@ -74,6 +77,9 @@ async def checkins(call: Call, args: str) -> Reply:
     decision = await call.store.state.get(call.scope, LAST_DECISION)
     if not isinstance(decision, dict):
         return Reply((call.t("checkins_none"),))
+    zone = await call.engine.zone_for(call.scope)
+    if decision.get("zone") != zone.key:  # the person changed their zone since: every time on their clock now
+        decision = moved_to(decision, zone, await call.store.rhythm.histogram(call.scope, call.engine.clock()))
     return Reply((explain(call, decision),))
 
 

@@ -1,10 +1,11 @@
 """Which time zone a person means by what they type in /settings zeitzone: an IANA name, a city in German or English
-spelling, or the last part of any IANA name ("Berlin", "New York") (pure)."""
+spelling, or the last part of any IANA name ("Berlin", "New York"); and how a zone is named to them (pure)."""
 from __future__ import annotations
 
 import functools
 import unicodedata
-from zoneinfo import available_timezones
+from datetime import UTC, datetime, timedelta
+from zoneinfo import ZoneInfo, available_timezones
 
 # Common cities whose names are not the last part of their zone's IANA name, in German and English spelling.
 CITIES: dict[str, str] = {
@@ -41,6 +42,17 @@ CITIES: dict[str, str] = {
     "canberra": "Australia/Sydney", "neuseeland": "Pacific/Auckland", "new zealand": "Pacific/Auckland",
     "wellington": "Pacific/Auckland",
 }
+# The places of IANA names as German speakers write them (the rest read the same in both languages).
+GERMAN_NAMES: dict[str, str] = {
+    "Vienna": "Wien", "Rome": "Rom", "Lisbon": "Lissabon", "Brussels": "Brüssel", "Copenhagen": "Kopenhagen",
+    "Warsaw": "Warschau", "Prague": "Prag", "Athens": "Athen", "Moscow": "Moskau", "Kyiv": "Kiew", "Kiev": "Kiew",
+    "Zurich": "Zürich", "Belgrade": "Belgrad", "Bucharest": "Bukarest", "Luxembourg": "Luxemburg",
+    "Nicosia": "Nikosia", "Tirane": "Tirana", "Canary": "Kanaren", "Azores": "Azoren", "Tokyo": "Tokio",
+    "Mexico_City": "Mexiko-Stadt", "Sao_Paulo": "São Paulo", "Havana": "Havanna", "Cairo": "Kairo",
+    "Algiers": "Algier", "Tripoli": "Tripolis", "Tehran": "Teheran", "Riyadh": "Riad", "Baghdad": "Bagdad",
+    "Damascus": "Damaskus", "Singapore": "Singapur", "Hong_Kong": "Hongkong", "Ho_Chi_Minh": "Ho-Chi-Minh-Stadt",
+}
+ENGLISH_NAMES: dict[str, str] = {"Sao_Paulo": "São Paulo", "Ho_Chi_Minh": "Ho Chi Minh City"}
 # Words that give the zone back to the deployment's (MNEMO_TIMEZONE).
 DEFAULT_WORDS = frozenset({"standard", "default", "aus", "off", "server", "zurück", "reset"})
 
@@ -83,3 +95,24 @@ def zone_named(text: str) -> str | None:
             return whole.get(candidate) or CITIES[candidate]
     plain = _plain(key)
     return last.get(plain) or last.get(plain.replace("-", " "))
+
+
+def utc_offset(zone: ZoneInfo, at: float) -> str:
+    """The zone's offset at `at` as a person reads it: 'UTC+1', 'UTC−5', 'UTC+5:30', 'UTC'."""
+    minutes = round((datetime.fromtimestamp(at, UTC).astimezone(zone).utcoffset() or timedelta()).total_seconds() / 60)
+    if not minutes:
+        return "UTC"
+    hours, rest = divmod(abs(minutes), 60)
+    return f"UTC{'+' if minutes > 0 else '−'}{hours}" + (f":{rest:02d}" if rest else "")
+
+
+def zone_label(zone: str, lang: str, at: float) -> str:
+    """A zone as the person reads it, with its offset at `at`: 'New York (UTC−5)', German 'Tokio (UTC+9)'; only the
+    offset for a zone that names no place ('UTC', 'Etc/GMT+5'). The IANA id stays for operators (logs, `mnemo
+    doctor`)."""
+    offset = utc_offset(ZoneInfo(zone), at)
+    if "/" not in zone or zone.startswith("Etc/"):
+        return offset
+    place = zone.rsplit("/", 1)[-1]
+    name = (GERMAN_NAMES if lang == "de" else ENGLISH_NAMES).get(place) or place.replace("_", " ")
+    return f"{name} ({offset})"

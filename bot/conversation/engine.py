@@ -288,7 +288,8 @@ class Engine:
         own = turn.intake.own
         if not own:
             return None
-        return await self.reminder_requests.answer(turn.scope, own, turn.logged_id, turn.previous_id)
+        return await self.reminder_requests.answer(turn.scope, own, turn.logged_id, turn.previous_id,
+                                                   turn.incoming.sent_at)
 
     async def _why(self, turn: Turn) -> Reply | None:
         """'Why do you think that?' after an answer that used notes: the notes and where they came from."""

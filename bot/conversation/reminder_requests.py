@@ -76,13 +76,16 @@ class ReminderRequests:
         self.store, self.lang, self.zone, self.clock = store, lang, zone, clock
 
     async def answer(self, scope: Scope, text: str, message_id: int | None = None,
-                     previous_id: int | None = None) -> Reply | None:
+                     previous_id: int | None = None, sent_at: float | None = None) -> Reply | None:
         """The reply to a reminder request (a confirmation or a question back); None when the text is none.
 
         `message_id` is the message's own id (a request asked back is kept with it), `previous_id` the person's
-        message before it (an answer completes a request asked back only right after it)."""
+        message before it (an answer completes a request asked back only right after it). Times ('in 3 Minuten',
+        'morgen') count from `sent_at`, when the messenger says the person sent it (never later than now), else
+        from now."""
         zone = await user_zone(self.store, scope, self.zone)
-        now = datetime.fromtimestamp(self.clock(), zone)
+        handled = self.clock()
+        now = datetime.fromtimestamp(handled if sent_at is None else min(handled, sent_at), zone)
         asked = await self.store.state.pop(scope, ASKED)  # [request, what is missing, message id], asked back last
         parsed = parse_reminder(text, now, zone)
         source = text
@@ -97,11 +100,10 @@ class ReminderRequests:
         if isinstance(parsed, AskBack):
             if not explicit_request(source):
                 return None  # "Jeden Montag um 8 gehe ich schwimmen" tells, it does not ask
-            await self.store.state.put(scope, ASKED, [source, parsed.missing, message_id, now.timestamp()],
-                                       now.timestamp())
+            await self.store.state.put(scope, ASKED, [source, parsed.missing, message_id, handled], handled)
             return Reply((t(self.lang, f"reminder_ask_{parsed.missing}"),))
         stored = await self.store.reminders.add(scope, original_case(parsed.text, source), parsed.due.timestamp(),
-                                                parsed.repeat, now=now.timestamp(), reason=text)
+                                                parsed.repeat, now=handled, reason=text)
         return confirmation(stored, await self.store.numbers.of(scope, "reminder", stored.id), self.lang, zone)
 
     async def _nothing_between(self, scope: Scope, asked: list[object], message_id: int | None, now: float) -> bool:

@@ -104,9 +104,9 @@ COMMAND_TEXTS: dict[str, dict[str, str]] = {
     },
     "settings_bad": {"de": "Das verstehe ich nicht – erwartet: {expected}",
                      "en": "I don't understand – expected: {expected}"},
-    "settings_zone": {"de": "Zeitzone: {zone} (dort ist es jetzt {time} Uhr)",
-                      "en": "Time zone: {zone} (it is {time} there now)"},
-    "settings_zone_default": {"de": "Zeitzone: {zone} (die des Servers)", "en": "Time zone: {zone} (the server's)"},
+    "settings_zone": {"de": "Zeitzone: {zone}, dort ist es jetzt {time} Uhr",
+                      "en": "Time zone: {zone}, it is {time} there now"},
+    "settings_zone_default": {"de": "Zeitzone: {zone}, die des Servers", "en": "Time zone: {zone}, the server's"},
     "settings_zone_unknown": {
         "de": "Die Zeitzone „{zone}“ kenne ich nicht – nichts geändert. Schreib z. B. /settings zeitzone Europe/Berlin "
               "oder eine Stadt wie München, Wien, New York oder Tokio.",

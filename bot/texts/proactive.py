@@ -33,6 +33,8 @@ PROACTIVE_TEXTS: dict[str, dict[str, str]] = {
                             "15 Minuten.",
                       "en": "I haven't decided yet whether to write to you first – I check every 15 minutes."},
     "checkins_checked": {"de": "Zuletzt geprüft: {when}.", "en": "Last checked: {when}."},
+    "checkins_checked_old_zone": {"de": "Zuletzt geprüft: {when} – da galt noch deine vorige Zeitzone.",
+                                  "en": "Last checked: {when} – your previous time zone still applied then."},
     "checkins_rule_disabled": {"de": "Du hast Nachfragen von mir ausgeschaltet (/settings nachfragen an).",
                                "en": "You switched my check-ins off (/settings checkins on)."},
     "checkins_rule_never_wrote": {"de": "Du hast mir noch nie geschrieben.", "en": "You have never written to me."},

@@ -119,7 +119,7 @@ PAGE_TEXTS: dict[str, dict[str, str]] = {
     "page_reminders": {"de": "Erinnerungen", "en": "Reminders"},
     "page_reminders_empty": {"de": "Keine aktiven Erinnerungen.", "en": "No active reminders."},
     "page_reminder_text": {"de": "Woran", "en": "What"},
-    "page_reminder_due": {"de": "Wann ({zone})", "en": "When ({zone})"},
+    "page_reminder_due": {"de": "Wann – {zone}", "en": "When – {zone}"},
     "page_reminder_save": {"de": "Speichern", "en": "Save"},
     "page_reminder_delete": {"de": "Löschen", "en": "Delete"},
     "page_reminder_delete_confirm": {"de": "Diese Erinnerung löschen?", "en": "Delete this reminder?"},

@@ -8,7 +8,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from memory.models import Scope
-from memory.storage.db import Database
+from memory.storage.db import Database, Tx
 
 HALF_LIFE = 21 * 86400.0  # seconds after which a message weighs half: three weeks ago counts half as much as today
 
@@ -56,6 +56,24 @@ class Histogram:
         return sum(map(sum, self.wrote))
 
 
+def shifted(hist: Histogram, hours: float) -> Histogram:
+    """The weights moved `hours` later around the week (earlier when negative); a weight moved by a part of an hour
+    (India's +5:30) is shared between the two hours it now overlaps, so the total stays."""
+    whole, part = divmod(hours, 1.0)
+    week = 7 * 24
+
+    def move(grid: Grid) -> Grid:
+        flat = [grid[d][h] for d in range(7) for h in range(24)]
+        out = [0.0] * week
+        for i, weight in enumerate(flat):
+            start = (i + int(whole)) % week
+            out[start] += weight * (1.0 - part)
+            out[(start + 1) % week] += weight * part
+        return tuple(tuple(out[d * 24:(d + 1) * 24]) for d in range(7))
+
+    return Histogram(move(hist.wrote), move(hist.answered))
+
+
 class RhythmStore:
     """Observe each message of a person and read the histogram back, faded to a given moment."""
 
@@ -88,12 +106,26 @@ class RhythmStore:
     async def histogram(self, scope: Scope, now: float) -> Histogram:
         """The person's weights, faded to `now`."""
         async with self.db.reading() as tx:
-            rows = await tx.fetchall("SELECT weekday, hour, wrote, answered, updated_at FROM rhythm"
-                                     " WHERE scope_id = ?", (scope.id,))
+            return await self._read(tx, scope, now)
+
+    async def _read(self, tx: Tx, scope: Scope, now: float) -> Histogram:
+        rows = await tx.fetchall("SELECT weekday, hour, wrote, answered, updated_at FROM rhythm WHERE scope_id = ?",
+                                 (scope.id,))
         return Histogram.of({
             (day, hour): (decayed(w, since, now, self.half_life), decayed(a, since, now, self.half_life))
             for day, hour, w, a, since in rows
         })
+
+    async def shift(self, scope: Scope, hours: float, now: float) -> None:
+        """Move the person's weights `hours` later on their clock (their zone was not the one they were counted in);
+        the weights are faded to `now` and kept as of then."""
+        async with self.db.transaction() as tx:
+            hist = shifted(await self._read(tx, scope, now), hours)
+            rows = [(scope.id, day, hour, hist.wrote[day][hour], hist.answered[day][hour], now)
+                    for day in range(7) for hour in range(24) if hist.wrote[day][hour] or hist.answered[day][hour]]
+            await tx.execute("DELETE FROM rhythm WHERE scope_id = ?", (scope.id,))
+            await tx.executemany("INSERT INTO rhythm(scope_id, weekday, hour, wrote, answered, updated_at)"
+                                 " VALUES (?, ?, ?, ?, ?, ?)", rows)
 
     async def restore(self, scope: Scope, rows: Iterable[Mapping[str, Any]]) -> int:
         """Load the rows of an export (weekday, hour, wrote, answered, updated_at); bad rows are skipped."""

@@ -10,6 +10,7 @@ import datetime as dt
 from starlette.requests import Request
 from starlette.responses import Response
 
+from bot.commands.time_zones import zone_label
 from bot.conversation.reminder_requests import due_words, user_zone
 from bot.web_page.dates import read_moment, shown_moment
 from bot.web_page.render import Viewer, back_to, bad_input, numbered, render
@@ -39,7 +40,8 @@ async def show(request: Request, viewer: Viewer) -> Response:
     numbers = await store.numbers.of_many(scope, "reminder", [r.id for r in active])
     rows = [{"r": r, "number": numbers[r.id], "when": _when(r.due_at.astimezone(zone), r.repeat, viewer.lang),
              "value": shown_moment(r.due_at.timestamp(), zone, viewer.lang)} for r in active]
-    return render(viewer, "reminders.html", done=request.query_params.get("done"), rows=rows, zone=str(zone))
+    return render(viewer, "reminders.html", done=request.query_params.get("done"), rows=rows,
+                  zone=zone_label(zone.key, viewer.lang, viewer.call.engine.clock()))
 
 
 async def edit(request: Request, viewer: Viewer) -> Response:
