@@ -172,13 +172,12 @@ def normalize_key(key: str) -> str:
     return re.sub("[\ufe0f\U0001f3fb-\U0001f3ff]", "", key)
 
 
-def reaction_choices(buttons: Sequence[Sequence[Button]], lang: str,
-                     group: bool = False) -> tuple[list[tuple[str, str]], str]:
+def reaction_choices(buttons: Sequence[Sequence[Button]], lang: str) -> tuple[list[tuple[str, str]], str]:
     """The reactions standing for buttons, as (emoji, data), and the line that explains them.
 
-    A yes/no question's row (a rule, a profile fact) becomes 👍/👎, explained only in a group (where a 👍 may be
-    read as a mere nod, and the people who may answer see what it does); any other buttons become numbered
-    keycaps 1️⃣ … 🔟 with a line naming each (more than ten are left out).
+    A yes/no question's row (a rule, a profile fact) becomes 👍/👎 with its legend, in a direct room as in a group
+    (a 👍 may be read as a mere nod; the legend says what it does); any other buttons become numbered keycaps
+    1️⃣ … 🔟 with a line naming each (more than ten are left out).
     A held tool call's row too: it acts outside mnemo's memory, so only the reaction its legend names runs
     it, never a 👍 given as a plain acknowledgement.
     """
@@ -187,7 +186,7 @@ def reaction_choices(buttons: Sequence[Sequence[Button]], lang: str,
     if len(rows) == 1 and len(rows[0]) == 2 and question and not question.startswith("tool:") \
             and rows[0][0].data.split(":")[1] == "yes" and rows[0][1].data.split(":")[1] == "no":
         legend = f"{t(lang, 'react_with')} {THUMBS_UP} {rows[0][0].label} · {THUMBS_DOWN} {rows[0][1].label}"
-        return [(THUMBS_UP, rows[0][0].data), (THUMBS_DOWN, rows[0][1].data)], legend if group else ""
+        return [(THUMBS_UP, rows[0][0].data), (THUMBS_DOWN, rows[0][1].data)], legend
     pairs: list[tuple[str, str]] = []
     lines: list[str] = []
     for row in rows:
