@@ -25,7 +25,7 @@ from nio import (
 
 from bot.channels.matrix.sizes import Fits, fits_anywhere
 from bot.channels.sending import FLOOD_TRIES, MAX_FLOOD_WAIT, retry_wait
-from bot.channels.splitting import Limit, split_text
+from bot.channels.splitting import Limit, first_part, split_text
 from bot.exchange import Attachment, Button, Quoted, question_of
 from bot.texts import t
 
@@ -154,6 +154,11 @@ def reaction_content(event_id: str, key: str) -> dict[str, Any]:
 def split_message(text: str, chars: int = MESSAGE_CHARS, size: int = MESSAGE_BYTES) -> list[str]:
     """Split text into messages of at most `chars` characters and `size` JSON bytes, at paragraphs, lines or words."""
     return split_text(text, (Limit(chars), Limit(size, _char_bytes)))
+
+
+def first_message(text: str, chars: int = MESSAGE_CHARS, size: int = MESSAGE_BYTES) -> str:
+    """The first message split_message makes of a text, the rest not measured (a streamed preview shows it)."""
+    return first_part(text, (Limit(chars), Limit(size, _char_bytes)))
 
 
 def fit_messages(bubbles: Sequence[str], limit: int = MAX_MESSAGES) -> tuple[str, ...]:
