@@ -66,7 +66,8 @@ def test_html_body_escapes_and_keeps_lines() -> None:
 
 def test_rule_question_becomes_thumbs_and_other_buttons_numbered_keycaps() -> None:
     rule = (Button("Ja", "rule:yes:7"), Button("Nein", "rule:no:7"))
-    assert reaction_choices((rule,), "de") == ([("👍", "rule:yes:7"), ("👎", "rule:no:7")], "")
+    assert reaction_choices((rule,), "de") == ([("👍", "rule:yes:7"), ("👎", "rule:no:7")],
+                                               "Reagiere mit: 👍 Ja · 👎 Nein")
     pairs, hint = reaction_choices(((Button("◀ Zurück", "mem:0"), Button("Weiter ▶", "mem:20")),), "de")
     assert pairs == [(KEYCAPS[0], "mem:0"), (KEYCAPS[1], "mem:20")]
     assert hint == "Reagiere mit:\n1️⃣ ◀ Zurück · 2️⃣ Weiter ▶"
@@ -268,6 +269,7 @@ async def test_chat_commands_rule_reaction_push_and_restart(world: World) -> Non
         assert texts(events)[0] == "Gut, ich fasse mich kurz."
         question = [e for e in events if isinstance(e, RoomMessageText)][-1]
         assert "Soll ich mir das merken? 📌 Antworte kürzer." in question.body
+        assert question.body.endswith("\n\nReagiere mit: 👍 Ja · 👎 Nein")  # in a direct room too (issue 52)
         assert sorted((e.key, e.reacts_to) for e in events if isinstance(e, ReactionEvent)) == \
             sorted([("👍", question.event_id), ("👎", question.event_id)])
         await anna.react(room, question.event_id, "👍")

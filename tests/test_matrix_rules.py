@@ -43,12 +43,11 @@ def test_rules_take_a_word_and_a_number_in_german_and_english() -> None:
         assert rule_words(wrong) is None, wrong
 
 
-def test_a_yes_no_question_has_its_legend_in_a_group_only() -> None:
+def test_a_dm_rule_question_shows_the_same_legend_as_a_group() -> None:
     row = rule_buttons(3, "de")
-    assert reaction_choices((row,), "de") == ([("👍", "rule:yes:3"), ("👎", "rule:no:3")], "")
-    pairs, legend = reaction_choices((row,), "de", group=True)
+    pairs, legend = reaction_choices((row,), "de")  # a direct room and a group: one legend (issue 52)
     assert pairs == [("👍", "rule:yes:3"), ("👎", "rule:no:3")] and legend == "Reagiere mit: 👍 Ja · 👎 Nein"
-    assert reaction_choices((rule_buttons(3, "en"),), "en", group=True)[1] == "React with: 👍 Yes · 👎 No"
+    assert reaction_choices((rule_buttons(3, "en"),), "en")[1] == "React with: 👍 Yes · 👎 No"
 
 
 # --- helpers ------------------------------------------------------------------------------------------

@@ -21,18 +21,29 @@ def split_text(text: str, limits: Sequence[Limit]) -> list[str]:
     """Split text into messages that keep every limit, preferring paragraph, line and word boundaries."""
     chunks: list[str] = []
     rest = text.strip()
-    while any(limit.size(rest) > limit.most for limit in limits):
-        end = _fitting(rest, limits)
-        cut, skip = end, 0
-        for separator in ("\n\n", "\n", " "):
-            found = rest.rfind(separator, 0, end)
-            if found >= end // 2:
-                cut, skip = found, len(separator)
-                break
-        chunks.append(rest[:cut].rstrip())
-        rest = rest[cut + skip:].lstrip()
-    chunks.append(rest)
+    while rest:
+        chunk, rest = _cut(rest, limits)
+        chunks.append(chunk)
     return [c for c in chunks if c]
+
+
+def first_part(text: str, limits: Sequence[Limit]) -> str:
+    """The first message split_text makes of a text, without measuring the rest (a streamed preview's message)."""
+    return _cut(text.strip(), limits)[0]
+
+
+def _cut(rest: str, limits: Sequence[Limit]) -> tuple[str, str]:
+    """The first message of a (stripped) text, and what is left after it."""
+    end = _fitting(rest, limits)
+    if end == len(rest):
+        return rest, ""
+    cut, skip = end, 0
+    for separator in ("\n\n", "\n", " "):
+        found = rest.rfind(separator, 0, end)
+        if found >= end // 2:
+            cut, skip = found, len(separator)
+            break
+    return rest[:cut].rstrip(), rest[cut + skip:].lstrip()
 
 
 def _fitting(text: str, limits: Sequence[Limit]) -> int:

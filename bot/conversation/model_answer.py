@@ -1,6 +1,7 @@
 """The model's answer: the prompt from memory, tool rounds and [RECALL: …] lookups, the markers it leaves."""
 from __future__ import annotations
 
+import asyncio
 import logging
 import re
 from collections.abc import Awaitable, Callable, Sequence
@@ -33,6 +34,7 @@ from memory import MemoryStore, Message, Scope, is_group_scope
 from scheduler.relationship_rules import absence_for
 
 MAX_TOOL_ROUNDS = 4
+PREVIEW_LOOK_EVERY = 0.1  # seconds between two looks at a streamed reply's visible text (a preview edit: 0.6 s)
 CRISIS_MEMORY_SECONDS = 3 * 86400.0  # a message the companion sends on its own this soon after a crisis is careful
 CRISIS_MARK = "crisis_at"  # scope state: when a message last showed signs of crisis (any layer of the detector)
 
@@ -64,15 +66,23 @@ class CrisisFlag:
 
     def __init__(self, heard: str, act: Callable[[], Awaitable[None]] | None) -> None:
         self.act, self.raised = act, False
+        self._read = ""  # the streamed text read last: what grew onto it is all that can flag anew
         self.hear(heard)
 
     def hear(self, heard: str) -> None:
         """What the model was given so far, but the prompt's own example of the marker (copied, it still counts)."""
         self.heard = heard.replace(CRISIS_FLAG, "")
+        self._read = ""
 
     async def seen_in(self, text: str) -> bool:
-        """Whether the model has flagged the turn (acting on it now when this text is the first to say so)."""
-        if not self.raised and flags_crisis(text, self.heard):
+        """Whether the model has flagged the turn (acting on it now when this text is the first to say so).
+
+        A streamed text grows a few characters at a time; a marker is complete only with its ']', so the text is read
+        whole again only when what grew onto it brings one (not on every piece: that was quadratic, issue 52).
+        """
+        grown = text[len(self._read):] if text.startswith(self._read) else text
+        self._read = text
+        if not self.raised and "]" in grown and flags_crisis(text, self.heard):
             self.raised = True
             log.info("the chat model flagged the message: the help line goes out now")
             if self.act is not None:
@@ -80,21 +90,42 @@ class CrisisFlag:
         return self.raised
 
 
-def _previewer(on_progress: OnText | None, user_text: str, flag: CrisisFlag) -> OnText | None:
-    """An on_text for the chat model that hands on only what may be shown (no markers, nothing empty); once the model
-    flagged a crisis, nothing more (the answer then arrives whole, after the help text)."""
-    if on_progress is None:
-        return None
-    progress = on_progress
+class Previewer:
+    """The on_text for the chat model: hands on only what may be shown (no markers, nothing empty); once the model
+    flagged a crisis, nothing more (the answer then arrives whole, after the help text).
 
-    async def show(text: str) -> None:
-        if await flag.seen_in(text):
+    The text so far is looked at (markers stripped, handed on) at most every PREVIEW_LOOK_EVERY seconds: each look
+    reads it whole, and a look per streamed piece made a long reply quadratic (30,000 characters: 11-20 s of work
+    that held back the reply and everyone after it, issue 52). Each piece is still read for a crisis flag, and the
+    text a look skipped is handed on once the model is done (`flush`), so the preview ends where the stream did.
+    """
+
+    def __init__(self, progress: OnText, user_text: str, flag: CrisisFlag) -> None:
+        self.progress, self.user_text, self.flag = progress, user_text, flag
+        self._next_look = 0.0
+        self._skipped: str | None = None
+
+    async def __call__(self, text: str) -> None:
+        if await self.flag.seen_in(text):
+            self._skipped = None
             return
-        visible = preview_text(text, user_text)
-        if visible:
-            await progress(visible)
+        now = asyncio.get_running_loop().time()
+        if now < self._next_look:  # a preview is edited at most every 0.6 s; the final reply shows every word
+            self._skipped = text
+            return
+        self._next_look = now + PREVIEW_LOOK_EVERY
+        await self._look(text)
 
-    return show
+    async def flush(self) -> None:
+        """Hand on the last text a look skipped (the model is done writing it)."""
+        if self._skipped is not None and not self.flag.raised:
+            await self._look(self._skipped)
+
+    async def _look(self, text: str) -> None:
+        self._skipped = None
+        visible = preview_text(text, self.user_text)
+        if visible:
+            await self.progress(visible)
 
 
 class ModelAnswers:
@@ -134,12 +165,14 @@ class ModelAnswers:
         self.last_prompt = (system, list(messages))
         heard = heard_text(ctx, system, messages)  # markers in it were typed or stored, never the model's own
         flag = CrisisFlag(heard, tools.flag_crisis)  # the model's [CRISIS: …]: the help text at once
-        on_text = _previewer(on_progress, user_text, flag)
+        on_text = Previewer(on_progress, user_text, flag) if on_progress is not None else None
         tainted = private is not None  # text from outside came in (or incognito): only tools that change nothing
         for _ in range(MAX_TOOL_ROUNDS):
             offered = offer(usable, crisis, tainted) if self.config.use_tools else None
             asked = CompletionRequest(messages, system=system, tools=offered, on_text=on_text)
             completion = await self.chat.complete(asked)
+            if on_text is not None:
+                await on_text.flush()
             text, markers = split_markers(completion.text, heard)
             if await flag.seen_in(completion.text) and not crisis:  # from here on a crisis turn: nothing is changed
                 crisis, tools = True, replace(tools, crisis=True)
@@ -162,6 +195,8 @@ class ModelAnswers:
             heard += "".join("\n" + result for result in results)
             flag.hear(heard)
         completion = await self.chat.complete(CompletionRequest(messages, system=system, tools=None, on_text=on_text))
+        if on_text is not None:
+            await on_text.flush()
         await flag.seen_in(completion.text)
         return split_markers(completion.text, heard)[0]  # after the last round, once more for a plain answer
 

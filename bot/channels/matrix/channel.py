@@ -77,7 +77,6 @@ from bot.exchange import Button, Reply, question_of
 from bot.llm.port import OnText
 from bot.logs import FIRST_LINE
 from bot.texts import t
-from memory import is_group_scope
 
 log = logging.getLogger(__name__)
 
@@ -344,7 +343,7 @@ class MatrixChannel(MatrixReading):
         """
         answering = shown.event_id if shown is not None else answering
         bubbles = fit_messages(reply.bubbles) if split else tuple(reply.bubbles)
-        choices, hint = reaction_choices(reply.buttons, self.lang, group=is_group_scope(scope))
+        choices, hint = reaction_choices(reply.buttons, self.lang)
         if hint:
             bubbles = bubbles[:-1] + ("\n\n".join(bubbles[-1:] + (hint,)),)
         chunks = [chunk for bubble in bubbles for chunk in split_message(bang(bubble))]

@@ -5,7 +5,8 @@ without its bytes, so the engine says it is too large. An encrypted picture (`fi
 checked against its hash and decrypted with matrix-nio's `decrypt_attachment`; one whose hash does not match, or
 whose key turns it into bytes no picture begins with, is handed on as undecryptable, so the engine says so.
 An unencrypted event that carries an encrypted file (Element forwards pictures so, in encrypted rooms too) is read
-like a decrypted one.
+like a decrypted one; a decrypted one that carries a plain url (a forward from an unencrypted room) like an
+unencrypted one.
 """
 from __future__ import annotations
 
@@ -13,7 +14,16 @@ import dataclasses
 import logging
 from typing import Any, TypeAlias
 
-from nio import AsyncClient, BadEvent, DownloadResponse, Event, RoomEncryptedImage, RoomMessageImage, UnknownBadEvent
+from nio import (
+    AsyncClient,
+    BadEvent,
+    DownloadResponse,
+    Event,
+    RoomEncryptedImage,
+    RoomMessage,
+    RoomMessageImage,
+    UnknownBadEvent,
+)
 from nio.crypto.attachments import decrypt_attachment
 from nio.exceptions import EncryptionError
 
@@ -38,14 +48,27 @@ def looks_like_a_picture(data: bytes) -> bool:
 
 
 def media_in_the_clear(event: Event | BadEvent | UnknownBadEvent) -> Event | BadEvent | UnknownBadEvent:
-    """An unencrypted media event that carries an encrypted file (`file`, no `url`) read as matrix-nio reads a
-    decrypted one (matrix-nio's own reading refuses it for its missing `url`); any other event as it is."""
+    """A media event matrix-nio refused, read as what it carries; any other event as it is.
+
+    An unencrypted event that carries an encrypted file (`file`, no `url`; Element forwards pictures so) is read as
+    matrix-nio reads a decrypted one. A decrypted event that carries a plain `url` (no `file` with keys; Element
+    forwards media from an unencrypted room into an encrypted one so) is read as unencrypted media: its file is
+    downloaded as it is. matrix-nio's own reading refuses both, for the missing `url` or `file`.
+    """
     source = event.source if isinstance(event, (BadEvent, UnknownBadEvent)) else {}
     content = source.get("content") if isinstance(source, dict) else None
-    if not isinstance(content, dict) or source.get("type") != "m.room.message" or content.get("msgtype") not in MEDIA \
-            or not isinstance(content.get("file"), dict):
+    if not isinstance(content, dict) or source.get("type") != "m.room.message" or content.get("msgtype") not in MEDIA:
         return event
-    return Event.parse_decrypted_event(source)
+    if isinstance(content.get("file"), dict):
+        return Event.parse_decrypted_event(source)
+    if not isinstance(content.get("url"), str):
+        return event
+    read = RoomMessage.parse_event(source)
+    if isinstance(read, Event) and isinstance(event, BadEvent):  # what the decryption said of it goes along
+        read.decrypted, read.verified = event.decrypted, event.verified
+        read.sender_key, read.session_id = event.sender_key, event.session_id
+        read.transaction_id = event.transaction_id
+    return read
 
 
 def caption_of(content: dict[str, Any]) -> str:

@@ -15,6 +15,7 @@ from nio import AsyncClient, ErrorResponse, Event, LocalProtocolError, MegolmEve
 from nio.exceptions import EncryptionError
 
 from bot.channels.matrix.device_keys import CryptoHealth
+from bot.channels.matrix.images import media_in_the_clear
 from bot.channels.matrix.messages import failure
 from bot.channels.matrix.rooms import Received
 
@@ -48,7 +49,7 @@ class WaitingForKeys:
     def decrypt(self, event: MegolmEvent) -> Event | None:
         """The event decrypted now that its key is here, or None while it is not."""
         try:
-            readable = self.client.decrypt_event(event)
+            readable = media_in_the_clear(self.client.decrypt_event(event))
         except EncryptionError:
             return None
         if self._waiting.pop(event.event_id, None) is not None:

@@ -25,7 +25,7 @@ from nio import (
 
 from bot.channels.matrix.sizes import Fits, fits_anywhere
 from bot.channels.sending import FLOOD_TRIES, MAX_FLOOD_WAIT, retry_wait
-from bot.channels.splitting import Limit, split_text
+from bot.channels.splitting import Limit, first_part, split_text
 from bot.exchange import Attachment, Button, Quoted, question_of
 from bot.texts import t
 
@@ -156,6 +156,11 @@ def split_message(text: str, chars: int = MESSAGE_CHARS, size: int = MESSAGE_BYT
     return split_text(text, (Limit(chars), Limit(size, _char_bytes)))
 
 
+def first_message(text: str, chars: int = MESSAGE_CHARS, size: int = MESSAGE_BYTES) -> str:
+    """The first message split_message makes of a text, the rest not measured (a streamed preview shows it)."""
+    return first_part(text, (Limit(chars), Limit(size, _char_bytes)))
+
+
 def fit_messages(bubbles: Sequence[str], limit: int = MAX_MESSAGES) -> tuple[str, ...]:
     """At most `limit` bubbles; the last one takes the rest."""
     parts = tuple(b for b in bubbles if b.strip())
@@ -172,13 +177,12 @@ def normalize_key(key: str) -> str:
     return re.sub("[\ufe0f\U0001f3fb-\U0001f3ff]", "", key)
 
 
-def reaction_choices(buttons: Sequence[Sequence[Button]], lang: str,
-                     group: bool = False) -> tuple[list[tuple[str, str]], str]:
+def reaction_choices(buttons: Sequence[Sequence[Button]], lang: str) -> tuple[list[tuple[str, str]], str]:
     """The reactions standing for buttons, as (emoji, data), and the line that explains them.
 
-    A yes/no question's row (a rule, a profile fact) becomes 👍/👎, explained only in a group (where a 👍 may be
-    read as a mere nod, and the people who may answer see what it does); any other buttons become numbered
-    keycaps 1️⃣ … 🔟 with a line naming each (more than ten are left out).
+    A yes/no question's row (a rule, a profile fact) becomes 👍/👎 with its legend, in a direct room as in a group
+    (a 👍 may be read as a mere nod; the legend says what it does); any other buttons become numbered keycaps
+    1️⃣ … 🔟 with a line naming each (more than ten are left out).
     A held tool call's row too: it acts outside mnemo's memory, so only the reaction its legend names runs
     it, never a 👍 given as a plain acknowledgement.
     """
@@ -187,7 +191,7 @@ def reaction_choices(buttons: Sequence[Sequence[Button]], lang: str,
     if len(rows) == 1 and len(rows[0]) == 2 and question and not question.startswith("tool:") \
             and rows[0][0].data.split(":")[1] == "yes" and rows[0][1].data.split(":")[1] == "no":
         legend = f"{t(lang, 'react_with')} {THUMBS_UP} {rows[0][0].label} · {THUMBS_DOWN} {rows[0][1].label}"
-        return [(THUMBS_UP, rows[0][0].data), (THUMBS_DOWN, rows[0][1].data)], legend if group else ""
+        return [(THUMBS_UP, rows[0][0].data), (THUMBS_DOWN, rows[0][1].data)], legend
     pairs: list[tuple[str, str]] = []
     lines: list[str] = []
     for row in rows:

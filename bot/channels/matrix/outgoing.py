@@ -30,6 +30,7 @@ from bot.channels.matrix.messages import (
     InThread,
     edit_content,
     failure,
+    first_message,
     limited,
     message_content,
     relates_to,
@@ -152,14 +153,14 @@ class Outgoing:
         homeserver for the same transaction id when the crash came before it was recorded).
         """
         async def show(text: str) -> str:
-            first = split_message(text)[0]
+            first = first_message(text)
             event_id = await self.text(room_id, first, reply_to, transaction_id(shown.event_id, "preview"), thread)
             self._shown[event_id] = first
             await shown.put(0, event_id, first)
             return event_id
 
         async def edit(event_id: str, text: str) -> None:
-            first = split_message(text)[0]
+            first = first_message(text)
             await shown.put(0, event_id, first)  # before the edit: a replay never goes back to fewer words
             await self._edit_preview(room_id, event_id, first)
 

@@ -118,7 +118,7 @@ def from_inbox(payload: str) -> Received | None:
     if source.get("type") == ENCRYPTED:
         event = Event.parse_event({**source, "room_id": data["room_id"]})  # decryption needs the room
     else:
-        event = Event.parse_decrypted_event(source)
+        event = media_in_the_clear(Event.parse_decrypted_event(source))
     if not isinstance(event, (*ANSWERED, MegolmEvent)):
         return None
     return Received(data["room_id"], event, Route(data["kind"], data["scope"]), replayed=True)
@@ -277,7 +277,7 @@ class Rooms:
         if isinstance(event, MegolmEvent) and self.client.olm is not None:
             event.room_id = event.room_id or room_id  # decryption needs the room
             try:
-                return self.client.decrypt_event(event)
+                return media_in_the_clear(self.client.decrypt_event(event))
             except EncryptionError:
                 return event  # its sender is still known
         return event
