@@ -1,4 +1,5 @@
-"""/incognito [2h | 30 min | bis morgen] and /incognito aus: talk without being remembered, for a while."""
+"""/incognito [an] [2h | 30 min | bis morgen], /incognito aus and /incognito status: talk without being remembered,
+for a while."""
 from __future__ import annotations
 
 from datetime import datetime
@@ -10,12 +11,22 @@ from bot.texts import counted
 
 
 async def incognito(call: Call, args: str) -> Reply:
-    """/incognito: on until /incognito aus, or for a time ('2h', '30 min', 'bis morgen'); /incognito aus: off."""
+    """/incognito (or 'an'): on until /incognito aus, or for a time ('2h', '30 min', 'bis morgen'); /incognito aus: off;
+    /incognito status: whether it is on."""
     engine, now = call.engine, call.engine.clock()
     zone = await engine.zone_for(call.scope)
     switch = parse_switch(args, datetime.fromtimestamp(now, zone))
     if switch is None:
         return Reply((call.t("incognito_usage"),))
+    if switch.on is None:
+        current = await engine.store.incognito.current(call.scope)
+        if current is None:
+            return Reply((call.t("incognito_status_off"),))
+        until = until_words(current.until, zone, call.lang, now)
+        if current.until is not None:
+            until = call.t("incognito_until", until=until)
+        return Reply((call.t("incognito_status_on", until=until,
+                             messages=counted(call.lang, current.messages, "messages")),))
     if not switch.on:
         stretch = await engine.incognito.switch_off(call.scope)
         if stretch is None:

@@ -35,6 +35,9 @@ log = logging.getLogger(__name__)
 
 MAX_DAYS = 7  # the longest incognito stretch asked for by a duration
 OFF_WORDS = frozenset({"aus", "off", "stop", "ende", "end", "beenden"})
+ON_WORDS = frozenset({"an", "ein", "on", "start"})  # '/incognito an 2h' is '/incognito 2h'
+STATUS_WORDS = frozenset({"status", "?", "zustand"})
+_FOR = ("für ", "for ")  # '/incognito an für 2h'
 _UNITS = {"m": 60, "min": 60, "mins": 60, "minute": 60, "minuten": 60, "minutes": 60,
           "h": 3600, "std": 3600, "stunde": 3600, "stunden": 3600, "hour": 3600, "hours": 3600,
           "d": 86400, "tag": 86400, "tage": 86400, "day": 86400, "days": 86400}
@@ -44,20 +47,26 @@ _TOMORROW = frozenset({"bis morgen", "until tomorrow", "morgen", "tomorrow"})
 
 @dataclass(frozen=True)
 class Switch:
-    """What `/incognito …` asks for: on (until a time, or None: until switched off) or off."""
+    """What `/incognito …` asks for: on (until a time, or None: until switched off), off, or (on None) only whether it
+    is on."""
 
-    on: bool
+    on: bool | None
     until: float | None = None
 
 
 def parse_switch(args: str, now: datetime) -> Switch | None:
-    """`/incognito`'s words at the local time `now`: '' on until off, '2h', '30 min', '1 Tag', 'bis morgen' (local
-    midnight), 'aus'/'off'; None for anything else or more than MAX_DAYS."""
+    """`/incognito`'s words at the local time `now`: '' or 'an'/'on' on until off, '2h', '30 min', '1 Tag', 'bis morgen'
+    (local midnight), each maybe after 'an'; 'aus'/'off'; 'status'; None for anything else or more than MAX_DAYS."""
     words = " ".join(args.lower().split())
-    if not words:
-        return Switch(True)
+    if words in STATUS_WORDS:
+        return Switch(None)
     if words in OFF_WORDS:
         return Switch(False)
+    first, _, rest = words.partition(" ")
+    if first in ON_WORDS:
+        words = rest.removeprefix(_FOR[0]).removeprefix(_FOR[1])
+    if not words:
+        return Switch(True)
     if words in _TOMORROW:
         midnight = datetime.combine(now.date() + timedelta(days=1), datetime.min.time(), now.tzinfo)
         return Switch(True, midnight.timestamp())

@@ -332,11 +332,15 @@ TEXTS: dict[str, dict[str, str]] = {
               "again.",
     },
     "incognito_not_on": {"de": "Inkognito ist gerade nicht an.", "en": "Incognito is not on."},
+    "incognito_status_on": {"de": "🕶️ Inkognito ist an ({until}); bisher {messages}, nichts davon gespeichert.",
+                            "en": "🕶️ Incognito is on ({until}); {messages} so far, none of them kept."},
+    "incognito_status_off": {"de": "Inkognito ist aus: ich merke mir, was du schreibst. Einschalten: /incognito an",
+                             "en": "Incognito is off: I remember what you write. To switch it on: /incognito on"},
     "incognito_usage": {
-        "de": "So geht es: /incognito (bis /incognito aus), /incognito 2h, /incognito 30 min, "
-              "/incognito bis morgen (höchstens 7 Tage) oder /incognito aus.",
-        "en": "Like this: /incognito (until /incognito off), /incognito 2h, /incognito 30 min, "
-              "/incognito until tomorrow (at most 7 days) or /incognito off.",
+        "de": "So geht es: /incognito an (bis /incognito aus), /incognito 2h, /incognito 30 min, "
+              "/incognito bis morgen (höchstens 7 Tage), /incognito aus oder /incognito status.",
+        "en": "Like this: /incognito on (until /incognito off), /incognito 2h, /incognito 30 min, "
+              "/incognito until tomorrow (at most 7 days), /incognito off or /incognito status.",
     },
     "incognito_no_reminder": {
         "de": "Im Inkognito-Modus stelle ich keine Erinnerungen – dafür müsste ich mir etwas merken. "
@@ -345,6 +349,7 @@ TEXTS: dict[str, dict[str, str]] = {
               "Write /incognito off and ask me again.",
     },
     "incognito_forever": {"de": "bis /incognito aus", "en": "until /incognito off"},
+    "incognito_until": {"de": "bis {until}", "en": "until {until}"},
     **COMMAND_TEXTS,
     **PROACTIVE_TEXTS,
     **HISTORY_TEXTS,
