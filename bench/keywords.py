@@ -11,6 +11,9 @@ queries are then reported with it: precision (offered notes that are relevant or
 offered), per language; beside them the words alone (no similarity), the words with the parts of the query's own
 compounds ("Steuern" for "Steuererklärung", which the commands leave out) and what the search offered before (a
 page of the hybrid search above the chat's relevance floor, or any note holding a query word or word part).
+With --strict the similarity is that value instead (the product's: `--strict calibrated`, the bundled model's
+calibration). bench/data/near_miss_set.json (issue 52) holds near misses of one field ("Bad" and "Schläft
+schlecht.", "Motorrad" and "Fährt Fahrrad."): run it with `--strict calibrated` to see what /forget offers there.
 With --json the last line is the held-out figures as JSON.
 """
 from __future__ import annotations
@@ -35,6 +38,7 @@ from memory.search.use_signal import make_use_embedder  # noqa: E402
 from memory.store import KEYWORD_CANDIDATES, MemoryStore  # noqa: E402
 
 DEFAULT_PATH = ROOT / "bench" / "data" / "keyword_set.json"
+NEAR_MISS_PATH = ROOT / "bench" / "data" / "near_miss_set.json"  # issue 52: "Bad" and "Schläft schlecht."
 GRID = [round(0.80 + 0.005 * i, 3) for i in range(31)]
 OLD_K = 10  # what /memories WORD listed before: a page
 
@@ -103,9 +107,10 @@ async def before(store: MemoryStore, scope: Scope, ids: dict[int, str], query: s
     return [ids[h.item_id] for h in hits]
 
 
-async def run(path: Path, embedder: Embedder, second: Embedder | None = None) -> dict[str, Any]:
-    """Choose the threshold on the tuning queries, then report the held-out ones (`second`: the second signal's
-    model, as the product opens its store beside the bundled e5)."""
+async def run(path: Path, embedder: Embedder, second: Embedder | None = None,
+              strict: float | None = None) -> dict[str, Any]:
+    """Choose the threshold on the tuning queries (or take `strict`), then report the held-out ones (`second`: the
+    second signal's model, as the product opens its store beside the bundled e5)."""
     data = json.loads(path.read_text(encoding="utf-8"))
     notes = {n["id"]: n["text"] for n in data["notes"]}
     tune = [q for q in data["queries"] if q["split"] == "tune"]
@@ -117,11 +122,12 @@ async def run(path: Path, embedder: Embedder, second: Embedder | None = None) ->
             stored = await store.notes.add_many(scope, [NewNote(text, kind="fact") for text in notes.values()])
             ids = {s.id: note_id for s, note_id in zip(stored, notes)}
             words = {q["query"]: await offers(store, scope, ids, q["query"], None) for q in data["queries"]}
-            chosen = choose(tune, words, {q["query"]: await gathered(store, scope, ids, q["query"]) for q in tune})
+            chosen = strict if strict is not None else choose(
+                tune, words, {q["query"]: await gathered(store, scope, ids, q["query"]) for q in tune})
             floor = calibration(embedder.name).relevant
             named = embedder.name + (f" + {second.name}" if second else "")
             result: dict[str, Any] = {"embedder": named, "notes": len(notes), "tune_queries": len(tune),
-                                      "held_out_queries": len(held), "strict": chosen}
+                                      "held_out_queries": len(held), "strict": chosen, "given": strict is not None}
             for name, queries in (("tune", tune), ("held_out", held)):
                 rows = {"all": Tally(), "de": Tally(), "en": Tally(), "words_only": Tally(), "query_parts": Tally(),
                         "before": Tally()}
@@ -144,7 +150,8 @@ async def run(path: Path, embedder: Embedder, second: Embedder | None = None) ->
 def show(result: dict[str, Any]) -> None:
     """Print the figures as a table per split."""
     print(f"embedder {result['embedder']}; {result['notes']} notes; {result['tune_queries']} tuning queries, "
-          f"{result['held_out_queries']} held out; strict one-word cosine chosen on tuning: {result['strict']}")
+          f"{result['held_out_queries']} held out; strict one-word cosine "
+          f"{'given' if result.get('given') else 'chosen on tuning'}: {result['strict']}")
     for name in ("tune", "held_out"):
         print(f"\n{name}: gibberish queries offered {result[name]['gibberish_offered']} notes")
         print(f"{'':12} {'precision':>9} {'recall':>7} {'offered':>8} {'unrelated':>9} {'relevant':>8} {'found':>6}")
@@ -161,8 +168,13 @@ def main() -> None:
     parser.add_argument("--json", action="store_true", help="end with the held-out figures as one JSON line")
     parser.add_argument("--no-second-signal", action="store_true",
                         help="without USE beside e5 (as MNEMO_SECOND_SIGNAL=off; before issue 43 shipped it)")
+    parser.add_argument("--strict", help="the one-word similarity to use instead of choosing it: a number, or "
+                        "'calibrated' (what the product uses with the bundled model)")
     args = parser.parse_args()
-    result = asyncio.run(run(args.path, make_embedder(), None if args.no_second_signal else make_use_embedder()))
+    embedder = make_embedder()
+    strict = None if args.strict is None else (
+        calibration(embedder.name).keyword if args.strict == "calibrated" else float(args.strict))
+    result = asyncio.run(run(args.path, embedder, None if args.no_second_signal else make_use_embedder(), strict))
     show(result)
     if args.json:
         print(json.dumps({"strict": result["strict"], **result["held_out"]}))

@@ -72,7 +72,8 @@ async def test_incognito_an_keeps_nothing_of_a_document_a_photo_or_a_voice_note(
         background: ScriptedLLM, audio: FakeAudioAPI, tmp_path: Path) -> None:
     assert await said(tg, tg.send_text(USER, "/incognito status")) == t("de", "incognito_status_off")
     assert await said(tg, tg.send_text(USER, "/incognito an")) == t("de", "incognito_on")
-    assert await said(tg, tg.send_text(USER, "/incognito status")) == t("de", "incognito_status_on", until="bis /incognito aus", messages="0 Nachrichten")
+    assert await said(tg, tg.send_text(USER, "/incognito status")) == t(
+        "de", "incognito_status_on", until="bis /incognito aus", messages="0 Nachrichten")
     chat.responder = lambda call: "Verstehe."
     document = pdf(f"Vertrag: {SECRETS['document']}")
     assert await said(tg, tg.send_media(USER, "document", document, file_name=f"{SECRETS['name']}.pdf",

@@ -1,5 +1,6 @@
 """The keyword set (bench/data/keyword_set.json) is sound, and bench/keywords.py measures on it what
-docs/benchmarks.md reports: the strict similarity chosen on the tuning queries, held-out precision and recall."""
+docs/benchmarks.md reports: the strict similarity chosen on the tuning queries, held-out precision and recall; on the
+near misses (bench/data/near_miss_set.json, issue 52) the product's similarity offers nothing unrelated."""
 from __future__ import annotations
 
 import json
@@ -7,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from bench.keywords import DEFAULT_PATH, run
+from bench.keywords import DEFAULT_PATH, NEAR_MISS_PATH, run
 from memory.search.embedder import calibration, make_embedder
 
 
@@ -37,11 +38,25 @@ def test_the_set_is_large_enough_labelled_and_split(keyword_set: dict[str, Any])
 
 async def test_held_out_figures_are_what_the_benchmarks_page_says() -> None:
     measured = await run(DEFAULT_PATH, make_embedder())
-    assert measured["strict"] == 0.85
+    assert measured["strict"] == 0.845
     assert calibration(measured["embedder"]).keyword == measured["strict"]  # the store uses what was chosen
     held = measured["held_out"]
     assert held["all"]["precision"] == 1.0 and held["all"]["unrelated_offered"] == 0
-    assert held["all"]["recall"] >= 0.93
-    assert held["de"]["recall"] >= 0.9 and held["en"]["recall"] >= 0.99
+    assert held["all"]["recall"] >= 0.96
+    assert held["de"]["recall"] >= 0.95 and held["en"]["recall"] >= 0.99
     assert held["gibberish_offered"] == 0 and measured["tune"]["gibberish_offered"] == 0
     assert held["before"]["precision"] < 0.3  # what the search offered before: three in four unrelated
+
+
+async def test_forget_offers_no_near_miss_on_the_near_miss_set() -> None:
+    """Issue 52: '/forget Bad' offered "Schläft schlecht.", '/forget Englisch' "Lernt Spanisch."; with the product's
+    similarity (the calibration) nothing unrelated is offered, tuning or held out, and recall stays above words'."""
+    data = json.loads(NEAR_MISS_PATH.read_text(encoding="utf-8"))
+    held = [q for q in data["queries"] if q["split"] == "held_out"]
+    assert len(held) >= 15 and {q["split"] for q in data["queries"]} == {"tune", "held_out"}
+    embedder = make_embedder()
+    measured = await run(NEAR_MISS_PATH, embedder, strict=calibration(embedder.name).keyword)
+    for split in ("tune", "held_out"):
+        assert measured[split]["all"]["unrelated_offered"] == 0, split
+        assert measured[split]["all"]["recall"] >= measured[split]["words_only"]["recall"], split
+    assert measured["held_out"]["all"]["recall"] >= 0.89

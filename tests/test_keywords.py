@@ -68,10 +68,24 @@ def test_every_content_word_of_a_longer_query_must_match() -> None:
 def test_a_close_note_is_offered_for_one_word_only() -> None:
     """The strict similarity is calibrated for one-word queries; a longer one finds by its words."""
     close = {1: 0.86}
-    assert offered("Geschwister", close, strict=0.85) == [NOTES[1]]
-    assert offered("Geschwister", close, strict=0.87) == []
-    assert offered("Geschwister", close, strict=None) == []  # a model without a calibration: words only
-    assert offered("meine Geschwister", close, strict=0.85) == []
+    assert offered("Schwesternschaft", close, strict=0.85) == [NOTES[1]]  # akin: begins as "Schwester" does
+    assert offered("Schwesternschaft", close, strict=0.87) == []
+    assert offered("Schwesternschaft", close, strict=None) == []  # a model without a calibration: words only
+    assert offered("meine Schwesternschaft", close, strict=0.85) == []
+
+
+def test_forget_offers_a_close_note_only_with_a_word_akin_to_the_query() -> None:
+    """Issue 52: '/forget Bad' offered "Schläft schlecht.", '/forget Englisch' "Lernt Spanisch.", '/forget Motorrad'
+    "Fährt Fahrrad.", each close in the model's eyes (0.86-0.88) and sharing no word; a close note needs a word that
+    begins as the query's does, or ends with it."""
+    notes = ["Schläft schlecht.", "Lernt Spanisch.", "Fährt Fahrrad.", "Sleeps badly.", "Die Badewanne ist undicht.",
+             "Geht ins Hallenbad.", "Arbeitet als Krankenpflegerin.", "Bought a motorbike."]
+    candidates = [Candidate(text, 0.88) for text in notes]
+    chosen = {query: [notes[i] for i in matching(query, candidates, 0.85)]
+              for query in ("Bad", "Englisch", "Motorrad", "Krankenschwester", "motorcycle")}
+    assert chosen == {"Bad": ["Die Badewanne ist undicht.", "Geht ins Hallenbad."], "Englisch": [],
+                      "Motorrad": ["Bought a motorbike."], "Krankenschwester": ["Arbeitet als Krankenpflegerin."],
+                      "motorcycle": ["Bought a motorbike."]}
 
 
 def test_parts_of_the_query_are_left_out_unless_asked() -> None:

@@ -1,5 +1,6 @@
 """Which notes a keyword search may offer: those holding every word of the query (inflected, or as a part of a
-compound) or close enough in meaning for a one-word query. A pure decision over texts and their cosines.
+compound) or, for a one-word query, close enough in meaning and akin in letters. A pure decision over texts and their
+cosines.
 
 `/memories WORD` and `/forget WORD` list what this keeps; the hybrid search only gathers the candidates (its
 vector part always returns nearest neighbours, related or not). Words are compared folded: case, "ß" as "ss" and
@@ -22,6 +23,7 @@ _ENDINGS = (("innen", "in"), ("ern", ""), ("ies", "y"), ("en", ""), ("er", ""), 
             ("n", ""), ("s", ""))
 _WORD = re.compile(r"\w+", re.UNICODE)
 _NO_PLURAL_S = ("ss", "us", "is")  # "Haus", "Bus", "Kuss", "crisis" end in an s that is no ending
+AKIN = 5  # letters a note word must begin with as the query word does to be akin ("Krankenpflegerin": "Kranken…")
 
 
 @dataclass(frozen=True)
@@ -86,6 +88,17 @@ def word_matches(query_word: str, note_word: str, *, parts_of_query: bool = Fals
     return parts_of_query and (_holds_part(query_word, stem(note_word)) or _holds_part(query_word, note_word))
 
 
+def akin(query_word: str, text: str) -> bool:
+    """Whether a note has a word akin in letters to the (folded) query word: one that begins as its stem does (its
+    first AKIN letters; a shorter stem only as a compound's first part: "Badewanne" for "Bad", not "badly") or ends
+    with it ("Hallenbad"). The evidence a close cosine needs: the model put "Bad" 0.88 close to "Schläft schlecht."
+    and "Englisch" 0.86 to "Lernt Spanisch."."""
+    root = stem(query_word)
+    start = root[:AKIN]
+    return any((n.startswith(start) and (len(root) >= AKIN or len(n) - len(root) >= REST)) or stem(n).endswith(root)
+               for n in note_words(text))
+
+
 def holds(words: Sequence[str], text: str, *, parts_of_query: bool = False) -> bool:
     """Whether a note holds every one of the (folded) query words, each somewhere in it."""
     present = note_words(text)
@@ -99,9 +112,11 @@ def matching(query: str, candidates: Sequence[Candidate], strict: float | None, 
 
     A note is offered when it holds every content word of the query (`holds`), or, for a query of one word, when
     its cosine with the query is at least `strict` (the embedder's one-word similarity, calibrated on one-word
-    queries by bench/keywords.py; None: words only). A longer query's cosine rises with every word it shares with a
-    note, "mein" too ("mein Auto" is 0.85 close to "Mein Handy-Display ist gesprungen."), so it is found by its
-    words alone. A query of stop words alone ("das", "the") finds nothing.
+    queries by bench/keywords.py; None: words only) and it has a word akin to the query's (`akin`): a close cosine
+    alone offered "Schläft schlecht." for "Bad" and "Fährt Fahrrad." for "Motorrad" (bench/data/near_miss_set.json).
+    A longer query's cosine rises with every word it shares with a note, "mein" too ("mein Auto" is 0.85 close to
+    "Mein Handy-Display ist gesprungen."), so it is found by its words alone. A query of stop words alone ("das",
+    "the") finds nothing.
 
     parts_of_query: also offer a note that holds only a part of the query's compound ("Steuern" for
     "Steuererklärung"). Off in the commands: it offered "Mutter" and "groß" for "Großmutter" (bench/keywords.py).
@@ -111,4 +126,5 @@ def matching(query: str, candidates: Sequence[Candidate], strict: float | None, 
         return []
     similar = strict if len(_WORD.findall(query)) == 1 else None
     return [i for i, c in enumerate(candidates)
-            if holds(words, c.text, parts_of_query=parts_of_query) or (similar is not None and c.cosine >= similar)]
+            if holds(words, c.text, parts_of_query=parts_of_query)
+            or (similar is not None and c.cosine >= similar and akin(words[0], c.text))]
