@@ -134,13 +134,16 @@ def _analyse_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) ->
 async def undo(settings: Settings, user_id: str) -> int:
     """Revert the newest processing of one user and print what changed."""
     from bot.embedding import make_embedders
-    from memory import MemoryStore, is_final, undo_latest
+    from memory import MemoryStore, ReminderFired, is_final, undo_latest
 
     embedder, second = make_embedders(settings)
     store = await MemoryStore.open(settings.data_dir, embedder, database_url=settings.database_url, second=second)
     try:
         scope = await store.scope(settings.companion_id, user_id)
         entries = await undo_latest(store, scope)
+    except ReminderFired as fired:
+        print(f"not undone: the reminder has fired since ({', '.join(fired.texts)})")
+        return 1
     finally:
         await store.close()
     if not entries:

@@ -31,6 +31,7 @@ from memory.errors import (
     MemoryStoreError,
     ModelMismatch,
     NotFound,
+    ReminderFired,
 )
 from memory.ledgers.audit import new_processing
 from memory.ledgers.audit import processing as processing_changes
@@ -126,6 +127,7 @@ __all__ = [
     "OutboxItem", "overview_counts", "PairingRequest", "parse_place", "parse_value", "pending_migrations", "Person",
     "PersonCard", "PersonDate", "PersonDraft", "PostgresDatabase", "Preferences", "PRIVATE_DIR", "PRIVATE_FILE",
     "private_file", "processing_changes", "ProfileEntry", "Reactions", "recent_processings", "reindex",
+    "ReminderFired",
     "Relationship", "RELATIONSHIP_VALUES", "RelationshipChange", "same_rule", "SCHEDULER", "Scope", "ScopeErased",
     "SEARCHABLE", "SearchHit", "SENT_KINDS", "server_facts", "ServerFacts", "shown_url", "Source", "sqlite_module",
     "standing_entries", "stem", "STOP_WORDS", "StoredReminder", "Stretch", "Suggestion", "SUGGESTION_KINDS",

@@ -8,6 +8,7 @@
     ├── EmbeddingFailed     the embedder raised or returned the wrong shape
     │   └── EmbeddingUnavailable   the embedding server is down, too slow or answered garbage (for now)
     ├── CompanionExists     a companion with this id was already created
+    ├── ReminderFired       /undo of a reminder's creation or move after it fired
     └── CopyRefused         the copy to PostgreSQL cannot start or go on (`memory.storage.postgres_copy`)
 """
 from __future__ import annotations
@@ -44,6 +45,15 @@ class Expired(MemoryStoreError):
 
 class CompanionExists(MemoryStoreError):
     """A companion with this id already exists; its core personality is never rewritten."""
+
+
+class ReminderFired(MemoryStoreError):
+    """/undo was asked to take back a reminder's creation (or a move of it) after it fired: it came, so taking it back
+    would cancel what was delivered, or bring back a time that passed (it would come again). `texts`: its words."""
+
+    def __init__(self, texts: list[str]) -> None:
+        super().__init__(f"reminders fired since: {texts}")
+        self.texts = texts
 
 
 class CopyRefused(MemoryStoreError):

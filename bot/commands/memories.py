@@ -19,6 +19,7 @@ from memory import (
     Note,
     NotFound,
     NumberedKind,
+    ReminderFired,
     SearchHit,
     calibration,
     is_final,
@@ -209,7 +210,10 @@ async def undo(call: Call, args: str) -> Reply:
     """/undo: take back the last change to memory and say what came back."""
     scope = call.scope
     numbers = await numbers_of(call, await latest_processing(call.store, scope))  # what is there now
-    entries = await undo_latest(call.store, scope)
+    try:
+        entries = await undo_latest(call.store, scope)
+    except ReminderFired as fired:  # it came: taking it back would cancel what was delivered, or make it come again
+        return Reply((call.t("undo_reminder_fired", text=clip(", ".join(fired.texts), 120)),))
     if not entries:
         return Reply((call.t("undo_nothing"),))
     restored = [e for e in entries if not is_final(e)]

@@ -149,6 +149,12 @@ COMMAND_TEXTS: dict[str, dict[str, str]] = {
     },
     "undo_nothing": {"de": "Es gibt nichts, was ich rückgängig machen könnte.", "en": "There is nothing to undo."},
     "undo_done": {"de": "Rückgängig gemacht:", "en": "Undone:"},
+    "undo_reminder_fired": {
+        "de": "Die Erinnerung „{text}“ ist schon gekommen – das nehme ich nicht mehr zurück. Eine, die noch kommen "
+              "soll, beendest du mit /reminders.",
+        "en": "The reminder “{text}” has already come – I won't take that back. To stop one that is still to come, "
+              "use /reminders.",
+    },
     "why_nothing": {
         "de": "Dazu habe ich gerade keine Erinnerung benutzt.",
         "en": "I didn't use any memory for that just now.",

@@ -232,6 +232,10 @@ PAGE_TEXTS: dict[str, dict[str, str]] = {
         "de": "Das habe ich endgültig vergessen, da gibt es nichts wiederherzustellen.",
         "en": "I forgot that for good, there is nothing to restore.",
     },
+    "page_undo_fired": {
+        "de": "Diese Erinnerung ist schon gekommen, das nehme ich nicht mehr zurück.",
+        "en": "That reminder has already come, so I won't take it back.",
+    },
     "page_undo_later": {
         "de": "Eine spätere Änderung baut darauf auf. Nimm zuerst die spätere zurück.",
         "en": "A later change builds on it. Take the later one back first.",

@@ -8,6 +8,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from memory.errors import ReminderFired
 from memory.ledgers import audit
 from memory.models import AuditEntry, Scope
 from memory.search.search_text import content_hash, normalize
@@ -54,12 +55,30 @@ def is_final(entry: AuditEntry) -> bool:
 async def undo_latest(store: MemoryStore, scope: Scope) -> list[AuditEntry]:
     """Revert the newest processing; returns its entries (empty when there is nothing to undo).
 
-    Entries of a final erasure (`is_final`) are returned but change nothing: the old text is gone.
+    Entries of a final erasure (`is_final`) are returned but change nothing: the old text is gone. ReminderFired
+    (nothing changes) when it created or moved a reminder that has fired since.
     """
     entries = await latest_processing(store, scope)
     if entries:
+        fired = await fired_since(store, scope, entries)
+        if fired:
+            raise ReminderFired(fired)
         await _undo(store, scope, entries)
     return entries
+
+
+async def fired_since(store: MemoryStore, scope: Scope, entries: list[AuditEntry]) -> list[str]:
+    """The texts of the reminders these entries created or moved (a time set) that fired at or after that time."""
+    fired: list[str] = []
+    async with store.db.reading() as tx:
+        for e in entries:
+            if e.item_type != "reminder" or e.item_id is None or "due_at" not in (e.after or {}):
+                continue
+            row = await tx.fetchone("SELECT text, fired_at FROM reminders WHERE id = ? AND scope_id = ?",
+                                    (e.item_id, scope.id))
+            if row is not None and row[1] is not None and row[1] >= float((e.after or {})["due_at"]):
+                fired.append(str(row[0]))
+    return fired
 
 
 async def standing_entries(store: MemoryStore, scope: Scope, processing_id: str) -> list[AuditEntry]:
@@ -77,10 +96,11 @@ class Undone:
 
     'missing': the scope has no such processing (never, or gone with /deleteme); 'undone': it was undone
     before; 'final': it was a final erasure; 'later': a later processing changed one of its items, so taking it
-    back alone would break that one (the later one must be undone first).
+    back alone would break that one (the later one must be undone first); 'fired': it created or moved a reminder
+    that has fired since (`fired_since`).
     """
 
-    status: Literal["done", "missing", "undone", "final", "later"]
+    status: Literal["done", "missing", "undone", "final", "later", "fired"]
     entries: tuple[AuditEntry, ...] = ()
 
 
@@ -103,6 +123,8 @@ async def undo_processing(store: MemoryStore, scope: Scope, processing_id: str) 
             " AND undone_at IS NULL AND processing_id NOT LIKE 'undo-%'", (scope.id, standing[-1].id, processing_id))
     if {(e.item_type, e.item_id) for e in standing}.intersection((kind, item) for kind, item in later):
         return Undone("later", standing)
+    if await fired_since(store, scope, list(standing)):
+        return Undone("fired", standing)
     await _undo(store, scope, list(standing))
     return Undone("done", standing)
 

@@ -13,7 +13,7 @@ from memory import NotFound, processing_changes, recent_processings, undo_proces
 
 # What undoing said, as the text shown on top of the change log afterwards.
 UNDONE = {"done": "page_undone", "later": "page_undo_later", "undone": "page_undo_nothing",
-          "final": "page_undo_final", "missing": "page_undo_nothing"}
+          "final": "page_undo_final", "missing": "page_undo_nothing", "fired": "page_undo_fired"}
 
 
 async def show(request: Request, viewer: Viewer) -> Response:
