@@ -31,7 +31,7 @@ def weather_server(alarms: Path) -> MCPServer:
         """Tomorrow's weather for a place."""
         return f"Morgen in {place}: sonnig, 21 °C."
 
-    @server.tool(annotations=CHANGES)
+    @server.tool(title="Wecker stellen", annotations=CHANGES)
     def set_alarm(time: str, label: str = "") -> str:
         """Set an alarm clock at HH:MM."""
         with alarms.open("a", encoding="utf-8") as out:

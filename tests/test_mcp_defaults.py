@@ -17,7 +17,7 @@ from tests.fakes.clock import Clock
 from tests.fakes.llm import ScriptedLLM
 from tests.test_mcp_tools import SERVER, START, weather_box
 
-CARD = "post_card (weather)"
+CARD = "Send a postcard (no annotations: by the MCP defaults it may change things) (weather)"  # its description
 
 
 def servers(alarms: Path, **extra: object) -> str:

@@ -36,7 +36,7 @@ from tests.fakes.llm import ScriptedLLM
 
 SERVER = Path(__file__).with_name("mcp_weather.py")
 ALLOWED = ["forecast", "set_alarm", "wait", "broken"]  # erase_all is never allowed
-ALARM = "set_alarm (weather)"
+ALARM = "Wecker stellen (weather)"  # the tool's own title, never its raw name
 
 
 def stdio_servers(alarms: Path, timeout: float = 10, name: str = "weather", tools: object = ALLOWED) -> str:
@@ -70,7 +70,7 @@ def names(specs: Sequence[ToolSpec] | None) -> list[str]:
     return sorted(spec.name for spec in specs or ())
 
 
-def asked(summary: str = "time: 07:00, label: Aufstehen") -> str:
+def asked(summary: str = "07:00, Aufstehen") -> str:  # no raw argument names in German
     return t("de", "tool_question", tool=ALARM, args=f"\n{summary}")
 
 
@@ -487,14 +487,15 @@ async def test_a_held_call_that_fails_after_the_yes_tells_the_person_why_in_thei
             answers.append((answer,))
         await engine.close()
     why = [t(lang, f"tool_failed_{kind}") for kind in ("timeout", "error", "unreachable")]
-    assert answers == [(t(lang, "tool_failed", tool=f"{tool} (weather)", error=reason),)
-                       for tool, reason in zip(("wait", "broken", "wait"), why)]
+    waiting, failing = "Wait a while, then answer (weather)", "Always fails (weather)"  # their descriptions
+    assert answers == [(t(lang, "tool_failed", tool=tool, error=reason),)
+                       for tool, reason in zip((waiting, failing, waiting), why)]
     if lang == "de":
-        assert answers[0] == ("🔧 wait (weather) hat nicht geklappt: Der Server hat nicht rechtzeitig geantwortet.",)
-        assert answers[1] == ("🔧 broken (weather) hat nicht geklappt: Der Server hat einen Fehler gemeldet.",)
-        assert answers[2] == ("🔧 wait (weather) hat nicht geklappt: Der Server ist nicht erreichbar.",)
+        assert answers[0] == (f"🔧 {waiting} hat nicht geklappt: Der Server hat nicht rechtzeitig geantwortet.",)
+        assert answers[1] == (f"🔧 {failing} hat nicht geklappt: Der Server hat einen Fehler gemeldet.",)
+        assert answers[2] == (f"🔧 {waiting} hat nicht geklappt: Der Server ist nicht erreichbar.",)
     else:
-        assert answers[2] == ("🔧 wait (weather) did not work: The server is not reachable.",)
+        assert answers[2] == (f"🔧 {waiting} did not work: The server is not reachable.",)
     raw = " ".join(b for bubbles in answers for b in bubbles)
     assert "sensor" not in raw and "gave no answer" not in raw and "closed the connection" not in raw
 

@@ -251,7 +251,7 @@ class OpenQuestions:
         """The sentence that asks a question and its yes/no buttons (by the person's own number)."""
         if question.kind == "tool":
             call = HeldCall.from_dict(question.call or {})
-            summary = call_summary(call.arguments)
+            summary = call_summary(call.arguments, call.labels, self.lang)
             text = t(self.lang, "tool_question", tool=call.title, args=f"\n{summary}" if summary else "")
             return text, yes_no_buttons("tool", question.number, self.lang)
         if question.kind == "rule":

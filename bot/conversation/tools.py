@@ -39,16 +39,17 @@ class HeldCall:
 
     tool: str  # the tool's name as the model called it
     arguments: dict[str, Any]
-    title: str  # the tool as the person reads it ('set_alarm (weather)')
+    title: str  # the tool as the person reads it ('Set an alarm clock (weather)')
+    labels: dict[str, str] = field(default_factory=dict)  # the arguments' own titles, as the tool's schema gives them
 
     def as_dict(self) -> dict[str, Any]:
         """The call as JSON-ready data, kept with the open question."""
-        return {"tool": self.tool, "arguments": self.arguments, "title": self.title}
+        return {"tool": self.tool, "arguments": self.arguments, "title": self.title, "labels": self.labels}
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> HeldCall:
         """The call kept by `as_dict`."""
-        return cls(str(raw["tool"]), dict(raw["arguments"]), str(raw["title"]))
+        return cls(str(raw["tool"]), dict(raw["arguments"]), str(raw["title"]), dict(raw.get("labels") or {}))
 
 
 HoldCall = Callable[[HeldCall], Awaitable[str]]  # the port the engine fills: hold a call, asked under the reply
@@ -277,7 +278,8 @@ async def _hold(tool: Tool, args: dict[str, Any], at: ToolContext) -> str:
         raise ValueError(exc.message) from exc
     except jsonschema.SchemaError as exc:  # the server's schema is broken: the server checks the arguments itself
         log.info("tool %s has a schema that cannot check arguments: %s", tool.spec.name, exc.message)
-    return await at.hold(HeldCall(tool.spec.name, args, tool.title or tool.spec.name))
+    return await at.hold(HeldCall(tool.spec.name, args, tool.title or spelled(tool.spec.name),
+                                  argument_labels(tool.spec.parameters)))
 
 
 async def run_held(call: HeldCall, at: ToolContext, tools: Sequence[Tool]) -> str:
@@ -301,11 +303,35 @@ def unexpected(exc: Exception) -> str:
     return f"the tool failed unexpectedly ({type(exc).__name__})"
 
 
-def call_summary(arguments: dict[str, Any], limit: int = 800) -> str:
-    """A held call's arguments as the person reads them ('time: 07:00, label: Aufstehen'); '' for none. Long ones
-    are cut with '…': the person sees that there is more than is shown before saying yes."""
-    parts = [f"{name}: {value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)}"
-             for name, value in arguments.items()]
+def spelled(name: str) -> str:
+    """A name as words ('set_alarm' -> 'set alarm', 'addItem' -> 'add item')."""
+    words = "".join(f" {c.lower()}" if c.isupper() else c for c in name).replace("_", " ").replace("-", " ")
+    return " ".join(words.split())
+
+
+def argument_labels(schema: dict[str, Any]) -> dict[str, str]:
+    """The arguments' own titles in a tool's schema ('Uhrzeit' for 'time'); a title that only spells the name out
+    (pydantic's 'Time' for 'time') is none."""
+    properties = schema.get("properties") if isinstance(schema, dict) else None
+    labels: dict[str, str] = {}
+    for name, about in (properties or {}).items():
+        title = about.get("title") if isinstance(about, dict) else None
+        if isinstance(title, str) and title.strip() and spelled(title) != spelled(name):
+            labels[name] = " ".join(title.split())
+    return labels
+
+
+def call_summary(arguments: dict[str, Any], labels: dict[str, str] | None = None, lang: str = "de",
+                 limit: int = 800) -> str:
+    """A held call's arguments as the person reads them; '' for none. An argument is named by its own title; without
+    one by its name spelled out in English ('due date: 07:00'), and not at all in German, where a raw English key
+    would be the only foreign word ('07:00, Aufstehen'). Long ones are cut with '…': the person sees that there is
+    more than is shown before saying yes."""
+    parts = []
+    for name, value in arguments.items():
+        shown = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        label = (labels or {}).get(name) or (spelled(name) if lang == "en" else "")
+        parts.append(f"{label}: {shown}" if label else shown)
     return clip(" ".join(", ".join(parts).split()), limit)
 
 

@@ -29,7 +29,7 @@ from typing import Any
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from mcp.types import Tool as McpTool
 
-from bot.conversation.tools import Tool, ToolContext, ToolFailed
+from bot.conversation.tools import Tool, ToolContext, ToolFailed, spelled
 from bot.errors import ConfigError, ToolServerError
 from bot.llm.port import ToolSpec
 from bot.mcp.config import ServerConfig
@@ -42,6 +42,7 @@ log = logging.getLogger(__name__)
 
 NAME_CHARS = 64  # what the model APIs allow for a tool's name
 DESCRIPTION_CHARS = 1000
+TITLE_CHARS = 80  # a tool's title as the person is asked about it
 RESULT_CHARS = 8000  # of a tool's answer, what the model is given
 ERROR_CHARS = 500
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
@@ -82,6 +83,15 @@ class ServerReport:
     name: str
     ok: bool
     detail: str
+
+
+def shown_title(listed: McpTool) -> str:
+    """A server's tool as the person reads it: its title (or its annotations' title), else the first sentence of its
+    description, else its name spelled out ('set alarm')."""
+    title = listed.title or (listed.annotations.title if listed.annotations else None)
+    if not title and listed.description:
+        title = listed.description.strip().split("\n")[0].split(". ")[0].rstrip(".")
+    return clip(" ".join((title or spelled(listed.name)).split()), TITLE_CHARS)
 
 
 class McpToolBox:
@@ -127,7 +137,7 @@ class McpToolBox:
                         listed.input_schema or {"type": "object", "properties": {}})
         run = self._held if changing else self._call
         return Tool(spec, partial(run, server, listed.name), in_crisis=not changing, untrusted=not changing,
-                    confirm=changing, title=f"{listed.name} ({server.name})")
+                    confirm=changing, title=f"{shown_title(listed)} ({server.name})")
 
     async def _call(self, server: ServerConnection | PersonalServer, name: str, args: dict[str, Any],
                     at: ToolContext) -> str:
