@@ -292,3 +292,24 @@ def test_mnemo_reindex_gives_older_documents_their_vectors(tmp_path: Path, real_
     assert f"second signal: {len(NOTES)}/{len(NOTES)} (100%)" in out.err
     assert main(["--env-file", str(env), "reindex"]) == 0  # again: nothing left, nothing embedded
     assert "second signal:" not in capsys.readouterr().err
+
+
+async def test_an_edit_with_the_signal_off_leaves_no_old_use_vector(
+        tmp_path: Path, embedder: FakeEmbedder, database_url: str | None, use_model: FakeSentenceEncoder) -> None:
+    """Issue 52: with the second signal switched off (or after moving to an embedding server), an edited message or
+    note kept the USE vector of its old text, which a search with the signal on again would still find it by."""
+    path = tmp_path / "mnemo.sqlite3"
+    async with await MemoryStore.open(path, embedder, database_url=database_url, second=use_model) as on:
+        scope = await on.scope("mnemo", "anna")
+        message = await on.messages.add(scope, "user", "Unser Köter schläft im Garten")
+        note = (await on.notes.add(scope, "Die Mieze jagt Mäuse", dedupe=False)).note
+        assert len(await use_rows(on)) == 2
+    async with await MemoryStore.open(path, embedder, database_url=database_url) as off:  # MNEMO_SECOND_SIGNAL=off
+        assert await off.messages.rewrite(scope, message.id, "Ich fahre morgens mit dem Rad")
+        await off.notes.edit(scope, note.id, "Das Auto ist in der Werkstatt")
+        assert await use_rows(off) == {}, "the old texts' vectors went with the edits"
+    async with await MemoryStore.open(path, embedder, database_url=database_url, second=use_model) as again:
+        again.index.weights = Weights(vector=0, words=0, trigram=0)
+        hits = await again.index.search(scope.id, "Wo schläft unser Hund?", ["message", "note"], k=2)
+        assert not any("Köter" in h.text or "Mieze" in h.text for h in hits)
+        assert all("Rad" in h.text or "Auto" in h.text for h in hits), "no old vector finds the new texts"

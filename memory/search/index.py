@@ -159,7 +159,8 @@ class SearchIndex:
                          (self.embedder.name, search_text.content_hash(text), vectors.half(vector)))
 
     async def update(self, tx: Tx, doc_id: int, text: str, vector: np.ndarray, importance: int | None = None) -> None:
-        """Replace a document's text and vector (and importance, when given)."""
+        """Replace a document's text and vector (and importance, when given); its USE vector is replaced too, or, with
+        the second signal off, deleted: the old text's would still find it when the signal is on again."""
         await tx.execute(
             "UPDATE docs SET text = ?, content_hash = ?, importance = COALESCE(?, importance) WHERE id = ?",
             (text, search_text.content_hash(text), importance, doc_id),
@@ -173,6 +174,8 @@ class SearchIndex:
         await self._keep(tx, text, vector)
         if self.second is not None:
             await self.second.store(tx, doc_id, text)
+        else:  # `mnemo reindex` gives it a vector of its new text once the signal is on
+            await tx.execute("DELETE FROM use_vectors WHERE doc_id = ?", (doc_id,))
 
     async def remove(self, tx: Tx, doc_id: int) -> None:
         """Delete a document with its vector and full-text entries."""
