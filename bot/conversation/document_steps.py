@@ -17,7 +17,7 @@ from bot.conversation.documents import (
     crisis_chunks,
     crisis_context,
     document_context,
-    read_document,
+    read_in_time,
 )
 from bot.conversation.pictures import photo_text
 from bot.conversation.safety import signals_crisis
@@ -66,7 +66,7 @@ class DocumentSteps:
         self.count_failure = count_failure or _not_counted  # the store's failure counts (`mnemo doctor`)
 
     async def read(self, turn: Turn) -> Reply | None:
-        """Read a document (in a thread: pypdf takes its time, at most `max_seconds`), check its whole text for signs
+        """Read a document (a PDF in a process of its own, at most `max_seconds`), check its whole text for signs
         of crisis, and give its text to the model with this turn's words.
 
         One that is not read is answered with why. A crisis in its text: the help text goes out now, and the model
@@ -99,15 +99,9 @@ class DocumentSteps:
         return None
 
     async def _read(self, attachment: Attachment) -> ReadDocument:
-        """The document's text, read in a thread; DocumentError when it is not read, or not within `max_seconds` (the
-        thread is left to finish on its own: pypdf cannot be stopped, its result is dropped)."""
-        reading = asyncio.to_thread(read_document, attachment.data, attachment.mime, attachment.name, attachment.size,
-                                    self.limits)
-        try:
-            return await asyncio.wait_for(reading, self.limits.max_seconds)
-        except TimeoutError as exc:
-            seconds = f"{self.limits.max_seconds:g}"
-            raise DocumentError("document_too_slow", f"not read within {seconds} s", seconds=seconds) from exc
+        """The document's text; DocumentError when it is not read, or not within `max_seconds` (a PDF is read in a
+        process of its own, killed at the limit: pypdf cannot be stopped in a thread)."""
+        return await read_in_time(attachment.data, attachment.mime, attachment.name, attachment.size, self.limits)
 
     async def crisis_in(self, text: str, deadline: float | None = None) -> str | None:
         """The first piece of the whole text in which signs of crisis are seen, or None.

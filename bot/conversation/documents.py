@@ -63,13 +63,36 @@ def kind_of(mime: str, name: str) -> DocumentKind | None:
 
 
 def read_document(data: bytes, mime: str, name: str, size: int, limits: DocumentLimits) -> ReadDocument:
-    """The document's text, cut to `limits.max_chars`; DocumentError saying why it is not read."""
+    """The document's text, cut to `limits.max_chars`; DocumentError saying why it is not read (in this thread, with
+    no time limit: the engine reads with `read_in_time`)."""
+    kind = checked_kind(data, mime, name, size, limits)
+    text, pages = (pdf_text_here(data, limits.max_pages) if kind == "pdf" else (_plain_text(data), None))
+    return finished(name, kind, text, pages, limits)
+
+
+async def read_in_time(data: bytes, mime: str, name: str, size: int, limits: DocumentLimits) -> ReadDocument:
+    """`read_document` within `limits.max_seconds`: a PDF in a process of its own, killed at the limit
+    (`pdf_process`); DocumentError('document_too_slow') then."""
+    from bot.conversation.pdf_process import pdf_text
+
+    kind = checked_kind(data, mime, name, size, limits)
+    text, pages = (await pdf_text(data, limits.max_pages, limits.max_seconds) if kind == "pdf"
+                   else (_plain_text(data), None))
+    return finished(name, kind, text, pages, limits)
+
+
+def checked_kind(data: bytes, mime: str, name: str, size: int, limits: DocumentLimits) -> DocumentKind:
+    """The document's kind, or DocumentError for one of no kind mnemo reads, or too big (or not fetched)."""
     kind = kind_of(mime, name)
     if kind is None:
         raise DocumentError("document_unknown_kind", f"{mime or 'no type'}, {name!r}")
     if max(size, len(data)) > limits.max_bytes or not data:  # no bytes: the channel did not fetch it
         raise DocumentError("document_too_big", f"{max(size, len(data))} bytes")
-    text, pages = (_pdf_text(data, limits.max_pages) if kind == "pdf" else (_plain_text(data), None))
+    return kind
+
+
+def finished(name: str, kind: DocumentKind, text: str, pages: int | None, limits: DocumentLimits) -> ReadDocument:
+    """The text read, cut to `limits.max_chars`; DocumentError when there is none."""
     text = text.strip()
     if not text:
         raise DocumentError("document_no_text" if kind == "pdf" else "document_empty", name)
@@ -86,8 +109,8 @@ def _plain_text(data: bytes) -> str:
         return data.decode("cp1252", errors="replace")
 
 
-def _pdf_text(data: bytes, max_pages: int) -> tuple[str, int]:
-    """A PDF's text, page by page; DocumentError for a damaged, encrypted or too long one."""
+def pdf_text_here(data: bytes, max_pages: int) -> tuple[str, int]:
+    """A PDF's text, page by page, in this thread; DocumentError for a damaged, encrypted or too long one."""
     try:
         reader = PdfReader(io.BytesIO(data))
         if reader.is_encrypted and reader.decrypt("") == PasswordType.NOT_DECRYPTED:
