@@ -123,7 +123,7 @@ async def test_profile_keys_and_undo_lines_are_german(commands: Commands, store:
 
 # A command with its sub-command or argument word in a usage line ('/people rename', '!pair revoke').
 SUBCOMMAND = re.compile(r"[/!]([a-z]+) ([a-zäöüß]+)\b")
-SAME_IN_BOTH = {"auto"}  # '/voice auto' is German too
+SAME_IN_BOTH = {"auto", "status"}  # '/voice auto' and '/incognito status' are German too
 
 
 async def test_german_usage_and_help_texts_show_the_german_sub_commands(commands: Commands) -> None:
