@@ -84,12 +84,12 @@ async def decided(world: World, step: Step, before: Before) -> list[Broken]:
         message = step.message
         words = (step.words if step.kind == "voice" else message.text if message else "").strip().lower()
         said = "yes" if words in YES else "no" if words in NO else ""
-        if message is not None and not step.own:
-            broken.append(Broken("e-forwarded-answer", f"{key} {now} by a forwarded {message.text!r}"))
-        elif message is None or not said:
+        if message is None or not said:
             broken.append(Broken("b-dropped-as-no" if now != "active" else "b-decided-without-answer",
                                  f"{key} {now} in step {step.name} without a yes or no (between: "
                                  f"{_what(_between(world, asked, step.event))})"))
+        elif not step.own:
+            broken.append(Broken("e-forwarded-answer", f"{key} {now} by a forwarded {message.text!r}"))
         elif step.event != asked.event + 1:
             broken.append(Broken("b-typed-not-next", f"{key} {now} by {message.text!r} ({step.kind}) with "
                                  f"{_what(_between(world, asked, step.event))} between the question and it"))

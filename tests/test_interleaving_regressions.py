@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.conversation.help_lines import crisis_help
 from tests.interleaving_kit import ASK_BACK, FULL_REQUEST, KUBA
 from tests.test_interleavings import OPEN, Interleavings
 
@@ -73,4 +74,37 @@ def test_a_profile_question_left_unanswered_for_a_day_is_not_stored_as_a_no() ->
         assert state.world.asked and broken(state) == []
         state.clock_jump(seconds=86400.0)
         state.typed(propose=False, words="Der Film war toll")  # the question expired: dropped
+        assert broken(state) == []
+
+
+@pytest.mark.xfail(strict=True, reason="issue 52: lead fixing a typed answer counts only with nothing sent in between")
+@pytest.mark.parametrize("kind", ["reminder", "morning", "diary", "date", "notice"])
+def test_a_push_between_the_question_and_the_ok_keeps_it_from_deciding(kind: str) -> None:
+    with machine() as state:
+        state.typed(propose=True, words="Der Film war toll")  # a rule proposed: asked under the reply
+        state.push(kind=kind)  # "⏰ Tabletten", the brief, the diary, a birthday, "💾 gemerkt"
+        state.yes_or_no(words="ok")  # answers the push, not the question
+        assert broken(state) == [] and state.world.run(state.world.store.rules.list(state.world.scope, "active")) == []
+
+
+@pytest.mark.xfail(strict=True, reason="issue 52: lead fixing every message mnemo sends recorded (a command's answer "
+                                      "too), a typed answer counting only with nothing sent in between")
+@pytest.mark.parametrize("command", ["/incognito", "/memories", "/settings zeitzone Asia/Tokyo"])
+def test_a_command_between_the_question_and_the_ja_keeps_it_from_deciding(command: str) -> None:
+    with machine() as state:
+        state.typed(propose=True, words="Der Film war toll")
+        state.command(command=command)  # the person's own message, and mnemo's answer to it
+        state.yes_or_no(words="ja")
+        assert broken(state) == [] and state.world.run(state.world.store.rules.list(state.world.scope, "active")) == []
+
+
+def test_a_crisis_after_incognito_ran_out_gets_the_help_text_before_the_notice_that_it_ended() -> None:
+    """Found by the machine (a): where the help text cannot go at once it leads the reply, and the sentence that the
+    incognito stretch ended came before it."""
+    with machine() as state:
+        state.command(command="/incognito 30 min")
+        state.clock_jump(seconds=3600.0)
+        state.typed_crisis(at_once=False, words="Ich will mich heute Nacht umbringen.")
+        sent = [s.text for s in state.world.step.sent]
+        assert sent[0] == crisis_help("DE", "de") and "Inkognito" in sent[1], sent
         assert broken(state) == []

@@ -108,7 +108,7 @@ class HelpFirst:
         text = without_help(text, turn.country, turn.lang)
         reply = Reply(split_bubbles(text) or (t(turn.lang, "crisis_model_down"),))
         shown = help_text_for(turn.incoming.forwarded, turn.country, turn.lang)
-        if shown in turn.preface:
-            turn.preface.remove(shown)
-            reply = Reply((shown, *reply.bubbles))
+        if shown in turn.preface:  # the help text first, then what else the program says before the reply (it ended
+            reply = Reply((*turn.preface, *reply.bubbles))  # an incognito stretch): all of it logged with the reply
+            turn.preface.clear()
         return reply
