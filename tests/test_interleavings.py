@@ -49,7 +49,7 @@ OPEN = frozenset({
     "b-dropped-as-no",  # test_a_profile_question_left_unanswered_for_a_day_is_not_stored_as_a_no
     "b-typed-not-next",  # test_a_push_between_the_question_and_the_ok_keeps_it_from_deciding
 })
-CI_RUN = settings(max_examples=40, stateful_step_count=25, deadline=None, derandomize=True, database=None,
+CI_RUN = settings(max_examples=60, stateful_step_count=30, deadline=None, derandomize=True, database=None,
                   suppress_health_check=(HealthCheck.too_slow, HealthCheck.filter_too_much), print_blob=False)
 ZONES = ("Europe/Berlin", "America/New_York", "Asia/Tokyo", "Pacific/Auckland")
 HOURS = ("8-22", "10-18", "6-23")
