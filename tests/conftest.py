@@ -83,7 +83,7 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
 FIRST = (
     "tests/test_embedder.py",  # torch in a child (about 340 MB), while the workers are small ...
     "tests/test_crash_safety.py",
-    "tests/test_interleavings.py",  # one test of about 45 s: not the last one on a worker
+    "tests/test_interleavings.py",  # one test of about 46 s: not the last one on a worker
     "tests/test_web_browser.py",  # ... and Chromium (about 450 MB) after it on the same worker, not beside it
     "tests/test_hostile.py",
     "tests/scenarios/test_workers_killed.py",

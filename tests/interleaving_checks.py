@@ -69,15 +69,15 @@ async def decided(world: World, step: Step, before: Before) -> list[Broken]:
     broken = []
     for key, was in before.decisions.items():
         now = after.get(key, was)
-        if was != "pending" or now == "pending" or now not in ("active", "rejected", "decided"):
+        if was != "pending" or now not in ("active", "rejected"):
             continue
         asked = world.asked.get(key)
         if asked is None:
             continue  # decided before this machine saw it asked (cannot happen: every question is asked in a step)
-        verdict = {"active": "yes", "rejected": "no"}.get(now, "")
+        verdict = "yes" if now == "active" else "no"
         if step.press:
             kind, said, _ = step.press.split(":")
-            if step.press.endswith(f":{asked.number}") and kind == asked.kind and verdict in ("", said):
+            if step.press.endswith(f":{asked.number}") and kind == asked.kind and verdict == said:
                 continue
             broken.append(Broken("b-decided-by-other-button", f"{key} {now} by a press of {step.press}"))
             continue
@@ -85,7 +85,8 @@ async def decided(world: World, step: Step, before: Before) -> list[Broken]:
         words = (step.words if step.kind == "voice" else message.text if message else "").strip().lower()
         said = "yes" if words in YES else "no" if words in NO else ""
         if message is None or not said:
-            broken.append(Broken("b-dropped-as-no" if now != "active" else "b-decided-without-answer",
+            code = "b-decided-without-answer" if now == "active" else f"b-{asked.kind}-dropped-as-no"
+            broken.append(Broken(code,
                                  f"{key} {now} in step {step.name} without a yes or no (between: "
                                  f"{_what(_between(world, asked, step.event))})"))
         elif not step.own:
@@ -93,7 +94,7 @@ async def decided(world: World, step: Step, before: Before) -> list[Broken]:
         elif step.event != asked.event + 1:
             broken.append(Broken("b-typed-not-next", f"{key} {now} by {message.text!r} ({step.kind}) with "
                                  f"{_what(_between(world, asked, step.event))} between the question and it"))
-        elif step.kind not in TYPED or verdict not in ("", said):
+        elif step.kind not in TYPED or verdict != said:
             broken.append(Broken("b-typed-wrong", f"{key} {now} by {message.text!r} ({step.kind})"))
     return broken
 
@@ -161,4 +162,8 @@ async def note_questions(world: World, step: Step) -> None:
     key = f"{question.kind}:{question.item_id}"
     if key not in world.asked and step.sent:
         last = max(i for i, e in enumerate(world.timeline) if e.by == "mnemo")
-        world.asked[key] = Asked(question.kind, last, question.item_id, question.number)
+        fact = ("", "", "")
+        if question.kind == "profile":
+            pending = await world.store.profile.pending_fact(world.scope, question.item_id)
+            fact = (pending.category, pending.key, pending.value)
+        world.asked[key] = Asked(question.kind, last, question.item_id, question.number, fact)

@@ -108,6 +108,7 @@ class Asked:
     event: int  # the index of mnemo's message that asked it on the timeline
     item: int = 0  # the rule's or the profile fact's id
     number: int = 0  # the person's own number of it, which its buttons carry
+    fact: tuple[str, str, str] = ("", "", "")  # a profile fact's category, key and value
 
 
 class RecordingSender:
@@ -265,8 +266,10 @@ class World:
             await self.engine.feedback(Reaction(USER, CHANNEL, f"any:{refs[-1]}", emoji))
 
     async def push(self, step: Step, kind: str) -> None:
-        """One of mnemo's own pushes, through the outbox as the scheduler sends it."""
+        """One of mnemo's own pushes, through the outbox as the scheduler sends it (a second after what came before:
+        the fake clock never stands still between two events)."""
         self.step = step
+        self.clock.now += 1
         text = {"reminder": "⏰ Tabletten", "checkin": "Wie geht es dir heute?", "morning": "Guten Morgen!",
                 "date": "Heute hat Ben Geburtstag.", "diary": "Dein Tag in drei Zeilen.",
                 "notice": "💾 gemerkt"}[kind] + f" #{self.fresh()}"
@@ -306,12 +309,15 @@ class World:
     # --- what is looked at after a step ----------------------------------------------------------------
 
     async def decisions(self) -> dict[str, str]:
-        """Every rule's and profile fact's state: 'rule:<id>' -> pending/active/rejected/…, 'profile:<id>' -> …"""
+        """Every rule's and asked profile fact's state: 'rule:<id>' -> pending/active/rejected/…, 'profile:<id>' ->
+        pending, active (stored: a yes) or dropped (gone unstored: a no, or dropped unanswered, which keeps nothing
+        and may be asked again, so no decision)."""
         states = {f"rule:{r.id}": r.status for r in await self.store.rules.list(self.scope)}
+        stored = {(e.category, e.key, e.value) for e in await self.store.profile.list(self.scope)}
         for key, asked in self.asked.items():
             if key.startswith("profile:"):
                 pending = await self.store.profile.is_pending(self.scope, asked.item)
-                states[f"profile:{asked.item}"] = "pending" if pending else "decided"
+                states[key] = "pending" if pending else "active" if asked.fact in stored else "dropped"
         return states
 
     async def reminders(self) -> dict[int, str]:

@@ -1,9 +1,10 @@
 """What the state machine over random interleavings (tests/test_interleavings.py) found, each failure shrunk to its
 shortest sequence of steps and kept here as a named test that replays it on the machine's own world.
 
-A test of a failure that is still open is marked `xfail(strict=True)`, its invariant's code stands in `OPEN` (so the
-machine's CI run tolerates it and fails on anything else); when the fix lands, the test passes, strict xfail turns
-that into a failure, and the mark and the code go together."""
+Each test failed on the machine's world before its fix (most were fixed on main by the lead meanwhile: b519773,
+2919ac0, 51adcf7). A failure still open is marked `xfail(strict=True)` and its invariant's code stands in `OPEN`
+(the machine's CI run tolerates exactly those and fails on anything else); when its fix lands, the test passes,
+strict xfail turns that into a failure, and the mark and the code go together."""
 from __future__ import annotations
 
 from collections.abc import Iterator
@@ -41,7 +42,6 @@ def test_every_open_code_names_a_regression_test_here_that_is_still_marked_xfail
         assert "xfail" in marks, (code, name)
 
 
-@pytest.mark.xfail(strict=True, reason="issue 52: lead fixing forwarded words kept out of extraction's facts")
 def test_a_forwarded_move_to_kuba_is_no_fact_of_the_person() -> None:
     with machine() as state:
         state.forwarded(words=KUBA)
@@ -49,14 +49,12 @@ def test_a_forwarded_move_to_kuba_is_no_fact_of_the_person() -> None:
         assert broken(state) == [] and not any("Kuba" in note for note in notes), notes
 
 
-@pytest.mark.xfail(strict=True, reason="issue 52: lead fixing someone else's words never set a reminder")
 def test_a_forwarded_reminder_request_sets_no_reminder() -> None:
     with machine() as state:
         state.forwarded(words=FULL_REQUEST)
         assert broken(state) == [] and state.world.run(state.world.reminders()) == {}
 
 
-@pytest.mark.xfail(strict=True, reason="issue 52: lead fixing an ask-back answered only with nothing sent in between")
 def test_a_reminder_pushed_after_the_ask_back_keeps_the_next_message_from_completing_it() -> None:
     with machine() as state:
         state.reminder_request(request=ASK_BACK)
@@ -65,19 +63,6 @@ def test_a_reminder_pushed_after_the_ask_back_keeps_the_next_message_from_comple
         assert broken(state) == [] and state.world.run(state.world.reminders()) == {}
 
 
-@pytest.mark.xfail(strict=True, reason="issue 52: a question nobody answered is stored as a no (the issue's 'replaced "
-                                      "by a newer one'; questions.py is the lead's)")
-def test_a_profile_question_left_unanswered_for_a_day_is_not_stored_as_a_no() -> None:
-    with machine() as state:
-        state.typed(propose=False, words="Ich arbeite als Lehrerin")  # learnt: a profile fact waits for a yes
-        state.typed(propose=False, words="Der Film war toll")  # asked under this reply
-        assert state.world.asked and broken(state) == []
-        state.clock_jump(seconds=86400.0)
-        state.typed(propose=False, words="Der Film war toll")  # the question expired: dropped
-        assert broken(state) == []
-
-
-@pytest.mark.xfail(strict=True, reason="issue 52: lead fixing a typed answer counts only with nothing sent in between")
 @pytest.mark.parametrize("kind", ["reminder", "morning", "diary", "date", "notice"])
 def test_a_push_between_the_question_and_the_ok_keeps_it_from_deciding(kind: str) -> None:
     with machine() as state:
@@ -87,8 +72,6 @@ def test_a_push_between_the_question_and_the_ok_keeps_it_from_deciding(kind: str
         assert broken(state) == [] and state.world.run(state.world.store.rules.list(state.world.scope, "active")) == []
 
 
-@pytest.mark.xfail(strict=True, reason="issue 52: lead fixing every message mnemo sends recorded (a command's answer "
-                                      "too), a typed answer counting only with nothing sent in between")
 @pytest.mark.parametrize("command", ["/incognito", "/memories", "/settings zeitzone Asia/Tokyo"])
 def test_a_command_between_the_question_and_the_ja_keeps_it_from_deciding(command: str) -> None:
     with machine() as state:
