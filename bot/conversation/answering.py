@@ -26,7 +26,7 @@ def may_answer(between: Sequence[Message], pushed: Sequence[str], asked_at: floa
 
 
 async def sent_between(store: MemoryStore, scope: Scope, start: float, end: float) -> list[str]:
-    """What the companion sent in (start, end] that its logged messages do not show in order: the outbox's pushes by
+    """What the companion sent in [start, end] that its logged messages do not show in order: the outbox's pushes by
     kind (a reminder, a check-in, a brief, a saved notice ...) and an answer to each command or press ('command')."""
     pushed = await store.outbox.sent_between(scope, start, end)
     return pushed + ["command"] * await store.runs.between(scope, start, end)

@@ -57,9 +57,10 @@ class Runs:
                              " AND channel = ? AND event_id = ?", (scope.id, channel, event_id))
 
     async def between(self, scope: Scope, start: float, end: float) -> int:
-        """How many commands and presses of the scope came in (start, end] (each answered by the companion)."""
+        """How many commands and presses of the scope came in [start, end] (each answered by the companion; one at
+        the very moment of `start` counts too: the safe side)."""
         async with self.db.reading() as tx:
-            row = await tx.fetchone("SELECT COUNT(*) FROM command_runs WHERE scope_id = ? AND created_at > ?"
+            row = await tx.fetchone("SELECT COUNT(*) FROM command_runs WHERE scope_id = ? AND created_at >= ?"
                                     " AND created_at <= ?", (scope.id, start, end))
         return int(row[0]) if row else 0
 

@@ -135,10 +135,10 @@ class Outbox:
         return [_item(r) for r in rows]
 
     async def sent_between(self, scope: Scope, start: float, end: float) -> list[str]:
-        """The kinds of the scope's messages sent in (start, end], oldest first: whatever the companion pushed there
+        """The kinds of the scope's messages sent in [start, end], oldest first: whatever the companion pushed there
         (a reminder, a check-in, a saved notice ...)."""
         async with self.db.reading() as tx:
-            rows = await tx.fetchall("SELECT kind FROM outbox WHERE scope_id = ? AND status = 'sent' AND sent_at > ?"
+            rows = await tx.fetchall("SELECT kind FROM outbox WHERE scope_id = ? AND status = 'sent' AND sent_at >= ?"
                                      " AND sent_at <= ? ORDER BY sent_at, id", (scope.id, start, end))
         return [str(r[0]) for r in rows]
 
