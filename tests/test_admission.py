@@ -97,3 +97,17 @@ async def test_mnemo_stats_shows_admitted_and_dropped(tmp_path: Path) -> None:
         await extraction.extract(store, facts_model(SMALL_TALK, SPECIFIC), scope, admission=Thresholds())
     [row] = await ops.stats(settings)
     assert (row["admitted"], row["dropped"], row["contradictions"], row["notes"]) == (1, 1, 0, 1)
+
+
+async def test_mnemo_stats_lists_no_one_who_asked_deleteme_until_they_write_again(tmp_path: Path) -> None:
+    """Issue 53: after /deleteme `mnemo stats` still listed the user id with zeros."""
+    settings = Settings(_env_file=None, data_dir=tmp_path / "data")  # type: ignore[call-arg]
+    async with await MemoryStore.open(settings.data_dir, make_embedder()) as store:
+        gone, stays = await store.scope(settings.companion_id, "tg:42"), await store.scope(settings.companion_id, "tg:7")
+        await store.messages.add(gone, "user", "Ich heiße Anna.")
+        await store.messages.add(stays, "user", "Ich heiße Ben.")
+        await store.delete_scope(gone)
+    assert [row["user"] for row in await ops.stats(settings)] == ["tg:7"]
+    async with await MemoryStore.open(settings.data_dir, make_embedder()) as store:
+        await store.messages.add(await store.scope(settings.companion_id, "tg:42"), "user", "Hallo, ich bin wieder da.")
+    assert [(row["user"], row["messages"]) for row in await ops.stats(settings)] == [("tg:42", 1), ("tg:7", 1)]

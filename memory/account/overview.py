@@ -60,9 +60,11 @@ STATS_TABLES = ("messages", "notes", "profile_entries", "thoughts", "diary_entri
 
 async def stats(db: Database) -> list[dict[str, Any]]:
     """The operator's `mnemo stats`: per scope its companion, user, rows per kind (live people, active reminders)
-    and the admission outcomes of its notes."""
+    and the admission outcomes of its notes. A person who asked /deleteme and has not written since is not listed:
+    their scope's row stays only for the tombstones (`memory.account.erasure`), and their id is nothing to show."""
     async with db.reading() as tx:
         scopes = await tx.fetchall("SELECT id, companion_id, user_id FROM scopes ORDER BY id")
+        erased = {r[0] for r in await tx.fetchall("SELECT DISTINCT scope_id FROM erasures WHERE kind = 'scope'")}
         rows = []
         for scope_id, companion, user in scopes:
             counted: dict[str, Any] = {"companion": companion, "user": user}
@@ -77,5 +79,7 @@ async def stats(db: Database) -> list[dict[str, Any]]:
                                                (scope_id,)))
             for outcome in OUTCOMES.values():
                 counted[outcome] = admission.get(outcome, 0)
+            if scope_id in erased and not any(v for k, v in counted.items() if k not in ("companion", "user")):
+                continue
             rows.append(counted)
     return rows
