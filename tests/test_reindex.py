@@ -7,6 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from memory import shown_url
 from memory.errors import ModelMismatch
 from memory.search.reindex import BATCH, reindex
 from memory.search.vectors import CALIBRATION
@@ -64,3 +65,24 @@ async def test_reindex_is_resumable_and_switches_only_when_complete(tmp_path: Pa
         scope = await store.scope("mnemo", "anna")
         assert [h.text for h in await store.search(scope, "Tomate7 Garten")][0] == "Notiz 7 über den Garten und Tomate7"
         assert [h.text for h in await store.search(scope, "Kino Miriam", ("message",))] == ["Ich war im Kino mit Miriam"]
+
+
+@pytest.mark.both_backends("the refusal names where the memory is: a file, or a server without its password")
+async def test_the_refusal_names_the_database_and_what_changed(tmp_path: Path, database_url: str | None) -> None:
+    """Issue 53: on PostgreSQL the refusal named a file that does not exist; for changed prefixes it suggested
+    changing the model name."""
+    path = tmp_path / "mnemo.sqlite3"
+    await (await MemoryStore.open(path, FakeEmbedder(dim=32, name="server/bge-m3+prefixes:0badcafe"),
+                                  database_url=database_url)).close()
+    with pytest.raises(ModelMismatch) as prefixes:
+        await MemoryStore.open(path, FakeEmbedder(dim=32, name="server/bge-m3+prefixes:12345678"),
+                               database_url=database_url)
+    with pytest.raises(ModelMismatch) as model:
+        await MemoryStore.open(path, FakeEmbedder(dim=16, name="server/other"), database_url=database_url)
+    where = "mnemo.sqlite3" if database_url is None else database_url.split("@")[-1]
+    for refused in (str(prefixes.value), str(model.value)):
+        assert where in refused and "mnemo reindex" in refused
+    assert "MNEMO_EMBEDDING_QUERY_PREFIX" in str(prefixes.value) and "MNEMO_EMBEDDING_MODEL" not in str(prefixes.value)
+    assert "MNEMO_EMBEDDING_MODEL back" in str(model.value)
+    if database_url is not None:  # the server as `shown_url` shows it (no password), never a file beside it
+        assert str(path) not in str(model.value) and shown_url(database_url) in str(model.value)

@@ -19,6 +19,7 @@ from memory.search import search_text, vectors
 from memory.search.embed_batches import EmbedBatcher
 from memory.search.embedder import Embedder, Purpose
 from memory.search.language import is_german
+from memory.search.mismatch import mismatch_text
 from memory.search.ranking import Candidate, Weights, faded, fuse
 from memory.search.retrievers import (
     CANDIDATES,
@@ -77,19 +78,15 @@ class SearchIndex:
             if not rows:
                 return
         if rows.get("embedding_model") != name or rows.get("embedding_dim") != str(dim):
-            raise ModelMismatch(
-                f"The memory in {self.db.path} was indexed with the embedding model "
-                f"{rows.get('embedding_model')} ({rows.get('embedding_dim')} dims), but {name} "
-                f"({dim} dims) is configured. Run `mnemo reindex` to move the memory to the new model, "
-                "or set MNEMO_EMBEDDING_MODEL back to the recorded one."
-            )
+            raise ModelMismatch(mismatch_text(self.db.shown(), rows.get("embedding_model") or "?",
+                                              rows.get("embedding_dim") or "?", name, dim))
 
     async def center(self, tx: Tx) -> np.ndarray:
         """The recorded model's centre (read once, in tx; `ensure_model` records it)."""
         if self._center is None:
             self._center = await vectors.load_center(tx)
             if self._center is None:
-                raise ModelMismatch(f"The memory in {self.db.path} has no centre for its model; "
+                raise ModelMismatch(f"The memory in {self.db.shown()} has no centre for its model; "
                                     "reopen it to record one.")
         return self._center
 
