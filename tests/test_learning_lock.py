@@ -156,6 +156,30 @@ async def test_a_dead_holders_learning_lock_is_taken_over_when_its_lease_runs_ou
     assert await store.learning_locks.holder(scope, now) is None
 
 
+async def test_a_learning_lock_left_by_a_dead_worker_on_another_host_holds_a_person_up_at_most_15_s(
+    store: MemoryStore, second_store: MemoryStore,
+) -> None:
+    """Issue 53: a worker on another host that died holding a person's learning lock delayed their learning by 60 s
+    (nothing here can see whether a process of another host runs, so its lease has to run out)."""
+    scope = await store.scope("mnemo", "anna")
+    now = T0
+    elsewhere = LearningLocks(second_store.leases, "other-host:4026531836:4242:abcd1234")
+    left = elsewhere.hold(scope, lambda: now)  # kept referenced: a collected hold would release the lock
+    await left.__aenter__()  # taken, then the host went away: never renewed, never released
+
+    async def take() -> str | None:
+        async with store.learning_locks.hold(scope, lambda: now):
+            return await store.learning_locks.holder(scope, now)
+
+    waiting = asyncio.ensure_future(take())
+    now = T0 + 14.0
+    await asyncio.sleep(0.2)
+    assert not waiting.done()
+    now = T0 + 15.0
+    taken = await asyncio.wait_for(waiting, 2)
+    assert (taken or "").startswith(store.learning_locks.worker)
+
+
 def files_holding(folder: Path, word: str) -> list[str]:
     """Every file under folder whose bytes hold the word (UTF-8, any case the test wrote it in), by name."""
     pieces = (word.encode(), word.lower().encode())

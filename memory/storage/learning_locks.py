@@ -33,8 +33,11 @@ from memory.storage.leases import Leases
 
 log = logging.getLogger(__name__)
 
-LEASE_SECONDS = 60.0  # a dead holder's lock is taken over after this long
-RENEW_SECONDS = LEASE_SECONDS / 3  # a living holder renews it this often (real seconds)
+# A dead holder's lock is taken over after this long: a worker on another host that died (whether it runs cannot be
+# seen from here) holds its person's learning up this long at most. A living holder renews it three times as often;
+# one that stalls longer (a paused database) loses it, and what it holds checks its input before it writes.
+LEASE_SECONDS = 15.0
+RENEW_SECONDS = LEASE_SECONDS / 3  # real seconds
 POLL_SECONDS = 0.05  # how often a waiting worker asks the database again
 
 
