@@ -1,6 +1,6 @@
 """The work a long streamed reply costs: 30,000 characters in 7,500 pieces (goal: at most 1 s of CPU; issue 52).
 
-Usage: .venv/bin/python bench/long_stream.py [--chars 30000] [--pieces 7500] [--json]
+Usage: .venv/bin/python bench/long_stream.py [--chars 30000] [--pieces 7500] [--matrix] [--json]
 
 The engine (a real SQLite store in a temporary folder, the deterministic test embedder, a scripted chat model whose
 stream yields after every piece and pauses 20 ms after every hundredth) hands the reply to a live preview shaped as
@@ -8,6 +8,10 @@ the Matrix channel shapes it: commands written with '!', the first message split
 encrypted room. Printed: the CPU seconds of the turn, its wall time, how often the visible text was looked at, how
 many preview messages or edits were made and how many edit sizes were measured. Before issue 52 every piece was
 read whole again (12 s of CPU, 7,462 looks on the 2-core machine of docs/benchmarks.md).
+
+`--matrix` measures the same reply where it was seen: mnemo as a process of its own in an encrypted Matrix DM with a
+real Synapse, its memory and how late the reply's bubbles and the next person's answer come
+(bench/long_stream_matrix.py says how).
 """
 from __future__ import annotations
 
@@ -83,8 +87,15 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--chars", type=int, default=30_000)
     parser.add_argument("--pieces", type=int, default=7_500)
+    parser.add_argument("--matrix", action="store_true", help="mnemo as a process, in an encrypted Matrix DM")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
+    if args.matrix:
+        from bench.long_stream_matrix import report
+        from bench.long_stream_matrix import run as run_matrix
+        matrix = asyncio.run(run_matrix(args.chars, args.pieces))
+        print(json.dumps(matrix) if args.json else report(matrix))
+        return
     figures = asyncio.run(run(args.chars, args.pieces))
     if args.json:
         print(json.dumps(figures))

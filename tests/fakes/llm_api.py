@@ -38,6 +38,8 @@ class Reply:
     body: dict[str, Any] | str | None = None
     retry_after: float | None = None
     delay: float = 0.0
+    piece: int = 8  # characters per streamed delta
+    pause: float = 0.0  # seconds a stream waits after every hundredth delta
 
 
 Responder = Callable[[dict[str, Any]], "str | Reply | Awaitable[str | Reply]"]
@@ -119,6 +121,7 @@ class FakeLLM:
         self.models = list(models)
         self.queue: deque[Reply] = deque()
         self.requests: list[RecordedRequest] = []
+        self.streams_ended: list[float] = []  # time.monotonic() when each streamed answer was written whole
         self.responder: Responder = lambda body: "ok"
         self.port = 0
         self._ids = itertools.count(1)
@@ -228,16 +231,19 @@ class FakeLLM:
         return web.json_response({"object": "list", "data": data, **page})
 
     async def _sse(
-        self, request: web.Request, events: list[tuple[str | None, Any]]
+        self, request: web.Request, events: list[tuple[str | None, Any]], pause: float = 0.0
     ) -> web.StreamResponse:
-        """Send (event name, data) pairs as server-sent events."""
+        """Send (event name, data) pairs as server-sent events, waiting `pause` seconds after every hundredth."""
         resp = web.StreamResponse(headers={"content-type": "text/event-stream"})
         await resp.prepare(request)
-        for name, data in events:
+        for n, (name, data) in enumerate(events, 1):
             line = data if isinstance(data, str) else json.dumps(data)
             head = f"event: {name}\n" if name else ""
             await resp.write(f"{head}data: {line}\n\n".encode())
+            if pause and n % 100 == 0:
+                await asyncio.sleep(pause)
         await resp.write_eof()
+        self.streams_ended.append(time.monotonic())
         return resp
 
     async def _openai(self, request: web.Request) -> web.StreamResponse:
@@ -269,14 +275,14 @@ class FakeLLM:
             return None, {**chunk, "choices": [choice]}
 
         events = [delta({"role": "assistant", "content": ""})]
-        events += [delta({"content": piece}) for piece in _pieces(reply.text)]
+        events += [delta({"content": piece}) for piece in _pieces(reply.text, reply.piece)]
         events += [
             delta({"tool_calls": [{**c, "index": i}]}) for i, c in enumerate(calls)
         ]
         events.append(delta({}, finish))
         if (body.get("stream_options") or {}).get("include_usage"):
             events.append((None, {**chunk, "choices": [], "usage": usage}))
-        return await self._sse(request, [*events, (None, "[DONE]")])
+        return await self._sse(request, [*events, (None, "[DONE]")], reply.pause)
 
     async def _anthropic(self, request: web.Request) -> web.StreamResponse:
         """POST /v1/messages."""
