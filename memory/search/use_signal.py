@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from memory.errors import EmbeddingFailed
-from memory.search.embed_batches import EmbedBatcher
+from memory.search.embed_batches import EmbedBatcher, head
 from memory.search.embedder import Embedder, Purpose
 from memory.search.vectors import from_half, half
 from memory.storage.db import Database, Tx
@@ -120,7 +120,7 @@ async def fill_missing(db: Database, embedder: Embedder, progress: Callable[[int
                                      (FILL_BATCH,))
         if not rows:
             break
-        found = await asyncio.to_thread(embedder.embed, [r[2] for r in rows], "document")
+        found = await asyncio.to_thread(embedder.embed, [head(r[2]) for r in rows], "document")
         async with db.transaction() as tx:
             await tx.executemany("INSERT OR IGNORE INTO use_vectors(doc_id, scope_id, vector)"
                                  " SELECT id, scope_id, ? FROM docs WHERE id = ?",
