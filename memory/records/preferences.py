@@ -120,10 +120,17 @@ class PreferenceStore:
         return replace(prefs, **values)
 
     async def set(self, scope: Scope, key: str, value: Any) -> Preferences:
-        """Store one preference (already validated)."""
+        """Store one preference (already validated); its count of changes moves in the same statement (`version`)."""
         stored = ("1" if value else "0") if isinstance(value, bool) else str(value)
         async with self.db.transaction() as tx:
-            await tx.execute("INSERT INTO preferences(scope_id, key, value) VALUES (?, ?, ?)"
-                             " ON CONFLICT(scope_id, key) DO UPDATE SET value = excluded.value",
-                             (scope.id, key, stored))
+            await tx.execute("INSERT INTO preferences(scope_id, key, value, changes) VALUES (?, ?, ?, 1)"
+                             " ON CONFLICT(scope_id, key) DO UPDATE SET value = excluded.value,"
+                             " changes = preferences.changes + 1", (scope.id, key, stored))
         return await self.get(scope)
+
+    async def version(self) -> tuple[int, int]:
+        """A fingerprint of every scope's preferences: it moves when any process sets one (or a scope is erased).
+        The scheduler's leader watches it to move the jobs of a setting another worker took."""
+        async with self.db.reading() as tx:
+            row = await tx.fetchone("SELECT count(*), coalesce(sum(changes), 0) FROM preferences", ())
+        return int(row[0]), int(row[1])
