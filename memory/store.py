@@ -102,10 +102,10 @@ class MemoryStore:
         self.rules = Rules(db)
         self.conversations = Conversations(db)
         self.preferences = PreferenceStore(db)
-        self.outbox = Outbox(db)
-        self.access = AccessStore(db)
-        self.inbox = Inbox(db)
         self.leases = Leases(db)
+        self.outbox = Outbox(db, self.leases)  # its claims and the inbox's on the database's clock, as leases
+        self.access = AccessStore(db)
+        self.inbox = Inbox(db, self.leases)
         self.learning_locks = LearningLocks(self.leases)  # one learning run or erasure per scope, across workers
         self.job_slots = JobSlots(db, self.leases)  # the slots of repeating scheduler jobs run, once across workers
         self.companions = Companions(db)

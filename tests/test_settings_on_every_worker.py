@@ -96,7 +96,7 @@ async def test_settings_zone_on_a_worker_that_is_not_the_leader_moves_reminders_
     daily = await store.reminders.add(scope, "Tabletten", eight.timestamp(), "daily", now=now)
     await store.rhythm.observe(scope, eight.replace(hour=20).timestamp() - 7 * 86400, BERLIN, answered=False)
     before = await store.rhythm.histogram(scope, now)
-    async with workers([store, second_store], tmp_path) as [(leader, _), (other, commands)]:
+    async with workers([store, second_store], tmp_path) as [(leader, _), (_, commands)]:
         assert saved(await commands.run(USER, "/settings zeitzone Tokio", channel="tg", ref="1"))
         for _ in range(3):  # the leader's steps move jobs, never the reminders or hours again
             assert await leader.step() == "sync"
