@@ -142,3 +142,47 @@ async def test_a_hundred_settings_spread_over_three_workers_are_all_answered(
                     assert f"{fires[f'{job}:{scope.id}']:%H:%M}" == last[person, key]
     finally:
         await third.close()
+
+
+async def failing_reminder_moves(store: MemoryStore, on: bool) -> None:
+    """A database that refuses to move a reminder (a disk gone, a connection lost half-way): a trigger that raises."""
+    async with store.db.transaction() as tx:
+        if store.db.dialect == "postgres":
+            if on:
+                await tx.execute("CREATE FUNCTION refuse_move() RETURNS trigger LANGUAGE plpgsql AS"
+                                 " 'BEGIN RAISE EXCEPTION ''refused''; END'", ())
+                await tx.execute("CREATE TRIGGER refuse_move BEFORE UPDATE OF due_at ON reminders"
+                                 " FOR EACH ROW EXECUTE FUNCTION refuse_move()", ())
+            else:
+                await tx.execute("DROP TRIGGER refuse_move ON reminders", ())
+        elif on:
+            await tx.execute("CREATE TRIGGER refuse_move BEFORE UPDATE OF due_at ON reminders"
+                             " BEGIN SELECT RAISE(ABORT, 'refused'); END", ())
+        else:
+            await tx.execute("DROP TRIGGER refuse_move", ())
+
+
+async def test_a_zone_change_cut_off_half_way_changes_nothing_and_its_retry_moves_everything_once(
+        store: MemoryStore, tmp_path: Path) -> None:
+    scope = await store.scope("mnemo", USER)
+    await store.messages.add(scope, "user", "Hallo!")
+    now = time.time()
+    eight = datetime.fromtimestamp(now + 2 * 86400, BERLIN).replace(hour=8, minute=0, second=0, microsecond=0)
+    daily = await store.reminders.add(scope, "Tabletten", eight.timestamp(), "daily", now=now)
+    await store.rhythm.observe(scope, eight.replace(hour=20).timestamp() - 7 * 86400, BERLIN, answered=False)
+    before = await store.rhythm.histogram(scope, now)
+    engine = Engine(store, ScriptedLLM("chat"), ScriptedLLM("background"), EngineConfig(zone=BERLIN))
+    try:
+        commands = Commands(engine)
+        await failing_reminder_moves(store, on=True)
+        with pytest.raises(Exception, match="refused"):
+            await commands.run(USER, "/settings zeitzone Tokio")
+        assert (await store.preferences.get(scope)).timezone == "", "nothing half done"
+        assert (await store.rhythm.histogram(scope, now)).wrote == before.wrote
+        await failing_reminder_moves(store, on=False)
+        assert saved(await commands.run(USER, "/settings zeitzone Tokio"))  # the person tries again
+    finally:
+        await engine.close()
+    assert (await store.reminders.get(scope, daily.id)).due_at.astimezone(TOKYO).hour == 8
+    after = await store.rhythm.histogram(scope, now)
+    assert after.wrote[(eight.weekday() + 1) % 7][4] == pytest.approx(before.wrote[eight.weekday()][20])
