@@ -366,7 +366,8 @@ async def main(settings: Settings) -> None:
                 live["console"] = True
             if metrics is not None:
                 crypto = next((m for m in messengers if isinstance(m, ReportsCrypto)), None)
-                await start_web(settings, metrics, Running(engine.store, engine.budget, scheduler, live.copy, crypto),
+                await start_web(settings, metrics, Running(engine.store, engine.budget, scheduler, live.copy, crypto,
+                                                           shared_worker(settings)),
                                 commands, running)
             with settled_heap():
                 if console is not None:

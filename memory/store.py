@@ -36,11 +36,11 @@ from memory.records.notes import Notes
 from memory.records.open_topics import Topics
 from memory.records.people import People
 from memory.records.person_dates import PersonDates
-from memory.records.preferences import PreferenceStore
+from memory.records.preferences import PreferenceStore, preference_written
 from memory.records.profile import Profile
 from memory.records.reactions import Reactions
 from memory.records.relationship import Relationships
-from memory.records.reminders import Reminders
+from memory.records.reminders import Reminders, StoredReminder, reminder_edited
 from memory.records.rhythm_weights import RhythmStore
 from memory.records.state import ScopeState
 from memory.records.suggestions import Suggestions
@@ -102,10 +102,10 @@ class MemoryStore:
         self.rules = Rules(db)
         self.conversations = Conversations(db)
         self.preferences = PreferenceStore(db)
-        self.outbox = Outbox(db)
-        self.access = AccessStore(db)
-        self.inbox = Inbox(db)
         self.leases = Leases(db)
+        self.outbox = Outbox(db, self.leases)  # its claims and the inbox's on the database's clock, as leases
+        self.access = AccessStore(db)
+        self.inbox = Inbox(db, self.leases)
         self.learning_locks = LearningLocks(self.leases)  # one learning run or erasure per scope, across workers
         self.job_slots = JobSlots(db, self.leases)  # the slots of repeating scheduler jobs run, once across workers
         self.companions = Companions(db)
@@ -289,6 +289,20 @@ class MemoryStore:
         self.index.scopes.forget(scope.id)  # its vectors leave this process's memory now, not at the next search
         await erasure.settle(self.db)
         return removed
+
+    async def change_zone(self, scope: Scope, zone: str, hours: float, moves: Sequence[tuple[StoredReminder, float]],
+                          now: float, reason: str) -> None:
+        """Set the person's zone, shift their learned hours `hours` later and move repeating reminders to new times, in
+        one transaction (`scheduler.zone_change` decides what moves): a zone change cut off half-way leaves nothing
+        changed, so its retry moves everything once."""
+        async with self.db.transaction() as tx:
+            await preference_written(tx, scope, "timezone", zone)
+            if hours:
+                await self.rhythm.shift_in(tx, scope, hours, now)
+            for reminder, due_at in moves:
+                await reminder_edited(tx, scope, reminder, reminder.text, due_at, now, reason)
+        if moves:
+            await self.reminders.changed()
 
     async def scopes_erased(self, after: int = 0) -> list[erasure.ScopeErased]:
         """The /deleteme of every worker after tombstone `after`, oldest first: what a worker's own files of a person

@@ -135,12 +135,15 @@ class OutboxSender:
 
         Only kind "checkin" is logged as proactive (and so counts against the check-in budget).
         """
-        item = await self.store.outbox.record(scope, kind, text, self.clock(), buttons, due_at, self.claim())
+        item = await self.store.outbox.record(scope, kind, text, self.clock(), buttons, due_at, await self.claim())
         return await self._send(scope, item)
 
-    def claim(self) -> tuple[str, float] | None:
-        """Who holds a message recorded now to be sent at once: this worker, for a while (None in one process)."""
-        return (self.worker, self.clock() + self.claim_seconds) if self.worker else None
+    async def claim(self) -> tuple[str, float] | None:
+        """Who holds a message recorded now to be sent at once: this worker, for a while, on the database's clock
+        (as every claim is judged); None in one process."""
+        if not self.worker:
+            return None
+        return self.worker, await self.store.leases.on_database_clock(self.clock()) + self.claim_seconds
 
     async def send(self, scope: Scope, item: OutboxItem) -> bool:
         """Try to send a message recorded elsewhere (`Reminders.fire`) now; True when it went out."""

@@ -2,7 +2,8 @@
 
 APScheduler 3's job store must not be shared by several schedulers, so each worker keeps its own (in its data
 directory) and the database decides who runs: every `RENEW_SECONDS` a worker asks for the lease; the holder starts
-its scheduler (or keeps it and picks up reminders another worker changed), the others stop theirs. A worker that
+its scheduler (or keeps it and picks up reminders and settings another worker changed: `sync_changes`), the others stop
+theirs. A worker that
 dies keeps the lease at most `HOLD_SECONDS`; then another takes it, and its scheduler runs what was missed (a
 reminder due meanwhile fires late, once, within APScheduler's grace time; the planner's slot it missed, or was
 running when it died, runs at once: `memory.storage.job_slots`). One process on SQLite always holds it.
@@ -43,28 +44,35 @@ class SchedulerLeader:
         scheduler.worker = worker  # its planner's slots are claimed in the name that holds the lease
         scheduler.outbox.worker = worker  # a push is claimed by the worker sending it, so no other sends it too
         self.hold, self.every = hold, every
-        self._reminders: tuple[int, float, float] | None = None
+        self._seen: tuple[object, ...] | None = None  # the reminders' and preferences' fingerprints the jobs follow
 
     async def step(self) -> Action:
         """Ask for (or renew) the lease and act on the answer."""
         action = leader_action(await self._take(), self.scheduler.running)
         if action == "start":
             log.info("worker %s holds the scheduler lease: its scheduler starts", self.worker)
+            seen = await self._changes()  # read first: a change made while the jobs are written is seen next step
             await self._renewing(self.scheduler.start())
-            self._reminders = await self.scheduler.store.reminders.version()
+            self._seen = seen
         elif action == "stop":
             log.warning("worker %s lost the scheduler lease: its scheduler stops", self.worker)
             await self.scheduler.stop()
         elif action == "sync":
-            await self.sync_reminders()
+            await self.sync_changes()
         return action
 
-    async def sync_reminders(self) -> None:
-        """Bring the jobs in line when a reminder changed anywhere (another worker's turn set one)."""
-        version = await self.scheduler.store.reminders.version()
-        if version != self._reminders:
-            self._reminders = version
+    async def sync_changes(self) -> None:
+        """Bring the jobs in line when a reminder or a setting changed anywhere (another worker's turn set a reminder,
+        its /settings moved the brief, the diary or the zone): at the latest one step after the change."""
+        seen = await self._changes()
+        if seen != self._seen:
+            self._seen = seen
             await self._renewing(self.scheduler.refresh())
+
+    async def _changes(self) -> tuple[object, ...]:
+        """The fingerprints of what the jobs are made from and other workers change."""
+        store = self.scheduler.store
+        return await store.reminders.version(), await store.preferences.version()
 
     async def _take(self) -> bool:
         """Take or renew the lease; a database that does not answer means 'not held'."""

@@ -47,7 +47,7 @@ async def push_due(store: MemoryStore, outbox: OutboxSender, scope: Scope, now: 
         buttons = push_buttons(reminder, await store.numbers.of(scope, "reminder", reminder.id), lang)
         following = next_due(reminder.due_at, reminder.repeat, moment, zone)
         item = await store.reminders.fire(scope, reminder, following.timestamp() if following else None, now,
-                                          push_text(reminder), buttons, outbox.claim())
+                                          push_text(reminder), buttons, await outbox.claim())
         if item is None:  # fired meanwhile by another worker's scheduler
             continue
         if not await outbox.send(scope, item):

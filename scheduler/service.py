@@ -167,8 +167,10 @@ class Scheduler:
         return planner_slot(now, self.planner_start.timestamp(), self.planner_every.total_seconds())
 
     async def sync_jobs(self) -> None:
-        """Add jobs for new users and move jobs whose time a user changed; existing ones keep their next run."""
-        assert self._aps is not None
+        """Add jobs for new users and move jobs whose time a user changed; existing ones keep their next run. Nothing
+        on a worker whose scheduler does not run (not the leader): the leader sees the change and moves the jobs."""
+        if self._aps is None:
+            return
         specs = await self.specs()
         for spec in specs:
             job = self._aps.get_job(spec.id)

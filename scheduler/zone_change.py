@@ -41,21 +41,20 @@ def same_clock(due: datetime, repeat: str, old: ZoneInfo, new: ZoneInfo, now: da
 
 
 async def change_zone(store: MemoryStore, scope: Scope, zone: str, default: ZoneInfo, now: float) -> None:
-    """Set the person's zone ('' for the deployment's) and move their learned hours and repeating reminders with it."""
+    """Set the person's zone ('' for the deployment's) and move their learned hours and repeating reminders with it,
+    all in one transaction (a change cut off half-way leaves nothing half done)."""
     prefs = await store.preferences.get(scope)
     old = ZoneInfo(prefs.timezone) if prefs.timezone else default
     new = ZoneInfo(zone) if zone else default
-    await store.preferences.set(scope, "timezone", zone)
     if old.key == new.key:
+        await store.change_zone(scope, zone, 0.0, (), now, "")
         return
-    hours = rhythm_shift(old, new, now, chosen_before=bool(prefs.timezone))
-    if hours:
-        await store.rhythm.shift(scope, hours, now)
     moment = datetime.fromtimestamp(now, new)
+    moves = []
     for reminder in await store.reminders.active(scope):
-        if not reminder.repeat:
-            continue
-        moved = same_clock(reminder.due_at, reminder.repeat, old, new, moment)
-        if moved != reminder.due_at:
-            await store.reminders.edit(scope, reminder.id, reminder.text, moved.timestamp(), now=now,
-                                       reason=f"time zone {old.key} -> {new.key}")
+        if reminder.repeat:
+            moved = same_clock(reminder.due_at, reminder.repeat, old, new, moment)
+            if moved != reminder.due_at:
+                moves.append((reminder, moved.timestamp()))
+    await store.change_zone(scope, zone, rhythm_shift(old, new, now, chosen_before=bool(prefs.timezone)), moves, now,
+                            f"time zone {old.key} -> {new.key}")

@@ -209,7 +209,7 @@ async def test_a_message_in_flight_is_not_sent_again_by_the_same_process_planner
             return await super().deliver(scope, text)
 
     outbox.channel = Slow(sent)
-    item = await store.reminders.fire(scope, reminder, None, noon, "⏰ Tabletten nehmen", (), outbox.claim())
+    item = await store.reminders.fire(scope, reminder, None, noon, "⏰ Tabletten nehmen", (), await outbox.claim())
     assert item is not None and await outbox.send(scope, item)
     assert flushed_meanwhile == [0] and sent == ["⏰ Tabletten nehmen"]
     outbox.channel = Recorder(sent)
@@ -238,7 +238,7 @@ async def test_a_message_read_as_due_before_it_was_sent_is_not_sent_again(store:
     sent: list[str] = []
     outbox = OutboxSender(store, Recorder(sent), lambda: noon)
     outbox.worker = "w1"
-    item = await store.outbox.record(scope, "reminder", "⏰ Tabletten nehmen", noon, claim=outbox.claim())
+    item = await store.outbox.record(scope, "reminder", "⏰ Tabletten nehmen", noon, claim=await outbox.claim())
     (read_before,) = await store.outbox.claim_due("w1", noon, 20.0)  # the planner's list: this worker's own claim
     assert await outbox.send(scope, item)
     assert not await outbox.send(scope, read_before)  # the planner's loop comes to it after the push went out

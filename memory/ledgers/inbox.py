@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memory.storage.db import Database, Tx
-from memory.storage.leases import CLAIMABLE
+from memory.storage.leases import CLAIMABLE, Leases
 
 KEEP_SECONDS = 7 * 24 * 3600.0  # handled ids are kept this long to recognise redeliveries
 # meta key: the newest update that was unhandled when something was erased (memory.account.erasure)
@@ -37,8 +37,9 @@ class InboxEntry:
 class Inbox:
     """Record incoming updates once, list those not yet handled, mark them handled."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, leases: Leases | None = None) -> None:
         self.db = db
+        self.leases = leases or Leases(db)  # claims are judged on the database's clock (`Leases.on_database_clock`)
 
     async def record(self, channel: str, items: Sequence[tuple[str, str | None]], now: float,
                      threads: Mapping[str, str] | None = None, sent_order: Mapping[str, int] | None = None
@@ -131,7 +132,9 @@ class Inbox:
         worker. On PostgreSQL the oldest update of each conversation is locked FOR UPDATE SKIP LOCKED: two workers
         claiming at once never take the same conversation, neither waits for the other. A claim that ran out (its
         worker died) is taken over. SQLite's one process takes everything (its transactions are serial anyway).
+        Claims are held and judged on the database's clock, so workers whose clocks differ agree on them.
         """
+        now = await self.leases.on_database_clock(now)
         until = now + hold
         async with self.db.transaction() as tx:
             heads = await tx.fetchall(
@@ -150,6 +153,7 @@ class Inbox:
 
     async def extend(self, channel: str, worker: str, now: float, hold: float) -> int:
         """Hold this worker's unhandled updates `hold` seconds from now (a long turn); returns how many."""
+        now = await self.leases.on_database_clock(now)
         async with self.db.transaction() as tx:
             await tx.execute(f"UPDATE inbox SET claimed_until = ? WHERE {_OPEN} AND claimed_by = ?",
                              (now + hold, channel, worker))
@@ -158,6 +162,7 @@ class Inbox:
     async def keep(self, channel: str, event_id: str, worker: str, now: float, hold: float) -> bool:
         """Renew this worker's claim on one unhandled update before it is answered; False when the update was handled
         meanwhile or another worker holds it now (this worker's claim ran out while it stalled): it is left alone."""
+        now = await self.leases.on_database_clock(now)
         async with self.db.transaction() as tx:
             await tx.execute("UPDATE inbox SET claimed_until = ? WHERE channel = ? AND event_id = ?"
                              " AND handled_at IS NULL AND claimed_by = ?", (now + hold, channel, event_id, worker))

@@ -8,7 +8,7 @@ from typing import Any
 
 from memory.models import Scope
 from memory.storage.db import Database, Tx
-from memory.storage.leases import CLAIMABLE
+from memory.storage.leases import CLAIMABLE, Leases
 
 # Rows of buttons under a message, each (label, data): plain data, so the memory knows no messenger.
 ButtonRows = tuple[tuple[tuple[str, str], ...], ...]
@@ -53,16 +53,17 @@ async def recorded(tx: Tx, scope: Scope, kind: str, text: str, now: float, butto
 class Outbox:
     """Record, list due, and mark outgoing messages."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, leases: Leases | None = None) -> None:
         self.db = db
+        self.leases = leases or Leases(db)  # claims are judged on the database's clock (`Leases.on_database_clock`)
 
     async def record(self, scope: Scope, kind: str, text: str, now: float | None = None,
                      buttons: ButtonRows = (), due_at: float | None = None,
                      claim: tuple[str, float] | None = None) -> OutboxItem:
         """Record a message (with its buttons, and when it was meant to arrive) as pending, due at once.
 
-        `claim` (worker, until): the worker that sends it at once holds it until then, so another worker's
-        `claim_due` does not send it too.
+        `claim` (worker, until): the worker that sends it at once holds it until then (on the database's clock:
+        `OutboxSender.claim`), so another worker's `claim_due` does not send it too.
         """
         now = time.time() if now is None else now
         async with self.db.transaction() as tx:
@@ -78,14 +79,16 @@ class Outbox:
         """The due messages nobody else holds, claimed by this worker for `hold` seconds, oldest first.
 
         On PostgreSQL the rows are locked FOR UPDATE SKIP LOCKED: two workers claiming at once get different
-        messages, so each is sent by one worker only. A claim that ran out (its worker died) is taken over.
+        messages, so each is sent by one worker only. A claim that ran out (its worker died) is taken over. Claims
+        are judged on the database's clock; when a message is due, on the clock that wrote its next try (`now`).
         """
+        at = await self.leases.on_database_clock(now)
         async with self.db.transaction() as tx:
             rows = await tx.fetchall(
                 f"SELECT {_COLS} FROM outbox WHERE {_DUE} AND {CLAIMABLE}"
-                f" ORDER BY id LIMIT ?{self.db.SKIP_LOCKED}", (now, now, worker, limit))
+                f" ORDER BY id LIMIT ?{self.db.SKIP_LOCKED}", (now, at, worker, limit))
             await tx.executemany("UPDATE outbox SET claimed_by = ?, claimed_until = ? WHERE id = ?",
-                                 [(worker, now + hold, row[0]) for row in rows])
+                                 [(worker, at + hold, row[0]) for row in rows])
         return [_item(r) for r in rows]
 
     async def pending(self, item_id: int) -> bool:

@@ -82,6 +82,7 @@ MIGRATIONS: list[Migration] = [
     from_m040.m048_inbox_sent_order,
     from_m040.m049_use_vectors,
     from_m040.m050_message_kinds,
+    from_m040.m051_preference_changes,
 ]
 
 

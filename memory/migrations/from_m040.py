@@ -137,3 +137,11 @@ async def m050_message_kinds(tx: Tx) -> None:
     await tx.execute("UPDATE messages SET kind = 'push' WHERE role = 'assistant' AND kind = ''"
                      " AND channel = 'proactive'")
     await tx.execute("UPDATE messages SET kind = 'reply' WHERE role = 'assistant' AND kind = ''")
+
+
+async def m051_preference_changes(tx: Tx) -> None:
+    """`preferences.changes`: how often a preference was set. The scheduler's leader watches the table's sum (with
+    the reminders' fingerprint) and moves the jobs when a setting changed on another worker; it is written by the same
+    statement as the setting, so no worker's change can reach the table without reaching the leader."""
+    integer = "BIGINT" if tx.dialect == "postgres" else "INTEGER"
+    await tx.execute(f"ALTER TABLE preferences ADD COLUMN changes {integer} NOT NULL DEFAULT 0")

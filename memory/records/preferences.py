@@ -7,7 +7,7 @@ from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from memory.models import Scope
-from memory.storage.db import Database
+from memory.storage.db import Database, Tx
 
 
 @dataclass(frozen=True)
@@ -101,6 +101,14 @@ def parse_place(raw: str) -> tuple[float, float] | None:
     return (lat, lon) if -90 <= lat <= 90 and -180 <= lon <= 180 else None
 
 
+async def preference_written(tx: Tx, scope: Scope, key: str, value: Any) -> None:
+    """`PreferenceStore.set` within a transaction of the caller's (a zone change and what moves with it, together)."""
+    stored = ("1" if value else "0") if isinstance(value, bool) else str(value)
+    await tx.execute("INSERT INTO preferences(scope_id, key, value, changes) VALUES (?, ?, ?, 1)"
+                     " ON CONFLICT(scope_id, key) DO UPDATE SET value = excluded.value,"
+                     " changes = preferences.changes + 1", (scope.id, key, stored))
+
+
 class PreferenceStore:
     """Read and change preferences of a scope."""
 
@@ -120,10 +128,14 @@ class PreferenceStore:
         return replace(prefs, **values)
 
     async def set(self, scope: Scope, key: str, value: Any) -> Preferences:
-        """Store one preference (already validated)."""
-        stored = ("1" if value else "0") if isinstance(value, bool) else str(value)
+        """Store one preference (already validated); its count of changes moves in the same statement (`version`)."""
         async with self.db.transaction() as tx:
-            await tx.execute("INSERT INTO preferences(scope_id, key, value) VALUES (?, ?, ?)"
-                             " ON CONFLICT(scope_id, key) DO UPDATE SET value = excluded.value",
-                             (scope.id, key, stored))
+            await preference_written(tx, scope, key, value)
         return await self.get(scope)
+
+    async def version(self) -> tuple[int, int]:
+        """A fingerprint of every scope's preferences: it moves when any process sets one (or a scope is erased).
+        The scheduler's leader watches it to move the jobs of a setting another worker took."""
+        async with self.db.reading() as tx:
+            row = await tx.fetchone("SELECT count(*), coalesce(sum(changes), 0) FROM preferences", ())
+        return int(row[0]), int(row[1])

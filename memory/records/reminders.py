@@ -11,7 +11,7 @@ from memory.errors import NotFound
 from memory.ledgers import audit
 from memory.ledgers.outbox import ButtonRows, OutboxItem, recorded
 from memory.models import AuditEntry, Scope, ts
-from memory.storage.db import Database
+from memory.storage.db import Database, Tx
 
 REPEATS = ("", "daily", "weekly")
 _COLS = "id, text, due_at, repeat, status, created_at"
@@ -33,6 +33,15 @@ def _reminder(row: Any) -> StoredReminder:
     return StoredReminder(row[0], row[1], ts(row[2]), row[3], row[4], ts(row[5]))  # type: ignore[arg-type]
 
 
+async def reminder_edited(tx: Tx, scope: Scope, before: StoredReminder, text: str, due_at: float, now: float,
+                          reason: str) -> None:
+    """`Reminders.edit` within a transaction of the caller's (a zone change moving repeating reminders with it)."""
+    await tx.execute("UPDATE reminders SET text = ?, due_at = ?, updated_at = ? WHERE id = ? AND scope_id = ?",
+                     (text, due_at, now, before.id, scope.id))
+    await audit.record(tx, scope.id, audit.new_processing("reminder"), "update", "reminder", before.id,
+                       before=before, after={"text": text, "due_at": due_at}, reason=reason)
+
+
 class Reminders:
     """Add, list, fire, snooze and cancel reminders; `on_change` (the running scheduler) hears of every change."""
 
@@ -40,7 +49,8 @@ class Reminders:
         self.db = db
         self.on_change: Callable[[], Awaitable[None]] | None = None
 
-    async def _changed(self) -> None:
+    async def changed(self) -> None:
+        """Tell the running scheduler (where this worker runs one) that reminders changed."""
         if self.on_change is not None:
             await self.on_change()
 
@@ -56,7 +66,7 @@ class Reminders:
                 " VALUES (?, ?, ?, ?, 'active', ?, ?)", (scope.id, text, due_at, repeat, now, now))
             await audit.record(tx, scope.id, audit.new_processing("reminder"), "create", "reminder", item_id,
                                after={"text": text, "due_at": due_at, "repeat": repeat}, reason=reason)
-        await self._changed()
+        await self.changed()
         return await self.get(scope, item_id)
 
     async def get(self, scope: Scope, reminder_id: int) -> StoredReminder:
@@ -109,7 +119,7 @@ class Reminders:
             if not await tx.changes():
                 return None
             item = await recorded(tx, scope, "reminder", message, now, buttons, reminder.due_at.timestamp(), claim)
-        await self._changed()
+        await self.changed()
         return item
 
     async def snooze(self, scope: Scope, reminder_id: int, until: float, *, now: float | None = None) -> StoredReminder:
@@ -123,7 +133,7 @@ class Reminders:
         async with self.db.transaction() as tx:
             await tx.execute("UPDATE reminders SET due_at = ?, status = 'active', updated_at = ? WHERE id = ?",
                              (until, now, reminder_id))
-        await self._changed()
+        await self.changed()
         return await self.get(scope, reminder_id)
 
     async def edit(self, scope: Scope, reminder_id: int, text: str, due_at: float, *, now: float | None = None,
@@ -134,11 +144,8 @@ class Reminders:
             raise NotFound(f"reminder {reminder_id} ({before.status})")
         now = time.time() if now is None else now
         async with self.db.transaction() as tx:
-            await tx.execute("UPDATE reminders SET text = ?, due_at = ?, updated_at = ? WHERE id = ? AND scope_id = ?",
-                             (text, due_at, now, reminder_id, scope.id))
-            await audit.record(tx, scope.id, audit.new_processing("reminder"), "update", "reminder", reminder_id,
-                               before=before, after={"text": text, "due_at": due_at}, reason=reason)
-        await self._changed()
+            await reminder_edited(tx, scope, before, text, due_at, now, reason)
+        await self.changed()
         return await self.get(scope, reminder_id)
 
     async def revert(self, scope: Scope, entry: AuditEntry) -> None:
@@ -151,7 +158,7 @@ class Reminders:
             if "due_at" in (entry.after or {}) and "due_at" in before:
                 await tx.execute("UPDATE reminders SET text = ?, due_at = ? WHERE id = ? AND scope_id = ?",
                                  (before["text"], before["due_at"], entry.item_id, scope.id))
-        await self._changed()
+        await self.changed()
 
     async def cancel(self, scope: Scope, reminder_id: int) -> StoredReminder:
         """Stop a reminder; NotFound when it is not active (any more)."""
@@ -163,5 +170,5 @@ class Reminders:
                              (time.time(), reminder_id))
             await audit.record(tx, scope.id, audit.new_processing("reminder"), "update", "reminder", reminder_id,
                                before=reminder, after={"status": "cancelled"}, reason="cancelled")
-        await self._changed()
+        await self.changed()
         return reminder

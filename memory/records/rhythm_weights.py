@@ -120,12 +120,16 @@ class RhythmStore:
         """Move the person's weights `hours` later on their clock (their zone was not the one they were counted in);
         the weights are faded to `now` and kept as of then."""
         async with self.db.transaction() as tx:
-            hist = shifted(await self._read(tx, scope, now), hours)
-            rows = [(scope.id, day, hour, hist.wrote[day][hour], hist.answered[day][hour], now)
-                    for day in range(7) for hour in range(24) if hist.wrote[day][hour] or hist.answered[day][hour]]
-            await tx.execute("DELETE FROM rhythm WHERE scope_id = ?", (scope.id,))
-            await tx.executemany("INSERT INTO rhythm(scope_id, weekday, hour, wrote, answered, updated_at)"
-                                 " VALUES (?, ?, ?, ?, ?, ?)", rows)
+            await self.shift_in(tx, scope, hours, now)
+
+    async def shift_in(self, tx: Tx, scope: Scope, hours: float, now: float) -> None:
+        """`shift` within a transaction of the caller's (a zone change and what moves with it, together)."""
+        hist = shifted(await self._read(tx, scope, now), hours)
+        rows = [(scope.id, day, hour, hist.wrote[day][hour], hist.answered[day][hour], now)
+                for day in range(7) for hour in range(24) if hist.wrote[day][hour] or hist.answered[day][hour]]
+        await tx.execute("DELETE FROM rhythm WHERE scope_id = ?", (scope.id,))
+        await tx.executemany("INSERT INTO rhythm(scope_id, weekday, hour, wrote, answered, updated_at)"
+                             " VALUES (?, ?, ?, ?, ?, ?)", rows)
 
     async def restore(self, scope: Scope, rows: Iterable[Mapping[str, Any]]) -> int:
         """Load the rows of an export (weekday, hour, wrote, answered, updated_at); bad rows are skipped."""
