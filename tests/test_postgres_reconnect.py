@@ -16,6 +16,7 @@ import pytest
 
 from bench.backends import PostgresServer
 from memory import DatabaseUnavailable, PostgresDatabase
+from memory.storage.postgres import reconnect_wait
 from tests import postgres_kit
 
 TABLE = ("CREATE TABLE IF NOT EXISTS kept (id SERIAL PRIMARY KEY, companion_id TEXT NOT NULL, user_id BIGINT NOT NULL,"
@@ -130,3 +131,30 @@ async def test_a_transaction_cut_in_the_middle_raises_the_mapped_error_and_leave
     assert await _bodies(shared) == []  # the next block runs on a new connection and finds nothing half-written
     await _write(shared, "danach")
     assert await _bodies(shared) == ["danach"]
+
+
+async def test_while_the_server_is_down_blocks_raise_the_mapped_error_and_the_store_comes_back(
+        own_server: PostgresServer, restarted: PostgresDatabase) -> None:
+    """`pg_ctl stop -m fast`, then start (the issue's case): meanwhile DatabaseUnavailable, never psycopg's own error;
+    afterwards the next reading and transaction work."""
+    await _write(restarted, "vorher")
+    await asyncio.to_thread(own_server.halt)
+    try:
+        with pytest.raises(DatabaseUnavailable):
+            await _bodies(restarted)
+        with pytest.raises(DatabaseUnavailable):
+            await _write(restarted, "verloren")
+        assert not await restarted.reachable(timeout=2)
+    finally:
+        await asyncio.to_thread(own_server.restart)
+    back = time.monotonic()
+    while not await restarted.reachable(timeout=2):
+        assert time.monotonic() - back < 10, "not reachable 10 s after the server came back"
+        await asyncio.sleep(0.2)
+    await _write(restarted, "nachher")
+    assert await _bodies(restarted) == ["vorher", "nachher"]
+
+
+def test_attempts_to_connect_back_off_from_a_quarter_second_to_two_seconds() -> None:
+    """While the server is down, blocks do not each try to connect: at most one attempt every 2 s."""
+    assert [reconnect_wait(n) for n in range(6)] == [0.0, 0.25, 0.5, 1.0, 2.0, 2.0]
