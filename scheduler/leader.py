@@ -16,7 +16,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Literal
 
-from memory import SCHEDULER, Leases
+from memory import SCHEDULER, Leases, MemoryStoreError
 from scheduler.service import Scheduler
 
 log = logging.getLogger(__name__)
@@ -91,11 +91,23 @@ class SchedulerLeader:
             with contextlib.suppress(asyncio.CancelledError):
                 await keeper
 
+    async def _step_or_log(self) -> None:
+        """One step; one that failed is logged and the next one tries again (a database restarting or failing over
+        must not end the loop: this worker would never run the scheduler again)."""
+        try:
+            await self.step()
+        except MemoryStoreError as exc:  # the database away (DatabaseUnavailable): the cause is known
+            log.warning("worker %s: the scheduler lease's step failed (%s); trying again in %g s", self.worker, exc,
+                        self.every)
+        except Exception:
+            log.exception("worker %s: the scheduler lease's step failed; trying again in %g s", self.worker,
+                          self.every)
+
     async def run(self) -> None:
         """Step every `every` seconds until cancelled; then stop the scheduler and give the lease up."""
         try:
             while True:
-                await self.step()
+                await self._step_or_log()
                 await asyncio.sleep(self.every)
         finally:
             if self.scheduler.running:

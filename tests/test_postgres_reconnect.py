@@ -7,6 +7,7 @@ The restart tests run a server of their own (restarting the run's shared one wou
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -17,7 +18,11 @@ import pytest
 from bench.backends import PostgresServer
 from memory import DatabaseUnavailable, PostgresDatabase
 from memory.storage.postgres import reconnect_wait
+from memory.store import MemoryStore
 from tests import postgres_kit
+from tests.fakes.clock import Clock
+from tests.fakes.embedder import FakeEmbedder
+from tests.test_scheduler_leader import JobCounts, worker
 
 TABLE = ("CREATE TABLE IF NOT EXISTS kept (id SERIAL PRIMARY KEY, companion_id TEXT NOT NULL, user_id BIGINT NOT NULL,"
          " body TEXT NOT NULL)")
@@ -158,3 +163,51 @@ async def test_while_the_server_is_down_blocks_raise_the_mapped_error_and_the_st
 def test_attempts_to_connect_back_off_from_a_quarter_second_to_two_seconds() -> None:
     """While the server is down, blocks do not each try to connect: at most one attempt every 2 s."""
     assert [reconnect_wait(n) for n in range(6)] == [0.0, 0.25, 0.5, 1.0, 2.0, 2.0]
+
+
+class HeldLease:
+    """The lease (`memory.Leases`) as a worker holding it sees it: held, whatever the database says meanwhile."""
+
+    async def take(self, name: str, worker: str, now: float, hold: float) -> bool:
+        return True
+
+    async def release(self, name: str, worker: str) -> None:
+        return None
+
+
+async def test_the_scheduler_lease_loop_outlives_a_stopped_server(own_server: PostgresServer,
+                                                                  tmp_path: Path) -> None:
+    """The worker that leads keeps its lease loop while the server is down (the loop died of a DatabaseUnavailable
+    in its step before: no scheduler on that worker ever again, and a worker process built around it exited)."""
+    url = await asyncio.to_thread(own_server.fresh_url, "leader")
+    store = await MemoryStore.open(tmp_path / "data", FakeEmbedder(), database_url=url)
+    leader = worker(store, tmp_path / "w1", "w1", JobCounts(), Clock(time.time()))
+    leader.leases = HeldLease()  # type: ignore[assignment]
+    leader.every = 0.05
+    loop = asyncio.create_task(leader.run())
+    try:
+        for _ in range(200):
+            if leader.scheduler.running:
+                break
+            await asyncio.sleep(0.05)
+        assert leader.scheduler.running
+        await asyncio.to_thread(own_server.halt)
+        try:
+            await asyncio.sleep(1.0)  # twenty steps that cannot read the reminders
+            assert not loop.done(), loop.exception() if loop.done() else None
+        finally:
+            await asyncio.to_thread(own_server.restart)
+        while not await store.db.reachable(timeout=2):  # attempts to connect back off up to 2 s
+            await asyncio.sleep(0.2)
+        await store.reminders.add(await store.scope("mnemo", "tg:1"), "Tabletten nehmen", time.time() + 3600)
+        for _ in range(100):  # the next step syncs the reminder set while the server was away
+            if leader._reminders == await store.reminders.version():
+                break
+            await asyncio.sleep(0.05)
+        assert leader._reminders == await store.reminders.version()
+        assert leader.scheduler.running and not loop.done()
+    finally:
+        loop.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await loop
+        await store.close()

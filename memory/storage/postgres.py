@@ -219,7 +219,7 @@ class PostgresDatabase(Database):
             self._lost_at = now
         if now < self._next_try:
             raise DatabaseUnavailable(f"PostgreSQL at {self.shown()} cannot be reached; the next attempt to connect"
-                                      f" is in {self._next_try - now:.1f} s")
+                                      f" is in {self._next_try - now:.2f} s")
         with contextlib.suppress(Exception):  # a lost connection: closing it only frees what the client holds
             await self._pg.close()
         psycopg = _psycopg()
