@@ -4,7 +4,10 @@
 from when the server accepts connections again (and from when the restart began), and whether every worker then
 answers a message.
 
-Usage: .venv/bin/python bench/pg_restarts.py [--restarts 10] [--workers 3]
+With `--down S` the server is stopped (`pg_ctl stop -m fast`), left down S seconds, and started again, as an
+outage or a failover that takes a while does.
+
+Usage: .venv/bin/python bench/pg_restarts.py [--restarts 10] [--workers 3] [--down 0]
 """
 from __future__ import annotations
 
@@ -50,7 +53,7 @@ def quantile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, max(0, round(q * len(ordered) + 0.5) - 1))]
 
 
-async def run(restarts: int, workers: int) -> None:
+async def run(restarts: int, workers: int, down: float) -> None:
     server = PostgresServer()
     try:
         url = await asyncio.to_thread(server.fresh_url, "restarts")
@@ -61,7 +64,7 @@ async def run(restarts: int, workers: int) -> None:
                          for n, port in enumerate(hooks)]
                 try:
                     await all_healthy(session, health)
-                    await measure(server, tg, session, hooks, health, restarts)
+                    await measure(server, tg, session, hooks, health, restarts, down)
                 finally:
                     for proc in procs:
                         proc.send_signal(signal.SIGKILL)
@@ -71,13 +74,16 @@ async def run(restarts: int, workers: int) -> None:
 
 
 async def measure(server: PostgresServer, tg: FakeTelegram, session: aiohttp.ClientSession, hooks: list[int],
-                  health: list[int], restarts: int) -> None:
+                  health: list[int], restarts: int, down: float) -> None:
     """Restart the server `restarts` times; print each restart's figures and the summary."""
     after_up: list[float] = []
     after_start: list[float] = []
     answered = asked = 0
     for n in range(restarts):
         began = time.monotonic()
+        if down:
+            await asyncio.to_thread(server.halt)
+            await asyncio.sleep(down)
         await asyncio.to_thread(server.restart)
         up = time.monotonic()
         seconds = await all_healthy(session, health)
@@ -94,7 +100,9 @@ async def measure(server: PostgresServer, tg: FakeTelegram, session: aiohttp.Cli
         print(f"restart {n + 1}: server down and up in {up - began:.2f} s; every /healthz 200 {seconds:.2f} s after"
               f" it was up ({after_start[-1]:.2f} s after the restart began)", flush=True)
     p50, p95 = statistics.median(after_up), quantile(after_up, 0.95)
-    print(f"\n{restarts} restarts, {len(hooks)} workers, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}")
+    kind = f"stopped for {down:g} s and started" if down else "pg_ctl restart -m fast"
+    print(f"\n{restarts} restarts ({kind}), {len(hooks)} workers, {os.cpu_count()} cores,"
+          f" load {os.getloadavg()[0]:.1f}")
     print(f"every worker healthy again after the server was up: p50 {p50:.2f} s, p95 {p95:.2f} s,"
           f" max {max(after_up):.2f} s (goal p95 <= {GOAL_P95:g} s: {'met' if p95 <= GOAL_P95 else 'MISSED'})")
     print(f"counted from the restart's start: p50 {statistics.median(after_start):.2f} s,"
@@ -121,8 +129,9 @@ async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--restarts", type=int, default=10)
     parser.add_argument("--workers", type=int, default=3)
+    parser.add_argument("--down", type=float, default=0.0, help="seconds the server stays stopped (0: pg_ctl restart)")
     args = parser.parse_args()
-    await run(args.restarts, args.workers)
+    await run(args.restarts, args.workers, args.down)
 
 
 if __name__ == "__main__":
