@@ -70,6 +70,9 @@ class SchedulerLeader:
         """Take or renew the lease; a database that does not answer means 'not held'."""
         try:
             return await self.leases.take(SCHEDULER, self.worker, self.clock(), self.hold)
+        except MemoryStoreError as exc:  # the database away: its cause in one line, not a traceback each time
+            log.warning("worker %s could not renew the scheduler lease (%s)", self.worker, exc)
+            return False
         except Exception:  # the lease cannot be confirmed: another worker may take it once it runs out
             log.exception("worker %s could not renew the scheduler lease", self.worker)
             return False

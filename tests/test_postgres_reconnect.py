@@ -211,3 +211,23 @@ async def test_the_scheduler_lease_loop_outlives_a_stopped_server(own_server: Po
         with contextlib.suppress(asyncio.CancelledError):
             await loop
         await store.close()
+
+
+class AwayLease:
+    """The lease while the database is away: every attempt fails as the store maps it."""
+
+    async def take(self, name: str, worker: str, now: float, hold: float) -> bool:
+        raise DatabaseUnavailable("cannot connect to PostgreSQL at postgresql://mnemo@db/mnemo: connection refused")
+
+    async def release(self, name: str, worker: str) -> None:
+        return None
+
+
+async def test_a_lease_not_renewed_while_the_database_is_away_is_one_log_line_with_its_cause(
+        store: MemoryStore, tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """Renewed every 20 s on every worker: while the database is away, one line each, not a traceback each."""
+    leader = worker(store, tmp_path / "w1", "w1", JobCounts(), Clock(time.time()))
+    leader.leases = AwayLease()  # type: ignore[assignment]
+    assert await leader.step() == "wait"
+    (record,) = [r for r in caplog.records if "scheduler lease" in r.getMessage()]
+    assert "connection refused" in record.getMessage() and record.exc_info is None

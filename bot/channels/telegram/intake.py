@@ -188,6 +188,8 @@ class Intake:
             await asyncio.sleep(PULL_SECONDS)
             try:
                 await self.pull()
+            except MemoryStoreError as exc:  # the database away: its cause in one line, not a traceback every 2 s
+                log.warning("claiming Telegram updates failed (%s); trying again in %g s", exc, PULL_SECONDS)
             except Exception:  # the next pull tries again; the claims outlast a few failed ones
                 log.exception("claiming Telegram updates failed; trying again in %g s", PULL_SECONDS)
 
