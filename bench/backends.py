@@ -61,6 +61,20 @@ class PostgresServer:
                                " FROM pg_available_extensions WHERE name = 'vector')").fetchone()
         return f"PostgreSQL {row[0]}, pgvector {row[1]}" if row else "PostgreSQL"
 
+    def restart(self) -> None:
+        """`pg_ctl restart -m fast`, as a minor update of a managed server does: every connection is cut, the server
+        comes back with the same settings and socket (also when it was stopped: pg_ctl then only starts it)."""
+        self._pg_ctl("restart", "-m", "fast")
+
+    def halt(self) -> None:
+        """`pg_ctl stop -m fast`: every connection is cut and nothing answers until `restart`."""
+        self._pg_ctl("stop", "-m", "fast")
+
+    def _pg_ctl(self, *args: str) -> None:
+        from pgserver._commands import pg_ctl  # the wheel's own pg_ctl, run as the user the server runs as
+
+        pg_ctl(["-w", "-t", "60", *args], pgdata=self._server.pgdata, user=self._server.system_user, timeout=90)
+
     def stop(self) -> None:
         """Stop the server and delete its folder."""
         self._server.cleanup()

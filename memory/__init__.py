@@ -24,6 +24,7 @@ from memory.account.web_access import WebAccess, WebSession
 from memory.errors import (
     CompanionExists,
     CopyRefused,
+    DatabaseUnavailable,
     DriverUnavailable,
     EmbeddingFailed,
     EmbeddingUnavailable,
@@ -112,7 +113,7 @@ __all__ = [
     "EmbeddingUnavailable", "EmbeddingServer", "ServerEmbedder", "Reranker", "RerankFailed", "Reranking",
     "RerankServer", "ServerReranker",
     "GROUP_TITLE",
-    "scope_stats",
+    "scope_stats", "DatabaseUnavailable",
     "read_messages", "read_users",
     "AccessStore", "applied_migrations", "ApprovedUser", "AuditEntry", "backup", "backup_name",
     "ButtonRows", "calibration", "card_line", "check_integrity", "Choice", "Choices", "CommandRun", "COMMON_SHARE",

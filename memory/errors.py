@@ -9,7 +9,8 @@
     │   └── EmbeddingUnavailable   the embedding server is down, too slow or answered garbage (for now)
     ├── CompanionExists     a companion with this id was already created
     ├── ReminderFired       /undo of a reminder's creation or move after it fired
-    └── CopyRefused         the copy to PostgreSQL cannot start or go on (`memory.storage.postgres_copy`)
+    ├── CopyRefused         the copy to PostgreSQL cannot start or go on (`memory.storage.postgres_copy`)
+    └── DatabaseUnavailable the PostgreSQL server cannot be reached, or the connection was lost inside a transaction
 """
 from __future__ import annotations
 
@@ -59,3 +60,9 @@ class ReminderFired(MemoryStoreError):
 class CopyRefused(MemoryStoreError):
     """The copy from SQLite to PostgreSQL cannot start (a source not migrated, a target holding other data) or a
     row stopped it; what was copied stays and a new run goes on from there."""
+
+
+class DatabaseUnavailable(MemoryStoreError):
+    """The PostgreSQL server cannot be reached just now, or the connection was lost where a statement cannot safely be
+    run again (inside a transaction: the server rolled it back; at its COMMIT: whether it was kept is unknown). The
+    next block connects again."""

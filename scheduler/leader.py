@@ -17,7 +17,7 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import Literal
 
-from memory import SCHEDULER, Leases
+from memory import SCHEDULER, Leases, MemoryStoreError
 from scheduler.service import Scheduler
 
 log = logging.getLogger(__name__)
@@ -78,6 +78,9 @@ class SchedulerLeader:
         """Take or renew the lease; a database that does not answer means 'not held'."""
         try:
             return await self.leases.take(SCHEDULER, self.worker, self.clock(), self.hold)
+        except MemoryStoreError as exc:  # the database away: its cause in one line, not a traceback each time
+            log.warning("worker %s could not renew the scheduler lease (%s)", self.worker, exc)
+            return False
         except Exception:  # the lease cannot be confirmed: another worker may take it once it runs out
             log.exception("worker %s could not renew the scheduler lease", self.worker)
             return False
@@ -99,11 +102,23 @@ class SchedulerLeader:
             with contextlib.suppress(asyncio.CancelledError):
                 await keeper
 
+    async def _step_or_log(self) -> None:
+        """One step; one that failed is logged and the next one tries again (a database restarting or failing over
+        must not end the loop: this worker would never run the scheduler again)."""
+        try:
+            await self.step()
+        except MemoryStoreError as exc:  # the database away (DatabaseUnavailable): the cause is known
+            log.warning("worker %s: the scheduler lease's step failed (%s); trying again in %g s", self.worker, exc,
+                        self.every)
+        except Exception:
+            log.exception("worker %s: the scheduler lease's step failed; trying again in %g s", self.worker,
+                          self.every)
+
     async def run(self) -> None:
         """Step every `every` seconds until cancelled; then stop the scheduler and give the lease up."""
         try:
             while True:
-                await self.step()
+                await self._step_or_log()
                 await asyncio.sleep(self.every)
         finally:
             if self.scheduler.running:

@@ -1,12 +1,12 @@
 """One of several workers in a child process, run until the test kills it: Telegram in webhook mode under a worker name,
 the scheduler behind its lease, the memory in one PostgreSQL database shared with the other workers.
 
-    python -m tests.scenarios.worker_child DATABASE_URL DATA_DIR BASE_URL PORT NAME [MODEL_DELAY_SECONDS]
+    python -m tests.scenarios.worker_child DATABASE_URL DATA_DIR BASE_URL PORT NAME [MODEL_DELAY_SECONDS [HEALTH_PORT]]
 
 The model answers "Antwort auf <the message>" after a fixed delay. Claims, the scheduler's lease and the planner's
 slots are short here (seconds), so a killed worker's chats, pushes and jobs move on within the test. Every job the
 worker's scheduler runs is written to DATA_DIR/job_runs.log as "<job> <outcome>" (the metrics' port). The child prints
-"ready" once it listens.
+"ready" once it listens. With a HEALTH_PORT it serves the operator's /healthz there (bot/web_page).
 """
 from __future__ import annotations
 
@@ -21,6 +21,10 @@ from bot.channels.telegram.channel import TelegramChannel, TelegramConfig
 from bot.commands.runner import Commands
 from bot.conversation.engine import Engine, EngineConfig
 from bot.llm.port import Completion, CompletionRequest, Usage
+from bot.web_page.app import make_app
+from bot.web_page.health import Running
+from bot.web_page.prometheus import PrometheusMetrics
+from bot.web_page.server import WebServer
 from memory.store import MemoryStore
 from scheduler.leader import SchedulerLeader
 from scheduler.service import Scheduler
@@ -67,7 +71,8 @@ class JobLog:
             log.write(f"{job} {outcome}\n")
 
 
-async def main(url: str, data_dir: str, base_url: str, port: str, name: str, delay: str = str(DELAY)) -> None:
+async def main(url: str, data_dir: str, base_url: str, port: str, name: str, delay: str = str(DELAY),
+               health_port: str = "") -> None:
     store = await MemoryStore.open(Path(data_dir), FakeEmbedder(), semantic_dedupe=0.97, database_url=url)
     model = Echo(float(delay))
     engine = Engine(store, model, model, EngineConfig(relevance_floor=0.0))  # type: ignore[arg-type]
@@ -84,9 +89,12 @@ async def main(url: str, data_dir: str, base_url: str, port: str, name: str, del
     await channel.start()
     leader = SchedulerLeader(scheduler, store.leases, name, hold=LEASE_SECONDS, every=RENEW_SECONDS)
     task = asyncio.create_task(leader.run())
+    if health_port:
+        running = Running(store, scheduler=scheduler, channels=lambda: {"telegram": channel.app.running})
+        await WebServer(make_app(running, PrometheusMetrics(), None), "127.0.0.1", int(health_port)).start()
     print("ready", flush=True)
     await task
 
 
 if __name__ == "__main__":
-    asyncio.run(main(*sys.argv[1:7]))
+    asyncio.run(main(*sys.argv[1:8]))

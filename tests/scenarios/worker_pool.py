@@ -12,15 +12,18 @@ from pathlib import Path
 import aiohttp
 
 from tests.fakes.telegram_api import FakeTelegram
-from tests.scenarios.worker_child import SECRET
+from tests.scenarios.worker_child import DELAY, SECRET
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
-async def start_worker(tg: FakeTelegram, url: str, folder: Path, port: int, name: str, delay: float | None = None
-                       ) -> asyncio.subprocess.Process:
-    """A worker on the database at url, listening on port; returns once it says it is ready."""
+async def start_worker(tg: FakeTelegram, url: str, folder: Path, port: int, name: str, delay: float | None = None,
+                       health_port: int | None = None) -> asyncio.subprocess.Process:
+    """A worker on the database at url, listening on port (and serving /healthz on health_port); returns once it
+    says it is ready."""
     extra = [] if delay is None else [str(delay)]
+    if health_port is not None:
+        extra = [extra[0] if extra else str(DELAY), str(health_port)]
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "tests.scenarios.worker_child", url, str(folder), tg.base_url, str(port), name, *extra,
         cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=asyncio.subprocess.PIPE)
@@ -41,6 +44,22 @@ async def post(session: aiohttp.ClientSession, ports: list[int], first: int, upd
         except aiohttp.ClientError:
             await asyncio.sleep(0.05)
     raise AssertionError(f"no worker took {update}")
+
+
+async def post_to(session: aiohttp.ClientSession, port: int, update: object) -> int:
+    """Post one update to one worker, as Telegram would; the HTTP status it answered."""
+    async with session.post(f"http://127.0.0.1:{port}/hook", json=update,
+                            headers={"X-Telegram-Bot-Api-Secret-Token": SECRET}) as response:
+        return response.status
+
+
+async def healthy(session: aiohttp.ClientSession, port: int) -> bool:
+    """Whether the worker's /healthz answers 200 (a refused connection or a timeout: no)."""
+    try:
+        async with session.get(f"http://127.0.0.1:{port}/healthz", timeout=aiohttp.ClientTimeout(total=5)) as response:
+            return response.status == 200
+    except (aiohttp.ClientError, TimeoutError):
+        return False
 
 
 def free_ports(n: int) -> list[int]:

@@ -16,9 +16,10 @@ from urllib.parse import urlparse
 
 from telegram import Update
 from telegram.ext import Application, BaseUpdateProcessor, Updater
+from tornado.web import HTTPError
 
 from bot.channels.telegram.polling import WATCHDOG, Poller
-from memory import Inbox
+from memory import Inbox, MemoryStoreError
 
 log = logging.getLogger(__name__)
 
@@ -69,7 +70,9 @@ class PerChatOrder(BaseUpdateProcessor):
 
 class Recording(asyncio.Queue[object]):
     """The queue PTB's webhook server puts what it received into: each update is stored in the inbox (and queued
-    for the application) before the server answers Telegram, so an update confirmed is one stored."""
+    for the application) before the server answers Telegram, so an update confirmed is one stored. One that could not
+    be stored (the database away) is answered 503 with a log line (PTB itself logs a failure only at debug level):
+    Telegram sends it again later, as after any 5xx."""
 
     def __init__(self, take: Callable[[Sequence[Update]], Awaitable[None]]) -> None:
         super().__init__()
@@ -77,8 +80,17 @@ class Recording(asyncio.Queue[object]):
 
     async def put(self, item: object) -> None:
         """Store and queue an update; anything else is not ours."""
-        if isinstance(item, Update):
+        if not isinstance(item, Update):
+            return
+        try:
             await self._take([item])
+        except MemoryStoreError as exc:  # the database away (DatabaseUnavailable): no traceback, the cause is known
+            log.warning("could not store Telegram update %s (%s); answered 503, Telegram sends it again",
+                        item.update_id, exc)
+            raise HTTPError(503, reason="update not stored; send it again") from exc
+        except Exception as exc:
+            log.exception("could not store Telegram update %s; answered 503, Telegram sends it again", item.update_id)
+            raise HTTPError(503, reason="update not stored; send it again") from exc
 
 
 class Intake:
@@ -176,6 +188,8 @@ class Intake:
             await asyncio.sleep(PULL_SECONDS)
             try:
                 await self.pull()
+            except MemoryStoreError as exc:  # the database away: its cause in one line, not a traceback every 2 s
+                log.warning("claiming Telegram updates failed (%s); trying again in %g s", exc, PULL_SECONDS)
             except Exception:  # the next pull tries again; the claims outlast a few failed ones
                 log.exception("claiming Telegram updates failed; trying again in %g s", PULL_SECONDS)
 
