@@ -8,6 +8,7 @@ import socket
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import IO
 
 import aiohttp
 
@@ -18,15 +19,15 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 async def start_worker(tg: FakeTelegram, url: str, folder: Path, port: int, name: str, delay: float | None = None,
-                       health_port: int | None = None) -> asyncio.subprocess.Process:
+                       health_port: int | None = None, log: IO[bytes] | None = None) -> asyncio.subprocess.Process:
     """A worker on the database at url, listening on port (and serving /healthz on health_port); returns once it
-    says it is ready."""
+    says it is ready. Its log goes to `log` (else to this process's stderr)."""
     extra = [] if delay is None else [str(delay)]
     if health_port is not None:
         extra = [extra[0] if extra else str(DELAY), str(health_port)]
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "tests.scenarios.worker_child", url, str(folder), tg.base_url, str(port), name, *extra,
-        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=asyncio.subprocess.PIPE)
+        cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)}, stdout=asyncio.subprocess.PIPE, stderr=log)
     assert proc.stdout is not None
     assert (await asyncio.wait_for(proc.stdout.readline(), 60)).strip() == b"ready"
     return proc
