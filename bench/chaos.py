@@ -19,7 +19,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import random
-import statistics
+import shutil
 import sys
 import tempfile
 import time
@@ -51,12 +51,14 @@ class Plan:
     settle: float = 5.0  # seconds of load between two faults
     every: float = 1.5  # seconds between two messages of one person
     reminder_minutes: int = 2
+    remind_every: int = 20  # every this many messages, half the people set a reminder
     backdate: float = 0.0  # the reminder request's date this long before it is posted (the accelerated clock)
     delay: float = 0.2  # the fake model's seconds per answer
     health_cap: float = 60.0  # a worker not healthy this long after a fault is started again
     post_timeout: float = 10.0  # the balancer's wait for a worker's answer
     drain: float = 90.0  # after the last round: at most this long for answers and reminders
     seed: int = 1
+    keep: bool = False  # keep the workers' folders and logs (their path is printed)
 
 
 @dataclass
@@ -109,7 +111,7 @@ class Chaos:
         self.erased: dict[int, str] = {}  # person -> their marker word, once /deleteme is done
         self.figures = Figures()
         self.round = 0
-        self.started = time.monotonic()
+        self.started, self.wall = time.monotonic(), time.time()
 
     def say(self, text: str) -> None:
         print(f"{time.monotonic() - self.started:6.1f} s  {text}")
@@ -143,7 +145,7 @@ class Chaos:
                 text = f"Nachricht {n} von {user}: {self.marker(user)}"
                 self.said[user].append(text)
                 self.post(user, text)
-            if n % 20 == 0:
+            if n % self.plan.remind_every == 0:
                 self.remind(n)
             n += 1
             await asyncio.sleep(self.plan.every)
@@ -237,7 +239,8 @@ class Chaos:
 
     async def rounds(self) -> None:
         deleting: list[asyncio.Task[None]] = []
-        for self.round in range(1, self.plan.rounds + 1):
+        for round_ in range(1, self.plan.rounds + 1):
+            self.round = round_
             self.say(f"round {self.round}")
             await asyncio.sleep(self.plan.settle)
             await self.restart()
@@ -287,14 +290,16 @@ class Chaos:
                 f.messages += 1
                 n = self.answers(user, text)
                 (f.lost if n == 0 else f.repeated if n == 2 else f.more if n > 2 else []).append(text)
-        for user, subject, _ in self.asked:
+        for user, subject, due in self.asked:
             f.reminders += 1
             pushed = [m for m in self.tg.sent if m["chat_id"] == user
                       and m["text"].split("\n")[0].lower() == f"⏰ {subject}".lower()]
             if not pushed:
                 f.reminders_lost.append(subject)
             elif len(pushed) > 1:
-                f.reminders_twice.append(subject)
+                at = [self.tg.sent_times[self.tg.sent.index(m)] - self.started for m in pushed]
+                f.reminders_twice.append(f"{subject} (due at {due - self.wall:.1f} s, sent at "
+                                         + ", ".join(f"{a:.1f} s" for a in at) + ")")
         f.erasures = len(self.erased)
         words = list(self.erased.values())
         f.erased_rows = sum(rows_holding(self.url, words).values()) if words else 0
@@ -323,15 +328,19 @@ def p95(values: list[float | None]) -> str:
 
 
 async def chaos(plan: Plan) -> Figures:
-    """Run the bench with `plan` and return its figures (the server and folders are deleted afterwards)."""
+    """Run the bench with `plan` and return its figures (the server and, unless kept, the folders are deleted)."""
     server = Server()
+    folder = Path(tempfile.mkdtemp(prefix="mnemo-chaos-"))
     try:
         url = server.database("chaos")
-        with tempfile.TemporaryDirectory() as folder:
-            async with FakeTelegram(token="123:ABC") as tg, aiohttp.ClientSession() as session:
-                return await Chaos(plan, tg, server, url, Path(folder), session).run()
+        async with FakeTelegram(token="123:ABC") as tg, aiohttp.ClientSession() as session:
+            if plan.keep:
+                print(f"workers' folders and logs: {folder}")
+            return await Chaos(plan, tg, server, url, folder, session).run()
     finally:
         server.stop()
+        if not plan.keep:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 def report(f: Figures, plan: Plan) -> str:
@@ -342,13 +351,14 @@ def report(f: Figures, plan: Plan) -> str:
         f"{len(f.more)} more often",
         f"reminders: {f.reminders} set, {len(f.reminders_lost)} lost, {len(f.reminders_twice)} sent twice",
         f"/deleteme: {f.erasures} done, {f.erased_rows} rows and {len(f.erased_files)} files still holding their words",
-        "restarts: every worker healthy after " + ", ".join(_seconds(s) for s in f.restarts) + f" (p95 {p95(f.restarts)})",
-        "pauses: every worker healthy after " + ", ".join(_seconds(s) for s in f.pauses) + f" (p95 {p95(f.pauses)})",
+        f"restarts: every worker healthy after {', '.join(_seconds(s) for s in f.restarts)} (p95 {p95(f.restarts)})",
+        f"pauses: every worker healthy after {', '.join(_seconds(s) for s in f.pauses)} (p95 {p95(f.pauses)})",
         f"kills: {f.kills}; webhook: {f.retries} retries by Telegram, {f.skipped} workers skipped by the balancer, "
         f"non-200 statuses {f.statuses or 'none'}",
         f"faults: {len(f.faults)}", *(f"  {line}" for line in f.faults),
     ]
-    for name, items in (("lost", f.lost), ("twice", f.repeated), ("reminders lost", f.reminders_lost)):
+    for name, items in (("lost", f.lost), ("twice", f.repeated), ("reminders lost", f.reminders_lost),
+                        ("reminders twice", f.reminders_twice)):
         if items:
             lines.append(f"{name} (first 5): {items[:5]}")
     return "\n".join(lines)
@@ -362,9 +372,10 @@ def main() -> None:
     parser.add_argument("--settle", type=float, default=Plan.settle)
     parser.add_argument("--health-cap", type=float, default=Plan.health_cap)
     parser.add_argument("--seed", type=int, default=Plan.seed)
+    parser.add_argument("--keep", action="store_true", help="keep the workers' folders and logs")
     args = parser.parse_args()
     plan = Plan(rounds=args.rounds, people=args.people, pause=args.pause, settle=args.settle,
-                health_cap=args.health_cap, seed=args.seed)
+                health_cap=args.health_cap, seed=args.seed, keep=args.keep)
     figures = asyncio.run(chaos(plan))
     print(report(figures, plan))
     print("goals met" if figures.goals_met(10.0) else "goals NOT met")

@@ -81,7 +81,7 @@ class Webhook:
                         return True
                     self.statuses[response.status] = self.statuses.get(response.status, 0) + 1
                     return False  # the worker answered: the balancer passes its answer on, Telegram retries later
-            except (aiohttp.ClientError, asyncio.TimeoutError):
+            except (TimeoutError, aiohttp.ClientError):
                 self.skipped += 1
         return False
 
@@ -126,7 +126,7 @@ class Workers:
             async with session.get(f"http://127.0.0.1:{self.health_ports[n]}/healthz",
                                    timeout=aiohttp.ClientTimeout(total=2)) as response:
                 return response.status == 200
-        except (aiohttp.ClientError, asyncio.TimeoutError):
+        except (TimeoutError, aiohttp.ClientError):
             return False
 
     async def seconds_until_healthy(self, session: aiohttp.ClientSession, since: float, cap: float
@@ -151,7 +151,7 @@ class Server:
 
     def restart(self) -> None:
         """`pg_ctl restart -m fast`: open connections are ended, the server is up again when it returns."""
-        from pgserver._commands import pg_ctl
+        from pgserver._commands import pg_ctl  # type: ignore[attr-defined]  # made at import
 
         pg_ctl(["-w", "-m", "fast", "-l", str(self._inner.log), "restart"], pgdata=self._inner.pgdata,
                user=self._inner.system_user, timeout=60)
