@@ -49,14 +49,14 @@ class Plan:
     deleters: int = 2  # the last people of the list ask /deleteme in the middle of the run
     pause: float = 20.0  # seconds PostgreSQL is stopped
     settle: float = 5.0  # seconds of load between two faults
-    every: float = 1.5  # seconds between two messages of one person
+    every: float = 3.0  # seconds between two messages of one person
     reminder_minutes: int = 2
     remind_every: int = 20  # every this many messages, half the people set a reminder
     backdate: float = 0.0  # the reminder request's date this long before it is posted (the accelerated clock)
     delay: float = 0.2  # the fake model's seconds per answer
     health_cap: float = 60.0  # a worker not healthy this long after a fault is started again
     post_timeout: float = 10.0  # the balancer's wait for a worker's answer
-    drain: float = 90.0  # after the last round: at most this long for answers and reminders
+    drain: float = 60.0  # after the last round: wait for answers until none came for this long
     seed: int = 1
     keep: bool = False  # keep the workers' folders and logs (their path is printed)
 
@@ -122,7 +122,7 @@ class Chaos:
             await asyncio.sleep(10)
             said = [(u, t) for u in self.people for t in self.said[u]]
             answered = sum(1 for u, t in said if self.answers(u, t))
-            self.say(f"{len(said)} messages sent, {answered} answered, {len(self.webhook._open)} updates not taken")
+            self.say(f"{len(said)} messages sent, {answered} answered, {self.webhook.pending()} updates not taken")
 
     def fault(self, text: str) -> None:
         line = f"round {self.round}: {text}"
@@ -172,6 +172,7 @@ class Chaos:
         if question is None:
             self.fault(f"/deleteme of {user}: no question with a yes button")
             return
+        self.say(f"{user} presses yes")
         self.tg.press_button(user, question, "deleteme:yes")
         self.webhook.send(self.tg.pending.pop())
         if await self.wait(lambda: any(m.get("chat_id") == user and str(m.get("text")).startswith(DONE)
@@ -179,7 +180,8 @@ class Chaos:
             self.erased[user] = self.marker(user)
             self.say(f"{user}: /deleteme done")
         else:
-            self.fault(f"/deleteme of {user}: never said it was done")
+            last = [str(m.get("text"))[:80] for m in [*self.tg.sent, *self.tg.edits] if m.get("chat_id") == user][-3:]
+            self.fault(f"/deleteme of {user}: never said it was done (the last it said: {last})")
 
     def button(self, user: int) -> int | None:
         return next((m["message_id"] for m in self.tg.sent
@@ -274,13 +276,18 @@ class Chaos:
         return self.figures
 
     async def drain(self) -> None:
-        """Until every update is taken, every message answered and every reminder due has had time to go out."""
-        deadline = time.monotonic() + self.plan.drain
-        await self.webhook.settled(self.plan.drain)
-        await self.wait(lambda: all(self.answers(u, t) for u in self.people for t in self.said[u]),
-                        max(deadline - time.monotonic(), 1))
+        """Until every update is taken and every message answered (or `drain` seconds pass without a new answer),
+        and every reminder due has had time to go out."""
+        answered, still = -1, time.monotonic()
+        while time.monotonic() - still < self.plan.drain:
+            now = sum(1 for u in self.people for t in self.said[u] if self.answers(u, t))
+            if now == sum(len(said) for said in self.said.values()) and not self.webhook.pending():
+                break
+            if now != answered:
+                answered, still = now, time.monotonic()
+            await asyncio.sleep(1)
         last_due = max((due for _, _, due in self.asked), default=0)
-        await asyncio.sleep(max(0.0, min(last_due + 15 - time.time(), deadline + 150 - time.monotonic())))
+        await asyncio.sleep(max(0.0, min(last_due + 15 - time.time(), 180)))
         await asyncio.sleep(5)  # a late second answer or push would show meanwhile
 
     def count(self) -> None:
@@ -371,11 +378,12 @@ def main() -> None:
     parser.add_argument("--pause", type=float, default=Plan.pause)
     parser.add_argument("--settle", type=float, default=Plan.settle)
     parser.add_argument("--health-cap", type=float, default=Plan.health_cap)
+    parser.add_argument("--every", type=float, default=Plan.every)
     parser.add_argument("--seed", type=int, default=Plan.seed)
     parser.add_argument("--keep", action="store_true", help="keep the workers' folders and logs")
     args = parser.parse_args()
     plan = Plan(rounds=args.rounds, people=args.people, pause=args.pause, settle=args.settle,
-                health_cap=args.health_cap, seed=args.seed, keep=args.keep)
+                health_cap=args.health_cap, seed=args.seed, keep=args.keep, every=args.every)
     figures = asyncio.run(chaos(plan))
     print(report(figures, plan))
     print("goals met" if figures.goals_met(10.0) else "goals NOT met")

@@ -43,16 +43,13 @@ class Webhook:
         self._open.add(task)
         task.add_done_callback(self._open.discard)
 
+    def pending(self) -> int:
+        """The updates not taken yet."""
+        return len(self._open)
+
     def open_for(self, chat: int) -> int:
         """The updates of a chat not taken yet."""
         return sum(1 for task in self._open if task.get_name() == str(chat))
-
-    async def settled(self, timeout: float) -> int:
-        """Wait until every update was taken (at most `timeout` seconds); the number still not taken."""
-        deadline = time.monotonic() + timeout
-        while self._open and time.monotonic() < deadline:
-            await asyncio.sleep(0.2)
-        return len(self._open)
 
     async def stop(self) -> None:
         """Give up the updates not taken yet."""

@@ -12,7 +12,7 @@ from bench.chaos import Plan, chaos, report
 
 PLAN = Plan(rounds=1, people=6, deleters=2, pause=4.0, settle=2.0, every=2.0, reminder_minutes=1, remind_every=8,
             backdate=50.0,
-            delay=0.02, health_cap=12.0, post_timeout=5.0, drain=30.0, seed=53)
+            delay=0.02, health_cap=12.0, post_timeout=5.0, drain=15.0, seed=53)
 
 
 @pytest.mark.xfail(strict=False, reason="issue 53: reconnect fix pending")
