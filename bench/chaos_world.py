@@ -144,14 +144,11 @@ class Server:
 
     def __init__(self) -> None:
         self.pg = PostgresServer()
-        self._inner: Any = self.pg._server  # pgserver's own object: its data folder, log and system user
+        self._inner: Any = self.pg._server  # pgserver's own object: its data folder
 
     def restart(self) -> None:
         """`pg_ctl restart -m fast`: open connections are ended, the server is up again when it returns."""
-        from pgserver._commands import pg_ctl  # type: ignore[attr-defined]  # made at import
-
-        pg_ctl(["-w", "-m", "fast", "-l", str(self._inner.log), "restart"], pgdata=self._inner.pgdata,
-               user=self._inner.system_user, timeout=60)
+        self.pg.restart()
 
     def processes(self) -> list[int]:
         """The postmaster and its children (from postmaster.pid and /proc)."""
