@@ -76,6 +76,7 @@ class Figures:
     erased_files: list[str] = field(default_factory=list)
     erasures: int = 0
     restarts: list[float | None] = field(default_factory=list)  # per restart: seconds until all healthy (None: never)
+    restart_took: list[float] = field(default_factory=list)  # seconds `pg_ctl restart` took
     pauses: list[float | None] = field(default_factory=list)
     faults: list[str] = field(default_factory=list)  # what went wrong, with the round
     kills: int = 0
@@ -215,10 +216,12 @@ class Chaos:
         return max(s for s in each if s is not None)
 
     async def restart(self) -> None:
+        began = time.monotonic()
         await asyncio.to_thread(self.server.restart)
+        self.figures.restart_took.append(time.monotonic() - began)
         seconds = await self.healthy_again("PostgreSQL restart", time.monotonic())
         self.figures.restarts.append(seconds)
-        self.say(f"restart: every worker healthy after {_seconds(seconds)}")
+        self.say(f"restart ({self.figures.restart_took[-1]:.1f} s): every worker healthy after {_seconds(seconds)}")
 
     async def pause(self) -> None:
         await self.server.pause(self.plan.pause)
@@ -358,7 +361,8 @@ def report(f: Figures, plan: Plan) -> str:
         f"{len(f.more)} more often",
         f"reminders: {f.reminders} set, {len(f.reminders_lost)} lost, {len(f.reminders_twice)} sent twice",
         f"/deleteme: {f.erasures} done, {f.erased_rows} rows and {len(f.erased_files)} files still holding their words",
-        f"restarts: every worker healthy after {', '.join(_seconds(s) for s in f.restarts)} (p95 {p95(f.restarts)})",
+        f"restarts: every worker healthy after {', '.join(_seconds(s) for s in f.restarts)} (p95 {p95(f.restarts)})"
+        f" once the server was back; pg_ctl restart took p95 {p95(list(f.restart_took))}",
         f"pauses: every worker healthy after {', '.join(_seconds(s) for s in f.pauses)} (p95 {p95(f.pauses)})",
         f"kills: {f.kills}; webhook: {f.retries} retries by Telegram, {f.skipped} workers skipped by the balancer, "
         f"non-200 statuses {f.statuses or 'none'}",
