@@ -17,6 +17,7 @@ Before each try, the pure `verdict` decides whether the message still fits its m
 """
 from __future__ import annotations
 
+import asyncio
 import logging
 import time
 from collections.abc import Callable
@@ -211,9 +212,15 @@ class OutboxSender:
             if retry is None:
                 log.error("outbox item %s given up after %d tries: %s", item.id, item.attempts + 1, error)
             return False
-        await self.store.outbox.mark_sent(item.id, now)
-        if item.kind in UNLOGGED:
-            return True
-        await self.store.messages.add(scope, "assistant", text, channel="proactive", created_at=now,
-                                      proactive=item.kind == "checkin", kind=item.kind)
+        # What went out is recorded even when this task is cancelled now (a worker that lost the scheduler's lease
+        # stops its jobs): left pending, the message would be sent again once its claim ran out (the chaos run's
+        # reminders sent twice after a paused database).
+        await asyncio.shield(self._recorded(scope, item, text, now))
         return True
+
+    async def _recorded(self, scope: Scope, item: OutboxItem, text: str, now: float) -> None:
+        """Mark a delivered message sent and log it as the companion's words (a saved notice: only marked)."""
+        await self.store.outbox.mark_sent(item.id, now)
+        if item.kind not in UNLOGGED:
+            await self.store.messages.add(scope, "assistant", text, channel="proactive", created_at=now,
+                                          proactive=item.kind == "checkin", kind=item.kind)

@@ -2,6 +2,7 @@
 and arrives exactly once, on the real Telegram channel against the local fake Bot API."""
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from datetime import datetime, timedelta
@@ -126,3 +127,37 @@ async def test_flood_control_server_and_network_errors_and_a_restart_deliver_exa
     [item] = await store.outbox.items(scope)
     assert (item.status, item.attempts) == ("sent", 4)
     assert [m.text for m in await store.messages.recent(scope) if m.role == "assistant"] == [TEXT]
+
+
+class CancelledAfterSending:
+    """A channel that delivers, and meanwhile the task sending is cancelled (its worker lost the scheduler's lease
+    and stops its jobs), so the cancellation lands right after the message went out."""
+
+    def __init__(self) -> None:
+        self.sent: list[str] = []
+
+    async def deliver(self, scope: object, text: str, *, buttons: object = ()) -> bool:
+        self.sent.append(text)
+        task = asyncio.current_task()
+        assert task is not None
+        task.cancel()
+        return True
+
+
+async def test_a_message_sent_as_its_job_is_cancelled_is_recorded_and_never_sent_again(store: MemoryStore) -> None:
+    """Issue 53's chaos run: reminders due during a 20 s pause of the database went out after it, the leader's jobs
+    were cancelled as it lost its lease before the sends were recorded, and the next leader sent them again."""
+    clock = Clock(datetime(2026, 12, 1, 10, 0, tzinfo=ZoneInfo("Europe/Berlin")).timestamp())
+    scope = await store.scope("mnemo", "tg:1")
+    channel = CancelledAfterSending()
+    outbox = OutboxSender(store, channel, clock)
+    sending = asyncio.ensure_future(outbox.deliver(scope, "⏰ Tee trinken", kind="reminder"))
+    with pytest.raises(asyncio.CancelledError):
+        await sending
+    await asyncio.sleep(0.2)  # what was sent is recorded all the same
+    [item] = await store.outbox.items(scope)
+    assert item.status == "sent"
+    clock.now += 3600  # any claim ran out long ago: another worker's flush finds nothing to send
+    assert await OutboxSender(store, channel, clock).flush([scope]) == 0
+    assert channel.sent == ["⏰ Tee trinken"]
+    assert [m.kind for m in await store.messages.recent(scope, 5)] == ["reminder"]
