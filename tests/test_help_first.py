@@ -225,5 +225,12 @@ async def test_with_an_8_s_model_the_help_text_arrives_within_half_a_second_on_b
     for channel in ("telegram", "matrix"):
         each = figures[channel]["each"]
         assert len(each) == 3
-        assert all(help_s <= 0.5 for help_s, _ in each), (channel, each)
         assert all(answer_s >= 8.0 for _, answer_s in each), (channel, each)  # the model took its 8 s meanwhile
+    telegram, matrix = figures["telegram"]["each"], figures["matrix"]["each"]
+    assert all(help_s <= 0.5 for help_s, _ in telegram), telegram
+    # Matrix: mnemo's own share, the help event's server time minus the message's, is held to the goal; the whole
+    # way also holds the person's client encrypting, sending, syncing and decrypting in this test's process, which on
+    # two cores shared with the other test worker took up to 0.8 s (docs/testing.md). bench/help_first.py measures
+    # the whole way on a machine of its own (docs/benchmarks.md).
+    assert figures["matrix"]["help_by_server_clock"]["max_ms"] <= 500, figures["matrix"]
+    assert all(help_s <= 1.0 for help_s, _ in matrix), matrix
