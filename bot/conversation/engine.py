@@ -314,7 +314,8 @@ class Engine:
     async def _correction(self, turn: Turn) -> None:
         """An objection (in the person's own words: a forwarded 'das stimmt nicht' objects to nothing of theirs) goes to
         the correction judge first; in a group only an admin's words correct the memory."""
-        turn.objection = bool(turn.intake.own) and looks_like_correction(turn.intake.own)
+        own = turn.intake.own
+        turn.objection = bool(own) and looks_like_correction(own)
         if turn.objection and turn.incoming.may_decide:
             turn.changes = await self._correct(turn)
 

@@ -170,8 +170,9 @@ class OpenQuestions:
         own = turn.intake.own
         if not own:  # someone else's words (a forward) never answer: it was the next message, only the buttons decide
             return None
-        pushed = await sent_between(self.store, turn.scope, question.asked_at, self.clock())
-        if not typed_answer_counts(question, message_id, between, pushed, self.clock()):
+        now = self.clock()
+        pushed = await sent_between(self.store, turn.scope, question.asked_at, now)
+        if not typed_answer_counts(question, message_id, between, pushed, now):
             return None
         outcome = typed_outcome(question.kind, yes_or_no(own))
         if outcome is None:

@@ -152,17 +152,17 @@ class Journal:
         out = []
         async with self.db.transaction() as tx:
             for item, vector in zip(items, vectors):
+                kind = sent_kind(item.role, item.kind, channel=item.channel)
                 msg_id = await tx.execute(
                     "INSERT INTO messages(scope_id, role, text, created_at, channel, channel_message_id, origin, kind)"
                     " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                     (scope.id, item.role, item.text, item.created_at, item.channel, item.channel_message_id,
-                     item.origin, sent_kind(item.role, item.kind, channel=item.channel)),
+                     item.origin, kind),
                 )
                 doc = await self.index.add(tx, scope.id, "message", msg_id, item.text, vector, item.created_at)
                 await tx.execute("UPDATE messages SET doc_id = ? WHERE id = ?", (doc, msg_id))
                 out.append(Message(msg_id, item.role, item.text, ts(item.created_at),  # type: ignore[arg-type]
-                                   item.channel, item.channel_message_id, origin=item.origin,
-                                   kind=sent_kind(item.role, item.kind, channel=item.channel)))
+                                   item.channel, item.channel_message_id, origin=item.origin, kind=kind))
         return out
 
     async def get(self, scope: Scope, message_id: int) -> Message | None:
