@@ -22,6 +22,7 @@ import numpy as np
 
 from memory.errors import EmbeddingUnavailable
 from memory.search.embedder import Purpose
+from memory.search.mismatch import PREFIXES
 
 PROBE = "Hallo"  # what is embedded to learn the model's length when no dimensions are set
 # Seconds the turn's path leaves a failed server alone: a server that hangs costs one turn its timeout, not each
@@ -49,7 +50,7 @@ def server_name(server: EmbeddingServer) -> str:
     name = f"server/{server.model}" + (f"@{server.dimensions}" if server.dimensions else "")
     if server.query_prefix or server.document_prefix:
         both = f"{server.query_prefix}\0{server.document_prefix}".encode()
-        name += f"+prefixes:{zlib.crc32(both):08x}"
+        name += f"{PREFIXES}{zlib.crc32(both):08x}"
     return name
 
 

@@ -2,7 +2,7 @@
 (pure)."""
 from __future__ import annotations
 
-PREFIXES = "+prefixes:"  # how a server embedder's name records its prefixes (memory/search/embedding_server.py)
+PREFIXES = "+prefixes:"  # what a server embedder's name records its prefixes after (`embedding_server.server_name`)
 
 
 def mismatch_text(where: str, recorded: str, recorded_dim: str, name: str, dim: int) -> str:
