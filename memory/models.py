@@ -151,6 +151,7 @@ class Components:
     trigram: float = 0.0
     age_days: float = 0.0
     importance: int = 5
+    second: float | None = None  # the second signal's (USE's) cosine, where it joined the query; else None
 
 
 @dataclass(frozen=True)

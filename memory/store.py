@@ -46,7 +46,7 @@ from memory.records.state import ScopeState
 from memory.records.suggestions import Suggestions
 from memory.records.thoughts import Thoughts
 from memory.records.voice_recordings import VoiceRecordings
-from memory.search import keywords
+from memory.search import keywords, meaning
 from memory.search.admission import AdmissionControl
 from memory.search.embedder import Embedder, calibration
 from memory.search.index import SearchIndex, touch
@@ -251,6 +251,16 @@ class MemoryStore:
         kept = keywords.matching(query, [keywords.Candidate(h.text, h.components.cosine) for h in hits], strict,
                                  parts_of_query=parts_of_query)
         return [hits[i] for i in kept][:k]
+
+    async def find_notes(self, scope: Scope, query: str, k: int = 10, *, strict: float | None,
+                         floor: meaning.Floor | None = None) -> list[SearchHit]:
+        """What a person's search for notes finds (the memory page, /memories WORDS): first what `keyword_search`
+        offers, in its order, then the notes about the query by meaning, best first (`memory.search.meaning`; floor:
+        the embedder's by default). Faded notes count too."""
+        hits = await self.search(scope, query, ("note",), k=KEYWORD_CANDIDATES, include_faded=True)
+        words = keywords.matching(query, [keywords.Candidate(h.text, h.components.cosine) for h in hits], strict)
+        floor = floor or meaning.floor_for(calibration(self.index.embedder.name))
+        return meaning.found(hits, words, floor)[:k]
 
     async def export(self, scope: Scope) -> dict[str, Any]:
         """Everything stored for one scope, as plain JSON-ready data that `mnemo import` reads."""

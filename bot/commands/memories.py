@@ -42,16 +42,23 @@ async def keyword_search(call: Call, words: str, k: int) -> list[SearchHit]:
     return await call.store.keyword_search(call.scope, words, k, strict=strict)
 
 
+async def notes_about(call: Call, words: str, k: int) -> list[SearchHit]:
+    """What the person searches for (/memories WORDS, the memory page): the keyword search's notes first, then those
+    about it by meaning (`MemoryStore.find_notes`). Deletion lists keep to `keyword_search`."""
+    strict = calibration(call.store.index.embedder.name).keyword
+    return await call.store.find_notes(call.scope, words, k, strict=strict)
+
+
 def line(number: int, text: str, origin: str | None) -> str:
     """'#3 Anna mag Jazz (aus ChatGPT, 2023-03-02)': a note as a list shows it, with where an imported one came from."""
     return f"#{number} {clip(text, 200)}" + (f" ({origin})" if origin else "")
 
 
 async def memories(call: Call, args: str) -> Reply:
-    """/memories: a page of notes; /memories WORDS: the notes about them."""
+    """/memories: a page of notes; /memories WORDS: the notes naming them, then those about them by meaning."""
     if not args:
         return await page(call, 0)
-    hits = await keyword_search(call, args, PAGE)
+    hits = await notes_about(call, args, PAGE)
     if not hits:
         return Reply((call.t("memories_none_found"),))
     numbers = await call.store.numbers.of_many(call.scope, "note", [h.item_id for h in hits])

@@ -229,7 +229,7 @@ class SearchIndex:
             candidates = [c for c in candidates if not _faded(found.docs[c.doc_id], moment)]
         by_id = {c.doc_id: c for c in candidates}
         ranked = fuse(candidates, self.weights, found.second)
-        return [_hit(found.docs[doc_id], by_id[doc_id], score) for doc_id, score in ranked[:k]]
+        return [_hit(found.docs[doc_id], by_id[doc_id], score, found.second) for doc_id, score in ranked[:k]]
 
     async def candidates(
         self, scope_id: int, qvec: np.ndarray | None, query: str, sources: Sequence[Source], *,
@@ -382,13 +382,13 @@ class SearchIndex:
         return at[allowed[at]]
 
 
-def _hit(doc: IndexedDoc, c: Candidate, score: float) -> SearchHit:
-    """A search hit with its fused score and raw signals."""
+def _hit(doc: IndexedDoc, c: Candidate, score: float, second: bool = False) -> SearchHit:
+    """A search hit with its fused score and raw signals (`second`: USE joined the query, its cosine is kept)."""
     return SearchHit(
         source=doc.source, item_id=doc.item_id, text=doc.text, score=score,
         created_at=ts(doc.created_at),  # type: ignore[arg-type]
         components=Components(cosine=c.cosine, words=c.words, trigram=c.trigram,
-                              age_days=c.age_days, importance=doc.importance),
+                              age_days=c.age_days, importance=doc.importance, second=c.use if second else None),
     )
 
 

@@ -15,7 +15,7 @@ from starlette.datastructures import QueryParams
 from starlette.requests import Request
 from starlette.responses import Response
 
-from bot.commands.memories import close_note, forget_note, keyword_search
+from bot.commands.memories import close_note, forget_note, notes_about
 from bot.conversation.turn import check_input
 from bot.history.approval import provenances
 from bot.texts import TEXTS
@@ -60,7 +60,8 @@ def labeller(viewer: Viewer) -> Callable[[str, str], str]:
 
 
 async def show_list(request: Request, viewer: Viewer) -> Response:
-    """GET /notes: a page of live notes, newest first, or the ones the search finds (best first), filtered."""
+    """GET /notes: a page of live notes, newest first, or the ones the search finds (those naming the words first,
+    then those about them by meaning), filtered."""
     store, scope, params = viewer.call.store, viewer.scope, request.query_params
     try:
         which, page = read_filter(params, viewer.zone, viewer.today())
@@ -72,7 +73,7 @@ async def show_list(request: Request, viewer: Viewer) -> Response:
     words = params.get("q", "").strip()
     notes: Sequence[Note]
     if words:
-        hits = [h.item_id for h in await keyword_search(viewer.call, words, FOUND)]
+        hits = [h.item_id for h in await notes_about(viewer.call, words, FOUND)]
         found = await store.notes.find(scope, NoteFilter(which.kind, which.person_id, which.since, which.until,
                                                          tuple(hits)), limit=FOUND)
         rank = {item_id: i for i, item_id in enumerate(hits)}
