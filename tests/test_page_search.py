@@ -8,7 +8,6 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from bot.commands.runner import Commands
 from bot.texts import t
 from memory.models import Components, Note, Scope, SearchHit
 from memory.search import meaning
