@@ -160,7 +160,7 @@ async def running_engine(settings: Settings, metrics: Metrics = NO_METRICS) -> A
     embedder, second = await asyncio.to_thread(make_embedders, settings)
     store = await MemoryStore.open(settings.data_dir, embedder, semantic_dedupe=settings.dedupe_threshold,
                                       search_cache_bytes=settings.search_cache_mb * 2**20,
-                                      database_url=settings.database_url, second=second)
+                                      database_url=settings.database_url, second=second, calibrate=True)
     chat, background = make_models(settings)
     store.reranking = make_reranking(settings, chat)
     budget = TokenBudget(store.usage, settings.background_tokens_per_day, settings.zone)

@@ -137,7 +137,8 @@ async def undo(settings: Settings, user_id: str) -> int:
     from memory import MemoryStore, ReminderFired, is_final, undo_latest
 
     embedder, second = make_embedders(settings)
-    store = await MemoryStore.open(settings.data_dir, embedder, database_url=settings.database_url, second=second)
+    store = await MemoryStore.open(settings.data_dir, embedder, database_url=settings.database_url, second=second,
+                                   calibrate=True)
     try:
         scope = await store.scope(settings.companion_id, user_id)
         entries = await undo_latest(store, scope)

@@ -48,7 +48,9 @@ from memory.records.thoughts import Thoughts
 from memory.records.voice_recordings import VoiceRecordings
 from memory.search import keywords, meaning
 from memory.search.admission import AdmissionControl
-from memory.search.embedder import Embedder, calibration
+from memory.search.calibration import fitting
+from memory.search.embedder import Calibration, Embedder
+from memory.search.embedder import calibration as named_calibration
 from memory.search.index import SearchIndex, touch
 from memory.search.ranking import Weights
 from memory.search.rerank import Reranking, reranked
@@ -90,9 +92,11 @@ class MemoryStore:
     """Messages, notes, profile, thoughts, diary, open topics, rules and audit, scoped per companion and user."""
 
     def __init__(self, db: Database, index: SearchIndex, semantic_dedupe: float = 0.82,
-                 related: float | None = None) -> None:
+                 related: float | None = None, calibration: Calibration | None = None) -> None:
         self.db = db
         self.index = index
+        # the recorded model's thresholds (`memory.search.calibration`): the relevance floor, duplicates, keywords
+        self.calibration = calibration or named_calibration(index.embedder.name)
         self.messages = Journal(db, index)
         self.notes = Notes(db, index, semantic_dedupe)
         self.profile = Profile(db, index)
@@ -128,7 +132,7 @@ class MemoryStore:
         self.reactions = Reactions(db)  # emoji on messages, both ways; which messenger message shows what
         self.suggestions = Suggestions(db)  # for the operator: never in the person's export
         self.web = WebAccess(db)  # the web page's login links and sessions (not in the export)
-        related = calibration(index.embedder.name).relevant if related is None else related
+        related = self.calibration.relevant if related is None else related
         self.admission = AdmissionControl(db, index, self.notes, related)
         self._scopes: dict[tuple[str, str], Scope] = {}
 
@@ -136,20 +140,23 @@ class MemoryStore:
     async def open(
         cls, path: Path | str, embedder: Embedder, *, weights: Weights | None = None,
         semantic_dedupe: float | None = None, search_cache_bytes: int = CACHE_BYTES, database_url: str | None = None,
-        second: Embedder | None = None,
+        second: Embedder | None = None, calibrate: bool = False,
     ) -> MemoryStore:
         """Open the database (a file path, or a data directory), migrate it and check the embedding model.
 
         search_cache_bytes: what the search keeps of the scopes in memory (`memory.search.scope_arrays`).
         database_url: a PostgreSQL server's URL (MNEMO_DATABASE_URL) instead of the file; path is then the
         data directory (or a file in it).
-        second: the second signal's model (USE, `memory.search.use_signal`), None when it is off."""
+        second: the second signal's model (USE, `memory.search.use_signal`), None when it is off.
+        calibrate: measure the thresholds of a model other than the bundled e5 when none are kept for it (about 150
+        texts embedded once; `memory.search.calibration`); mnemo's own start does, a library caller may not."""
         db = await open_database(path, database_url)
         try:
             applied = await migrate(db, backup_dir=db.backup_dir)
             index = SearchIndex(db, embedder, weights, cache_bytes=search_cache_bytes,
                                 second=UseSignal(second) if second is not None else None)
             await index.ensure_model()
+            fitted = await fitting(db, embedder, measure_missing=calibrate)
             await erasure.on_open(db, fresh="m001_scopes_and_meta" in applied)
             if "m039_bit_vectors" in applied and "m001_scopes_and_meta" not in applied:
                 await db.vacuum()  # the float32 vectors m039 dropped leave free pages: about half the file
@@ -157,8 +164,8 @@ class MemoryStore:
             await db.close()
             raise
         if semantic_dedupe is None:
-            semantic_dedupe = calibration(embedder.name).duplicate
-        return cls(db, index, semantic_dedupe)
+            semantic_dedupe = fitted.duplicate
+        return cls(db, index, semantic_dedupe, calibration=fitted)
 
     async def _query_vector(self, query: str) -> np.ndarray | None:
         """The query's vector; None while the embedding server cannot give one (logged and counted)."""

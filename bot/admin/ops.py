@@ -52,7 +52,7 @@ async def open_store(settings: Settings) -> MemoryStore:
     embedder, second = await asyncio.to_thread(make_embedders, settings)
     return await MemoryStore.open(settings.data_dir, embedder, semantic_dedupe=settings.dedupe_threshold,
                                       search_cache_bytes=settings.search_cache_mb * 2**20,
-                                      database_url=settings.database_url, second=second)
+                                      database_url=settings.database_url, second=second, calibrate=True)
 
 
 async def make_backup(settings: Settings, target: Path | None = None) -> Path:

@@ -21,7 +21,6 @@ from memory import (
     NumberedKind,
     ReminderFired,
     SearchHit,
-    calibration,
     is_final,
     latest_processing,
     new_processing,
@@ -38,7 +37,7 @@ NUMBERED: dict[str, NumberedKind] = {"note": "note", "rule": "rule", "reminder":
 async def keyword_search(call: Call, words: str, k: int) -> list[SearchHit]:
     """Notes about what the person typed: those holding every word (inflected, or inside a compound), or, for one
     word, very close in meaning (`memory.search.keywords`); nothing when none is."""
-    strict = calibration(call.store.index.embedder.name).keyword
+    strict = call.store.calibration.keyword
     return await call.store.keyword_search(call.scope, words, k, strict=strict)
 
 

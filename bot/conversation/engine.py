@@ -47,7 +47,7 @@ from bot.llm.port import LLM, Image, OnText
 from bot.metrics import NO_METRICS, Metrics
 from bot.texts import t
 from bot.voice.port import Speaker, Transcriber
-from memory import MemoryStore, Scope, calibration
+from memory import MemoryStore, Scope
 from scheduler.budget import TokenBudget
 
 __all__ = [  # the engine's public face, as tests and benchmarks import it
@@ -78,7 +78,7 @@ class Engine:
         self.limiter = RateLimiter(config.rate_limit_per_minute, clock=clock)
         self.floor = config.relevance_floor
         if self.floor is None:
-            self.floor = calibration(store.index.embedder.name).relevant
+            self.floor = store.calibration.relevant
         # a crisis turn's help text, before anything else happens in it; MNEMO_CRISIS_JUDGE: the background model
         # judges the fast layers' close calls, in parallel with the turn
         self.help = HelpFirst(store, clock, CrisisJudge(background, config.crisis_judge_timeout, store.failures.add)

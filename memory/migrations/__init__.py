@@ -83,6 +83,7 @@ MIGRATIONS: list[Migration] = [
     from_m040.m049_use_vectors,
     from_m040.m050_message_kinds,
     from_m040.m051_preference_changes,
+    from_m040.m052_embedding_calibrations,
 ]
 
 

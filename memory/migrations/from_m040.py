@@ -145,3 +145,14 @@ async def m051_preference_changes(tx: Tx) -> None:
     statement as the setting, so no worker's change can reach the table without reaching the leader."""
     integer = "BIGINT" if tx.dialect == "postgres" else "INTEGER"
     await tx.execute(f"ALTER TABLE preferences ADD COLUMN changes {integer} NOT NULL DEFAULT 0")
+
+
+async def m052_embedding_calibrations(tx: Tx) -> None:
+    """A model's thresholds measured on its own cosines (`memory.search.calibration`), beside its name: the cosine of
+    a duplicate note, the prompt's relevance floor, a one-word keyword search's (NULL: by words only), when they were
+    measured and on how many labelled pairs. Kept per model, not per scope: like `meta`'s recorded model, they belong
+    to the database's vectors. The bundled e5 has none (its shipped values)."""
+    real = "DOUBLE PRECISION" if tx.dialect == "postgres" else "REAL"
+    integer = "BIGINT" if tx.dialect == "postgres" else "INTEGER"
+    await tx.execute(f"CREATE TABLE embedding_calibrations (model TEXT PRIMARY KEY, duplicate {real} NOT NULL,"
+                     f" relevant {real} NOT NULL, keyword {real}, measured_at {real} NOT NULL, pairs {integer} NOT NULL)")

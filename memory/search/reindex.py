@@ -4,6 +4,9 @@ New vectors go to the embedding cache (float16) and their bits, around the new m
 (`memory.search.vectors`), to a side table batch by batch (an interruption keeps what is done);
 when every document has its new vector, the side table replaces `vec_docs` and the recorded
 model changes, both in one transaction. Until then mnemo keeps working with the old model.
+
+A model other than the bundled e5 has its thresholds measured (`memory.search.calibration`) and kept in that same
+transaction; run again with nothing to move, it measures them again.
 """
 from __future__ import annotations
 
@@ -15,6 +18,7 @@ import numpy as np
 
 from memory.errors import EmbeddingFailed
 from memory.migrations import migrate
+from memory.search.calibration import Measured, measured, measures, save
 from memory.search.embed_batches import head
 from memory.search.embedder import Embedder
 from memory.search.search_text import content_hash
@@ -86,11 +90,14 @@ async def reindex(db: Database, embedder: Embedder, progress: Progress | None = 
     await migrate(db)
     meta = await _meta(db)
     if meta.get("embedding_model") == embedder.name and "reindex_model" not in meta:
+        if (found := await _calibration(embedder)) is not None:
+            async with db.transaction() as tx:
+                await save(tx, found)
         async with db.reading() as tx:
             total = (await tx.fetchone("SELECT count(*) FROM docs"))[0]
         return ReindexResult(total, total, False, embedder.name)
     await _prepare(db, embedder)
-    batches = 0
+    batches, finished = 0, False
     while max_batches is None or batches < max_batches:
         async with db.reading() as tx:
             total = (await tx.fetchone("SELECT count(*) FROM docs"))[0]
@@ -98,6 +105,7 @@ async def reindex(db: Database, embedder: Embedder, progress: Progress | None = 
                 f"SELECT id, scope_id, source, created_at, text FROM docs WHERE id NOT IN (SELECT doc_id FROM {SIDE})"
                 " ORDER BY id LIMIT ?", (BATCH,))
         if not rows:
+            finished = True
             break
         vectors = await _embed(db, embedder, [r[4] for r in rows])
         async with db.transaction() as tx:
@@ -111,6 +119,7 @@ async def reindex(db: Database, embedder: Embedder, progress: Progress | None = 
             async with db.reading() as tx:
                 done = (await tx.fetchone(f"SELECT count(*) FROM {SIDE}"))[0]
             progress(done, total)
+    found = await _calibration(embedder) if finished else None  # measured for the switch only
     async with db.transaction() as tx:
         total = (await tx.fetchone("SELECT count(*) FROM docs"))[0]
         done = (await tx.fetchone(f"SELECT count(*) FROM {SIDE}"))[0]
@@ -129,4 +138,11 @@ async def reindex(db: Database, embedder: Embedder, progress: Progress | None = 
         await tx.execute(f"DELETE FROM meta WHERE key IN ('reindex_model', '{SIDE_CENTER}')")
         await tx.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('embedding_model', ?)", (embedder.name,))
         await tx.execute("INSERT OR REPLACE INTO meta(key, value) VALUES ('embedding_dim', ?)", (str(embedder.dim),))
+        if found is not None:
+            await save(tx, found)
     return ReindexResult(done, total, True, embedder.name)
+
+
+async def _calibration(embedder: Embedder) -> Measured | None:
+    """The model's thresholds measured now (in a thread), or None for the bundled e5 (its shipped ones stand)."""
+    return await asyncio.to_thread(measured, embedder) if measures(embedder.name) else None
