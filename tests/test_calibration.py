@@ -20,8 +20,8 @@ from memory.search.calibration import (
     calibrate,
     measure,
 )
-from memory.search.embedding_server import PROBE
 from memory.search.embedder import BUNDLED, Calibration, Embedder
+from memory.search.embedding_server import PROBE
 from memory.store import MemoryStore
 from tests.engine_kit import nothing_learned, settings_for
 from tests.fakes.embedder import FakeEmbedder
@@ -108,9 +108,9 @@ async def test_the_relevance_floor_fits_a_server_model_measured_at_start(
     shift = served.vectors.shift  # type: ignore[attr-defined]
     store = await started(tmp_path, served, database_url)
     try:
-        assert store.calibration.relevant == pytest.approx(moved(SHIPPED.relevant, shift), abs=2e-4)
         prompt = await prompt_notes(store, [BAKING, UNRELATED], QUESTION)
         assert BAKING in prompt and UNRELATED not in prompt
+        assert store.calibration.relevant == pytest.approx(moved(SHIPPED.relevant, shift), abs=2e-4)
         async with store.db.reading() as tx:
             row = await tx.fetchone("SELECT model, relevant, pairs FROM embedding_calibrations")
         assert row[0] == store.index.embedder.name and row[0].startswith("server/shifted-model") and row[2] == 1824
@@ -129,7 +129,6 @@ async def test_the_duplicate_threshold_fits_a_server_model(tmp_path: Path, serve
     shift = served.vectors.shift  # type: ignore[attr-defined]
     store = await started(tmp_path, served, database_url)
     try:
-        assert store.notes.semantic_threshold == pytest.approx(moved(SHIPPED.duplicate, shift), abs=2e-4)
         scope = await store.scope("mnemo", "anna")
         first = await store.notes.add(scope, BAKING)
         again = await store.notes.add(scope, SAME_AGAIN)
@@ -137,6 +136,7 @@ async def test_the_duplicate_threshold_fits_a_server_model(tmp_path: Path, serve
         assert first.created and (again.created, again.duplicate) == (False, "semantic")
         assert other.created and other.note.text == OTHER_FACT
         assert [n.text for n in await store.notes.list(scope)] == [OTHER_FACT, BAKING]
+        assert store.notes.semantic_threshold == pytest.approx(moved(SHIPPED.duplicate, shift), abs=2e-4)
     finally:
         await store.close()
 
@@ -159,14 +159,13 @@ async def test_mnemo_reindex_measures_the_calibration_of_a_server_model(
     assert "the memory now uses server/shifted-model" in out.decode()
     embedder = await server_embedder(served, query_prefix="query: ", document_prefix="passage: ")
     async with await MemoryStore.open(tmp_path / "mnemo.sqlite3", embedder, database_url=database_url) as store:
-        async with store.db.reading() as tx:  # a library caller that measures nothing reads what reindex kept
-            row = await tx.fetchone("SELECT duplicate, relevant, keyword FROM embedding_calibrations")
-        kept = Calibration(*row)
-        assert store.calibration == kept
-        assert kept.relevant == pytest.approx(moved(SHIPPED.relevant, "high"), abs=2e-4)
-        assert kept.duplicate == pytest.approx(moved(SHIPPED.duplicate, "high"), abs=2e-4)
-        prompt = await prompt_notes(store, [], QUESTION)
+        prompt = await prompt_notes(store, [], QUESTION)  # a library caller that measures nothing: what reindex kept
         assert BAKING in prompt and UNRELATED not in prompt
+        async with store.db.reading() as tx:
+            row = await tx.fetchone("SELECT duplicate, relevant, keyword FROM embedding_calibrations")
+        assert row is not None and store.calibration == Calibration(*row)
+        assert store.calibration.relevant == pytest.approx(moved(SHIPPED.relevant, "high"), abs=2e-4)
+        assert store.calibration.duplicate == pytest.approx(moved(SHIPPED.duplicate, "high"), abs=2e-4)
 
 
 async def test_the_bundled_e5_is_not_measured_at_start(tmp_path: Path, database_url: str | None) -> None:

@@ -155,4 +155,5 @@ async def m052_embedding_calibrations(tx: Tx) -> None:
     real = "DOUBLE PRECISION" if tx.dialect == "postgres" else "REAL"
     integer = "BIGINT" if tx.dialect == "postgres" else "INTEGER"
     await tx.execute(f"CREATE TABLE embedding_calibrations (model TEXT PRIMARY KEY, duplicate {real} NOT NULL,"
-                     f" relevant {real} NOT NULL, keyword {real}, measured_at {real} NOT NULL, pairs {integer} NOT NULL)")
+                     f" relevant {real} NOT NULL, keyword {real}, measured_at {real} NOT NULL,"
+                     f" pairs {integer} NOT NULL)")

@@ -17,7 +17,8 @@ _TOKEN = re.compile(r"'(?:[^']|'')*'|\"[^\"]*\"|\?|%")
 _OR_IGNORE = re.compile(r"^\s*INSERT\s+OR\s+IGNORE\s+INTO\b", re.IGNORECASE)
 _OR_REPLACE = re.compile(r"^\s*INSERT\s+OR\s+REPLACE\s+INTO\s+(\w+)\s*\(([^)]*)\)", re.IGNORECASE)
 # The key SQLite's INSERT OR REPLACE replaces by, per table that mnemo writes so.
-REPLACE_KEYS = {"meta": ("key",), "embedding_calibrations": ("model",), "rhythm": ("scope_id", "weekday", "hour"), "scope_changes": ("scope_id",)}
+REPLACE_KEYS = {"meta": ("key",), "embedding_calibrations": ("model",), "rhythm": ("scope_id", "weekday", "hour"),
+                "scope_changes": ("scope_id",)}
 _PAIR = re.compile(r"\b(max|min)\(([^(),]+),([^(),]+)\)", re.IGNORECASE)
 _INSTR = re.compile(r"\binstr\(", re.IGNORECASE)
 _IS_PARAM = re.compile(r"\bIS\s+(NOT\s+)?\?", re.IGNORECASE)

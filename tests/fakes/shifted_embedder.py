@@ -2,8 +2,9 @@
 order of most pairs kept. `FakeEmbeddingServer` serves it as a server's model (texts come with the prefixes
 'query: ' / 'passage: ', as mnemo sends them when MNEMO_EMBEDDING_QUERY_PREFIX / _DOCUMENT_PREFIX say so).
 
-- "high": a constant component added (8 more dimensions, together `LIFT` long: the bits of a vector come in bytes): a cosine c becomes (c + LIFT²) / (1 + LIFT²),
-  e5's 0.7-1.0 become 0.95-1.0, so the fixed 0.82 merges every note and the fixed 0.3 lets every note in.
+- "high": a constant component added (8 more dimensions, together `LIFT` long: the bits of a vector come in bytes):
+  a cosine c becomes (c + LIFT²) / (1 + LIFT²), e5's 0.7-1.0 become 0.94-1.0, so the fixed 0.82 merges every note
+  and the fixed 0.3 lets every note in.
 - "low": noise of its own added to each text (one of `PRIVATE` more dimensions, by the text's hash, `NOISE` long): a
   cosine c of two texts becomes c / (1 + NOISE²), e5's 0.7-1.0 become 0.22-0.31, so the fixed 0.3 keeps out a
   question's note that e5 lets in, and the fixed 0.82 merges no duplicate.
@@ -48,7 +49,8 @@ class ShiftedEmbedder:
         elif self.shift == "low":
             own = np.zeros((len(rows), PRIVATE))
             for i, text in enumerate(texts):
-                own[i, int.from_bytes(hashlib.blake2b(text.encode(), digest_size=4).digest(), "little") % PRIVATE] = NOISE
+                slot = int.from_bytes(hashlib.blake2b(text.encode(), digest_size=4).digest(), "little") % PRIVATE
+                own[i, slot] = NOISE
             rows = np.hstack([rows, own])
         else:
             rows = rows - self._centre
