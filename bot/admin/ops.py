@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.conversation.failures import log_words
-from bot.embedding import make_embedder, make_embedders, rerank_note, second_note, server_note
+from bot.embedding import BUNDLED, make_embedder, make_embedders, rerank_note, second_note, server_note
 from bot.errors import BotError, ConfigError, LLMError
 from bot.settings import Settings
 from bot.voice.recordings import exported, where_kept
@@ -20,6 +20,7 @@ from memory import (
     MIGRATIONS,
     Embedder,
     FailureCount,
+    MeasuredCalibration,
     MemoryStore,
     MemoryStoreError,
     NewMessage,
@@ -97,6 +98,24 @@ async def budget_line(settings: Settings) -> str:
         return (await background_budget(store, settings)).describe()
     finally:
         await store.close()
+
+
+def thresholds_check(store: MemoryStore, found: MeasuredCalibration | None, settings: Settings) -> Check:
+    """The recorded model's cosine thresholds and where they come from (memory.search.calibration)."""
+    cal = store.calibration
+    keyword = f"{cal.keyword:g}" if cal.keyword is not None else "words only"
+    values = f"duplicate {cal.duplicate:g}, relevance floor {cal.relevant:g}, one-word keyword {keyword}"
+    if found is not None:
+        when = datetime.fromtimestamp(found.measured_at, settings.zone)
+        values = f"measured {when:%Y-%m-%d %H:%M} on {found.pairs} pairs: {values}"
+    elif store.index.embedder.name.startswith(BUNDLED):
+        values = f"the bundled e5's: {values}"
+    else:
+        values = f"not measured yet (the next start or `mnemo reindex` measures them); fixed meanwhile: {values}"
+    overrides = [f"{name}={value:g}" for name, value in (("MNEMO_RELEVANCE_FLOOR", settings.relevance_floor),
+                                                          ("MNEMO_DEDUPE_THRESHOLD", settings.dedupe_threshold))
+                 if value is not None]
+    return Check("thresholds", True, values + (f" ({', '.join(overrides)} set instead)" if overrides else ""))
 
 
 def describe_failures(counts: list[FailureCount]) -> str:
@@ -276,11 +295,13 @@ async def _store_checks(settings: Settings, embedder: Embedder, where: str) -> l
         problems = await check_integrity(store)
         budget = await background_budget(store, settings)
         failed = await store.failures.all()
+        thresholds = thresholds_check(store, await store.measured_calibration(), settings)
         unreadable = await _matrix_unreadable(store) if settings.matrix_homeserver else None
     finally:
         await store.close()
     checks = [Check("database", True, f"{where}; schema up to date"), index_check(problems),
-              Check("background budget", True, budget.describe()), Check("failures", True, describe_failures(failed))]
+              thresholds, Check("background budget", True, budget.describe()),
+              Check("failures", True, describe_failures(failed))]
     return checks + ([unreadable] if unreadable is not None else [])
 
 
