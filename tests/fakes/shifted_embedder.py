@@ -6,7 +6,7 @@ order of most pairs kept. `FakeEmbeddingServer` serves it as a server's model (t
   a cosine c becomes (c + LIFT²) / (1 + LIFT²), e5's 0.7-1.0 become 0.94-1.0, so the fixed 0.82 merges every note
   and the fixed 0.3 lets every note in.
 - "low": noise of its own added to each text (one of `PRIVATE` more dimensions, by the text's hash, `NOISE` long): a
-  cosine c of two texts becomes c / (1 + NOISE²), e5's 0.7-1.0 become 0.22-0.31, so the fixed 0.3 keeps out a
+  cosine c of two texts becomes c / (1 + NOISE²), e5's 0.7-1.0 become 0.21-0.31, so the fixed 0.3 keeps out a
   question's note that e5 lets in, and the fixed 0.82 merges no duplicate.
 - "centred": e5's common direction taken out (the mean vector of `CENTRE_TEXTS`): the cosines spread over -0.1-1.0
   and the order of pairs changes (a model that is not e5 in disguise; bench/calibration.py).
