@@ -272,7 +272,7 @@ class MemoryStore:
         the embedder's by default). Faded notes count too."""
         hits = await self.search(scope, query, ("note",), k=KEYWORD_CANDIDATES, include_faded=True)
         words = keywords.matching(query, [keywords.Candidate(h.text, h.components.cosine) for h in hits], strict)
-        floor = floor or meaning.floor_for(calibration(self.index.embedder.name))
+        floor = floor or meaning.floor_for(self.calibration)
         return meaning.found(hits, words, floor)[:k]
 
     async def export(self, scope: Scope) -> dict[str, Any]:

@@ -44,7 +44,7 @@ async def keyword_search(call: Call, words: str, k: int) -> list[SearchHit]:
 async def notes_about(call: Call, words: str, k: int) -> list[SearchHit]:
     """What the person searches for (/memories WORDS, the memory page): the keyword search's notes first, then those
     about it by meaning (`MemoryStore.find_notes`). Deletion lists keep to `keyword_search`."""
-    strict = calibration(call.store.index.embedder.name).keyword
+    strict = call.store.calibration.keyword
     return await call.store.find_notes(call.scope, words, k, strict=strict)
 
 
