@@ -12,6 +12,7 @@ import pytest
 
 from bot.admin.ops import doctor, open_store
 from bot.conversation.engine import Engine, EngineConfig, Incoming
+from memory.search.admission import Thresholds
 from memory.search.calibration import (
     ANCHORS,
     SHIPPED,
@@ -20,7 +21,7 @@ from memory.search.calibration import (
     calibrate,
     measure,
 )
-from memory.search.embedder import BUNDLED, Calibration, Embedder
+from memory.search.embedder import BUNDLED, DEFAULT_CALIBRATION, Calibration, Embedder
 from memory.search.embedding_server import PROBE
 from memory.store import MemoryStore
 from tests.engine_kit import nothing_learned, settings_for
@@ -137,6 +138,10 @@ async def test_the_duplicate_threshold_fits_a_server_model(tmp_path: Path, serve
         assert other.created and other.note.text == OTHER_FACT
         assert [n.text for n in await store.notes.list(scope)] == [OTHER_FACT, BAKING]
         assert store.notes.semantic_threshold == pytest.approx(moved(SHIPPED.duplicate, shift), abs=2e-4)
+        assert store.admission.related == store.calibration.relevant  # admission's novelty runs between the two
+        verdict = await store.admission.check(scope, "Am Wochenende backe ich immer Zimtschnecken!", "fact",
+                                              Thresholds())
+        assert (verdict.verdict, verdict.reason) == ("drop", "duplicate")
     finally:
         await store.close()
 
@@ -181,3 +186,21 @@ async def test_the_bundled_e5_is_not_measured_at_start(tmp_path: Path, database_
         async with store.db.reading() as tx:
             assert (await tx.fetchone("SELECT count(*) FROM embedding_calibrations"))[0] == 0
     assert not any("Zimtschnecken" in " ".join(call) or "Moritz" in " ".join(call) for call in bundled_name.calls)
+
+
+async def test_a_start_while_the_server_is_down_keeps_the_fixed_thresholds_and_measures_at_the_next(
+        tmp_path: Path, database_url: str | None) -> None:
+    async with FakeEmbeddingServer(model="other-model") as fake:
+        embedder = await server_embedder(fake, dimensions=fake.dim)
+        async with await MemoryStore.open(tmp_path / "mnemo.sqlite3", embedder, database_url=database_url):
+            pass  # the model recorded with its centre, nothing measured (a library caller)
+        settings = settings_for(tmp_path, embedding_url=fake.base_url, embedding_model=fake.model,
+                                embedding_dimensions=fake.dim, database_url=database_url)
+        fake.status = 503
+        async with await open_store(settings) as store:
+            assert store.calibration == DEFAULT_CALIBRATION and await store.measured_calibration() is None
+        fake.status = 200
+        async with await open_store(settings) as store:
+            found = await store.measured_calibration()
+            assert found is not None and found.pairs == 1824 and store.calibration == found.calibration
+            assert store.calibration != DEFAULT_CALIBRATION
