@@ -32,27 +32,25 @@ from bench import locomo  # noqa: E402
 from bench.fusion_cases import Case, collect  # noqa: E402
 from bench.german_set import HELDOUT  # noqa: E402
 from bench.metrics import dedupe  # noqa: E402
-from memory.search.ranking import Weights, recency_factor  # noqa: E402
+from memory.search.ranking import Weights, agreement, recency_factor, sure_weights  # noqa: E402
 
 METRICS = ("any@1", "any@5", "any@10", "mrr")
 SINGLES = ("e5", "use", "words", "trigram", "e5ctx")
-DENSE = ("e5", "use", "e5ctx", "usectx")
 TOP = 10
 
 
 @dataclass(frozen=True)
 class Way:
-    """A way of fusing: the dense signal standing for e5, USE's weight and gate, confidence and its strength."""
+    """A way of fusing: the dense signal standing for e5, USE's weight and gate, how far agreement moves a weight."""
 
     vector: str = "e5"  # e5 on the turn alone | e5ctx: on the turn read with the turn before it
     use: float = 0.0
     use_everywhere: bool = False  # USE on every query, not on German ones only
-    sure: str = ""  # "" | margin | agree
-    strength: float = 0.0
+    agree: float = 0.0  # `memory.search.ranking.sure_weights`' strength
     alone: str = ""  # one retriever alone
-    words: float = Weights.words
-    trigram: float = Weights.trigram
-    context: float = Weights.context
+    words: float = 0.5
+    trigram: float = 0.15
+    context: float = 0.2
 
     def describe(self) -> str:
         if self.alone:
@@ -60,9 +58,13 @@ class Way:
         out = f"vector {self.vector}"
         if self.use:
             out += f", USE {self.use}" + (" everywhere" if self.use_everywhere else " on German")
-        if self.sure:
-            out += f", {self.sure} {self.strength}"
+        if self.agree:
+            out += f", agree {self.agree}"
         return out + f", words {self.words}, trigram {self.trigram}, context {self.context}"
+
+    def weights(self, centres: tuple[tuple[str, float], ...] = ()) -> Weights:
+        return Weights(words=self.words, trigram=self.trigram, context=self.context, use=self.use,
+                       agree=self.agree, centres=centres)
 
 
 def _spread(values: np.ndarray) -> np.ndarray:
@@ -75,53 +77,29 @@ def _scaled(values: np.ndarray) -> np.ndarray:
     return values / top if top > 0 else np.zeros_like(values)
 
 
-def margin(raw: np.ndarray) -> float:
-    """How clearly a retriever's head stands out: (first - tenth) / (first - last) of its own scores, 0..1."""
-    ordered = np.sort(raw)[::-1]
-    if len(ordered) < 2 or ordered[0] - ordered[-1] < 1e-9:
-        return 0.0
-    return float((ordered[0] - ordered[min(TOP - 1, len(ordered) - 1)]) / (ordered[0] - ordered[-1]))
-
-
-def agreement(scaled: dict[str, np.ndarray], name: str, weight: dict[str, float]) -> float:
-    """Share of a retriever's ten best that the other retrievers (fused by their weights) also rank in their ten."""
-    others = sum((weight[o] * scaled[o] for o in scaled if o != name and weight[o] > 0), np.zeros_like(scaled[name]))
-    mine = set(np.argsort(-scaled[name])[:TOP].tolist())
-    theirs = set(np.argsort(-others)[:TOP].tolist())
-    return len(mine & theirs) / max(1, min(TOP, len(scaled[name])))
-
-
-def base_weights(case: Case, way: Way, weights: Weights) -> dict[str, float]:
-    """Each retriever's weight before confidence."""
-    use = way.use if way.use_everywhere or case.german else 0.0
-    out = {"words": way.words, "trigram": way.trigram, "use": use, "e5": 0.0, "e5ctx": 0.0}
-    out[way.vector] = weights.vector
+def columns(case: Case, way: Way) -> tuple[dict[str, np.ndarray], dict[str, float]]:
+    """The retrievers a way reads, under the product's names, scaled as `memory.search.ranking.columns`, and their
+    weights; USE is read in context where e5 is, and `alone` keeps one retriever (e5ctx alone: the vector in
+    context)."""
+    context = way.vector == "e5ctx" or way.alone == "e5ctx"
+    raw = {"vector": case.signals["e5ctx" if context else "e5"], "words": case.signals["words"],
+           "trigram": case.signals["trigram"], "use": case.signals["usectx" if context else "use"]}
+    scaled = {n: (_spread if n in ("vector", "use") else _scaled)(v.astype(np.float64)) for n, v in raw.items()}
+    weight = {"vector": 1.0, "words": way.words, "trigram": way.trigram,
+              "use": way.use if way.use_everywhere or case.german else 0.0}
     if way.alone:
-        out = {name: float(name == way.alone) for name in out}
-    return out
+        name = {"e5": "vector", "e5ctx": "vector"}.get(way.alone, way.alone)
+        weight = {n: float(n == name) for n in weight}
+    return scaled, weight
 
 
-def signals(case: Case, way: Way) -> dict[str, np.ndarray]:
-    """The raw scores a way reads: USE read in context where e5 is."""
-    out = {name: case.signals[name] for name in ("e5", "use", "e5ctx", "words", "trigram")}
-    if way.vector == "e5ctx":
-        out["use"] = case.signals["usectx"]
-    return out
-
-
-def rank(case: Case, way: Way, centres: dict[str, float] | None = None, weights: Weights | None = None) -> list[int]:
-    """Candidate positions best first: `memory.search.ranking.fuse` with the way's retrievers and weights."""
-    weights = weights or Weights()
-    raw = signals(case, way)
-    weight = base_weights(case, way, weights)
-    scaled = {n: (_spread if n in DENSE else _scaled)(v) for n, v in raw.items()}
-    if way.sure and not way.alone:
-        for name in weight:
-            if weight[name] > 0:
-                sure = margin(raw[name]) if way.sure == "margin" else agreement(scaled, name, weight)
-                weight[name] *= float(np.exp(way.strength * (sure - (centres or {}).get(name, 0.0))))
-    total = sum(weight.values())
-    base = sum(weight[n] * scaled[n] for n in weight) / total
+def rank(case: Case, way: Way, centres: tuple[tuple[str, float], ...] = ()) -> list[int]:
+    """Candidate positions best first: `memory.search.ranking.fuse` over the way's retrievers and weights."""
+    weights = way.weights(centres)
+    scaled, weight = columns(case, way)
+    if not way.alone:
+        weight = sure_weights(scaled, weight, case.ids, weights)
+    base = sum(weight[n] * scaled[n] for n in weight) / sum(weight.values())
     context = np.array([max((base[r] for r in rel), default=0.0) for rel in case.related])
     score = base + way.context * context + weights.dated * case.dated
     score *= np.array([recency_factor(a, weights.recency_half_life_days, weights.recency_floor) for a in case.age_days])
@@ -136,28 +114,24 @@ def figures(case: Case, order: list[int]) -> np.ndarray:
     return np.zeros(4) if first is None else np.array([first <= 1, first <= 5, first <= 10, 1.0 / first])
 
 
-def centres_of(cases: list[Case], way: Way) -> dict[str, float]:
-    """Each retriever's mean confidence over the training questions (confidence moves a weight from there)."""
-    if not way.sure:
-        return {}
-    sums: dict[str, list[float]] = {}
+def centres_of(cases: list[Case], way: Way) -> tuple[tuple[str, float], ...]:
+    """Each retriever's mean agreement over the training questions (agreement moves a weight from there)."""
+    if not way.agree:
+        return ()
+    seen: dict[str, list[float]] = {}
     for case in cases:
-        weight = base_weights(case, way, Weights())
-        raw = signals(case, way)
-        scaled = {n: (_spread if n in DENSE else _scaled)(v) for n, v in raw.items()}
-        for name in weight:
-            if weight[name] > 0:
-                sure = margin(raw[name]) if way.sure == "margin" else agreement(scaled, name, weight)
-                sums.setdefault(name, []).append(sure)
-    return {name: float(np.mean(v)) for name, v in sums.items()}
+        scaled, weight = columns(case, way)
+        for name, w in weight.items():
+            if w > 0:
+                seen.setdefault(name, []).append(agreement(scaled, weight, name, case.ids))
+    return tuple((name, round(float(np.mean(v)), 3)) for name, v in sorted(seen.items()))
 
 
 def ways() -> list[Way]:
     out = [Way(), Way(use=0.75)]  # today without and with the second signal (the product: USE 0.75 on German)
-    for vector, use, sure, words, trigram, context in itertools.product(
-            ("e5", "e5ctx"), (0.75, 1.0), (("", 0.0), ("margin", 0.5), ("agree", 0.5)), (0.25, 0.35, 0.5),
-            (0.1, 0.15, 0.25), (0.1, 0.2)):
-        out.append(Way(vector, use, False, sure[0], sure[1], words=words, trigram=trigram, context=context))
+    for vector, use, agree, words, trigram, context in itertools.product(
+            ("e5", "e5ctx"), (0.75, 1.0), (0.0, 0.5, 1.0), (0.25, 0.3, 0.35, 0.5), (0.1, 0.15, 0.25), (0.1, 0.15, 0.2)):
+        out.append(Way(vector, use, False, agree, words=words, trigram=trigram, context=context))
     return list(dict.fromkeys(out))
 
 

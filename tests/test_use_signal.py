@@ -80,14 +80,14 @@ def test_the_language_gate_counts_function_words() -> None:
 def test_the_fusion_is_today_s_without_the_second_signal_and_uses_it_with() -> None:
     cands = [Candidate(1, 0.90, 2.0, 0.0, 1.0, 5, use=0.10), Candidate(2, 0.85, 0.0, 0.0, 1.0, 5, use=0.95),
              Candidate(3, 0.80, 0.0, 0.0, 1.0, 5, use=0.50)]
-    weights = Weights()
+    weights = Weights(agree=0.0)  # the base weights, not moved by agreement (tests/test_ranking_agreement.py)
     assert relevance(cands, weights) == relevance(cands, weights, second=False)
     assert [doc for doc, _ in fuse(cands, weights)] == [1, 2, 3]
-    assert [doc for doc, _ in fuse(cands, Weights(vector=0, words=0, trigram=0), second=True)] == [2, 3, 1]
+    assert [doc for doc, _ in fuse(cands, Weights(vector=0, words=0, trigram=0, agree=0.0), second=True)] == [2, 3, 1]
     mixed = relevance(cands, weights, second=True)
     total = weights.vector + weights.words + weights.trigram + weights.use
     assert mixed[2] == pytest.approx((weights.vector * 0.5 + weights.use * 1.0) / total)  # both min-max scaled
-    assert relevance(cands, Weights(use=0.0), second=True) == relevance(cands, weights)
+    assert relevance(cands, Weights(use=0.0, agree=0.0), second=True) == relevance(cands, weights)
 
 
 async def test_a_german_query_ranks_by_use_and_an_english_one_is_unchanged(
