@@ -117,8 +117,10 @@ def relevance(candidates: list[Candidate], weights: Weights, second: bool = Fals
     total = sum(weight.values())
     if total <= 0:
         return {c.doc_id: 0.0 for c in candidates}
-    base = sum(weight[n] * scaled[n] for n in weight) / total
-    return dict(zip(ids.tolist(), base.tolist()))
+    base = np.zeros(len(ids))
+    for name, w in weight.items():
+        base += w * scaled[name]
+    return dict(zip(ids.tolist(), (base / total).tolist()))
 
 
 def fuse(candidates: list[Candidate], weights: Weights, second: bool = False) -> list[tuple[int, float]]:
