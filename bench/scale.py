@@ -4,6 +4,12 @@ And 1M notes over 1,000 users: `--sizes '' --spread 1000000 --users 1000 --sprea
 
 Usage: .venv/bin/python bench/scale.py [--sizes 1000,10000,100000] [--spread 100000 --users 100]
                                        [--spread-copies 1] [--queries 200] [--backend sqlite|postgres|both] [--json]
+                                       [--both-models]
+
+--both-models runs the search as the product does with the bundled e5: the second signal (USE multilingual v3) loaded
+beside it, every note given its real USE vector at ingest, the German queries searched with it
+(memory/search/use_signal.py). A query's USE vector is embedded once, in the first pass; the timed passes find it in
+the signal's batcher, as "search" leaves out e5's query embedding too.
 
 --backend postgres (or sqlite,postgres / both) builds the same stores, with the same notes and questions, on a
 PostgreSQL the bench starts itself from the pgserver wheel in a temporary folder (`bench/backends.py`); each
@@ -41,6 +47,7 @@ import asyncio
 import json
 import os
 import random
+import resource
 import re
 import sys
 import tempfile
@@ -61,6 +68,7 @@ from memory.records.notes import NewNote  # noqa: E402
 from memory.search.embedder import Embedder, Purpose, make_embedder  # noqa: E402
 from memory.search.index import SearchIndex  # noqa: E402
 from memory.search.scope_arrays import CACHE_BYTES  # noqa: E402
+from memory.search.use_signal import make_use_embedder  # noqa: E402
 from memory.store import MemoryStore  # noqa: E402
 
 DIM = 384
@@ -207,6 +215,8 @@ class Report:
     spread_copies: int = 1  # the spread store: users / spread_copies built through the store, the others copies
     copy_seconds: float = 0.0  # the copies' SQL (bench/spread_copies.py)
     search_cache_mb: float = CACHE_BYTES / 2**20  # the search's RAM budget over all scopes (the default)
+    both_models: bool = False  # the second signal (USE) on, as the product runs
+    peak_rss_mb: float = 0.0  # the process's peak resident memory at the end (the models loaded, every store built)
 
 
 async def fill(store: MemoryStore, scopes: Sequence[Scope], per_scope: int, start: int, seed: int) -> float:
@@ -297,16 +307,17 @@ async def analyzed(store: MemoryStore) -> None:
 
 
 async def open_store(root: Path, name: str, server: PostgresServer | None,
-                     cache_bytes: int = CACHE_BYTES) -> MemoryStore:
-    """A fresh store: an SQLite data directory under root, or a new database on the PostgreSQL server."""
+                     cache_bytes: int = CACHE_BYTES, second: Embedder | None = None) -> MemoryStore:
+    """A fresh store: an SQLite data directory under root, or a new database on the PostgreSQL server (second: USE,
+    the second signal, or None)."""
     return await MemoryStore.open(root / name, TopicEmbedder(), database_url=database_url(server, name),
-                                  search_cache_bytes=cache_bytes)
+                                  search_cache_bytes=cache_bytes, second=second)
 
 
 async def run(
     sizes: Sequence[int], spread: int, users: int, n_queries: int, repeat: int, keep: Path | None,
     backend: str = "sqlite", server: PostgresServer | None = None, embedder: Embedder | None = None,
-    spread_copies: int = 1, search_cache_mb: float = CACHE_BYTES / 2**20,
+    spread_copies: int = 1, search_cache_mb: float = CACHE_BYTES / 2**20, second: Embedder | None = None,
 ) -> Report:
     """Build the stores and measure; the sizes of one user grow in one store, checkpoint by checkpoint.
 
@@ -325,12 +336,12 @@ async def run(
     vectors = np.stack(rows)
     report = Report(backend, repeat, percentile(embed_ms[WARMUP:], 50), percentile(embed_ms[WARMUP:], 95),
                     load_average=[round(os.getloadavg()[0], 2)], spread_copies=spread_copies,
-                    search_cache_mb=search_cache_mb)
+                    search_cache_mb=search_cache_mb, both_models=second is not None)
     with tempfile.TemporaryDirectory(prefix="mnemo-scale-") as tmp:
         root = (keep or Path(tmp)) / backend
         root.mkdir(parents=True, exist_ok=True)
         if sizes:
-            store = await open_store(root, "one", server, int(search_cache_mb * 2**20))
+            store = await open_store(root, "one", server, int(search_cache_mb * 2**20), second)
             try:
                 scope = await store.scope("mnemo", "anna")
                 empty = await db_bytes(store)
@@ -348,7 +359,7 @@ async def run(
             finally:
                 await store.close()
         if spread:
-            store = await open_store(root, "spread", server, int(search_cache_mb * 2**20))
+            store = await open_store(root, "spread", server, int(search_cache_mb * 2**20), second)
             try:
                 scopes = [await store.scope("mnemo", f"user{n}") for n in range(users)]
                 empty = await db_bytes(store)
@@ -371,6 +382,7 @@ async def run(
             finally:
                 await store.close()
     report.load_average.append(round(os.getloadavg()[0], 2))
+    report.peak_rss_mb = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
     return report
 
 
@@ -408,6 +420,8 @@ def main() -> None:
     parser.add_argument("--backend", default="sqlite",
                         help="sqlite, postgres, sqlite,postgres or both: the same stores and questions on each")
     parser.add_argument("--json", action="store_true", help="print the figures as one JSON object last")
+    parser.add_argument("--both-models", action="store_true",
+                        help="the second signal (USE) on beside e5, as the product runs (see the docstring)")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
     backends = parse_backends(args.backend)
@@ -416,13 +430,14 @@ def main() -> None:
     print(HEADER, flush=True)
     reports = []
     embedder = make_embedder()
+    second = make_use_embedder() if args.both_models else None
     with places(backends) as servers:
         for backend, server in servers.items():
             if server is not None:
                 print(f"postgres: {server.version()} (pgserver, started by the bench)", flush=True)
             reports.append(asyncio.run(run(sizes, args.spread, args.users, args.queries, args.repeat, args.keep,
                                            backend, server, embedder, args.spread_copies,
-                                           args.search_cache_mb)))
+                                           args.search_cache_mb, second)))
             summary(reports[-1])
     if args.json:
         print(json.dumps([asdict(report) for report in reports]))
@@ -449,6 +464,7 @@ def summary(report: Report) -> None:
     default = report.search_cache_mb == CACHE_BYTES / 2**20
     print(f"search cache (MNEMO_SEARCH_CACHE_MB): {report.search_cache_mb:.0f} MB"
           + (" (the default)" if default else " (--search-cache-mb: NOT the default)"))
+    print(f"models: e5{' and USE (--both-models)' if report.both_models else ' only'}; peak RSS {report.peak_rss_mb} MB")
     print(f"1-minute load average at the start and the end: {report.load_average}")
 
 
