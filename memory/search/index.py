@@ -32,7 +32,15 @@ from memory.search.retrievers import (
     stored_cosines,
     whole_scope,
 )
-from memory.search.scope_arrays import CACHE_BYTES, EXACT_UP_TO, ScopeArrays, ScopeCache, hamming_nearest, query_bits
+from memory.search.scope_arrays import (
+    CACHE_BYTES,
+    EXACT_UP_TO,
+    ScopeArrays,
+    ScopeCache,
+    hamming_nearest,
+    highest,
+    query_bits,
+)
 from memory.search.use_signal import UseSignal, nearest
 from memory.search.use_signal import stored_cosines as use_cosines
 from memory.storage.db import Database, Tx
@@ -44,6 +52,7 @@ log = logging.getLogger(__name__)
 # a UNION and 2,000 result columns). The vector search still reads all of it.
 MAX_QUERY_WORDS = 64
 TRIGRAM_RECOUNTED = 3 * CANDIDATES  # trigram holders of a small scope whose stems are counted (`SearchIndex._trigram`)
+RECOUNTED_UP_TO = 3000  # documents of a scope small enough for it
 
 
 class SearchIndex:
@@ -294,9 +303,7 @@ class SearchIndex:
         q = _checked(qvec, self.embedder.dim)
         if arrays.vectors is not None:
             every = arrays.vectors @ q
-            at = np.flatnonzero(allowed)
-            if len(at) > k:  # the nearest; of equals, the oldest (as the database's order gave them before)
-                at = at[np.argsort(-every[at], kind="stable")[:k]]
+            at = highest(every, np.flatnonzero(allowed), k)  # of equals, the oldest (as the database's order gave them)
             return {int(arrays.ids[i]): float(every[i]) for i in at}, every
         nearest = await asyncio.to_thread(hamming_nearest, arrays, allowed, query_bits(q, await self.center(tx)),
                                           max(k, vectors.coarse(len(arrays.ids))))
@@ -357,13 +364,13 @@ class SearchIndex:
     async def _trigram(tx: Tx, stems: list[str], seen: list[np.ndarray], arrays: ScopeArrays, total: int,
                        mean: float) -> dict[int, float]:
         """bm25 of the stems as substrings. Every holder is scored as if it held each stem once; in a small scope
-        (float vectors kept) the best `TRIGRAM_RECOUNTED` are then read and scored by how often each stem occurs
+        (up to `RECOUNTED_UP_TO` documents) the best `TRIGRAM_RECOUNTED` are then read and scored by how often each stem occurs
         in them (`search_text.counted_bm25`: FTS5's bm25 with the scope's statistics), because long messages
-        repeat a stem (LoCoMo lost 0.002 of any@5 and of MRR without it). Above, the count costs more
-        (3-5 ms at 100k notes) than it can change among short notes."""
+        repeat a stem (LoCoMo lost 0.002 of any@5 and of MRR without it). Above `RECOUNTED_UP_TO`, the count costs
+        more (3-5 ms at 100k notes) than it can change among short notes."""
         trigrams = np.maximum(arrays.lengths - 2, 1)  # the trigram index counts a text's trigrams
         once = search_text.matched_bm25(seen, trigrams, total, mean - 2)
-        if arrays.vectors is None:
+        if len(arrays.ids) > RECOUNTED_UP_TO:
             return best(arrays.ids, once)
         first = best(arrays.ids, once, TRIGRAM_RECOUNTED)
         if arrays.texts is not None:

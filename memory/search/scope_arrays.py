@@ -33,7 +33,11 @@ from memory.storage.db import Tx
 
 SOURCE_CODES: dict[str, int] = {source: code for code, source in enumerate(SEARCHABLE)}
 CACHE_BYTES = 256 * 2**20  # what a process keeps of all scopes: about 160 scopes of 1k notes, or 100k notes' bits
-EXACT_UP_TO = 3000  # documents whose float32 vectors a scope keeps and compares all (bench/scale.py)
+# Documents whose float32 vectors a scope keeps and compares all, exactly, with no statement (bench/scale.py: at 10k
+# notes of one user, both models, p95 from X to Y ms), while they take at most 1/FLOAT_SHARE of the cache: e5's and
+# USE's 3.5 KB a document, 36 MB at 10k, 18.7k documents within the default budget (e5 alone: 20k, 31 MB).
+EXACT_UP_TO = 20_000
+FLOAT_SHARE = 4
 DENSE_FROM = 10_000  # documents from which `ScopeArrays.locate` may use a table instead of a binary search
 _CHUNK = 5000  # documents read per statement, so 100k notes' vectors never sit in Python at once
 
@@ -142,6 +146,17 @@ def _to_bits(vectors: np.ndarray, center: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(np.packbits(signs, axis=1, bitorder="little").view(np.uint64).T)
 
 
+def highest(scores: np.ndarray, at: np.ndarray, k: int) -> np.ndarray:
+    """Of the positions at (ascending), the k whose scores are highest, highest first; of equals, the first: what a
+    stable sort of all of them gives, from a partition and a sort of the few at or above the k-th score."""
+    if len(at) <= k:
+        return at
+    chosen = scores[at]
+    kth = np.partition(chosen, len(chosen) - k)[len(chosen) - k]
+    at = at[chosen >= kth]
+    return at[np.argsort(-scores[at], kind="stable")[:k]]
+
+
 def hamming_nearest(arrays: ScopeArrays, allowed: np.ndarray, qbits: np.ndarray, k: int) -> np.ndarray:
     """Ids of the k allowed documents whose bits differ least from qbits (ties: any order)."""
     assert arrays.bits is not None
@@ -201,13 +216,21 @@ class ScopeCache:
         """Drop what is kept of one scope, e.g. after its memory was deleted."""
         self._scopes.pop(scope_id, None)
 
+    def keeps_floats(self, size: int) -> bool:
+        """Whether a scope of size documents keeps its float32 vectors (e5's, and USE's where the signal is on):
+        up to `exact_up_to` documents, while they take at most 1/`FLOAT_SHARE` of the budget."""
+        return size <= self.exact_up_to and size * 4 * (self.dim + self.use_dim) * FLOAT_SHARE <= self.budget
+
     async def _read(self, tx: Tx, scope_id: int, center: np.ndarray, after: int,
                     into: ScopeArrays | None) -> ScopeArrays:
-        """The scope's documents with ids above `after`, appended to `into` (or a new one)."""
-        parts: list[tuple[np.ndarray, ...]] = []
-        exact = into.vectors is not None if into is not None else None
+        """The scope's documents with ids above `after`, appended to `into` (or a new one). Read a chunk at a time,
+        float32 while the scope may keep them, each chunk's bits from the chunk that passes the limit on."""
+        size = len(into.ids) if into is not None else 0
+        exact = into is None or into.vectors is not None
         keep_texts = tx.dialect == "postgres"
         texts: list[str] = list(into.texts or ()) if into is not None else []
+        parts: list[tuple[np.ndarray, ...]] = [] if into is None else [
+            (into.ids, into.sources, into.created, into.lengths, into.vectors if exact else into.bits)]
         use = [into.use] if into is not None and into.use is not None else []
         while rows := await tx.fetchall(
             f"SELECT d.id, d.source, d.created_at, length(d.text), e.vector{', d.text' if keep_texts else ''}"
@@ -217,9 +240,7 @@ class ScopeCache:
             " WHERE d.scope_id = ? AND d.id > ? ORDER BY d.id LIMIT ?", (self.model, scope_id, after, _CHUNK)):
             if keep_texts:
                 texts += [r[5].lower() for r in rows]  # Unicode's case, whatever the server's locale
-            if self.use_dim:
-                use.append(self._use_rows([r[-1] for r in rows]))
-            after = rows[-1][0]
+            after, size = rows[-1][0], size + len(rows)
             zero = bytes(2 * self.dim)  # a document without a full vector (the integrity check names it)
             halves = np.frombuffer(b"".join(r[4] or zero for r in rows), dtype=np.float16).reshape(len(rows), self.dim)
             parts.append((np.fromiter((r[0] for r in rows), np.int64, len(rows)),
@@ -227,25 +248,24 @@ class ScopeCache:
                           np.fromiter((r[2] for r in rows), np.float64, len(rows)),
                           np.fromiter((r[3] for r in rows), np.float64, len(rows)),
                           halves.astype(np.float32)))
-            if exact is None:
-                exact = len(rows) < _CHUNK and len(rows) <= self.exact_up_to
-            if not exact:  # keep the bits only
+            if exact and not self.keeps_floats(size):  # grown past the limit: from now on the bits
+                exact, use = False, []
+                parts = [(*part[:4], _to_bits(part[4], center)) for part in parts]
+            elif not exact:
                 parts[-1] = (*parts[-1][:4], _to_bits(parts[-1][4], center))
-        old = [] if into is None else [(into.ids, into.sources, into.created, into.lengths,
-                                        into.vectors if into.vectors is not None else into.bits)]
-        columns = list(zip(*old, *parts)) if (old or parts) else []
+            elif self.use_dim:
+                use.append(self._use_rows([r[-1] for r in rows]))
         held = texts if keep_texts else None
-        kept_use = np.concatenate(use) if self.use_dim and use else None
-        if not columns:
+        if not parts:
             return ScopeArrays(0, 0, np.zeros(0, np.int64), np.zeros(0, np.uint8), np.zeros(0), np.zeros(0),
                                np.zeros((0, self.dim), np.float32), None, held)
-        ids, sources, created, lengths = (np.concatenate(c) for c in columns[:4])
-        if exact and len(ids) > self.exact_up_to:  # grown past exact_up_to: from now on the bits
-            vectors = np.concatenate(columns[4])
-            return ScopeArrays(0, 0, ids, sources, created, lengths, None, _to_bits(vectors, center), held)
+        ids, sources, created, lengths = (np.concatenate(c) for c in list(zip(*parts))[:4])
         if exact:
-            return ScopeArrays(0, 0, ids, sources, created, lengths, np.concatenate(columns[4]), None, held, kept_use)
-        return ScopeArrays(0, 0, ids, sources, created, lengths, None, np.concatenate(columns[4], axis=1), held)
+            kept_use = np.concatenate(use) if self.use_dim and use else None
+            return ScopeArrays(0, 0, ids, sources, created, lengths, np.concatenate([p[4] for p in parts]), None,
+                               held, kept_use)
+        return ScopeArrays(0, 0, ids, sources, created, lengths, None, np.concatenate([p[4] for p in parts], axis=1),
+                           held)
 
     def _use_rows(self, blobs: list[bytes | None]) -> np.ndarray:
         """USE vectors of a chunk of documents as float32; zeros for a document without one (cosine 0)."""

@@ -20,6 +20,7 @@ import numpy as np
 from memory.errors import EmbeddingFailed
 from memory.search.embed_batches import EmbedBatcher, head
 from memory.search.embedder import Embedder, Purpose
+from memory.search.scope_arrays import highest
 from memory.search.vectors import from_half, half
 from memory.storage.db import Database, Tx
 
@@ -91,9 +92,7 @@ def nearest(ids: np.ndarray, matrix: np.ndarray | None, allowed: np.ndarray, qve
     if matrix is None or qvec is None:
         return {}, np.zeros(0, np.float32)
     every = matrix @ np.asarray(qvec, dtype=np.float32)
-    at = np.flatnonzero(allowed)
-    if len(at) > k:  # of equals, the oldest (as e5's nearest)
-        at = at[np.argsort(-every[at], kind="stable")[:k]]
+    at = highest(every, np.flatnonzero(allowed), k)  # of equals, the oldest (as e5's nearest)
     return {int(ids[i]): float(every[i]) for i in at}, every
 
 
