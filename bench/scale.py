@@ -47,8 +47,8 @@ import asyncio
 import json
 import os
 import random
-import resource
 import re
+import resource
 import sys
 import tempfile
 import time
@@ -464,7 +464,8 @@ def summary(report: Report) -> None:
     default = report.search_cache_mb == CACHE_BYTES / 2**20
     print(f"search cache (MNEMO_SEARCH_CACHE_MB): {report.search_cache_mb:.0f} MB"
           + (" (the default)" if default else " (--search-cache-mb: NOT the default)"))
-    print(f"models: e5{' and USE (--both-models)' if report.both_models else ' only'}; peak RSS {report.peak_rss_mb} MB")
+    models = "e5 and USE (--both-models)" if report.both_models else "e5 only"
+    print(f"models: {models}; peak RSS {report.peak_rss_mb} MB")
     print(f"1-minute load average at the start and the end: {report.load_average}")
 
 

@@ -37,6 +37,7 @@ from memory.search.scope_arrays import (
     EXACT_UP_TO,
     ScopeArrays,
     ScopeCache,
+    dot_rows,
     hamming_nearest,
     highest,
     query_bits,
@@ -288,10 +289,11 @@ class SearchIndex:
         keeps one, else from the database."""
         if use_q is None:
             return {}
-        if not len(every):
+        if arrays.use is None:
             return await use_cosines(tx, list(docs), use_q)
         at = arrays.locate(np.array(sorted(docs), dtype=np.int64))
-        return dict(zip(arrays.ids[at].tolist(), every[at].tolist()))
+        cosines = every[at] if len(every) else dot_rows(arrays.use[at], use_q)  # a large scope: its candidates only
+        return dict(zip(arrays.ids[at].tolist(), cosines.tolist()))
 
     async def _vector(self, tx: Tx, arrays: ScopeArrays, allowed: np.ndarray, qvec: np.ndarray | None,
                       k: int, on: bool = True) -> tuple[dict[int, float], np.ndarray]:
@@ -302,7 +304,7 @@ class SearchIndex:
             return {}, np.zeros(0, np.float32)
         q = _checked(qvec, self.embedder.dim)
         if arrays.vectors is not None:
-            every = arrays.vectors @ q
+            every = dot_rows(arrays.vectors, q)
             at = highest(every, np.flatnonzero(allowed), k)  # of equals, the oldest (as the database's order gave them)
             return {int(arrays.ids[i]): float(every[i]) for i in at}, every
         nearest = await asyncio.to_thread(hamming_nearest, arrays, allowed, query_bits(q, await self.center(tx)),
@@ -363,9 +365,9 @@ class SearchIndex:
     @staticmethod
     async def _trigram(tx: Tx, stems: list[str], seen: list[np.ndarray], arrays: ScopeArrays, total: int,
                        mean: float) -> dict[int, float]:
-        """bm25 of the stems as substrings. Every holder is scored as if it held each stem once; in a small scope
-        (up to `RECOUNTED_UP_TO` documents) the best `TRIGRAM_RECOUNTED` are then read and scored by how often each stem occurs
-        in them (`search_text.counted_bm25`: FTS5's bm25 with the scope's statistics), because long messages
+        """bm25 of the stems as substrings. Every holder is scored as if it held each stem once; in a small scope (up
+        to `RECOUNTED_UP_TO` documents) the best `TRIGRAM_RECOUNTED` are then read and scored by how often each stem
+        occurs in them (`search_text.counted_bm25`: FTS5's bm25 with the scope's statistics), because long messages
         repeat a stem (LoCoMo lost 0.002 of any@5 and of MRR without it). Above `RECOUNTED_UP_TO`, the count costs
         more (3-5 ms at 100k notes) than it can change among short notes."""
         trigrams = np.maximum(arrays.lengths - 2, 1)  # the trigram index counts a text's trigrams

@@ -146,6 +146,12 @@ def _to_bits(vectors: np.ndarray, center: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(np.packbits(signs, axis=1, bitorder="little").view(np.uint64).T)
 
 
+def dot_rows(matrix: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Each row's dot product with q (float32), in the calling thread: numpy's einsum, not BLAS, whose threads each
+    wait for a core on a busy machine (10k x 512 at load 9: 8 ms p50 by BLAS, under 1 ms by einsum)."""
+    return np.einsum("ij,j->i", matrix, np.asarray(q, dtype=np.float32))
+
+
 def highest(scores: np.ndarray, at: np.ndarray, k: int) -> np.ndarray:
     """Of the positions at (ascending), the k whose scores are highest, highest first; of equals, the first: what a
     stable sort of all of them gives, from a partition and a sort of the few at or above the k-th score."""
@@ -229,8 +235,11 @@ class ScopeCache:
         exact = into is None or into.vectors is not None
         keep_texts = tx.dialect == "postgres"
         texts: list[str] = list(into.texts or ()) if into is not None else []
-        parts: list[tuple[np.ndarray, ...]] = [] if into is None else [
-            (into.ids, into.sources, into.created, into.lengths, into.vectors if exact else into.bits)]
+        parts: list[tuple[np.ndarray, ...]] = []
+        if into is not None:
+            held_vectors = into.vectors if into.vectors is not None else into.bits
+            assert held_vectors is not None
+            parts.append((into.ids, into.sources, into.created, into.lengths, held_vectors))
         use = [into.use] if into is not None and into.use is not None else []
         while rows := await tx.fetchall(
             f"SELECT d.id, d.source, d.created_at, length(d.text), e.vector{', d.text' if keep_texts else ''}"

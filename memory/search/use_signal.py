@@ -20,7 +20,7 @@ import numpy as np
 from memory.errors import EmbeddingFailed
 from memory.search.embed_batches import EmbedBatcher, head
 from memory.search.embedder import Embedder, Purpose
-from memory.search.scope_arrays import highest
+from memory.search.scope_arrays import dot_rows, highest
 from memory.search.vectors import from_half, half
 from memory.storage.db import Database, Tx
 
@@ -29,6 +29,10 @@ FILL_BATCH = 64  # documents per transaction when `mnemo reindex` fills missing 
 # Vectors the batcher keeps after embedding them: `SearchIndex.embed` embeds a batch of documents (an import of a few
 # thousand messages at once) before `SearchIndex.add` stores each; beyond, a document is embedded again as it is stored.
 RECENT = 4096
+# Documents of a scope up to which USE's own nearest join the candidates: comparing all of them costs 1.3 ms at 10k
+# (10k x 512, load 9); above, USE scores only the other retrievers' candidates, as it did before scopes that large
+# kept their USE vectors (bench/scale.py --both-models, docs/benchmarks.md).
+OWN_NEAREST_UP_TO = 3000
 
 
 class UseEmbedder:
@@ -88,10 +92,10 @@ class UseSignal:
 def nearest(ids: np.ndarray, matrix: np.ndarray | None, allowed: np.ndarray, qvec: np.ndarray | None,
             k: int) -> tuple[dict[int, float], np.ndarray]:
     """USE's own k nearest allowed documents with their cosines, and every document's cosine (empty where the scope
-    keeps no USE matrix or the query has no USE vector)."""
-    if matrix is None or qvec is None:
+    keeps no USE matrix, holds more than `OWN_NEAREST_UP_TO` documents or the query has no USE vector)."""
+    if matrix is None or qvec is None or len(ids) > OWN_NEAREST_UP_TO:
         return {}, np.zeros(0, np.float32)
-    every = matrix @ np.asarray(qvec, dtype=np.float32)
+    every = dot_rows(matrix, qvec)
     at = highest(every, np.flatnonzero(allowed), k)  # of equals, the oldest (as e5's nearest)
     return {int(ids[i]): float(every[i]) for i in at}, every
 
