@@ -28,7 +28,7 @@ from memory.search.retrievers import (
     best,
     documents,
     holders,
-    related_docs,
+    related_of,
     stored_cosines,
     whole_scope,
 )
@@ -254,23 +254,23 @@ class SearchIndex:
             arrays = await self.scopes.get(tx, scope_id, await self.center(tx))
             anytime = arrays.allowed(sources)
             allowed = anytime if window is None else arrays.allowed(sources, window)
-            # The vector search's arithmetic runs in a thread meanwhile the full-text statements run in the database's.
+            # The full-text statements go first: the vector search's arithmetic runs while the database works on them.
             words = search_text.content_words(query)[:MAX_QUERY_WORDS]
-            vector, lexical = await asyncio.gather(
-                self._vector(tx, arrays, allowed, qvec, CANDIDATES, on=self.weights.vector > 0),
-                self._lexical(tx, scope_id, words, sources, arrays, anytime, allowed))
+            lexical, vector = await asyncio.gather(
+                self._lexical(tx, scope_id, words, sources, arrays, anytime, allowed),
+                self._vector(tx, arrays, allowed, qvec, CANDIDATES, on=self.weights.vector > 0))
             cosines, every = vector  # every: each document's cosine, where the scope compared them all
             use_near, use_every = nearest(arrays.ids, arrays.use, allowed, use_q, CANDIDATES)  # USE's own nearest
             ids = set(cosines) | set(lexical["fts_words"]) | set(lexical["fts_trigram"]) | set(use_near)
-            docs = await documents(tx, ids)
             rest = np.array(sorted(d for d in ids if d not in cosines), dtype=np.int64)
             if len(every):  # read already
                 at = arrays.locate(rest)
                 cosines.update(zip(arrays.ids[at].tolist(), every[at].tolist()))
-            elif qvec is not None:
-                cosines.update(await stored_cosines(tx, rest.tolist(), qvec, self.embedder.name))
-            related = await related_docs(tx, docs)
-            use = await self._use_of(tx, arrays, docs, use_q, use_every)
+            unread = [] if len(every) else rest.tolist()
+            docs, related, use, stored = await asyncio.gather(  # the statements one after another, no wait between
+                documents(tx, ids), related_of(tx, arrays.sources_of(ids)),
+                self._use_of(tx, arrays, ids, use_q, use_every), stored_cosines(tx, unread, qvec, self.embedder.name))
+            cosines.update(stored)
         candidates = [
             Candidate(
                 doc_id=d, cosine=cosines.get(d, 0.0), words=lexical["fts_words"].get(d, 0.0),
@@ -283,15 +283,15 @@ class SearchIndex:
         return Found(candidates, docs, second=use_q is not None)
 
     @staticmethod
-    async def _use_of(tx: Tx, arrays: ScopeArrays, docs: dict[int, IndexedDoc], use_q: np.ndarray | None,
+    async def _use_of(tx: Tx, arrays: ScopeArrays, ids: set[int], use_q: np.ndarray | None,
                       every: np.ndarray) -> dict[int, float]:
         """USE's cosine of each candidate (none without a USE query vector): from the scope's USE matrix where it
         keeps one, else from the database."""
         if use_q is None:
             return {}
         if arrays.use is None:
-            return await use_cosines(tx, list(docs), use_q)
-        at = arrays.locate(np.array(sorted(docs), dtype=np.int64))
+            return await use_cosines(tx, sorted(ids), use_q)
+        at = arrays.locate(np.array(sorted(ids), dtype=np.int64))
         cosines = every[at] if len(every) else dot_rows(arrays.use[at], use_q)  # a large scope: its candidates only
         return dict(zip(arrays.ids[at].tolist(), cosines.tolist()))
 

@@ -3,7 +3,7 @@ and their context (the messages around them)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -123,6 +123,12 @@ def best(ids: np.ndarray, scores: np.ndarray, k: int = CANDIDATES) -> dict[int, 
 
 async def related_docs(tx: Tx, docs: dict[int, IndexedDoc]) -> dict[int, set[int]]:
     """Each document's context among docs: the messages just before and after it, and notes linked to messages."""
+    return await related_of(tx, {d: doc.source for d, doc in docs.items()})
+
+
+async def related_of(tx: Tx, docs: Mapping[int, str]) -> dict[int, set[int]]:
+    """`related_docs` of documents given by id and source (what a scope's arrays know, so that the search reads the
+    context while it reads the documents)."""
     related: dict[int, set[int]] = {}
 
     def link(a: int, b: int | None) -> None:
@@ -130,8 +136,8 @@ async def related_docs(tx: Tx, docs: dict[int, IndexedDoc]) -> dict[int, set[int
             related.setdefault(a, set()).add(b)
             related.setdefault(b, set()).add(a)
 
-    messages = [d for d, doc in docs.items() if doc.source == "message"]
-    notes = [d for d, doc in docs.items() if doc.source == "note"]
+    messages = [d for d, source in docs.items() if source == "message"]
+    notes = [d for d, source in docs.items() if source == "note"]
     # `+d.source` keeps the planner on the id lookups: by the (source, item_id) index it would walk
     # every note or message of every user (19 ms at 100k notes instead of 0.2 ms).
     if messages:
@@ -170,15 +176,15 @@ async def documents(tx: Tx, ids: set[int]) -> dict[int, IndexedDoc]:
     return {row[0]: IndexedDoc(*row) for row in rows}
 
 
-async def stored_cosines(tx: Tx, ids: list[int], qvec: np.ndarray, model: str) -> dict[int, float]:
+async def stored_cosines(tx: Tx, ids: list[int], qvec: np.ndarray | None, model: str) -> dict[int, float]:
     """Cosine of the query with the documents' full vectors (the rescoring of the vector search, and
     documents only a word index found).
 
     The embedding cache holds every document's vector in float16, found by content hash (the index
     writes it with the document, `SearchIndex.add`): two B-tree lookups each. `vec_docs` holds only
-    their bits (`memory.search.vectors`).
+    their bits (`memory.search.vectors`). Without a query vector: none.
     """
-    if not ids:
+    if not ids or qvec is None:
         return {}
     rows = await tx.fetchall(
         "SELECT d.id, e.vector FROM json_each(?) j CROSS JOIN docs d ON d.id = j.value JOIN embedding_cache e"

@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 import sys
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -103,6 +103,11 @@ class ScopeArrays:
             count = int(mask.sum())
             kinds = self._kinds[key] = _Kinds(mask, count, float(self.lengths[mask].mean()) if count else 1.0)
         return kinds
+
+    def sources_of(self, doc_ids: Iterable[int]) -> dict[int, Source]:
+        """The source of each of doc_ids the scope holds."""
+        at = self.locate(np.fromiter(doc_ids, np.int64))
+        return {int(self.ids[i]): SEARCHABLE[code] for i, code in zip(at, self.sources[at]) if code < len(SEARCHABLE)}
 
     def locate(self, doc_ids: np.ndarray) -> np.ndarray:
         """Positions of doc_ids among the scope's documents; ids the scope does not hold are left out."""
