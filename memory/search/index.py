@@ -260,7 +260,8 @@ class SearchIndex:
                 self._lexical(tx, scope_id, words, sources, arrays, anytime, allowed),
                 self._vector(tx, arrays, allowed, qvec, CANDIDATES, on=self.weights.vector > 0))
             cosines, every = vector  # every: each document's cosine, where the scope compared them all
-            use_near, use_every = nearest(arrays.ids, arrays.use, allowed, use_q, CANDIDATES)  # USE's own nearest
+            use_near, use_every = nearest(arrays.ids, arrays.use, allowed, use_q, CANDIDATES,  # USE's own nearest
+                                          self.second.own_up_to if self.second is not None else 0)
             ids = set(cosines) | set(lexical["fts_words"]) | set(lexical["fts_trigram"]) | set(use_near)
             rest = np.array(sorted(d for d in ids if d not in cosines), dtype=np.int64)
             if len(every):  # read already

@@ -185,8 +185,8 @@ class ScopeCache:
     """The scopes' arrays a process keeps, bounded by bytes; `get` brings one up to date and returns it."""
 
     def __init__(self, model: str, dim: int, budget: int = CACHE_BYTES, exact_up_to: int = EXACT_UP_TO,
-                 use_dim: int = 0) -> None:
-        self.model, self.dim, self.budget, self.exact_up_to = model, dim, budget, exact_up_to
+                 use_dim: int = 0, chunk: int = _CHUNK) -> None:
+        self.model, self.dim, self.budget, self.exact_up_to, self.chunk = model, dim, budget, exact_up_to, chunk
         self.use_dim = use_dim  # USE's dimensions when the second signal is on, else 0 (`ScopeArrays.use`)
         self._scopes: OrderedDict[int, ScopeArrays] = OrderedDict()
         self._counted = False  # whether the database has m040's counters (a database not yet migrated: nothing kept)
@@ -251,7 +251,7 @@ class ScopeCache:
             f"{', u.vector' if self.use_dim else ''} FROM docs d LEFT JOIN embedding_cache e"
             " ON e.model = ? AND e.purpose = 'document' AND e.content_hash = d.content_hash"
             f"{' LEFT JOIN use_vectors u ON u.doc_id = d.id' if self.use_dim else ''}"
-            " WHERE d.scope_id = ? AND d.id > ? ORDER BY d.id LIMIT ?", (self.model, scope_id, after, _CHUNK)):
+            " WHERE d.scope_id = ? AND d.id > ? ORDER BY d.id LIMIT ?", (self.model, scope_id, after, self.chunk)):
             if keep_texts:
                 texts += [r[5].lower() for r in rows]  # Unicode's case, whatever the server's locale
             after, size = rows[-1][0], size + len(rows)

@@ -75,6 +75,7 @@ class UseSignal:
         self.embedder = embedder
         self.dim = embedder.dim
         self.batcher = EmbedBatcher(embedder, recent=RECENT)
+        self.own_up_to = OWN_NEAREST_UP_TO  # see there
 
     async def vectors(self, texts: Sequence[str]) -> np.ndarray:
         """Vectors of texts, off the event loop, each text embedded once while it is recent (document or query)."""
@@ -90,10 +91,10 @@ class UseSignal:
 
 
 def nearest(ids: np.ndarray, matrix: np.ndarray | None, allowed: np.ndarray, qvec: np.ndarray | None,
-            k: int) -> tuple[dict[int, float], np.ndarray]:
+            k: int, up_to: int = OWN_NEAREST_UP_TO) -> tuple[dict[int, float], np.ndarray]:
     """USE's own k nearest allowed documents with their cosines, and every document's cosine (empty where the scope
-    keeps no USE matrix, holds more than `OWN_NEAREST_UP_TO` documents or the query has no USE vector)."""
-    if matrix is None or qvec is None or len(ids) > OWN_NEAREST_UP_TO:
+    keeps no USE matrix, holds more than up_to documents or the query has no USE vector)."""
+    if matrix is None or qvec is None or len(ids) > up_to:
         return {}, np.zeros(0, np.float32)
     every = dot_rows(matrix, qvec)
     at = highest(every, np.flatnonzero(allowed), k)  # of equals, the oldest (as e5's nearest)
