@@ -33,9 +33,9 @@ from memory.storage.db import Tx
 
 SOURCE_CODES: dict[str, int] = {source: code for code, source in enumerate(SEARCHABLE)}
 CACHE_BYTES = 256 * 2**20  # what a process keeps of all scopes: about 160 scopes of 1k notes, or 100k notes' bits
-# Documents whose float32 vectors a scope keeps and compares all, exactly, with no statement (bench/scale.py: at 10k
-# notes of one user, both models, p95 from X to Y ms), while they take at most 1/FLOAT_SHARE of the cache: e5's and
-# USE's 3.5 KB a document, 36 MB at 10k, 18.7k documents within the default budget (e5 alone: 20k, 31 MB).
+# Documents whose float32 vectors a scope keeps and compares all, exactly, with no statement (docs/benchmarks.md, "10k
+# notes of one person with both models"), while they take at most 1/FLOAT_SHARE of the cache: e5's and USE's 3.5 KB
+# a document, 36 MB at 10k, 18.7k documents within the default budget (e5 alone: 20k, 31 MB).
 EXACT_UP_TO = 20_000
 FLOAT_SHARE = 4
 DENSE_FROM = 10_000  # documents from which `ScopeArrays.locate` may use a table instead of a binary search
