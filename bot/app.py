@@ -40,7 +40,7 @@ from bot.texts import t
 from bot.voice.recordings import move_old_files
 from bot.web_page.health import ReportsCrypto, Running
 from bot.web_tools.toolbox import web_tools
-from memory import MemoryStore, SuggestionLimits, Thresholds, is_postgres
+from memory import MemoryStore, MemoryStoreError, SuggestionLimits, Thresholds, is_postgres
 from scheduler.budget import TokenBudget
 from scheduler.leader import SchedulerLeader
 from scheduler.service import Scheduler
@@ -315,6 +315,20 @@ async def start_scheduler(scheduler: Scheduler, worker: str, stack: contextlib.A
     stack.push_async_callback(stop_task, asyncio.create_task(leader.run(), name=f"scheduler lease of {worker}"))
 
 
+async def turns_in_context(store: MemoryStore, pause: float = 0.5) -> None:
+    """Re-embed the messages stored before they were read in context (m052), a batch at a time with a pause between,
+    so turns go first; a failing embedder stops it until the next start (it goes on where it stopped)."""
+    try:
+        while True:
+            done, finished = await store.messages.catch_up_context(max_batches=1)
+            if finished:
+                return
+            log.info("re-embedded %d older messages in context; going on", done)
+            await asyncio.sleep(pause)
+    except MemoryStoreError:
+        log.warning("re-embedding older messages in context stopped; it goes on at the next start", exc_info=True)
+
+
 @contextlib.contextmanager
 def settled_heap() -> Iterator[None]:
     """Run the block with everything the start made (modules, models, settings) moved out of the garbage collector's
@@ -362,6 +376,8 @@ async def main(settings: Settings) -> None:
                 running.push_async_callback(messenger.stop)
                 running.callback(live.__setitem__, messenger.name, False)
             await start_scheduler(scheduler, worker_name(settings), running)
+            running.push_async_callback(stop_task, asyncio.create_task(turns_in_context(engine.store),
+                                                                       name="older messages in context"))
             if console is not None:
                 live["console"] = True
             if metrics is not None:

@@ -285,6 +285,8 @@ async def _reindex(settings: Settings, args: argparse.Namespace) -> int:
     try:  # messages logged while the embedding server was down
         if caught_up := await store.messages.index_unindexed():
             print(f"indexed {caught_up} messages logged while the embedder was unavailable")
+        if in_context := (await store.messages.catch_up_context())[0]:
+            print(f"re-embedded {in_context} messages stored before messages were read in context")
         return await _fill_second(store, second)
     finally:
         await store.close()

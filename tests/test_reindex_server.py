@@ -12,6 +12,7 @@ import pytest
 
 from memory.errors import ModelMismatch
 from memory.ledgers.journal import NewMessage
+from memory.search.turn_context import context_text
 from memory.store import MemoryStore
 from tests.fakes.embedder import FakeEmbedder
 from tests.fakes.embedding_api import FakeEmbeddingServer
@@ -68,8 +69,9 @@ async def test_reindex_onto_a_server_survives_a_kill_and_never_mixes_models(tmp_
         progress = err.decode().split()
         assert f"{COUNT}/{COUNT}" in progress and "64/150" not in progress  # it went on where it was killed
         assert f"reindexed {COUNT} items; the memory now uses server/bge-m3" in out.decode()
-        embedded = [t for t in fake.inputs if t in texts]
-        assert set(embedded) == set(texts) and len(embedded) <= len(texts) + 64  # a batch cut off at most redone
+        read = [context_text(before, text) for before, text in zip([None, *texts], texts)]  # each after the last
+        embedded = [t for t in fake.inputs if t in read]
+        assert set(embedded) == set(read) and len(embedded) <= len(read) + 64  # a batch cut off at most redone
         new = await server_embedder(fake)
         async with await MemoryStore.open(tmp_path / "mnemo.sqlite3", new, database_url=database_url) as store:
             scope = await store.scope("mnemo", "anna")

@@ -25,5 +25,6 @@ async def test_two_workers_indexing_the_same_waiting_messages_index_each_once(
     assert len(entries) == 12 and all(count == 1 for _, count in entries), f"search entries per message: {entries}"
     assert tuple(waiting) == (0,)
     found = await store.search(scope, "Probe Nummer 7", ("message",), k=3)
-    assert found[0].text == "Heute war Probe Nummer 7 mit dem Orchester."
+    # Each is read after the one before (memory.search.turn_context): number 8's vector holds number 7's words too.
+    assert "Heute war Probe Nummer 7 mit dem Orchester." in [hit.text for hit in found[:2]]
 

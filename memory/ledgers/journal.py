@@ -10,6 +10,7 @@ from typing import Any
 from memory.errors import MemoryStoreError, NotFound
 from memory.models import SENT_KINDS, Message, Scope, ts
 from memory.search.index import SearchIndex
+from memory.search.turn_context import before_text, catch_up, context_text, embedded_texts, in_context, next_message
 from memory.storage.db import Database
 
 log = logging.getLogger(__name__)
@@ -69,10 +70,12 @@ class Journal:
         """
         kind = sent_kind(role, kind, proactive, channel)
         now = time.time() if created_at is None else created_at
-        vector = None
+        vector, embedded, moved = None, text, False
         if index and text.strip():
             try:
-                vector = (await self.index.embed([text]))[0]
+                async with self.db.reading() as tx:  # read in context (`memory.search.turn_context`)
+                    embedded = context_text(await before_text(tx, scope.id), text)
+                vector = (await self.index.embed([embedded]))[0]
             except MemoryStoreError:
                 log.exception("embedding a %s message failed; it is logged and indexed later", role)
                 self._behind.add(scope.id)
@@ -88,8 +91,11 @@ class Journal:
             msg_id = await tx.execute(
                 f"INSERT INTO messages({', '.join(names)}) VALUES ({', '.join('?' * len(names))})", tuple(values))
             if vector is not None:
-                doc = await self.index.add(tx, scope.id, "message", msg_id, text, vector, now)
+                doc = await self.index.add(tx, scope.id, "message", msg_id, text, vector, now, embedded=embedded)
                 await tx.execute("UPDATE messages SET doc_id = ? WHERE id = ?", (doc, msg_id))
+                moved = context_text(await before_text(tx, scope.id, msg_id), text) != embedded
+        if vector is not None and moved:  # another message was logged between the reading and this one
+            await in_context(self.db, self.index, [msg_id])
         if vector is not None and scope.id in self._behind:  # the embedder is back: what waited is indexed now
             self._behind.discard(scope.id)
             try:
@@ -112,24 +118,37 @@ class Journal:
                     f"{scoped} AND id > ? ORDER BY id LIMIT ?", (last, batch))
             if not rows:
                 return done
-            vectors = await self.index.embed([r[2] for r in rows])
+            async with self.db.reading() as tx:
+                contexts = await embedded_texts(tx, [r[0] for r in rows])
+            embedded = [contexts.get(r[0], r[2]) for r in rows]
+            vectors = await self.index.embed(embedded)
             async with self.db.transaction() as tx:
-                for (msg_id, scope, text, created), vector in zip(rows, vectors):
+                for (msg_id, scope, text, created), vector, read in zip(rows, vectors, embedded):
                     # Locked (PostgreSQL): another worker indexing the same message meanwhile waits, then sees it done.
                     row = await tx.fetchone(f"SELECT doc_id FROM messages WHERE id = ?{self.db.FOR_UPDATE}", (msg_id,))
                     if row is not None and row[0] is None:
-                        doc = await self.index.add(tx, scope, "message", msg_id, text, vector, created)
+                        doc = await self.index.add(tx, scope, "message", msg_id, text, vector, created, embedded=read)
                         await tx.execute("UPDATE messages SET doc_id = ? WHERE id = ?", (doc, msg_id))
                         done += 1  # not one another worker indexed meanwhile, nor one deleted meanwhile
             last = rows[-1][0]
 
+    async def catch_up_context(self, batch: int = 64, max_batches: int | None = None) -> tuple[int, bool]:
+        """Re-embed the messages stored before they were read in context (`memory.search.turn_context.catch_up`);
+        (messages re-embedded, whether none is left)."""
+        return await catch_up(self.db, self.index, batch, max_batches)
+
     async def rewrite(self, scope: Scope, message_id: int, text: str) -> bool:
-        """Replace a logged message's text and its search entry in one transaction (a photo's description added).
+        """Replace a logged message's text and its search entry in one transaction (a photo's description added); the
+        next message, which is read after this one (`memory.search.turn_context`), gets its new vector in it too.
 
         False when the new text cannot be embedded (logged): the message keeps its text, so it and its entry agree.
         """
+        async with self.db.reading() as tx:
+            embedded = context_text(await before_text(tx, scope.id, message_id), text)
+            after = await next_message(tx, scope.id, message_id)
+        reads = [embedded] + ([context_text(text, after[1])] if after is not None and after[2] is not None else [])
         try:
-            vector = (await self.index.embed([text]))[0]
+            vectors = await self.index.embed(reads)
         except MemoryStoreError:
             log.exception("embedding the new text of message %s failed; it keeps its old text", message_id)
             return False
@@ -140,18 +159,33 @@ class Journal:
                 raise NotFound(f"no message {message_id} in this scope")
             await tx.execute("UPDATE messages SET text = ? WHERE id = ?", (text, message_id))
             if row[0] is not None:
-                await self.index.update(tx, row[0], text, vector)
+                await self.index.update(tx, row[0], text, vectors[0], embedded=embedded)
             else:
-                doc = await self.index.add(tx, scope.id, "message", message_id, text, vector, row[1])
+                doc = await self.index.add(tx, scope.id, "message", message_id, text, vectors[0], row[1],
+                                           embedded=embedded)
                 await tx.execute("UPDATE messages SET doc_id = ? WHERE id = ?", (doc, message_id))
+            neighbour = await next_message(tx, scope.id, message_id)
+            if after is not None and neighbour == after and after[2] is not None:
+                await self.index.update(tx, after[2], after[1], vectors[1], embedded=reads[1])
+            moved = context_text(await before_text(tx, scope.id, message_id), text) != embedded
+        stale = ([message_id] if moved else []) + ([neighbour[0]] if neighbour and neighbour != after else [])
+        if stale:  # a message logged or rewritten meanwhile
+            await in_context(self.db, self.index, stale)
         return True
 
     async def add_many(self, scope: Scope, items: Sequence[NewMessage]) -> list[Message]:
-        """Log and index many messages with one batched embedding and one transaction."""
-        vectors = await self.index.embed([m.text for m in items])
+        """Log and index many messages with one batched embedding and one transaction; each is read after the one
+        before it, the first after the last message logged before them."""
+        async with self.db.reading() as tx:
+            before = await before_text(tx, scope.id)
+        embedded = []
+        for item in items:
+            embedded.append(context_text(before, item.text))
+            before = item.text if item.text.strip(" ") else before  # as SQL's trim(): spaces only
+        vectors = await self.index.embed(embedded)
         out = []
         async with self.db.transaction() as tx:
-            for item, vector in zip(items, vectors):
+            for item, vector, read in zip(items, vectors, embedded):
                 kind = sent_kind(item.role, item.kind, channel=item.channel)
                 msg_id = await tx.execute(
                     "INSERT INTO messages(scope_id, role, text, created_at, channel, channel_message_id, origin, kind)"
@@ -159,10 +193,13 @@ class Journal:
                     (scope.id, item.role, item.text, item.created_at, item.channel, item.channel_message_id,
                      item.origin, kind),
                 )
-                doc = await self.index.add(tx, scope.id, "message", msg_id, item.text, vector, item.created_at)
+                doc = await self.index.add(tx, scope.id, "message", msg_id, item.text, vector, item.created_at,
+                                           embedded=read)
                 await tx.execute("UPDATE messages SET doc_id = ? WHERE id = ?", (doc, msg_id))
                 out.append(Message(msg_id, item.role, item.text, ts(item.created_at),  # type: ignore[arg-type]
                                    item.channel, item.channel_message_id, origin=item.origin, kind=kind))
+        if out:  # the first, when a message was logged meanwhile
+            await in_context(self.db, self.index, [out[0].id])
         return out
 
     async def get(self, scope: Scope, message_id: int) -> Message | None:

@@ -84,6 +84,7 @@ MIGRATIONS: list[Migration] = [
     from_m040.m050_message_kinds,
     from_m040.m051_preference_changes,
     from_m040.m052_embedding_calibrations,
+    from_m040.m053_turns_in_context,
 ]
 
 

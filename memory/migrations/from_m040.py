@@ -157,3 +157,14 @@ async def m052_embedding_calibrations(tx: Tx) -> None:
     await tx.execute(f"CREATE TABLE embedding_calibrations (model TEXT PRIMARY KEY, duplicate {real} NOT NULL,"
                      f" relevant {real} NOT NULL, keyword {real}, measured_at {real} NOT NULL,"
                      f" pairs {integer} NOT NULL)")
+
+
+async def m053_turns_in_context(tx: Tx) -> None:
+    """Messages are embedded read after the message before them (`memory.search.turn_context`): an index to find
+    that message, and marks for the messages stored before, whose vectors are of their own words. A catch-up re-embeds
+    those in batches, in the background at start and in `mnemo reindex`, and removes the marks when done."""
+    await tx.execute("CREATE INDEX messages_scope_order ON messages(scope_id, id)")
+    row = await tx.fetchone("SELECT max(id) FROM docs WHERE source = 'message'")
+    if row is not None and row[0] is not None:
+        await tx.execute("INSERT INTO meta(key, value) VALUES ('turns_in_context_after', '0')")
+        await tx.execute("INSERT INTO meta(key, value) VALUES ('turns_in_context_until', ?)", (str(row[0]),))

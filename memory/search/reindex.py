@@ -22,8 +22,9 @@ from memory.search.calibration import Measured, measured, measures, save
 from memory.search.embed_batches import head
 from memory.search.embedder import Embedder
 from memory.search.search_text import content_hash
+from memory.search.turn_context import CAUGHT_UP_KEY, CAUGHT_UP_UNTIL, document_texts
 from memory.search.vectors import bits, from_half, half, load_center, model_center, save_center, vec_table
-from memory.storage.db import Database
+from memory.storage.db import Database, Tx
 
 SIDE = "vec_reindex"
 SIDE_CENTER = "reindex_center"  # meta: the new model's centre, until the switch
@@ -84,6 +85,16 @@ async def _embed(db: Database, embedder: Embedder, texts: list[str]) -> np.ndarr
     return np.stack([from_half(cached[h]) for h in hashes])
 
 
+async def _messages_in_context(tx: Tx) -> None:
+    """At the switch: every message's document names the text its new vector was made of (in context, also where it
+    was stored before m052 and not yet caught up), and nothing is left to catch up."""
+    rows = await tx.fetchall("SELECT id, source, item_id, text, content_hash FROM docs WHERE source = 'message'")
+    texts = await document_texts(tx, [(r[0], r[1], r[2], r[3]) for r in rows])
+    await tx.executemany("UPDATE docs SET content_hash = ? WHERE id = ?",
+                         [(content_hash(t), r[0]) for r, t in zip(rows, texts) if content_hash(t) != r[4]])
+    await tx.execute("DELETE FROM meta WHERE key IN (?, ?)", (CAUGHT_UP_KEY, CAUGHT_UP_UNTIL))
+
+
 async def reindex(db: Database, embedder: Embedder, progress: Progress | None = None,
                   max_batches: int | None = None) -> ReindexResult:
     """Re-embed every document with `embedder`; resumable; switches the model only when complete."""
@@ -102,12 +113,13 @@ async def reindex(db: Database, embedder: Embedder, progress: Progress | None = 
         async with db.reading() as tx:
             total = (await tx.fetchone("SELECT count(*) FROM docs"))[0]
             rows = await tx.fetchall(
-                f"SELECT id, scope_id, source, created_at, text FROM docs WHERE id NOT IN (SELECT doc_id FROM {SIDE})"
-                " ORDER BY id LIMIT ?", (BATCH,))
+                f"SELECT id, scope_id, source, created_at, text, item_id FROM docs WHERE id NOT IN"
+                f" (SELECT doc_id FROM {SIDE}) ORDER BY id LIMIT ?", (BATCH,))
+            texts = await document_texts(tx, [(r[0], r[2], r[5], r[4]) for r in rows])  # a message in context
         if not rows:
             finished = True
             break
-        vectors = await _embed(db, embedder, [r[4] for r in rows])
+        vectors = await _embed(db, embedder, texts)
         async with db.transaction() as tx:
             center = await load_center(tx, SIDE_CENTER)
             assert center is not None  # _prepare recorded it
@@ -128,6 +140,7 @@ async def reindex(db: Database, embedder: Embedder, progress: Progress | None = 
             return ReindexResult(done, total, False, meta.get("embedding_model", ""))
         center = await load_center(tx, SIDE_CENTER)
         assert center is not None  # _prepare recorded it
+        await _messages_in_context(tx)
         await tx.execute("DROP TABLE IF EXISTS vec_docs")
         await tx.execute(vec_table("vec_docs", embedder.dim, tx.dialect))
         bits_of = "vec_bit(embedding)" if tx.dialect == "sqlite" else "embedding"  # PostgreSQL keeps them as bytea

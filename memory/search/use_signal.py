@@ -21,6 +21,7 @@ from memory.errors import EmbeddingFailed
 from memory.search.embed_batches import EmbedBatcher, head
 from memory.search.embedder import Embedder, Purpose
 from memory.search.scope_arrays import dot_rows, highest
+from memory.search.turn_context import document_texts
 from memory.search.vectors import from_half, half
 from memory.storage.db import Database, Tx
 
@@ -119,12 +120,13 @@ async def fill_missing(db: Database, embedder: Embedder, progress: Callable[[int
     batches = 0
     while max_batches is None or batches < max_batches:
         async with db.reading() as tx:
-            rows = await tx.fetchall("SELECT d.id, d.scope_id, d.text FROM docs d WHERE NOT EXISTS"
+            rows = await tx.fetchall("SELECT d.id, d.scope_id, d.text, d.source, d.item_id FROM docs d WHERE NOT EXISTS"
                                      " (SELECT 1 FROM use_vectors u WHERE u.doc_id = d.id) ORDER BY d.id LIMIT ?",
                                      (FILL_BATCH,))
+            texts = await document_texts(tx, [(r[0], r[3], r[4], r[2]) for r in rows])  # a message in context
         if not rows:
             break
-        found = await asyncio.to_thread(embedder.embed, [head(r[2]) for r in rows], "document")
+        found = await asyncio.to_thread(embedder.embed, [head(t) for t in texts], "document")
         async with db.transaction() as tx:
             await tx.executemany("INSERT OR IGNORE INTO use_vectors(doc_id, scope_id, vector)"
                                  " SELECT id, scope_id, ? FROM docs WHERE id = ?",
