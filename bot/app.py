@@ -316,7 +316,7 @@ async def start_scheduler(scheduler: Scheduler, worker: str, stack: contextlib.A
 
 
 async def turns_in_context(store: MemoryStore, pause: float = 0.5) -> None:
-    """Re-embed the messages stored before they were read in context (m052), a batch at a time with a pause between,
+    """Re-embed the messages stored before they were read in context (m053), a batch at a time with a pause between,
     so turns go first; a failing embedder stops it until the next start (it goes on where it stopped)."""
     try:
         while True:

@@ -143,7 +143,7 @@ async def vectors_of_plain(store: MemoryStore, message_id: int) -> tuple[str, np
 
 
 async def own_words_only(store: MemoryStore, scope: Scope) -> None:
-    """Make the scope's message documents as a store before m052 kept them: vectors of their own words."""
+    """Make the scope's message documents as a store before m053 kept them: vectors of their own words."""
     for message in await store.messages.recent(scope, 50):
         vector = (await store.index.embed([message.text]))[0]
         async with store.db.transaction() as tx:
@@ -157,10 +157,10 @@ async def test_an_older_store_is_caught_up_after_the_migration(store: MemoryStor
     answer = await store.messages.add(scope, "user", "Ja, gerade eben.")
     live = await vectors_of(store, answer.id)
     await own_words_only(store, scope)
-    async with store.db.transaction() as tx:  # as before m052: the migration runs again on this store
-        await tx.execute("DELETE FROM migrations WHERE name = 'm052_turns_in_context'")
+    async with store.db.transaction() as tx:  # as before m053: the migration runs again on this store
+        await tx.execute("DELETE FROM migrations WHERE name = 'm053_turns_in_context'")
         await tx.execute("DROP INDEX messages_scope_order")
-    assert await migrate(store.db) == ["m052_turns_in_context"]
+    assert await migrate(store.db) == ["m053_turns_in_context"]
     assert (await vectors_of(store, answer.id))[0] == content_hash("Ja, gerade eben.")
     assert await store.messages.catch_up_context(batch=1, max_batches=1) == (0, False)  # the first reads nothing
     assert await store.messages.catch_up_context(batch=1) == (1, True)

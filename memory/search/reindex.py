@@ -87,7 +87,7 @@ async def _embed(db: Database, embedder: Embedder, texts: list[str]) -> np.ndarr
 
 async def _messages_in_context(tx: Tx) -> None:
     """At the switch: every message's document names the text its new vector was made of (in context, also where it
-    was stored before m052 and not yet caught up), and nothing is left to catch up."""
+    was stored before m053 and not yet caught up), and nothing is left to catch up."""
     rows = await tx.fetchall("SELECT id, source, item_id, text, content_hash FROM docs WHERE source = 'message'")
     texts = await document_texts(tx, [(r[0], r[1], r[2], r[3]) for r in rows])
     await tx.executemany("UPDATE docs SET content_hash = ? WHERE id = ?",

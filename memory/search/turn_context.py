@@ -25,8 +25,8 @@ if TYPE_CHECKING:  # the index's module reads this one's (through the second sig
     from memory.search.index import SearchIndex
 
 CONTEXT_CHARS = 300  # of the message before, the end that is read with a message (the measured form)
-CAUGHT_UP_KEY = "turns_in_context_after"  # meta: the message documents up to this id are in context (m052's catch-up)
-CAUGHT_UP_UNTIL = "turns_in_context_until"  # meta: the last message document stored before m052
+CAUGHT_UP_KEY = "turns_in_context_after"  # meta: the message documents up to this id are in context (m053's catch-up)
+CAUGHT_UP_UNTIL = "turns_in_context_until"  # meta: the last message document stored before m053
 
 
 def context_text(before: str | None, text: str) -> str:
@@ -70,7 +70,7 @@ async def document_texts(tx: Tx, rows: Sequence[tuple[int, str, int, str]]) -> l
 
 async def in_context(db: Database, index: SearchIndex, message_ids: Sequence[int], tries: int = 3) -> int:
     """Re-embed those of these messages whose vectors were made of another text than they are read in now (the
-    message before them changed, or they were stored before m052); returns how many were re-embedded.
+    message before them changed, or they were stored before m053); returns how many were re-embedded.
 
     Embedded outside the transaction; a message whose context moved again meanwhile is read again (`tries` rounds).
     """
@@ -100,7 +100,7 @@ async def in_context(db: Database, index: SearchIndex, message_ids: Sequence[int
 
 async def catch_up(db: Database, index: SearchIndex, batch: int = 64,
                    max_batches: int | None = None) -> tuple[int, bool]:
-    """Read the messages stored before m052 in context, a batch per transaction, from where the last run stopped
+    """Read the messages stored before m053 in context, a batch per transaction, from where the last run stopped
     (resumable; a turn never waits for it); (messages re-embedded, whether none is left). Done, it leaves no mark."""
     done, batches = 0, 0
     while max_batches is None or batches < max_batches:

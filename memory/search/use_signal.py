@@ -5,8 +5,9 @@ e5's, joins the fusion at weight 0.75 and USE's own nearest documents join the c
 nothing changes (it lost on English at every weight). USE has no query or passage prefix, so a text's one vector
 serves as document and as query: every request goes through one batcher under the purpose 'document', and a
 text asked for twice is embedded once. (A message's document vector is of it read in context,
-`memory.search.turn_context`; searched with as a query, the message alone is embedded once more.) The vectors are kept in `use_vectors` (m049,
-float16), written with their document in its transaction and deleted with it (ON DELETE CASCADE).
+`memory.search.turn_context`; searched with as a query, the message alone is embedded once more.) The vectors are
+kept in `use_vectors` (m049, float16), written with their document in its transaction and deleted with it (ON DELETE
+CASCADE).
 """
 from __future__ import annotations
 
