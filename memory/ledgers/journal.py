@@ -95,7 +95,7 @@ class Journal:
                 await tx.execute("UPDATE messages SET doc_id = ? WHERE id = ?", (doc, msg_id))
                 moved = context_text(await before_text(tx, scope.id, msg_id), text) != embedded
         if vector is not None and moved:  # another message was logged between the reading and this one
-            await in_context(self.db, self.index, [msg_id])
+            await self._read_again([msg_id])
         if vector is not None and scope.id in self._behind:  # the embedder is back: what waited is indexed now
             self._behind.discard(scope.id)
             try:
@@ -170,8 +170,16 @@ class Journal:
             moved = context_text(await before_text(tx, scope.id, message_id), text) != embedded
         stale = ([message_id] if moved else []) + ([neighbour[0]] if neighbour and neighbour != after else [])
         if stale:  # a message logged or rewritten meanwhile
-            await in_context(self.db, self.index, stale)
+            await self._read_again(stale)
         return True
+
+    async def _read_again(self, message_ids: list[int]) -> None:
+        """Re-embed messages whose context moved while they were written; a failing embedder leaves them as they are
+        (logged: they are found by their words and their vector of before)."""
+        try:
+            await in_context(self.db, self.index, message_ids)
+        except MemoryStoreError:
+            log.exception("re-embedding messages %s in their new context failed", message_ids)
 
     async def add_many(self, scope: Scope, items: Sequence[NewMessage]) -> list[Message]:
         """Log and index many messages with one batched embedding and one transaction; each is read after the one
@@ -199,7 +207,7 @@ class Journal:
                 out.append(Message(msg_id, item.role, item.text, ts(item.created_at),  # type: ignore[arg-type]
                                    item.channel, item.channel_message_id, origin=item.origin, kind=kind))
         if out:  # the first, when a message was logged meanwhile
-            await in_context(self.db, self.index, [out[0].id])
+            await self._read_again([out[0].id])
         return out
 
     async def get(self, scope: Scope, message_id: int) -> Message | None:
