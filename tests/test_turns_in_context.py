@@ -3,6 +3,9 @@ vector per message in context, a rewrite re-embeds the next message, bulk adds a
 too, and the messages of an older store are caught up."""
 from __future__ import annotations
 
+import asyncio
+import threading
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -105,6 +108,35 @@ async def test_messages_logged_unindexed_are_indexed_in_context(store: MemorySto
     answer = await store.messages.add(scope, "user", "Ja, mit Lea.", index=False)
     assert await store.messages.index_unindexed(scope.id) == 2
     assert (await vectors_of(store, answer.id))[0] == content_hash("Gehst du morgen klettern?\nJa, mit Lea.")
+
+
+class GatedEmbedder(FakeEmbedder):
+    """Holds the embedding of texts holding `word` until `gate` is set (`entered` says it began)."""
+
+    def __init__(self, word: str) -> None:
+        super().__init__()
+        self.word, self.gate, self.entered = word, threading.Event(), threading.Event()
+
+    def embed(self, texts: Sequence[str], purpose: str = "document") -> np.ndarray:
+        if any(self.word in t for t in texts):
+            self.entered.set()
+            self.gate.wait(10)
+        return super().embed(texts, purpose)
+
+
+async def test_a_message_logged_while_another_was_embedded_is_read_after_it(tmp_path: Path,
+                                                                             database_url: str | None) -> None:
+    embedder = GatedEmbedder("Lea")
+    async with await MemoryStore.open(tmp_path / "mnemo.sqlite3", embedder, database_url=database_url) as store:
+        scope = await store.scope("mnemo", "anna")
+        await store.messages.add(scope, "assistant", "Gehst du morgen klettern?")
+        answer = asyncio.create_task(store.messages.add(scope, "user", "Ja, mit Lea."))
+        while not embedder.entered.is_set():
+            await asyncio.sleep(0.01)
+        await store.messages.add(scope, "assistant", "Schön, grüß sie!", index=False)  # logged meanwhile, before it
+        embedder.gate.set()
+        logged = await answer
+        assert (await vectors_of_plain(store, logged.id))[0] == content_hash("Schön, grüß sie!\nJa, mit Lea.")
 
 
 async def test_reindex_gives_messages_the_vectors_live_ingest_gives_them(tmp_path: Path,
