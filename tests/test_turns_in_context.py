@@ -20,7 +20,7 @@ from memory.search.embedder import Embedder
 from memory.search.reindex import reindex
 from memory.search.search_text import content_hash
 from memory.search.turn_context import CAUGHT_UP_KEY, CAUGHT_UP_UNTIL, CONTEXT_CHARS, context_text
-from memory.search.use_signal import make_use_embedder
+from memory.search.use_signal import fill_missing, make_use_embedder
 from memory.search.vectors import from_half
 from memory.store import MemoryStore
 from tests.fakes.embedder import FakeEmbedder, FakeSentenceEncoder
@@ -203,6 +203,28 @@ async def test_an_older_store_is_caught_up_after_the_migration(store: MemoryStor
         marks = await tx.fetchall("SELECT key FROM meta WHERE key IN (?, ?)", (CAUGHT_UP_KEY, CAUGHT_UP_UNTIL))
     assert marks == []
     assert await store.messages.catch_up_context() == (0, True)
+
+
+async def test_a_model_switch_before_the_catch_up_reads_the_older_messages_in_context(
+        tmp_path: Path, database_url: str | None) -> None:
+    use = FakeSentenceEncoder(CONCEPTS)
+    target = FakeEmbedder(dim=48, name="target-model")
+    async with await MemoryStore.open(tmp_path / "data", FakeEmbedder(), database_url=database_url, second=use) as old:
+        scope = await old.scope("mnemo", "anna")
+        await old.messages.add(scope, "assistant", "Hast du heute den Dackel gesehen?")
+        answer = await old.messages.add(scope, "user", "Ja, gerade eben.")
+        await own_words_only(old, scope)
+        async with old.db.transaction() as tx:  # as m053 leaves an older store
+            await tx.execute("INSERT INTO meta(key, value) VALUES (?, '0'), (?, '999')",
+                             (CAUGHT_UP_KEY, CAUGHT_UP_UNTIL))
+        assert (await reindex(old.db, target)).switched
+        await fill_missing(old.db, use)
+    read = "Hast du heute den Dackel gesehen?\nJa, gerade eben."
+    async with await MemoryStore.open(tmp_path / "data", target, database_url=database_url, second=use) as moved:
+        hash_, e5, use_vector = await vectors_of(moved, answer.id)
+        assert await moved.messages.catch_up_context() == (0, True)
+    assert hash_ == content_hash(read) and np.allclose(e5, target.embed([read])[0], atol=1e-3)
+    assert np.allclose(use_vector, use.embed([read])[0], atol=1e-3)
 
 
 async def test_an_erased_person_leaves_no_cached_vector(store: MemoryStore) -> None:

@@ -87,11 +87,14 @@ async def _embed(db: Database, embedder: Embedder, texts: list[str]) -> np.ndarr
 
 async def _messages_in_context(tx: Tx) -> None:
     """At the switch: every message's document names the text its new vector was made of (in context, also where it
-    was stored before m053 and not yet caught up), and nothing is left to catch up."""
+    was stored before m053 and not yet caught up), and nothing is left to catch up (`mnemo reindex` then fills the USE
+    vectors it dropped)."""
     rows = await tx.fetchall("SELECT id, source, item_id, text, content_hash FROM docs WHERE source = 'message'")
     texts = await document_texts(tx, [(r[0], r[1], r[2], r[3]) for r in rows])
-    await tx.executemany("UPDATE docs SET content_hash = ? WHERE id = ?",
-                         [(content_hash(t), r[0]) for r, t in zip(rows, texts) if content_hash(t) != r[4]])
+    moved = [(content_hash(t), r[0]) for r, t in zip(rows, texts) if content_hash(t) != r[4]]
+    await tx.executemany("UPDATE docs SET content_hash = ? WHERE id = ?", moved)
+    # Their USE vectors were of their own words too: the second signal's filling gives them theirs in context.
+    await tx.executemany("DELETE FROM use_vectors WHERE doc_id = ?", [(doc,) for _, doc in moved])
     await tx.execute("DELETE FROM meta WHERE key IN (?, ?)", (CAUGHT_UP_KEY, CAUGHT_UP_UNTIL))
 
 
