@@ -136,16 +136,12 @@ class SearchIndex:
     async def add(
         self, tx: Tx, scope_id: int, source: Source, item_id: int, text: str,
         vector: np.ndarray, created_at: float, importance: int = 5, entered_at: float | None = None,
-        embedded: str | None = None,
+        embedded: str = "",
     ) -> int:
-        """Index one item; returns the document id.
-
-        entered_at: when it entered the memory, where that is later than created_at (an imported note); ranking
-        and fading count from it.
-        embedded: the text its vectors were made of, where that is not its own (a message read in context,
-        `memory.search.turn_context`); the document's content hash is this text's, so the cache holds its vector.
-        """
-        embedded = text if embedded is None else embedded
+        """Index one item; returns the document id. entered_at: when it entered the memory, where later than
+        created_at (an imported note; ranking and fading count from it). embedded: the text its vectors were made of,
+        where not its own (a message in context, `memory.search.turn_context`); the content hash is that text's."""
+        embedded = embedded or text
         doc_id = await tx.execute(
             "INSERT INTO docs(scope_id, source, item_id, text, content_hash, importance, created_at)"
             " VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -170,14 +166,12 @@ class SearchIndex:
                          (self.embedder.name, search_text.content_hash(text), vectors.half(vector)))
 
     async def update(self, tx: Tx, doc_id: int, text: str, vector: np.ndarray, importance: int | None = None,
-                     embedded: str | None = None) -> None:
-        """Replace a document's text and vector (and importance, when given); its USE vector is replaced too, or, with
-        the second signal off, deleted: the old text's would still find it when the signal is on again. embedded:
-        as in `add`."""
-        embedded = text if embedded is None else embedded
+                     embedded: str = "") -> None:
+        """Replace a document's text and vector (and importance, when given; embedded: as in `add`); its USE vector is
+        replaced too, or, with the second signal off, deleted: the old text's would still find it when on again."""
         await tx.execute(
             "UPDATE docs SET text = ?, content_hash = ?, importance = COALESCE(?, importance) WHERE id = ?",
-            (text, search_text.content_hash(embedded), importance, doc_id),
+            (text, search_text.content_hash(embedded or text), importance, doc_id),
         )
         # vec0 (0.1.9) takes a bit vector in an INSERT only: an UPDATE loses vec_bit's type.
         await tx.execute("DELETE FROM vec_docs WHERE doc_id = ?", (doc_id,))
@@ -185,9 +179,9 @@ class SearchIndex:
             "INSERT INTO vec_docs(doc_id, scope_id, source, created_at, embedding)"
             " SELECT id, scope_id, source, created_at, vec_bit(?) FROM docs WHERE id = ?",
             (vectors.bits(_checked(vector, self.embedder.dim), await self.center(tx)), doc_id))
-        await self._keep(tx, embedded, vector)
+        await self._keep(tx, embedded or text, vector)
         if self.second is not None:
-            await self.second.store(tx, doc_id, embedded)
+            await self.second.store(tx, doc_id, embedded or text)
         else:  # `mnemo reindex` gives it a vector of its new text once the signal is on
             await tx.execute("DELETE FROM use_vectors WHERE doc_id = ?", (doc_id,))
 
