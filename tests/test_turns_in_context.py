@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from bot.app import turns_in_context
 from memory.ledgers import audit
 from memory.ledgers.journal import NewMessage
 from memory.migrations import migrate
@@ -202,6 +203,19 @@ async def test_an_older_store_is_caught_up_after_the_migration(store: MemoryStor
     async with store.db.reading() as tx:
         marks = await tx.fetchall("SELECT key FROM meta WHERE key IN (?, ?)", (CAUGHT_UP_KEY, CAUGHT_UP_UNTIL))
     assert marks == []
+    assert await store.messages.catch_up_context() == (0, True)
+
+
+async def test_the_start_catches_up_older_messages_in_the_background(store: MemoryStore) -> None:
+    scope = await store.scope("mnemo", "anna")
+    for n in range(5):
+        await store.messages.add(scope, "user", f"Heute war Probe Nummer {n} mit dem Orchester.")
+    live = {m.id: (await vectors_of(store, m.id))[0] for m in await store.messages.recent(scope)}
+    await own_words_only(store, scope)
+    async with store.db.transaction() as tx:  # as m053 leaves an older store
+        await tx.execute("INSERT INTO meta(key, value) VALUES (?, '0'), (?, '999')", (CAUGHT_UP_KEY, CAUGHT_UP_UNTIL))
+    await turns_in_context(store, pause=0.0)
+    assert {m.id: (await vectors_of(store, m.id))[0] for m in await store.messages.recent(scope)} == live
     assert await store.messages.catch_up_context() == (0, True)
 
 
