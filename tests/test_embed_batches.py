@@ -14,6 +14,7 @@ import pytest
 from bot.conversation.engine import Engine, Incoming
 from memory.search.embed_batches import EmbedBatcher
 from memory.errors import EmbeddingFailed
+from memory.search.turn_context import context_text
 from memory.store import MemoryStore
 from tests.fakes.embedder import FakeEmbedder
 from tests.fakes.llm import ScriptedLLM
@@ -84,9 +85,11 @@ async def test_concurrent_turns_batch_their_embeddings_and_a_turn_embeds_no_text
     asked = Counter((purpose, text) for purpose, call in zip(embedder.purposes, embedder.calls) for text in call)
     assert asked, "the turns embedded their messages"
     assert max(asked.values()) == 1, f"a text embedded twice: {asked.most_common(3)}"
-    assert asked[("document", "Das klingt schön. Erzähl mir mehr!")] == 1, "the one reply ten people got, once"
     for n in range(people):
-        assert asked[("query", f"Heute war ich mit Hund Nummer {n} im Park.")] == 1
+        said = f"Heute war ich mit Hund Nummer {n} im Park."
+        assert asked[("query", said)] == 1
+        # the reply everyone got is a document of each person's own, read after what that person said
+        assert asked[("document", context_text(said, "Das klingt schön. Erzähl mir mehr!"))] == 1
     assert len(embedder.calls) < len(asked) / 2, f"{len(embedder.calls)} calls for {len(asked)} texts: not batched"
 
 
