@@ -32,6 +32,7 @@ from bench import locomo  # noqa: E402
 from bench.fusion_cases import Case, collect  # noqa: E402
 from bench.german_set import HELDOUT  # noqa: E402
 from bench.metrics import dedupe  # noqa: E402
+from bench.second_signal import _scaled, _spread  # noqa: E402
 from memory.search.ranking import Weights, agreement, recency_factor, sure_weights  # noqa: E402
 
 METRICS = ("any@1", "any@5", "any@10", "mrr")
@@ -65,16 +66,6 @@ class Way:
     def weights(self, centres: tuple[tuple[str, float], ...] = ()) -> Weights:
         return Weights(words=self.words, trigram=self.trigram, context=self.context, use=self.use,
                        agree=self.agree, centres=centres)
-
-
-def _spread(values: np.ndarray) -> np.ndarray:
-    low, high = float(values.min()), float(values.max())
-    return np.ones_like(values) if high - low < 1e-9 else (values - low) / (high - low)
-
-
-def _scaled(values: np.ndarray) -> np.ndarray:
-    top = float(values.max())
-    return values / top if top > 0 else np.zeros_like(values)
 
 
 def columns(case: Case, way: Way) -> tuple[dict[str, np.ndarray], dict[str, float]]:

