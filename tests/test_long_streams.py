@@ -14,6 +14,7 @@ from bot.channels.matrix.sizes import fits_in
 from bot.channels.streaming import LivePreview
 from bot.conversation.engine import Incoming
 from bot.llm.port import OnText
+from memory.search.turn_context import context_text
 from memory.store import MemoryStore
 from tests.engine_kit import make_engine
 from tests.fakes.embedder import FakeEmbedder
@@ -100,7 +101,10 @@ async def test_a_30000_character_reply_is_embedded_by_its_beginning_only(store: 
         await engine.close()
     assert reply is not None and reply.bubbles
     embedded = [t for call in embedder.calls for t in call]
-    assert any(t.startswith(text[:200]) for t in embedded), "the reply is still embedded (by its beginning)"
+    # the reply is still embedded, by its beginning, read after the message before it (memory.search.turn_context)
+    read = context_text("Erzähl mir alles von deinem Tag.", text)
+    assert any(read.startswith(t[:1_000]) and text[:200] in t for t in embedded), "the reply is still embedded"
     assert max(map(len, embedded)) <= 2_000, max(map(len, embedded))
-    found = await store.index.embed([text])  # the same text asked again: the same vector, from the cache
-    assert found.shape == (1, embedder.dim)
+    calls = len(embedder.calls)
+    found = await store.index.embed([read])  # the text it was embedded as, asked again: from the cache
+    assert found.shape == (1, embedder.dim) and len(embedder.calls) == calls
