@@ -231,3 +231,40 @@ async def test_a_lease_not_renewed_while_the_database_is_away_is_one_log_line_wi
     assert await leader.step() == "wait"
     (record,) = [r for r in caplog.records if "scheduler lease" in r.getMessage()]
     assert "connection refused" in record.getMessage() and record.exc_info is None
+
+
+async def test_an_update_a_worker_could_not_take_up_while_the_database_was_away_is_queued_again(
+        own_server: PostgresServer, tmp_path: Path) -> None:
+    """A stored update whose turn came while the server restarted (`Intake.ours` could not renew its claim) is not
+    processed then, and the next pull after the server is back queues it again: before, it stayed marked as queued,
+    the worker kept renewing its claim and never took it up, and nobody answered it (found by the chaos run)."""
+    from telegram import Update
+    from telegram.ext import ApplicationBuilder
+
+    from bot.channels.telegram.intake import Intake
+
+    store = await MemoryStore.open(tmp_path, FakeEmbedder(),
+                                   database_url=await asyncio.to_thread(own_server.fresh_url, "intake"))
+    app = ApplicationBuilder().token("123:ABC").build()
+
+    async def keeps(update: Update) -> bool:
+        return True
+
+    intake = Intake(app, store.inbox, "telegram", time.time, keeps, worker="w1", hold=120.0)
+    update = Update.de_json({"update_id": 7, "message": {
+        "message_id": 1, "date": 0, "chat": {"id": 42, "type": "private"}, "text": "Hallo",
+        "from": {"id": 42, "is_bot": False, "first_name": "Anna"}}}, app.bot)
+    try:
+        await intake.take([update])
+        assert app.update_queue.get_nowait().update_id == 7  # stored, claimed and queued
+        await asyncio.to_thread(own_server.halt)
+        try:
+            assert await intake.ours(update) is False, "not processed while its claim cannot be renewed"
+        finally:
+            await asyncio.to_thread(own_server.restart)
+        while not await store.db.reachable(timeout=2):  # past the reconnect back-off
+            await asyncio.sleep(0.1)
+        await intake.pull()
+        assert app.update_queue.get_nowait().update_id == 7, "queued again once the database answers"
+    finally:
+        await store.close()

@@ -160,8 +160,13 @@ class Intake:
         if self.worker is None:
             return True
         event_id = str(update.update_id)
-        if await self.inbox.keep(self.channel, event_id, self.worker, self.clock(), self.hold):
-            return True
+        try:
+            if await self.inbox.keep(self.channel, event_id, self.worker, self.clock(), self.hold):
+                return True
+        except MemoryStoreError as exc:  # the database away: not processed now; the next pull queues it again
+            self._queued.discard(event_id)
+            log.warning("update %s not taken up (%s); queued again once the database answers", event_id, exc)
+            return False
         self._queued.discard(event_id)
         log.info("update %s is held or was answered by another worker; left to it", event_id)
         return False
