@@ -268,3 +268,37 @@ async def test_an_update_a_worker_could_not_take_up_while_the_database_was_away_
         assert app.update_queue.get_nowait().update_id == 7, "queued again once the database answers"
     finally:
         await store.close()
+
+
+async def test_a_turn_that_failed_for_want_of_the_database_is_taken_up_again_not_marked_handled(
+        own_server: PostgresServer, tmp_path: Path) -> None:
+    """With several workers, a turn that failed because the server was away (`DatabaseUnavailable`) is not told a
+    failure and marked handled: the update stays unhandled and the next pull queues it again (the chaos run lost six
+    messages sent just before a restart this way); any other failure is handled as before."""
+    from telegram import Update
+    from telegram.ext import ApplicationBuilder
+
+    from bot.channels.telegram.intake import Intake
+
+    store = await MemoryStore.open(tmp_path, FakeEmbedder(),
+                                   database_url=await asyncio.to_thread(own_server.fresh_url, "again"))
+    app = ApplicationBuilder().token("123:ABC").build()
+
+    async def keeps(update: Update) -> bool:
+        return True
+
+    intake = Intake(app, store.inbox, "telegram", time.time, keeps, worker="w1", hold=120.0)
+    updates = [Update.de_json({"update_id": n, "message": {
+        "message_id": n, "date": 0, "chat": {"id": 40 + n, "type": "private"}, "text": "Hallo",
+        "from": {"id": 40 + n, "is_bot": False, "first_name": "Anna"}}}, app.bot) for n in (7, 8)]
+    try:
+        await intake.take(updates)
+        assert sorted(app.update_queue.get_nowait().update_id for _ in updates) == [7, 8]
+        assert intake.again(updates[0], DatabaseUnavailable("the server restarts"))
+        assert not intake.again(updates[1], ValueError("a bug"))
+        for update in updates:
+            await intake.handled(update)
+        assert app.update_queue.get_nowait().update_id == 7, "queued again by the pull after it"
+        assert [e.event_id for e in await store.inbox.unhandled("telegram")] == ["7"]
+    finally:
+        await store.close()

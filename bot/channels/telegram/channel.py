@@ -122,7 +122,8 @@ class TelegramChannel(TelegramPresses):
             .base_file_url(file_base_url(config.base_url)).job_queue(None).updater(None)
             .request(HTTPXRequest(connection_pool_size=256, httpx_kwargs={"verify": tls.context()}))  # PTB's sizes
             .get_updates_request(HTTPXRequest(connection_pool_size=1, httpx_kwargs={"verify": tls.context()}))
-            .concurrent_updates(PerChatOrder(self._handled, ours=self._ours)).build()
+            .concurrent_updates(PerChatOrder(lambda u: self.intake.handled(u), ours=lambda u: self.intake.ours(u)))
+            .build()
         )
         self.intake = Intake(self.app, self.inbox, self.name, clock, self._keeps, config.worker,
                              config.claim_seconds)
@@ -210,14 +211,6 @@ class TelegramChannel(TelegramPresses):
         if chat.type not in GROUPS or str(chat.id) not in self.config.allowed_groups:
             return False
         return self._group_update_for_mnemo(update)
-
-    async def _handled(self, update: Update) -> None:
-        """Mark an update handled (its reply was recorded and sent, or its failure told)."""
-        await self.intake.handled(update)
-
-    async def _ours(self, update: Update) -> bool:
-        """Whether this worker still holds the update when its chat's turn comes (`Intake.ours`)."""
-        return await self.intake.ours(update)
 
     # --- texts ------------------------------------------------------------------------------------
 
@@ -327,10 +320,11 @@ class TelegramChannel(TelegramPresses):
             await self.take_text(self._message_turn(update, text))
 
     async def _on_error(self, update: object, context: Context) -> None:
-        """Log a failed update and tell its chat one short sentence."""
+        """Log a failed update and tell its chat one short sentence (`Intake.again`: taken up again instead)."""
+        if self.intake.again(update, context.error):
+            return
         log.error("telegram update %s failed", getattr(update, "update_id", "?"), exc_info=context.error)
-        user = update.effective_user if isinstance(update, Update) else None
-        chat = update.effective_chat if isinstance(update, Update) else None
+        user, chat = (update.effective_user, update.effective_chat) if isinstance(update, Update) else (None, None)
         if user is None or chat is None or isinstance(context.error, Forbidden):
             return
         if chat.type == ChatType.PRIVATE and not await self.access.allows(scope_user(user.id)):

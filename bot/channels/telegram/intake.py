@@ -19,7 +19,7 @@ from telegram.ext import Application, BaseUpdateProcessor, Updater
 from tornado.web import HTTPError
 
 from bot.channels.telegram.polling import WATCHDOG, Poller
-from memory import Inbox, MemoryStoreError
+from memory import DatabaseUnavailable, Inbox, MemoryStoreError
 
 log = logging.getLogger(__name__)
 
@@ -114,6 +114,7 @@ class Intake:
         self._webhook: Updater | None = None
         self.worker, self.hold = worker, hold
         self._queued: set[str] = set()  # claimed updates this worker queued and has not finished
+        self._again: set[int] = set()  # updates whose turn failed for want of the database: taken up again
         self._puller: asyncio.Task[None] | None = None
 
     def replayed(self, update: Update) -> bool:
@@ -147,8 +148,23 @@ class Intake:
         if self._replayed:
             log.warning("answering %d Telegram updates left unhandled by the last run", len(self._replayed))
 
+    def again(self, update: object, error: BaseException | None) -> bool:
+        """Whether a failed update is left for the next pull instead of being told a failure and marked handled: with
+        several workers, a turn that failed because the database was away (a restart) is taken up again, as a replay,
+        once the database answers."""
+        if self.worker is None or not isinstance(update, Update) or not isinstance(error, DatabaseUnavailable):
+            return False
+        self._again.add(update.update_id)
+        log.warning("telegram update %s failed (%s); taken up again once the database answers", update.update_id, error)
+        return True
+
     async def handled(self, update: Update) -> None:
-        """Mark an update handled (its reply was recorded and sent, or its failure told)."""
+        """Mark an update handled (its reply was recorded and sent, or its failure told); one whose turn failed for
+        want of the database (`again`) is left unhandled, and the next pull queues it again."""
+        if update.update_id in self._again:
+            self._again.discard(update.update_id)
+            self._queued.discard(str(update.update_id))
+            return
         await self.inbox.done(self.channel, str(update.update_id), self.clock())
         self._replayed.discard(update.update_id)
         self._queued.discard(str(update.update_id))
