@@ -14,8 +14,11 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from telegram import Update
+from telegram.ext import ApplicationBuilder
 
 from bench.backends import PostgresServer
+from bot.channels.telegram.intake import Intake
 from memory import DatabaseUnavailable, PostgresDatabase
 from memory.storage.postgres import reconnect_wait
 from memory.store import MemoryStore
@@ -233,27 +236,32 @@ async def test_a_lease_not_renewed_while_the_database_is_away_is_one_log_line_wi
     assert "connection refused" in record.getMessage() and record.exc_info is None
 
 
+async def _intake(own_server: PostgresServer, tmp_path: Path, label: str) -> tuple[MemoryStore, Intake]:
+    """Worker w1's Telegram intake on a fresh database of the restartable server (PTB's application, no network)."""
+    store = await MemoryStore.open(tmp_path, FakeEmbedder(),
+                                   database_url=await asyncio.to_thread(own_server.fresh_url, label))
+
+    async def keeps(update: Update) -> bool:
+        return True
+
+    return store, Intake(ApplicationBuilder().token("123:ABC").build(), store.inbox, "telegram", time.time, keeps,
+                         worker="w1", hold=120.0)
+
+
+def _said(intake: Intake, n: int) -> Update:
+    """Update n: a private "Hallo" from user 40 + n."""
+    return Update.de_json({"update_id": n, "message": {
+        "message_id": n, "date": 0, "chat": {"id": 40 + n, "type": "private"}, "text": "Hallo",
+        "from": {"id": 40 + n, "is_bot": False, "first_name": "Anna"}}}, intake.app.bot)
+
+
 async def test_an_update_a_worker_could_not_take_up_while_the_database_was_away_is_queued_again(
         own_server: PostgresServer, tmp_path: Path) -> None:
     """A stored update whose turn came while the server restarted (`Intake.ours` could not renew its claim) is not
     processed then, and the next pull after the server is back queues it again: before, it stayed marked as queued,
     the worker kept renewing its claim and never took it up, and nobody answered it (found by the chaos run)."""
-    from telegram import Update
-    from telegram.ext import ApplicationBuilder
-
-    from bot.channels.telegram.intake import Intake
-
-    store = await MemoryStore.open(tmp_path, FakeEmbedder(),
-                                   database_url=await asyncio.to_thread(own_server.fresh_url, "intake"))
-    app = ApplicationBuilder().token("123:ABC").build()
-
-    async def keeps(update: Update) -> bool:
-        return True
-
-    intake = Intake(app, store.inbox, "telegram", time.time, keeps, worker="w1", hold=120.0)
-    update = Update.de_json({"update_id": 7, "message": {
-        "message_id": 1, "date": 0, "chat": {"id": 42, "type": "private"}, "text": "Hallo",
-        "from": {"id": 42, "is_bot": False, "first_name": "Anna"}}}, app.bot)
+    store, intake = await _intake(own_server, tmp_path, "intake")
+    app, update = intake.app, _said(intake, 7)
     try:
         await intake.take([update])
         assert app.update_queue.get_nowait().update_id == 7  # stored, claimed and queued
@@ -275,22 +283,8 @@ async def test_a_turn_that_failed_for_want_of_the_database_is_taken_up_again_not
     """With several workers, a turn that failed because the server was away (`DatabaseUnavailable`) is not told a
     failure and marked handled: the update stays unhandled and the next pull queues it again (the chaos run lost six
     messages sent just before a restart this way); any other failure is handled as before."""
-    from telegram import Update
-    from telegram.ext import ApplicationBuilder
-
-    from bot.channels.telegram.intake import Intake
-
-    store = await MemoryStore.open(tmp_path, FakeEmbedder(),
-                                   database_url=await asyncio.to_thread(own_server.fresh_url, "again"))
-    app = ApplicationBuilder().token("123:ABC").build()
-
-    async def keeps(update: Update) -> bool:
-        return True
-
-    intake = Intake(app, store.inbox, "telegram", time.time, keeps, worker="w1", hold=120.0)
-    updates = [Update.de_json({"update_id": n, "message": {
-        "message_id": n, "date": 0, "chat": {"id": 40 + n, "type": "private"}, "text": "Hallo",
-        "from": {"id": 40 + n, "is_bot": False, "first_name": "Anna"}}}, app.bot) for n in (7, 8)]
+    store, intake = await _intake(own_server, tmp_path, "again")
+    app, updates = intake.app, [_said(intake, n) for n in (7, 8)]
     try:
         await intake.take(updates)
         assert sorted(app.update_queue.get_nowait().update_id for _ in updates) == [7, 8]
