@@ -1,5 +1,5 @@
 """Embeddings in batches across people: concurrent turns share one embedder call, no turn embeds a text twice,
-a lone turn waits no longer than the batch wait, and a failed or stopped batch fails each of its turns."""
+a lone turn waits no longer than the batch wait and not at all after a lone call, and a failed or stopped batch fails each of its turns."""
 from __future__ import annotations
 
 import asyncio
@@ -113,6 +113,26 @@ async def test_a_lone_request_waits_no_longer_than_the_batch_wait() -> None:
     waited = timed.arrived[0] - asked
     assert vector.shape == (1, timed.dim)
     assert 0.04 <= waited < 0.05 + 0.5, f"waited {waited:.3f} s for a wait of 0.05 s (0.5 s allowed for a busy machine)"
+
+
+async def test_one_asker_after_another_does_not_wait_for_company_until_company_comes() -> None:
+    """An import adding note after note, or one person writing, asks alone each time: only the first request waits;
+    once a call served several askers, the next lone request waits for company again."""
+    timed = TimedEmbedder()
+    batcher = EmbedBatcher(timed, wait=0.3)
+
+    async def waited(*texts: str) -> float:
+        asked = time.monotonic()
+        await asyncio.gather(*(batcher.embed([text]) for text in texts))
+        return timed.arrived[-1] - asked
+
+    assert await waited("erste Notiz") >= 0.25, "nothing known yet: the first request waits for company"
+    alone = [await waited(f"Notiz {n}") for n in range(5)]
+    assert max(alone) < 0.25, f"a lone asker after a lone call waited {max(alone):.3f} s"
+    assert await waited("Anna", "Ben", "Cleo") < 0.25, "three asking in the same pass go at once"
+    assert timed.calls[-1] == ["Anna", "Ben", "Cleo"], "in one call"
+    assert await waited("danach allein") >= 0.25, "the last call had company: a lone request waits for more"
+    assert timed.calls[-1] == ["danach allein"]
 
 
 async def test_a_full_batch_goes_at_once_and_more_go_in_the_next_call() -> None:

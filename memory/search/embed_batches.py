@@ -1,12 +1,15 @@
 """Embeddings in batches across turns: concurrent requests share one embedder call, and no text is embedded twice.
 
-A turn asks for a few texts (its message as a document, the same message as a query, a reply, notes); fifty
-people writing at once ask for many. The batcher keeps the requests of a short wait (`WAIT`, a few milliseconds)
-in one queue per purpose and hands them to the embedder as one call of at most `MAX_BATCH` texts, in a worker
-thread, so the event loop stays free. While a batch runs, the next one gathers: under load no one waits for the
-timer. A text asked for again while it is queued or being embedded joins that request, and the last
-`RECENT` vectors of each purpose are kept, so a turn never embeds the same text twice (a query asked for by the
-crisis check and then by the search, a reply several people got alike).
+A turn asks for a few texts (its message as a document, the same message as a query, a reply, notes); fifty people
+writing at once ask for many. The batcher keeps the requests of a short wait (`WAIT`, a few milliseconds) in one
+queue per purpose and hands them to the embedder as one call of at most `MAX_BATCH` texts, in a worker thread, so
+the event loop stays free. While a batch runs, the next one gathers: under load no one waits for the timer. The wait
+is only taken where company is to be had: when the last call of the purpose served more than one asker. One person
+writing, or an import adding note after note, asks alone each time; without the wait e5 alone ingests 41-45 notes/s
+one at a time instead of 35-36 (`bench/load.py --side-by-side`, docs/benchmarks.md). A text asked for again while it
+is queued or being embedded joins that request, and the last `RECENT` vectors of each purpose are kept, so a turn
+never embeds the same text twice (a query asked for by the crisis check and then by the search, a reply several
+people got alike).
 
 A text is embedded by its first `EMBED_CHARS` characters (`head`), the window e5 reads: a 30,000-character reply fed
 whole cost e5 50 s on a busy 2-core machine, every other turn waiting for the embedder, and USE 160 MB more memory
@@ -30,7 +33,7 @@ from memory.search.embedder import Embedder, Purpose
 
 log = logging.getLogger(__name__)
 
-WAIT = 0.004  # seconds a lone request waits for company before its batch goes
+WAIT = 0.004  # seconds a lone request waits for company before its batch goes, where the last call had company
 MAX_BATCH = 32  # texts per embedder call; more go in the next call
 RECENT = 512  # vectors kept per purpose after they were embedded
 EMBED_CHARS = 2_000  # what of a text is embedded: e5 reads 512 tokens, about 2,000 characters of German
@@ -54,6 +57,10 @@ class EmbedBatcher:
         self.recent: dict[Purpose, OrderedDict[str, np.ndarray]] = {"query": OrderedDict(), "document": OrderedDict()}
         self._workers: dict[Purpose, asyncio.Task[None] | None] = {"query": None, "document": None}
         self._filled: dict[Purpose, asyncio.Event] = {}  # made with each worker, on the loop it runs in
+        # askers (calls of `embed`/`ahead` that queued a text) since the last batch was taken, and whether that
+        # batch had more than one: a first request waits for company only where there was some
+        self._askers: dict[Purpose, int] = {"query": 0, "document": 0}
+        self._company: dict[Purpose, bool] = {"query": True, "document": True}
         self.calls = 0  # embedder calls made (bench/load.py reports texts per call)
         self.texts = 0
 
@@ -63,7 +70,7 @@ class EmbedBatcher:
             return np.zeros((0, self.embedder.dim), np.float32)
         texts = [head(text) for text in texts]
         distinct = list(dict.fromkeys(texts))
-        futures = [self._future(text, purpose) for text in distinct]
+        futures = self._asked(distinct, purpose)
         # shield: one caller cancelled must not cancel the vector other turns wait for too.
         done = dict(zip(distinct, await asyncio.gather(*(asyncio.shield(f) for f in futures))))
         return np.stack([done[text] for text in texts])
@@ -71,8 +78,8 @@ class EmbedBatcher:
     def ahead(self, texts: Sequence[str], purpose: Purpose = "document") -> None:
         """Queue texts without waiting for their vectors: `embed` asked later joins them, or finds them kept (a
         failure is then raised there)."""
-        for text in dict.fromkeys(head(text) for text in texts):
-            self._future(text, purpose).add_done_callback(_retrieved)
+        for future in self._asked(list(dict.fromkeys(head(text) for text in texts)), purpose):
+            future.add_done_callback(_retrieved)
 
     async def stop(self) -> None:
         """Cancel the running batches: their requests and the queued ones fail with `EmbeddingFailed`."""
@@ -85,6 +92,14 @@ class EmbedBatcher:
         """Drop the recent vectors (a benchmark that wants every message new)."""
         for kept in self.recent.values():
             kept.clear()
+
+    def _asked(self, texts: list[str], purpose: Purpose) -> list[asyncio.Future[np.ndarray]]:
+        """The futures of one asker's distinct texts; the asker is counted if it queued any."""
+        queued = len(self._queued[purpose])
+        futures = [self._future(text, purpose) for text in texts]
+        if len(self._queued[purpose]) > queued:
+            self._askers[purpose] += 1
+        return futures
 
     def _future(self, text: str, purpose: Purpose) -> asyncio.Future[np.ndarray]:
         """The future of one text's vector: already known, queued or being embedded, or newly queued."""
@@ -107,11 +122,12 @@ class EmbedBatcher:
         return future
 
     async def _work(self, purpose: Purpose) -> None:
-        """Send batches while requests are queued; a lone request waits `wait` for company first."""
+        """Send batches while requests are queued; a lone request waits `wait` for company first, where the last
+        call had company."""
         try:
             first = True
             while self._queued[purpose]:
-                if first and len(self._queued[purpose]) < self.max_batch:
+                if first and self._company[purpose] and len(self._queued[purpose]) < self.max_batch:
                     self._filled[purpose].clear()
                     with contextlib.suppress(TimeoutError):
                         await asyncio.wait_for(self._filled[purpose].wait(), self.wait)
@@ -126,6 +142,7 @@ class EmbedBatcher:
         """Embed up to `max_batch` queued texts in one call and hand each request its vector (or the error)."""
         queued = self._queued[purpose]
         batch = {text: queued.pop(text) for text in list(queued)[:self.max_batch]}
+        self._company[purpose], self._askers[purpose] = self._askers[purpose] > 1, 0
         self._running[purpose] = batch
         try:
             aembed = getattr(self.embedder, "aembed", None)  # an embedding server's: asked from the loop

@@ -103,7 +103,7 @@ class SearchIndex:
         document already stored with this model is read from the embedding cache, never embedded again. Documents get
         their USE vector meanwhile where the second signal is on (`UseSignal.beside`; `add` stores it)."""
         if purpose == "document" and self.second is not None and texts:
-            return await self.second.beside(texts, self._embed(texts, purpose), self.batcher.max_batch)
+            return await self.second.beside(texts, self._embed(texts, purpose))
         return await self._embed(texts, purpose)
 
     async def _embed(self, texts: Sequence[str], purpose: Purpose) -> np.ndarray:

@@ -90,16 +90,13 @@ class UseSignal:
         """Start embedding documents now without waiting: `store` finds their vectors made or being made."""
         self.batcher.ahead(list(texts), "document")
 
-    async def beside(self, texts: Sequence[str], e5: Awaitable[np.ndarray], batch: int) -> np.ndarray:
-        """e5's vectors of documents (awaited), theirs started where e5 leaves a core free: fewer than a batch while
-        e5's request waits for company, a full batch after e5, while the caller writes its transaction. Run at once
-        beside e5's two OpenMP threads, USE took a core they waited for (docs/benchmarks.md, "Ingest with both
-        models, side by side")."""
-        if len(texts) < batch:
-            self.ahead(texts)
+    async def beside(self, texts: Sequence[str], e5: Awaitable[np.ndarray]) -> np.ndarray:
+        """e5's vectors of documents (awaited), theirs started where e5 leaves a core free: after e5, while the
+        caller writes its transaction. Run at once beside e5's two OpenMP threads, USE took a core they waited for
+        (docs/benchmarks.md, "Ingest with both models, side by side"); a lone note's e5 request no longer waits for
+        company, so there is no wait to fill."""
         found = await e5
-        if len(texts) >= batch:
-            self.ahead(texts)
+        self.ahead(texts)
         return found
 
     async def store(self, tx: Tx, docs: Sequence[tuple[int, str]]) -> None:
