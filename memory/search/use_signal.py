@@ -91,12 +91,15 @@ class UseSignal:
         self.batcher.ahead(list(texts), "document")
 
     async def beside(self, texts: Sequence[str], e5: Awaitable[np.ndarray]) -> np.ndarray:
-        """e5's vectors of documents (awaited), theirs started where e5 leaves a core free: after e5, while the
-        caller writes its transaction. Run at once beside e5's two OpenMP threads, USE took a core they waited for
-        (docs/benchmarks.md, "Ingest with both models, side by side"); a lone note's e5 request no longer waits for
-        company, so there is no wait to fill."""
+        """e5's vectors of documents (awaited), theirs started where e5 leaves a core free: a lone document's at
+        once (e5 embeds a lone text on one thread), more after e5, while the caller writes its transaction. Run at
+        once beside e5's two OpenMP threads, USE took a core they waited for (docs/benchmarks.md, "Ingest with both
+        models, side by side")."""
+        if len(texts) == 1:
+            self.ahead(texts)
         found = await e5
-        self.ahead(texts)
+        if len(texts) > 1:
+            self.ahead(texts)
         return found
 
     async def store(self, tx: Tx, docs: Sequence[tuple[int, str]]) -> None:
