@@ -5,8 +5,8 @@ writing at once ask for many. The batcher keeps the requests of a short wait (`W
 queue per purpose and hands them to the embedder as one call of at most `MAX_BATCH` texts, in a worker thread, so
 the event loop stays free. While a batch runs, the next one gathers: under load no one waits for the timer. The wait
 is only taken where company is to be had: when the last call of the purpose served more than one asker. One person
-writing, or an import adding note after note, asks alone each time; without the wait e5 alone ingests 41-45 notes/s
-one at a time instead of 35-36 (`bench/load.py --side-by-side`, docs/benchmarks.md). A text asked for again while it
+writing, or an import adding note after note, asks alone each time; without the wait e5 alone ingested 36-45 notes/s
+one at a time instead of 31-36 (`bench/load.py --side-by-side`, docs/benchmarks.md). A text asked for again while it
 is queued or being embedded joins that request, and the last `RECENT` vectors of each purpose are kept, so a turn
 never embeds the same text twice (a query asked for by the crisis check and then by the search, a reply several
 people got alike).
