@@ -32,8 +32,7 @@ from bench import locomo  # noqa: E402
 from bench.fusion_cases import Case, collect  # noqa: E402
 from bench.german_set import HELDOUT  # noqa: E402
 from bench.metrics import dedupe  # noqa: E402
-from bench.second_signal import _scaled, _spread  # noqa: E402
-from memory.search.ranking import Weights, agreement, recency_factor, sure_weights  # noqa: E402
+from memory.search.ranking import Weights, _scaled, _spread, agreement, recency_factor, sure_weights  # noqa: E402
 
 METRICS = ("any@1", "any@5", "any@10", "mrr")
 SINGLES = ("e5", "use", "words", "trigram", "e5ctx")

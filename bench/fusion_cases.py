@@ -27,7 +27,7 @@ from memory.search import search_text
 from memory.search.embedder import make_embedder
 from memory.search.language import is_german
 from memory.search.ranking import faded
-from memory.search.retrievers import CANDIDATES, documents, related_docs
+from memory.search.retrievers import CANDIDATES, documents, related_of
 from memory.search.turn_context import context_text
 from memory.store import MemoryStore
 
@@ -89,7 +89,7 @@ async def _cases(store: MemoryStore, use: UseModel, scope_id: int, questions: li
             pool |= {int(ids[i]) for i in np.argsort(-every[name])[:CANDIDATES]}
         async with store.db.reading() as tx:
             docs = found.docs | await documents(tx, pool - set(found.docs))
-            related = await related_docs(tx, docs)
+            related = await related_of(tx, {d: doc.source for d, doc in docs.items()})
         kept = [d for d in sorted(docs) if keep_faded or docs[d].source != "note"
                 or not faded(docs[d].days_unused(now), docs[d].importance)]
         at = {d: i for i, d in enumerate(kept)}

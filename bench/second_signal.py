@@ -43,8 +43,8 @@ from memory.records.notes import NewNote  # noqa: E402
 from memory.search import search_text  # noqa: E402
 from memory.search.embedder import make_embedder  # noqa: E402
 from memory.search.language import is_german  # noqa: E402
-from memory.search.ranking import Candidate, Weights, faded, recency_factor  # noqa: E402
-from memory.search.retrievers import CANDIDATES, documents, related_docs  # noqa: E402
+from memory.search.ranking import Candidate, Weights, _scaled, _spread, faded, recency_factor  # noqa: E402
+from memory.search.retrievers import CANDIDATES, documents, related_of  # noqa: E402
 from memory.store import MemoryStore  # noqa: E402
 
 METRICS = ("any@1", "any@5", "any@10", "mrr")
@@ -83,16 +83,6 @@ class Way:
 def german(text: str) -> bool:
     """More German than English function words (a tie is German): the product's gate, `memory.search.language`."""
     return is_german(text)
-
-
-def _spread(values: np.ndarray) -> np.ndarray:
-    low, high = float(values.min()), float(values.max())
-    return np.ones_like(values) if high - low < 1e-9 else (values - low) / (high - low)
-
-
-def _scaled(values: np.ndarray) -> np.ndarray:
-    top = float(values.max())
-    return values / top if top > 0 else np.zeros_like(values)
 
 
 def fuse(case: Case, way: Way, weights: Weights | None = None) -> list[int]:
@@ -162,7 +152,7 @@ async def _cases(store: MemoryStore, use: UseModel, scope_id: int, questions: li
         nearest = {int(ids[i]) for i in np.argsort(-use_cos)[:CANDIDATES]} - set(found.docs)
         async with store.db.reading() as tx:
             extra = await documents(tx, nearest)
-            related = await related_docs(tx, found.docs | extra)
+            related = await related_of(tx, {d: doc.source for d, doc in (found.docs | extra).items()})
         periods = search_text.named_periods(text)
         e5_cos = dict(zip(ids.tolist(), (e5_docs @ qvec).tolist()))
         added = [Candidate(d, e5_cos[d], 0.0, 0.0, (now - doc.fresh_from) / 86400.0, doc.importance,

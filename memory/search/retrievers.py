@@ -121,14 +121,10 @@ def best(ids: np.ndarray, scores: np.ndarray, k: int = CANDIDATES) -> dict[int, 
     return {int(ids[i]): float(scores[i]) for i in top}
 
 
-async def related_docs(tx: Tx, docs: dict[int, IndexedDoc]) -> dict[int, set[int]]:
-    """Each document's context among docs: the messages just before and after it, and notes linked to messages."""
-    return await related_of(tx, {d: doc.source for d, doc in docs.items()})
-
-
 async def related_of(tx: Tx, docs: Mapping[int, str]) -> dict[int, set[int]]:
-    """`related_docs` of documents given by id and source (what a scope's arrays know, so that the search reads the
-    context while it reads the documents)."""
+    """Each document's context among docs (given by id and source: what a scope's arrays know, so that the search
+    reads the context while it reads the documents): the messages just before and after it, and notes linked to
+    messages."""
     related: dict[int, set[int]] = {}
 
     def link(a: int, b: int | None) -> None:
