@@ -77,8 +77,8 @@ class UseSignal:
     def __init__(self, embedder: Embedder) -> None:
         self.embedder = embedder
         self.dim = embedder.dim
-        # No wait for company: a lone document's vector (about 2.6 ms alone) is made while e5's request waits its
-        # 4 ms (`SearchIndex.embed`); under load the next batch still gathers while one runs.
+        # No wait for company: a lone document's vector (about 2.6 ms alone) is made beside e5's, which embeds a lone
+        # text on one thread (`beside`); under load the next batch still gathers while one runs.
         self.batcher = EmbedBatcher(embedder, wait=0, recent=RECENT)
         self.own_up_to = OWN_NEAREST_UP_TO  # see there
 
