@@ -47,7 +47,7 @@ def quiet_waits() -> None:
 class _OpenMP:
     """The threads of the calling thread's next OpenMP regions in the bundled engine's own libgomp. A lone text is
     embedded on one: its matrices are a few rows high and two threads meet at a barrier about a hundred times per
-    text, so the second thread bought no time (20-22 against 21-26 ms a text) and cost 30-45% more CPU, the core
+    text, so the second thread bought no time (20-22 against 21-26 ms a text) and cost 42-44% more CPU, the core
     USE and the database could have had (docs/benchmarks.md, "A lone text on one thread"). Where the library is not
     found, nothing changes."""
 
