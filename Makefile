@@ -32,9 +32,10 @@ run: $(VENV)/.base
 console: $(VENV)/.base
 	$(VENV)/bin/mnemo console
 
-# ruff (the rule set in pyproject.toml) and mypy on the packages; any finding fails.
+# ruff (the rule set in pyproject.toml) on the packages, the tests and the benches, mypy on the packages; any finding
+# fails.
 lint: $(VENV)/.test
-	$(VENV)/bin/ruff check bot memory scheduler
+	$(VENV)/bin/ruff check bot memory scheduler tests bench
 	$(VENV)/bin/mypy bot memory scheduler
 
 # Both cores (pytest-xdist, one PostgreSQL and one Synapse per worker); a module stays on one worker, so what it

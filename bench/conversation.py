@@ -35,7 +35,8 @@ OPENERS = ["Heute war", "Weißt du,", "Ich habe", "Gestern", "Stell dir vor,", "
 def user_line(rng: random.Random, turn: int) -> str:
     """A plausible German message about one of the user's recurring topics."""
     topic = rng.choice(TOPICS)
-    filler = " ".join(rng.choice(["wirklich", "ziemlich", "total", "irgendwie", "eigentlich", "schon"]) for _ in range(3))
+    filler = " ".join(rng.choice(["wirklich", "ziemlich", "total", "irgendwie", "eigentlich", "schon"])
+                      for _ in range(3))
     return f"{rng.choice(OPENERS)} {filler} viel los wegen {topic} (Tag {turn // 8})." + (
         " Was meinst du dazu?" if rng.random() < 0.4 else "")
 

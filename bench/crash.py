@@ -281,7 +281,8 @@ class Updates:
             self.diary.setdefault(user, []).append(str(update_id))
 
     def in_send_window(self, tg: FakeTelegram, since: int, db_path: Path) -> set[str]:
-        """Unhandled updates with a bot message sent since `since` that they have not recorded (checked after a kill)."""
+        """Unhandled updates with a bot message sent since `since` that they have not recorded (checked after a
+        kill)."""
         if not db_path.exists():
             return set()
         # Read-write, so SQLite recovers the write-ahead log the killed child left (read-only could not, and
@@ -302,7 +303,8 @@ class Updates:
             if tag:  # a reply names its message's tag
                 updates = [self.by_tag.get(tag.group(0), "")]
             else:  # a diary entry: the chat's oldest open /writediary is the one being answered
-                updates = sorted((u for u in self.diary.get(int(sent["chat_id"]), []) if u in open_updates), key=int)[:1]
+                updates = sorted((u for u in self.diary.get(int(sent["chat_id"]), []) if u in open_updates),
+                                 key=int)[:1]
             found |= {u for u in updates if u in open_updates}
         return found
 
@@ -412,7 +414,8 @@ async def verify(data_dir: Path, tg: FakeTelegram, flows: list[Flow], embedder: 
     report.problems += [f"{t} answered {tags[t]} times" for t in sorted(wanted) if tags[t] != 1][:20]
     asked = Counter(f.user for f in flows for t in f.texts if t == DIARY_COMMAND)
     report.commands_unanswered = sum(max(0, n - diaries[u]) for u, n in asked.items())
-    report.commands_interrupted = sum(1 for sent in tg.sent if tg.messages[sent["message_id"]].get("text") == INTERRUPTED)
+    report.commands_interrupted = sum(1 for sent in tg.sent
+                                      if tg.messages[sent["message_id"]].get("text") == INTERRUPTED)
     report.commands_doubled = sum(max(0, diaries[u] - asked[u]) for u in set(asked) | set(diaries))
     report.doubled_outside_window += sum(max(0, diaries[u] - asked[u]) for u in set(asked) | set(diaries)
                                          if not report.window_updates.intersection(updates.diary.get(u, [])))

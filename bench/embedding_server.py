@@ -29,8 +29,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.latency import percentile, synthetic_notes  # noqa: E402
-from memory.search.embedding_server import EmbeddingServer, ServerEmbedder  # noqa: E402
 from memory.records.notes import NewNote  # noqa: E402
+from memory.search.embedding_server import EmbeddingServer, ServerEmbedder  # noqa: E402
 from memory.store import MemoryStore  # noqa: E402
 from tests.fakes.embedding_api import FakeEmbeddingServer  # noqa: E402
 

@@ -100,7 +100,8 @@ async def main(argv: list[str] | None = None) -> None:
     path = args.path if args.path.is_absolute() else ROOT / args.path
     data = load(path.resolve())
     embedder = make_embedder()
-    print(f"German set {path.name}: {len(data['notes'])} notes, {len(data['questions'])} questions, model {embedder.name}")
+    print(f"German set {path.name}: {len(data['notes'])} notes, {len(data['questions'])} questions, "
+          f"model {embedder.name}")
     print(f"weights: {base}")
     print(f"{'backend':<8} {'retriever':<9} {'any@1':>6} {'any@5':>6} {'MRR':>6} {'seconds':>8}")
     hybrids = {}

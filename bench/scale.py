@@ -208,7 +208,8 @@ class Report:
     query_embedding_p95_ms: float = 0.0
     figures: list[Figures] = field(default_factory=list)
     db_mb: dict[str, float] = field(default_factory=dict)  # growth over the empty store, by store: "one 1000", ...
-    # what the search kept in RAM after the queries (`memory.search.scope_arrays`), by store: "one 1000", "spread 100000"
+    # what the search kept in RAM after the queries (`memory.search.scope_arrays`), by store: "one 1000",
+    # "spread 100000"
     kept_mb: dict[str, float] = field(default_factory=dict)
     notes_per_second: dict[str, float] = field(default_factory=dict)  # with synthetic vectors: no embedding
     load_average: list[float] = field(default_factory=list)  # 1-minute load at the start and at the end

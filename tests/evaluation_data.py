@@ -12,7 +12,8 @@ import pytest
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 
-MISSING = "evaluation data missing: "  # how a skip for want of ../shared begins (tests/conftest.py lists them at the end)
+# how a skip for want of ../shared begins (tests/conftest.py lists them at the end)
+MISSING = "evaluation data missing: "
 
 
 def shared_data(path: Path, what: str) -> Path:

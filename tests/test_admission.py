@@ -103,7 +103,8 @@ async def test_mnemo_stats_lists_no_one_who_asked_deleteme_until_they_write_agai
     """Issue 53: after /deleteme `mnemo stats` still listed the user id with zeros."""
     settings = Settings(_env_file=None, data_dir=tmp_path / "data")  # type: ignore[call-arg]
     async with await MemoryStore.open(settings.data_dir, make_embedder()) as store:
-        gone, stays = await store.scope(settings.companion_id, "tg:42"), await store.scope(settings.companion_id, "tg:7")
+        gone, stays = (await store.scope(settings.companion_id, "tg:42"),
+                       await store.scope(settings.companion_id, "tg:7"))
         await store.messages.add(gone, "user", "Ich heiße Anna.")
         await store.messages.add(stays, "user", "Ich heiße Ben.")
         await store.delete_scope(gone)

@@ -59,7 +59,8 @@ def generated() -> list[tuple[datetime, str, str, bool]]:
             rows += [(start, "user", f"Tag {i}: Ich habe heute zu lange gearbeitet.", False),
                      (start + timedelta(minutes=2), "assistant", "Das klingt anstrengend. Was hat dich Kraft gekostet?",
                       False)]
-        user_text = {5: "Morgen muss ich zum Zahnarzt.", 7: "x" * 5000}.get(i, "Vielleicht sollte ich weniger schlafen.")
+        user_text = {5: "Morgen muss ich zum Zahnarzt.", 7: "x" * 5000}.get(
+            i, "Vielleicht sollte ich weniger schlafen.")
         rows.append((start + timedelta(minutes=5), "user", user_text, False))
         rows.append((start + timedelta(minutes=7), "assistant", REAL if i == 4 else "Das verstehe ich gut.", False))
     return rows
@@ -193,7 +194,8 @@ async def test_an_empty_answer_is_retried_with_a_larger_budget() -> None:
 def test_preview_counts_conversations_characters_tokens_and_calls() -> None:
     convs = [Conversation((msg(1, 0), msg(2, 1))), Conversation((msg(3, 900),))]
     p = make_preview(convs, 5, ["a" * 10, "b" * 7])
-    assert (p.conversations, p.available, p.messages, p.characters, p.tokens, p.parts, p.calls) == (2, 5, 3, 17, 5, 2, 3)
+    assert (p.conversations, p.available, p.messages, p.characters, p.tokens, p.parts,
+            p.calls) == (2, 5, 3, 17, 5, 2, 3)
     assert make_preview(convs[:1], 5, ["a" * 8]).calls == 1  # one part needs no merge
 
 
@@ -207,19 +209,23 @@ async def test_parts_are_numbered_and_merged() -> None:
     assert "counter-evidence" in llm.calls[0].prompt and "«quote» (YYYY-MM-DD)" in llm.calls[0].prompt
 
 
-async def test_preview_only_sends_nothing_and_saves_nothing(transcript: list[Any], store: MemoryStore, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+async def test_preview_only_sends_nothing_and_saves_nothing(  # type: ignore[no-untyped-def]
+        transcript: list[Any], store: MemoryStore, tmp_path: Path, capsys) -> None:
     llm = analyst()
-    assert await run_command(settings_for(tmp_path, **ANALYST, database_url=store.db.url), parse_args(["analyse", "--preview"]), llm) == 0
+    assert await run_command(settings_for(tmp_path, **ANALYST, database_url=store.db.url),
+                             parse_args(["analyse", "--preview"]), llm) == 0
     out = capsys.readouterr().out
     assert f"10 of 10 conversations, {len(transcript)} messages" in out and "2 parts, 3 calls" in out
     chars = int(out.split("messages, ")[1].split(" characters")[0].replace(",", ""))
     assert f"(~{math.ceil(chars / 4):,} tokens)" in out
     assert llm.calls == [] and list_reports(tmp_path) == []
 
-    await run_command(settings_for(tmp_path, **ANALYST, database_url=store.db.url), parse_args(["analyse", "--preview", "--keywords", "zahnarzt, ARZT"]), llm)
+    await run_command(settings_for(tmp_path, **ANALYST, database_url=store.db.url),
+                      parse_args(["analyse", "--preview", "--keywords", "zahnarzt, ARZT"]), llm)
     assert "2 of 10 conversations, 8 messages" in capsys.readouterr().out
-    await run_command(settings_for(tmp_path, **ANALYST, database_url=store.db.url), parse_args(["analyse", "--preview", "--sample", "3",
-                                                          "--from", "2025-03-04", "--to", "2025-03-24"]), llm)
+    await run_command(settings_for(tmp_path, **ANALYST, database_url=store.db.url),
+                      parse_args(["analyse", "--preview", "--sample", "3",
+                                  "--from", "2025-03-04", "--to", "2025-03-24"]), llm)
     assert "3 of 7 conversations, 12 messages" in capsys.readouterr().out  # March 6, 15, 24: first, middle, last
 
 
@@ -249,7 +255,8 @@ async def test_a_report_is_saved_with_verified_quotes_listed_and_deleted(
         transcript: list[Any], store: MemoryStore, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
     llm = analyst()
     llm.enqueue("")  # a reasoning model that spent its whole budget thinking
-    assert await run_command(settings_for(tmp_path, **ANALYST, database_url=store.db.url), parse_args(["analyse", "--user", "tg:42", "--yes"]), llm) == 0
+    assert await run_command(settings_for(tmp_path, **ANALYST, database_url=store.db.url),
+                             parse_args(["analyse", "--user", "tg:42", "--yes"]), llm) == 0
     assert llm.budgets == [4096, 8192, 4096, 8192]  # part 1 twice (empty, then doubled), part 2, merge
     out = capsys.readouterr().out
     assert "part 1 of 2" in out and "1 of 2 quotes verified, 1 not found" in out
@@ -259,7 +266,8 @@ async def test_a_report_is_saved_with_verified_quotes_listed_and_deleted(
     assert info.name.startswith("analysis-") and info.path.parent == tmp_path / "reports"
     assert info.summary["Analyst"] == "openai / analyst-1" and info.summary["Mode"] == "blind"
     assert "all conversations" in info.summary["Selection"] and "user tg:42" in info.summary["Selection"]
-    assert info.summary["Size"].startswith("10 of 10 conversations") and info.summary["Quotes"] == "1 of 2 quotes verified, 1 not found"
+    assert (info.summary["Size"].startswith("10 of 10 conversations")
+            and info.summary["Quotes"] == "1 of 2 quotes verified, 1 not found")
     final = text.split("## Final report")[1].split("## Part reports")[0]
     assert f"«{REAL.lower()}» ({REAL_DATE}) [✓ verified]" in final
     assert f"«{INVENTED}» ({REAL_DATE}) [✗ not found]" in final

@@ -54,7 +54,8 @@ def test_saying_one_is_back() -> None:
 
 
 def facts(now: datetime, **changes: object) -> CheckinFacts:
-    base = CheckinFacts(now=now, zone=BERLIN, last_user_message=now - timedelta(days=5), last_message=now - timedelta(days=5),
+    base = CheckinFacts(now=now, zone=BERLIN, last_user_message=now - timedelta(days=5),
+                        last_message=now - timedelta(days=5),
                         last_proactive=None, proactive_unanswered=False, silence_threshold=timedelta(hours=24))
     return CheckinFacts(**{**base.__dict__, **changes})  # type: ignore[arg-type]
 

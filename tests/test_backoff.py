@@ -78,7 +78,8 @@ def test_a_decision_is_explained_later_on_the_facts_it_was_made_on() -> None:
     assert facts_from_state(json.loads(json.dumps(facts_to_state(early)))) == early
     record = explained(replace(early, away_until=None), Decision(False, "not a likely hour"))
     assert chances(json.loads(json.dumps(record))) == (at(1, 19).timestamp(), None), "the due topic: that evening"
-    held = explained(replace(early, proactive_unanswered=True), Decision(False, "previous proactive message unanswered"))
+    held = explained(replace(early, proactive_unanswered=True),
+                     Decision(False, "previous proactive message unanswered"))
     assert chances(held) == (None, "previous proactive message unanswered")
     assert chances({**record, "send": True}) == (None, None)
 

@@ -13,7 +13,8 @@ from memory.search.embedder import make_embedder
 from memory.store import MemoryStore
 
 
-def test_a_wrong_setting_is_one_sentence_and_exit_code_2(monkeypatch: pytest.MonkeyPatch, capsys, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_a_wrong_setting_is_one_sentence_and_exit_code_2(  # type: ignore[no-untyped-def]
+        monkeypatch: pytest.MonkeyPatch, capsys, tmp_path: Path) -> None:
     monkeypatch.setenv("MNEMO_TIMEZONE", "Mars/Olympus")
     monkeypatch.setenv("MNEMO_DATA_DIR", str(tmp_path))
     assert main(["--env-file", str(tmp_path / "none.env"), "console"]) == 2

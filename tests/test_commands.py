@@ -49,7 +49,8 @@ async def test_model_proposed_rule_becomes_active_only_after_yes(setup, store: M
 
 @pytest.mark.parametrize("typed, still_open", [
     ("Ich war gestern noch im Kino", True), ("Jahr", True), ("Token", True),
-    ("Bitte erkläre mir erst, was du meinst", True), ("Genau, ich habe heute frei", True), ("Ok, nein", True),  # a no after an ok is no clear answer
+    ("Bitte erkläre mir erst, was du meinst", True), ("Genau, ich habe heute frei", True),
+    ("Ok, nein", True),  # a no after an ok is no clear answer
 ])
 async def test_other_replies_never_confirm_a_pending_rule(setup, store: MemoryStore, typed: str,  # type: ignore[no-untyped-def]
                                                           still_open: bool) -> None:
@@ -65,7 +66,8 @@ async def test_other_replies_never_confirm_a_pending_rule(setup, store: MemorySt
     assert await store.rules.list(scope, "active") == []
     assert (await store.rules.pending(scope) is not None) == still_open
     assert (len(chat.calls) > calls) == still_open  # a message that is no answer is answered by the model
-    assert answer is not None and (answer.buttons == ()) and ("In Ordnung, das merke ich mir nicht." in answer.bubbles) != still_open
+    assert answer is not None and (answer.buttons == ()) and (
+        "In Ordnung, das merke ich mir nicht." in answer.bubbles) != still_open
 
 
 async def test_typed_yes_confirms_a_pending_rule(setup, store: MemoryStore) -> None:  # type: ignore[no-untyped-def]
@@ -83,7 +85,8 @@ async def test_forged_and_foreign_button_data_change_nothing(setup, store: Memor
     anna = await engine.scope_for("anna")
     note = (await store.notes.add(anna, "Anna hat Angst vor Hunden")).note
     rule = await store.rules.propose(anna, "Sprich Anna mit Du an.")
-    for data in (f"forget:{note.id}", f"rule:yes:{rule.id}", "rule:yes:999", "forget:abc", "deleteme:now", "x" * 300, ""):
+    for data in (f"forget:{note.id}", f"rule:yes:{rule.id}", "rule:yes:999", "forget:abc", "deleteme:now",
+                 "x" * 300, ""):
         pressed = await commands.press("mallory", data)
         assert pressed.notice == "Diese Auswahl gibt es nicht (mehr)."
     assert (await store.notes.get(anna, note.id)).text == "Anna hat Angst vor Hunden"

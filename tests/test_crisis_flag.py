@@ -11,10 +11,10 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from bot.conversation.engine import Engine, Incoming
+from bot.conversation.help_lines import crisis_help
 from bot.conversation.markers import flags_crisis, split_markers
 from bot.conversation.model_answer import CRISIS_MARK
 from bot.conversation.prompt import PromptContext, build_prompt
-from bot.conversation.help_lines import crisis_help
 from bot.conversation.safety import signals_crisis
 from bot.llm.port import OnText, ToolCall
 from memory.store import MemoryStore

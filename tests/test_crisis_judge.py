@@ -14,8 +14,8 @@ import pytest
 from bot.conversation.crisis import Assessment
 from bot.conversation.crisis_judge import INSTRUCTION, JudgeGarbage, judge_request, verdict
 from bot.conversation.engine import Engine, EngineConfig, Incoming
-from bot.conversation.model_answer import CRISIS_MARK
 from bot.conversation.help_lines import crisis_help
+from bot.conversation.model_answer import CRISIS_MARK
 from memory.store import MemoryStore
 from tests.fakes.llm import Call, GatedLLM, ScriptedLLM
 
@@ -77,7 +77,8 @@ def test_the_answer_must_have_exactly_the_shape_asked_for() -> None:
         with pytest.raises(JudgeGarbage):
             verdict(garbage)
     request = judge_request("Neue Nachricht", [("user", "Hallo"), ("assistant", "Hi Anna!")])
-    assert request.json_schema is not None and request.messages[0].content.endswith("<message>\nNeue Nachricht\n</message>")
+    assert request.json_schema is not None and request.messages[0].content.endswith(
+        "<message>\nNeue Nachricht\n</message>")
     assert "person: Hallo\ncompanion: Hi Anna!" in request.messages[0].content
 
 

@@ -86,7 +86,8 @@ def test_a_thumbs_up_stands_for_ja_of_a_rule_but_never_of_a_held_call() -> None:
 def test_on_matrix_a_held_call_is_answered_by_the_reactions_its_legend_names() -> None:
     rule = ((Button("Ja", "rule:yes:4"), Button("Nein", "rule:no:4")),)
     call = ((Button("Ja", "tool:yes:1"), Button("Nein", "tool:no:1")),)
-    assert reaction_choices(rule, "de") == ([("👍", "rule:yes:4"), ("👎", "rule:no:4")], "Reagiere mit: 👍 Ja · 👎 Nein")
+    assert reaction_choices(rule, "de") == ([("👍", "rule:yes:4"), ("👎", "rule:no:4")],
+                                            "Reagiere mit: 👍 Ja · 👎 Nein")
     pairs, legend = reaction_choices(call, "de")
     assert [data for _, data in pairs] == ["tool:yes:1", "tool:no:1"] and "👍" not in dict(pairs)
     assert legend.endswith(f"{pairs[0][0]} Ja · {pairs[1][0]} Nein")

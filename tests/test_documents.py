@@ -28,8 +28,8 @@ from bot.conversation.documents import (
     read_document,
 )
 from bot.conversation.engine import Engine, EngineConfig, Incoming
-from bot.conversation.model_answer import CRISIS_MARK
 from bot.conversation.help_lines import crisis_help
+from bot.conversation.model_answer import CRISIS_MARK
 from bot.conversation.safety import signals_crisis
 from bot.errors import DocumentError
 from bot.exchange import Attachment

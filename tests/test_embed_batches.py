@@ -1,5 +1,6 @@
 """Embeddings in batches across people: concurrent turns share one embedder call, no turn embeds a text twice,
-a lone turn waits no longer than the batch wait and not at all after a lone call, and a failed or stopped batch fails each of its turns."""
+a lone turn waits no longer than the batch wait and not at all after a lone call, and a failed or stopped batch fails
+each of its turns."""
 from __future__ import annotations
 
 import asyncio
@@ -12,8 +13,8 @@ import numpy as np
 import pytest
 
 from bot.conversation.engine import Engine, Incoming
-from memory.search.embed_batches import EmbedBatcher
 from memory.errors import EmbeddingFailed
+from memory.search.embed_batches import EmbedBatcher
 from memory.search.turn_context import context_text
 from memory.store import MemoryStore
 from tests.fakes.embedder import FakeEmbedder

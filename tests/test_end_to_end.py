@@ -43,7 +43,8 @@ async def test_a_fact_survives_a_restart_and_reaches_the_next_prompt(tmp_path: P
 
         second = await chat_once(settings, "Wie soll ich dir am liebsten antworten?")
         assert "Schön, dich kennenzulernen!" in second
-        chat_requests = [r for r in llm.requests if r.path.endswith("/chat/completions") and "response_format" not in r.json]
+        chat_requests = [r for r in llm.requests
+                         if r.path.endswith("/chat/completions") and "response_format" not in r.json]
         system = chat_requests[-1].json["messages"][0]["content"]
         assert "name: Anna" in system, system
         assert "Anna mag kurze Antworten." in system, system

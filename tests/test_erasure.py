@@ -30,7 +30,8 @@ async def open_store(data: Path) -> MemoryStore:
 
 async def cached(store: MemoryStore, text: str) -> bool:
     async with store.db.reading() as tx:
-        return await tx.fetchone("SELECT 1 FROM embedding_cache WHERE content_hash = ?", (content_hash(text),)) is not None
+        return await tx.fetchone("SELECT 1 FROM embedding_cache WHERE content_hash = ?",
+                                 (content_hash(text),)) is not None
 
 
 async def test_a_backup_loses_what_is_erased_later_and_keeps_what_came_after(tmp_path: Path) -> None:
@@ -44,7 +45,8 @@ async def test_a_backup_loses_what_is_erased_later_and_keeps_what_came_after(tmp
         newer = await backup(store.db, backup_name(store.db.backup_dir, "newer"))
     async with await open_store(data) as store:  # a start applies the tombstones again: nothing changes
         anna = await store.scope("mnemo", "anna")
-        assert [m.text for m in await store.messages.recent(anna)] == ["Ich bin wieder da, diesmal als Anna Pfauenauge."]
+        assert [m.text for m in await store.messages.recent(anna)] == [
+            "Ich bin wieder da, diesmal als Anna Pfauenauge."]
     assert traces(data, {"Quastenflosser"}) == {}
     found = traces(data, {"Pfauenauge"})["Pfauenauge"]
     assert f"backups/{newer.name}" in found and f"backups/{older.name}" not in found, (
@@ -92,7 +94,8 @@ async def test_undo_of_an_extraction_skips_the_note_that_was_forgotten_since(sto
     tea = (await store.notes.add(scope, "Anna trinkt Tee.", processing=processing)).note
     cello = (await store.notes.add(scope, "Anna spielt Cello.", processing=processing)).note
     await store.notes.erase(scope, cello.id)
-    assert all(is_final(e) for e in await undo_latest(store, scope)), "right after /forget, /undo takes nothing else back"
+    assert all(is_final(e) for e in await undo_latest(store, scope)), (
+        "right after /forget, /undo takes nothing else back")
     await store.notes.add(scope, "Anna mag Regen.")
     await undo_latest(store, scope)  # the newest change: the rain note
     undone = await undo_latest(store, scope)  # then the extraction, without the erased note

@@ -195,7 +195,8 @@ async def test_a_correction_rewrites_the_copies_and_undo_brings_both_back(world,
     assert [e.text for e in await store.diary.all(scope)] == [DIARY_BY_MODEL]
     assert (await store.conversations.get(scope)).summary == REWRITES["summary"]
     undone = await commands.run("anna", "/undo")
-    assert undone is not None and "• Tagebucheintrag geändert:" in undone.bubbles[0] and "• Zusammenfassung geändert:" in undone.bubbles[0]
+    assert (undone is not None and "• Tagebucheintrag geändert:" in undone.bubbles[0]
+            and "• Zusammenfassung geändert:" in undone.bubbles[0])
     assert [n.id for n in await store.notes.list(scope)] == [note.id]
     assert [e.text for e in await store.diary.all(scope)] == [DIARY]
     assert (await store.conversations.get(scope)).summary == SUMMARY

@@ -10,8 +10,8 @@ from nio import RoomSendResponse
 from bot.channels.matrix.messages import forwarded
 from bot.channels.telegram.channel import TelegramChannel
 from bot.conversation.engine import Engine, Incoming
-from bot.conversation.model_answer import CRISIS_MARK
 from bot.conversation.help_lines import crisis_help, crisis_help_other
+from bot.conversation.model_answer import CRISIS_MARK
 from memory.store import MemoryStore
 from tests.fakes.llm import ScriptedLLM
 from tests.fakes.telegram_api import FakeTelegram

@@ -58,9 +58,8 @@ def test_every_module_opens_with_a_line_saying_what_it_is_for() -> None:
     silent = []
     for path in modules():
         doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8")))
-        if path.name != "__init__.py" or path.stat().st_size > 0:
-            if not doc or not doc.splitlines()[0].strip():
-                silent.append(name_of(path))
+        if (path.name != "__init__.py" or path.stat().st_size > 0) and (not doc or not doc.splitlines()[0].strip()):
+            silent.append(name_of(path))
     assert silent == []
 
 

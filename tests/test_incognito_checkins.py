@@ -129,7 +129,8 @@ async def test_a_crisis_in_incognito_makes_the_next_days_checkin_careful_and_kee
     try:
         clock.now += 3600
         reply = await engine.handle(Incoming("tg:1", f"{SECRET}: ich will mir heute nacht das Leben nehmen"))
-        assert reply is not None and reply.bubbles == (crisis_help("DE", "de"), "Ich bin da. Bist du gerade in Sicherheit?")
+        assert reply is not None and reply.bubbles == (crisis_help("DE", "de"),
+                                                       "Ich bin da. Bist du gerade in Sicherheit?")
         crisis_at = clock.now
         await engine.incognito.switch_off(scope)
 

@@ -121,7 +121,8 @@ COMMANDS = ("/forget {id}", "/forget #{id}", "/forget Kaffee", "/why {id}", "/wh
 PRESSES = ("forget:{id}", "rule:yes:{id}", "rule:no:{id}", "rule:off:{id}", "rule:on:{id}", "rule:del:{id}",
            "why:wrong:{id}", "why:old:{id}", "profile:yes:{id}", "profile:no:{id}", "mem:{id}", "mem:-{id}",
            "people:show:{id}", "people:forget:{id}", "people:forgetyes:{id}", "rem:cancel:{id}",
-           "rem:snooze:1h:{id}", "rem:snooze:tomorrow:{id}", "cancel", "forget:{id}:{id}", "forget:9{id}999999999999999999999",
+           "rem:snooze:1h:{id}", "rem:snooze:tomorrow:{id}", "cancel", "forget:{id}:{id}",
+           "forget:9{id}999999999999999999999",
            "rule:yes:-{id}", "", "deleteme:yes", "x" * 300, "forget:١٢")
 
 
@@ -135,7 +136,8 @@ async def operation(rng: random.Random, engine: Engine, commands: Commands, chat
         reply = await commands.run(caller, text)
         seen = shown(reply)
         if reply is not None and reply.buttons and rng.random() < 0.5:  # press one of the offered buttons
-            seen += " " + shown(await commands.press(caller, rng.choice([b for row in reply.buttons for b in row]).data))
+            seen += " " + shown(await commands.press(caller,
+                                                     rng.choice([b for row in reply.buttons for b in row]).data))
         return seen
     if kind < 0.85:
         return shown(await commands.press(caller, rng.choice(PRESSES).format(id=target)))

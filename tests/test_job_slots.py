@@ -1,5 +1,5 @@
-"""The planner's slots across workers (memory.storage.job_slots): one run per slot, never an older slot after a newer one,
-none while another worker holds the scheduler lease, and a slot cut off by a dead worker run again by the next.
+"""The planner's slots across workers (memory.storage.job_slots): one run per slot, never an older slot after a newer
+one, none while another worker holds the scheduler lease, and a slot cut off by a dead worker run again by the next.
 Every test runs on SQLite and on PostgreSQL, the competing workers on two connections to one database."""
 from __future__ import annotations
 

@@ -127,7 +127,7 @@ async def test_a_gibberish_word_finds_nothing_in_german_and_english(store: Memor
 
 
 async def test_on_telegram_forget_offers_only_the_note_about_the_word(
-    tg: FakeTelegram, channel: TelegramChannel, engine: Engine, store: MemoryStore,
+    tg: FakeTelegram, channel: TelegramChannel, engine: Engine, store: MemoryStore,  # noqa: F811
 ) -> None:
     scope, numbers = await seeded(engine, f"tg:{USER}")
     (pick,) = await exchange(tg, "/forget Steuererklärung")

@@ -283,7 +283,8 @@ async def test_openai_falls_back_to_json_object_when_json_schema_is_refused(fake
     fake.enqueue('{"mood": "calm"}')
     sleeps = Sleeps()
     async with chat("openai", fake, sleep=sleeps) as llm:
-        reply = await llm.complete(CompletionRequest(HELLO, system=[SystemBlock("You are mnemo.")], json_schema=MOOD_SCHEMA))
+        reply = await llm.complete(CompletionRequest(HELLO, system=[SystemBlock("You are mnemo.")],
+                                                     json_schema=MOOD_SCHEMA))
     assert reply.json() == {"mood": "calm"}
     assert len(fake.requests) == 2 and sleeps == []
     retry = fake.last_request.json
@@ -304,7 +305,8 @@ async def test_openai_other_400_is_not_retried_as_json_object(fake: FakeLLM) -> 
 async def test_anthropic_asks_for_json_in_the_system_prompt(fake: FakeLLM) -> None:
     fake.enqueue('```json\n{"mood": "calm"}\n```')
     async with chat("anthropic", fake) as llm:
-        reply = await llm.complete(CompletionRequest(HELLO, system=[SystemBlock("You are mnemo.")], json_schema=MOOD_SCHEMA))
+        reply = await llm.complete(CompletionRequest(HELLO, system=[SystemBlock("You are mnemo.")],
+                                                     json_schema=MOOD_SCHEMA))
     assert reply.json() == {"mood": "calm"}
     body = fake.last_request.json
     assert "response_format" not in body

@@ -42,8 +42,8 @@ async def test_the_brief_with_a_birthday_arrives_on_matrix(world: World) -> None
     assert brief == "Guten Morgen, Anna!\n\n🎂 Morgen: Geburtstag von Miriam (Schwester)"
 
 
-async def test_a_holiday_said_on_matrix_holds_checkins_back_and_the_welcome_arrives_there(  # noqa: F811
-    world: World,
+async def test_a_holiday_said_on_matrix_holds_checkins_back_and_the_welcome_arrives_there(
+    world: World,  # noqa: F811
 ) -> None:
     anna, berlin = world.anna, ZoneInfo("Europe/Berlin")
     world.chat.responder = lambda call: ("Willkommen zurück!" if "welcome back" in call.prompt else

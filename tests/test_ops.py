@@ -38,10 +38,10 @@ async def test_migration_dry_run_changes_nothing_and_a_real_start_backs_up_first
     settings = settings_for(tmp_path / "data")
     await seed(settings)
     path = settings.data_dir / DB_FILENAME
-    async with await MemoryStore.open(path, make_embedder()) as store:  # pretend m008 is new
-        async with store.db.transaction() as tx:
-            await tx.execute("DROP TABLE preferences")
-            await tx.execute("DELETE FROM migrations WHERE name = 'm008_preferences'")
+    # pretend m008 is new
+    async with await MemoryStore.open(path, make_embedder()) as store, store.db.transaction() as tx:
+        await tx.execute("DROP TABLE preferences")
+        await tx.execute("DELETE FROM migrations WHERE name = 'm008_preferences'")
     before = hashlib.sha256(path.read_bytes()).hexdigest()
     assert await ops.migration_plan(settings) == ["m008_preferences"]
     assert hashlib.sha256(path.read_bytes()).hexdigest() == before
@@ -57,7 +57,7 @@ async def test_only_the_newest_three_backups_before_migrations_are_kept(tmp_path
     path, backups = settings.data_dir / DB_FILENAME, settings.data_dir / "backups"
     by_hand = await ops.make_backup(settings)  # `mnemo backup`: never pruned
     made_at: list[int] = []  # when each upgrade's backup was made (ns)
-    for upgrade in range(5):  # five upgrades, each applying one migration
+    for _upgrade in range(5):  # five upgrades, each applying one migration
         async with await MemoryStore.open(path, make_embedder()) as store, store.db.transaction() as tx:
             await tx.execute("DROP TABLE preferences")
             await tx.execute("DELETE FROM migrations WHERE name = 'm008_preferences'")
@@ -91,7 +91,8 @@ async def test_doctor_checks_model_and_telegram(tmp_path: Path) -> None:
                                 telegram_base_url=tg.base_url)
         checks = await ops.doctor(settings)
     assert all(c.ok for c in checks), ops.format_checks(checks)
-    assert {c.name for c in checks} >= {"sqlite driver", "embedding model", "database", "chat model", "telegram", "clock"}
+    assert {c.name for c in checks} >= {"sqlite driver", "embedding model", "database", "chat model", "telegram",
+                                        "clock"}
     assert next(c for c in checks if c.name == "telegram").detail == "@mnemo_bot"
     assert next(c for c in checks if c.name == "voice recordings").detail == "not kept (only the transcript is stored)"
     kept = await ops.doctor(settings_for(tmp_path / "data", chat_base_url=llm.openai_base_url, voice_keep=True),

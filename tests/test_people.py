@@ -124,8 +124,10 @@ async def test_relations_between_people_are_recorded(world, store: MemoryStore) 
 async def test_relation_to_the_user_is_bitemporal(store: MemoryStore) -> None:
     scope = await store.scope("mnemo", "anna")
     processing = audit.new_processing("test")
-    jana = await store.people.observe(scope, PersonDraft("Jana", relation="Freundin"), processing=processing, now=1000.0)
-    again = await store.people.observe(scope, PersonDraft("Jana", relation="Partnerin"), processing=processing, now=2000.0)
+    jana = await store.people.observe(scope, PersonDraft("Jana", relation="Freundin"), processing=processing,
+                                      now=1000.0)
+    again = await store.people.observe(scope, PersonDraft("Jana", relation="Partnerin"), processing=processing,
+                                       now=2000.0)
     assert again.id == jana.id and again.relation == "Partnerin"
     history = await store.people.history(scope, jana.id)
     assert [(rel, start.timestamp() if start else None, end.timestamp() if end else None)
@@ -184,11 +186,13 @@ async def test_people_command_lists_renames_merges_and_forgets_after_a_yes(world
     assert await store.search(scope, "Mia Miriam Schwester", ("person", "note")) == []
     erased = [e for e in await store.audit_log(scope, 50) if e.action == "erase"]
     assert sorted(e.item_type for e in erased) == ["note", "note", "person"]
-    assert not {"Mia", "Miriam"} & set(json.dumps([(e.before, e.after) for e in await store.audit_log(scope, 200)]).split('"'))
+    assert not {"Mia", "Miriam"} & set(
+        json.dumps([(e.before, e.after) for e in await store.audit_log(scope, 200)]).split('"'))
     assert (await commands.press("anna", yes.data)).notice == "Diese Auswahl gibt es nicht (mehr)."
 
     assert all(is_final(e) for e in await undo_latest(store, scope)), "forgetting is final"
-    assert await store.people.all(scope, include_closed=True) == [] and await store.notes.count(scope, include_closed=True) == 0
+    assert (await store.people.all(scope, include_closed=True) == []
+            and await store.notes.count(scope, include_closed=True) == 0)
 
 
 async def test_deleteme_removes_people_and_their_history(world, store: MemoryStore) -> None:  # type: ignore[no-untyped-def]
@@ -237,7 +241,8 @@ def test_names_and_descriptions() -> None:
 
 
 def test_resolve_links_a_description_and_a_name() -> None:
-    sister, miriam, lea = Known(1, "meine Schwester", (), "Schwester"), Known(2, "Miriam"), Known(3, "Lea", (), "Kollegin")
+    sister, miriam, lea = (Known(1, "meine Schwester", (), "Schwester"), Known(2, "Miriam"),
+                           Known(3, "Lea", (), "Kollegin"))
     people = [sister, miriam, lea]
     assert resolve(PersonDraft("Miriam", relation="Schwester", same_as="meine Schwester"), people) == [2, 1]
     assert resolve(PersonDraft("Schwester"), people) == [1], "the one person with that relation"

@@ -66,7 +66,8 @@ async def test_reindex_is_resumable_and_switches_only_when_complete(tmp_path: Pa
     async with await MemoryStore.open(path, FakeEmbedder(dim=32, name="model-b")) as store:
         scope = await store.scope("mnemo", "anna")
         assert [h.text for h in await store.search(scope, "Tomate7 Garten")][0] == "Notiz 7 über den Garten und Tomate7"
-        assert [h.text for h in await store.search(scope, "Kino Miriam", ("message",))] == ["Ich war im Kino mit Miriam"]
+        assert [h.text for h in await store.search(scope, "Kino Miriam", ("message",))] == [
+            "Ich war im Kino mit Miriam"]
 
 
 @pytest.mark.both_backends("the refusal names where the memory is: a file, or a server without its password")

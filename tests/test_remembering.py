@@ -111,8 +111,10 @@ async def test_yesterday_evening_finds_only_yesterday_evening(world) -> None:  #
     yesterday_morning = datetime(2026, 11, 24, 8, 0, tzinfo=BERLIN).timestamp()
     today = datetime(2026, 11, 25, 9, 0, tzinfo=BERLIN).timestamp()
     await store.messages.add(scope, "user", "Ich habe Lasagne mit Spinat gekocht.", created_at=yesterday_evening)
-    await store.messages.add(scope, "user", "Zum Frühstück gab es Lasagne von vorgestern.", created_at=yesterday_morning)
-    await store.messages.add(scope, "user", "Wie gesagt, gestern Abend gab es Lasagne – die war super.", created_at=today)
+    await store.messages.add(scope, "user", "Zum Frühstück gab es Lasagne von vorgestern.",
+                             created_at=yesterday_morning)
+    await store.messages.add(scope, "user", "Wie gesagt, gestern Abend gab es Lasagne – die war super.",
+                             created_at=today)
     chat.enqueue("", [ToolCall("c1", "recall_chat", {"query": "was habe ich gestern abends über Lasagne gesagt"})])
     chat.enqueue("Du hast Lasagne mit Spinat gekocht.")
     await engine.handle(Incoming("anna", "Was habe ich gestern abends gesagt?"))
@@ -131,7 +133,8 @@ async def test_forget_is_final_and_the_next_undo_takes_back_nothing_else(world) 
     await commands.press("anna", f"forget:{note.id}")
     assert [h.item_id for h in await store.search(scope, "Cello")] == [tea.id]
     undone = await commands.run("anna", "/undo")
-    assert undone is not None and undone.bubbles == ("Das habe ich endgültig vergessen, da gibt es nichts wiederherzustellen.",)
+    assert undone is not None and undone.bubbles == (
+        "Das habe ich endgültig vergessen, da gibt es nichts wiederherzustellen.",)
     assert [n.id for n in await store.notes.list(scope)] == [tea.id], "the forgotten note stays gone, the tea stays"
     assert note.id not in [h.item_id for h in await store.search(scope, "Welches Instrument spiele ich?")]
 
@@ -152,7 +155,8 @@ async def test_why_shows_the_source_and_corrects_with_a_button(world) -> None:  
     engine, store, chat, background, clock = world
     commands = Commands(engine)
     scope = await engine.scope_for("anna")
-    source = await store.messages.add(scope, "user", "Ich arbeite jetzt bei der Stadtbibliothek.", created_at=NOW - 48 * HOUR)
+    source = await store.messages.add(scope, "user", "Ich arbeite jetzt bei der Stadtbibliothek.",
+                                      created_at=NOW - 48 * HOUR)
     note = (await store.notes.add(scope, "Anna arbeitet bei der Stadtbibliothek.", source_message_ids=[source.id])).note
     chat.enqueue("Wie läuft es in der Bibliothek?")
     await engine.handle(Incoming("anna", "Wie war mein Tag auf der Arbeit?"))

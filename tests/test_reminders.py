@@ -47,7 +47,8 @@ def test_ambiguous_requests_are_asked_back(text: str, missing: str) -> None:
     assert parse_reminder(text, NOW, BERLIN) == AskBack(missing)
 
 
-@pytest.mark.parametrize("text", ["Ich erinnere mich gern an den Urlaub", "Wie spät ist es?", "Morgen um 9 ist Training"])
+@pytest.mark.parametrize("text", ["Ich erinnere mich gern an den Urlaub", "Wie spät ist es?",
+                                  "Morgen um 9 ist Training"])
 def test_no_reminder(text: str) -> None:
     assert parse_reminder(text, NOW, BERLIN) is None
 

@@ -43,7 +43,8 @@ def german_set() -> dict[str, Any]:
 
 
 @pytest.mark.asyncio
-async def test_german_questions_find_their_notes(tmp_path: Path, real_embedder: Embedder, german_set: dict[str, Any]) -> None:
+async def test_german_questions_find_their_notes(tmp_path: Path, real_embedder: Embedder,
+                                                 german_set: dict[str, Any]) -> None:
     notes = german_set["notes"]
     store = await MemoryStore.open(tmp_path, real_embedder)
     try:
@@ -105,4 +106,5 @@ def test_words_common_in_a_scope_are_left_out() -> None:
     counts = {"anna": 900, "cello": 3, "spielt": 40}
     assert distinctive(["anna", "spielt", "cello"], counts, total_docs=1000) == ["spielt", "cello"]
     assert distinctive(["anna"], counts, total_docs=1000) == ["anna"], "never an empty query"
-    assert distinctive(["anna", "cello"], {"anna": 3, "cello": 1}, total_docs=4) == ["anna", "cello"], "small scopes keep all"
+    assert distinctive(["anna", "cello"], {"anna": 3, "cello": 1}, total_docs=4) == ["anna", "cello"], (
+        "small scopes keep all")

@@ -61,7 +61,7 @@ async def test_the_phrasing_is_unknown_to_the_patterns_and_known_to_the_detector
     assert await real_detector().crisis(UNSEEN)
 
 
-async def test_a_crisis_in_a_caption_gets_the_help_line(tg: FakeTelegram, channel: TelegramChannel,
+async def test_a_crisis_in_a_caption_gets_the_help_line(tg: FakeTelegram, channel: TelegramChannel,  # noqa: F811
                                                         chat: ScriptedLLM) -> None:
     chat.enqueue("Ich bin da. Magst du mir erzählen, was los ist?")
     tg.send_photo(USER, jpeg(), UNSEEN)
@@ -69,7 +69,7 @@ async def test_a_crisis_in_a_caption_gets_the_help_line(tg: FakeTelegram, channe
     assert not any(m.get("reply_markup") for m in tg.sent)  # no question under a crisis answer
 
 
-async def test_a_crisis_in_a_voice_note_gets_the_help_line(tg: FakeTelegram, channel: TelegramChannel,
+async def test_a_crisis_in_a_voice_note_gets_the_help_line(tg: FakeTelegram, channel: TelegramChannel,  # noqa: F811
                                                            chat: ScriptedLLM, audio: FakeAudioAPI) -> None:
     audio.hear(UNSEEN)
     chat.enqueue("Ich höre dich. Bist du gerade in Sicherheit?")
@@ -78,7 +78,7 @@ async def test_a_crisis_in_a_voice_note_gets_the_help_line(tg: FakeTelegram, cha
 
 
 async def test_an_edit_that_shows_a_crisis_is_answered_with_the_help_line_and_an_everyday_edit_is_not(
-        tg: FakeTelegram, channel: TelegramChannel, chat: ScriptedLLM, store: MemoryStore, engine: Engine) -> None:
+        tg: FakeTelegram, channel: TelegramChannel, chat: ScriptedLLM, store: MemoryStore, engine: Engine) -> None:  # noqa: F811
     chat.enqueue("Oh, erzähl!")
     tg.send_text(USER, "Heute war ein langer Tag.")
     await tg.wait_for_sent(1)

@@ -120,7 +120,8 @@ async def test_one_notice_per_run_and_its_button_undoes_exactly_that_run(world, 
     assert await note_texts(store, scope) == [] and await store.profile.list(scope) == []
 
 
-async def test_a_pending_question_stays_open_beside_the_notice_and_a_typed_yes_after_it_leaves_it_to_its_buttons(world, store: MemoryStore) -> None:  # type: ignore[no-untyped-def]
+async def test_a_pending_question_stays_open_beside_the_notice_and_a_typed_yes_after_it_leaves_it_to_its_buttons(  # type: ignore[no-untyped-def]
+        world, store: MemoryStore) -> None:
     engine, commands, pushed = world
     await notices_on(commands)
     engine.chat.enqueue("", [ToolCall("c1", "propose_rule", {"rule": "Antworte kurz."})])  # type: ignore[attr-defined]

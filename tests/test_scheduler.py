@@ -66,10 +66,12 @@ def background_model(topic_due: datetime | None, concern: str = "") -> object:
 
 
 @pytest.fixture
-async def world(store: MemoryStore, tmp_path: Path) -> AsyncIterator[tuple[Engine, Scheduler, RecordingSender, Clock, ScriptedLLM]]:
+async def world(store: MemoryStore,
+                tmp_path: Path) -> AsyncIterator[tuple[Engine, Scheduler, RecordingSender, Clock, ScriptedLLM]]:
     clock = Clock(DAY1.timestamp())
     chat, background = ScriptedLLM("chat"), ScriptedLLM("background")
-    chat.responder = lambda call: "Wie ist es beim Zahnarzt gelaufen?" if "has not written" in call.prompt else "Alles Gute!"
+    chat.responder = lambda call: ("Wie ist es beim Zahnarzt gelaufen?" if "has not written" in call.prompt
+                                   else "Alles Gute!")
     engine = Engine(store, chat, background, EngineConfig(zone=BERLIN), clock=clock)
     sender = RecordingSender(clock)
     scheduler = Scheduler(store, "mnemo", LLMWriter(background), engine, sender, BERLIN, tmp_path,
@@ -101,7 +103,8 @@ async def learnt(engine: Engine, user_id: str, replies: int = 1) -> None:
 @asynccontextmanager
 async def on_telegram(store: MemoryStore, data_dir: Path, clock: Clock, chat: ScriptedLLM, background: ScriptedLLM,
                       silence: timedelta | None = None) -> AsyncIterator[tuple[FakeTelegram, Engine, Scheduler]]:
-    """Telegram user 42 and the companion on `clock`: the engine, the channel against the fake Bot API, the scheduler."""
+    """Telegram user 42 and the companion on `clock`: the engine, the channel against the fake Bot API, the
+    scheduler."""
     engine = Engine(store, chat, background, EngineConfig(zone=BERLIN), clock=clock)
     async with FakeTelegram(token="123:ABC") as tg:
         channel = TelegramChannel(engine, Commands(engine), TelegramConfig(

@@ -26,4 +26,5 @@ async def test_checkin_and_diary_pushed_through_telegram(store: MemoryStore, tmp
     assert texts[0] == "Viel Erfolg!"
     assert texts[1].startswith("📔 2026-11-24\n")  # the diary, pushed at 23:45 on day one
     assert texts[2:] == ["Wie war der Zahnarzt?"]  # the check-in on day two, nothing else
-    assert datetime.fromtimestamp((await store.messages.last_proactive(scope)).created_at.timestamp(), BERLIN).hour == 12  # type: ignore[union-attr]
+    assert datetime.fromtimestamp((await store.messages.last_proactive(scope)).created_at.timestamp(),  # type: ignore[union-attr]
+                                  BERLIN).hour == 12

@@ -193,7 +193,8 @@ async def test_a_write_cut_off_before_its_commit_leaves_the_counts_and_the_kept_
         except RuntimeError:
             pass
         async with store.db.reading() as tx:
-            assert await tx.fetchall("SELECT added, changed FROM scope_changes WHERE scope_id = ?", (anna.id,)) == before
+            assert await tx.fetchall("SELECT added, changed FROM scope_changes WHERE scope_id = ?",
+                                     (anna.id,)) == before
         assert await found(store.index, anna.id, "Lamas Husum") == [kept.id]
         held = store.index.scopes.kept(anna.id)
         assert held is not None and len(held.ids) == 1

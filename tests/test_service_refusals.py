@@ -16,7 +16,7 @@ from bot.conversation.engine import Engine, EngineConfig
 from bot.errors import LLMRefused, LLMRejected, LLMTooLong, LLMUnavailable
 from bot.llm.anthropic_api import AnthropicChat
 from bot.llm.openai_api import OpenAIChat
-from bot.llm.port import ChatMessage
+from bot.llm.port import ChatMessage, CompletionRequest
 from bot.llm.retries import status_error
 from bot.texts import t
 from bot.voice.openai_audio import OpenAITranscriber
@@ -28,7 +28,6 @@ from tests.fakes.llm_api import FakeLLM
 from tests.fakes.openai_audio import FakeAudioAPI
 from tests.fakes.telegram_api import FakeTelegram
 from tests.test_telegram import USER, make_channel
-from bot.llm.port import CompletionRequest
 
 OPENAI_TOO_LONG = ("This model's maximum context length is 8192 tokens. However, your messages resulted in 9731 "
                    "tokens. Please reduce the length of the messages.")

@@ -343,7 +343,8 @@ async def test_two_query_words_side_by_side_in_a_note_weigh_more_than_apart(
 ) -> None:
     anna = await store.scope("mnemo", "anna")
     apart = await store.notes.add(anna, "Der Bruder von Anna kam, und Lea schenkte ihr Blumen.")
-    together = await store.notes.add(anna, "Anna erzählte lange, dass ihr Bruder schenkte, was er im Garten fand: Blumen.")
+    together = await store.notes.add(
+        anna, "Anna erzählte lange, dass ihr Bruder schenkte, was er im Garten fand: Blumen.")
     for other in OTHER_NOTES:
         await store.notes.add(anna, other)
     query = "Bruder schenkte"  # "bruder schenkte" as a phrase in one note only; the other is shorter
@@ -402,7 +403,8 @@ async def test_notes_added_in_a_batch_are_what_the_database_holds(store: MemoryS
 
     anna = await store.scope("mnemo", "anna")
     written = await store.notes.add_many(anna, [
-        NewNote("Anna spielt Cello.", kind="fact", importance=12, created_at=1_700_000_000.5, valid_from=1_600_000_000.0),
+        NewNote("Anna spielt Cello.", kind="fact", importance=12, created_at=1_700_000_000.5,
+                valid_from=1_600_000_000.0),
         NewNote("Anna mag Linsensuppe.", kind="preference", source_message_ids=(3, 5)),
     ])
     assert written == [await store.notes.get(anna, note.id) for note in written]

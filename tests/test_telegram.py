@@ -124,7 +124,8 @@ async def test_a_reply_arrives_as_bubbles_and_a_long_one_is_split_at_4096(
 
 def test_split_message_prefers_paragraphs_then_lines_then_words() -> None:
     assert split_message("kurz") == ["kurz"]
-    assert split_message("a" * 10 + "\n\n" + "b" * 10 + "\n" + "c" * 5, limit=24) == ["a" * 10 + "\n\n" + "b" * 10, "c" * 5]
+    assert split_message("a" * 10 + "\n\n" + "b" * 10 + "\n" + "c" * 5, limit=24) == [
+        "a" * 10 + "\n\n" + "b" * 10, "c" * 5]
     assert split_message("x" * 25, limit=10) == ["x" * 10, "x" * 10, "x" * 5]
     emoji = split_message("😀" * 6, limit=5)  # each counts 2 in Telegram's UTF-16 units
     assert emoji == ["😀😀", "😀😀", "😀😀"]

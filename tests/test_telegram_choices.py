@@ -1,4 +1,5 @@
-"""Buttons on Telegram: whose choice a press is; a decided question loses its buttons everywhere; no edit changes nothing.
+"""Buttons on Telegram: whose choice a press is; a decided question loses its buttons everywhere; no edit changes
+nothing.
 
 The unmodified python-telegram-bot Application against the local fake Bot API.
 """

@@ -46,7 +46,8 @@ def test_time_words(text: str, start: str, end: str) -> None:
     assert window.end.strftime("%Y-%m-%d %H") == end
 
 
-@pytest.mark.parametrize("text", ["Ich gehe morgen ins Kino", "Was ist mein Lieblingsessen?", "Morgenstern", "tomorrow"])
+@pytest.mark.parametrize("text", ["Ich gehe morgen ins Kino", "Was ist mein Lieblingsessen?", "Morgenstern",
+                                  "tomorrow"])
 def test_no_time_words(text: str) -> None:
     assert time_window(text, NOW, BERLIN) is None
 

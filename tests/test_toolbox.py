@@ -1,4 +1,5 @@
-"""Toolboxes plug more tools into a turn: text from outside taints it, a failing tool is an error result, never a crash."""
+"""Toolboxes plug more tools into a turn: text from outside taints it, a failing tool is an error result, never a
+crash."""
 from __future__ import annotations
 
 import asyncio

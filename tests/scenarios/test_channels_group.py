@@ -78,6 +78,7 @@ async def test_a_members_typed_yes_does_not_decide_and_an_admins_press_takes_the
     # the companion answered Eve in between: Anna's typed 'ja' may be for that, so only the buttons decide now
     await said(tg, ANNA, "ja", reply_to=question, **IN_GROUP)
     assert (await store.rules.get(group, rule)).status == "pending"
-    assert await pressed(tg, ANNA, question, f"rule:yes:{rule}") == t("de", "rule_saved", rule="Begrüße neue Mitglieder.")
+    assert await pressed(tg, ANNA, question, f"rule:yes:{rule}") == t(
+        "de", "rule_saved", rule="Begrüße neue Mitglieder.")
     assert (await store.rules.get(group, rule)).status == "active"
     assert shows_buttons(tg, question) == []

@@ -49,7 +49,7 @@ async def asked(tg: FakeTelegram, engine: Engine, store: MemoryStore, chat: Scri
 
 
 async def test_on_telegram_nicht_so_gut_is_answered_by_the_model_and_the_question_waits_for_its_buttons(
-    tg: FakeTelegram, channel: TelegramChannel, engine: Engine, store: MemoryStore, chat: ScriptedLLM,
+    tg: FakeTelegram, channel: TelegramChannel, engine: Engine, store: MemoryStore, chat: ScriptedLLM,  # noqa: F811
 ) -> None:
     rule, question = await asked(tg, engine, store, chat)
     chat.enqueue("Das tut mir leid. Was ist los?")
@@ -66,7 +66,7 @@ async def test_on_telegram_nicht_so_gut_is_answered_by_the_model_and_the_questio
 
 
 async def test_on_telegram_na_klar_as_the_next_message_accepts(
-    tg: FakeTelegram, channel: TelegramChannel, engine: Engine, store: MemoryStore, chat: ScriptedLLM,
+    tg: FakeTelegram, channel: TelegramChannel, engine: Engine, store: MemoryStore, chat: ScriptedLLM,  # noqa: F811
 ) -> None:
     rule, question = await asked(tg, engine, store, chat)
     (answer,) = await said(tg, ANNA, "Na klar!")
@@ -77,7 +77,7 @@ async def test_on_telegram_na_klar_as_the_next_message_accepts(
 
 
 async def test_on_telegram_a_ja_two_messages_later_does_not_decide(
-    tg: FakeTelegram, channel: TelegramChannel, engine: Engine, store: MemoryStore, chat: ScriptedLLM,
+    tg: FakeTelegram, channel: TelegramChannel, engine: Engine, store: MemoryStore, chat: ScriptedLLM,  # noqa: F811
 ) -> None:
     rule, question = await asked(tg, engine, store, chat)
     chat.enqueue("Erzähl!")
@@ -91,7 +91,7 @@ async def test_on_telegram_a_ja_two_messages_later_does_not_decide(
 
 
 async def test_on_telegram_an_active_rule_is_not_proposed_again(
-    tg: FakeTelegram, channel: TelegramChannel, engine: Engine, store: MemoryStore, chat: ScriptedLLM,
+    tg: FakeTelegram, channel: TelegramChannel, engine: Engine, store: MemoryStore, chat: ScriptedLLM,  # noqa: F811
 ) -> None:
     rule, _ = await asked(tg, engine, store, chat)
     await said(tg, ANNA, "Na klar!")

@@ -141,7 +141,8 @@ async def test_deleteme_leaves_no_byte_of_the_users_words_in_any_file(world) -> 
         "Wilhelmine Zwetschgenbaum"]
     assert [e.value for e in await store.profile.list(anna)] == ["Quirlbachtal"]
     copy = await backup(store.db, backup_name(data / "backups"))
-    for user, said in ((f"tg:{ANNA}", next(iter(ANNA_SAYS))), (f"tg:{BEN}", next(iter(BEN_SAYS)))):  # `mnemo analyse` quoted both
+    # `mnemo analyse` quoted both
+    for user, said in ((f"tg:{ANNA}", next(iter(ANNA_SAYS))), (f"tg:{BEN}", next(iter(BEN_SAYS)))):
         header = ReportHeader(datetime.now(), "scripted", "blind", f"user {user}; first message to last message",
                               "1 conversation")
         save_report(data, render_report(header, f"Sie schrieb: „{said}“", []), header.created)
@@ -169,7 +170,8 @@ async def test_forget_leaves_no_byte_of_the_note_and_the_other_notes_stay(world)
         await say(tg, engine, ANNA, text)
     anna = await engine.scope_for(f"tg:{ANNA}")
     notes = {n.text: n for n in await store.notes.list(anna)}
-    gone, kept = notes["Anna sammelt Zinnsoldatenfiguren vom Großvater."], notes["Anna spielt Bandoneon im Tangoorchester."]
+    gone, kept = (notes["Anna sammelt Zinnsoldatenfiguren vom Großvater."],
+                  notes["Anna spielt Bandoneon im Tangoorchester."])
     await backup(store.db, backup_name(data / "backups"))
     async with store.db.reading() as tx:
         (gone_hash,) = await tx.fetchone("SELECT content_hash FROM docs WHERE source = 'note' AND item_id = ?",
