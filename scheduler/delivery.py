@@ -175,6 +175,13 @@ class OutboxSender:
         if item.id in self._in_flight:
             return False
         self._in_flight.add(item.id)
+        # A try, once begun, runs to its end and records what it did even when the job sending is cancelled (a worker
+        # that lost the scheduler's lease stops its jobs): cancelled while the channel's call was under way, a message
+        # that went out was left pending and sent again by the next worker once its claim ran out (a CI chaos round,
+        # a reminder due right after a paused database). The item stays in flight here until the try ends.
+        return await asyncio.shield(self._send_once(scope, item))
+
+    async def _send_once(self, scope: Scope, item: OutboxItem) -> bool:
         try:  # a due list read before another try of this worker sent the item still holds it: read it again
             return await self.store.outbox.pending(item.id) and await self._try(scope, item)
         finally:
@@ -212,10 +219,7 @@ class OutboxSender:
             if retry is None:
                 log.error("outbox item %s given up after %d tries: %s", item.id, item.attempts + 1, error)
             return False
-        # What went out is recorded even when this task is cancelled now (a worker that lost the scheduler's lease
-        # stops its jobs): left pending, the message would be sent again once its claim ran out (the chaos run's
-        # reminders sent twice after a paused database).
-        await asyncio.shield(self._recorded(scope, item, text, now))
+        await self._recorded(scope, item, text, now)  # shielded with the whole try (`_send`)
         return True
 
     async def _recorded(self, scope: Scope, item: OutboxItem, text: str, now: float) -> None:

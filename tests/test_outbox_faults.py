@@ -130,17 +130,21 @@ async def test_flood_control_server_and_network_errors_and_a_restart_deliver_exa
 
 
 class CancelledAfterSending:
-    """A channel that delivers, and meanwhile the task sending is cancelled (its worker lost the scheduler's lease
-    and stops its jobs), so the cancellation lands right after the message went out."""
+    """A channel that delivers, and meanwhile the job sending is cancelled (its worker lost the scheduler's lease
+    and stops its jobs): right after the message went out, or, with `answer`, while the messenger's answer is still
+    on its way."""
 
-    def __init__(self) -> None:
+    def __init__(self, answer: asyncio.Event | None = None) -> None:
         self.sent: list[str] = []
+        self.job: asyncio.Future[bool] | None = None
+        self.answer = answer  # set by the test: the messenger's answer arrives
 
     async def deliver(self, scope: object, text: str, *, buttons: object = ()) -> bool:
         self.sent.append(text)
-        task = asyncio.current_task()
-        assert task is not None
-        task.cancel()
+        assert self.job is not None
+        self.job.cancel()
+        if self.answer is not None:
+            await self.answer.wait()
         return True
 
 
@@ -151,7 +155,7 @@ async def test_a_message_sent_as_its_job_is_cancelled_is_recorded_and_never_sent
     scope = await store.scope("mnemo", "tg:1")
     channel = CancelledAfterSending()
     outbox = OutboxSender(store, channel, clock)
-    sending = asyncio.ensure_future(outbox.deliver(scope, "⏰ Tee trinken", kind="reminder"))
+    sending = channel.job = asyncio.ensure_future(outbox.deliver(scope, "⏰ Tee trinken", kind="reminder"))
     with pytest.raises(asyncio.CancelledError):
         await sending
     await asyncio.sleep(0.2)  # what was sent is recorded all the same
@@ -161,3 +165,37 @@ async def test_a_message_sent_as_its_job_is_cancelled_is_recorded_and_never_sent
     assert await OutboxSender(store, channel, clock).flush([scope]) == 0
     assert channel.sent == ["⏰ Tee trinken"]
     assert [m.kind for m in await store.messages.recent(scope, 5)] == ["reminder"]
+
+
+async def test_a_job_cancelled_while_the_messenger_takes_the_message_still_records_it_once(
+    store: MemoryStore,
+) -> None:
+    """A CI chaos round: a reminder due right after a paused database went out at 13.4 s and again at 39.3 s. The
+    leader's jobs were cancelled while the channel's call was under way (the message taken, the answer not yet read);
+    the cancellation ended the try before it recorded anything, and the next worker sent the item again once its
+    claim ran out. A try, once begun, now runs to its end."""
+    clock = Clock(datetime(2026, 12, 1, 10, 0, tzinfo=ZoneInfo("Europe/Berlin")).timestamp())
+    scope = await store.scope("mnemo", "tg:1")
+    channel = CancelledAfterSending(answer=asyncio.Event())
+    outbox = OutboxSender(store, channel, clock)
+    outbox.worker = "w1"
+    sending = channel.job = asyncio.ensure_future(outbox.deliver(scope, "⏰ Tee trinken", kind="reminder"))
+    with pytest.raises(asyncio.CancelledError):
+        await sending
+    [item] = await store.outbox.items(scope)
+    assert item.status == "pending" and outbox._in_flight == {item.id}  # taken, not answered: its own flush waits
+    assert await outbox.flush([scope]) == 0
+    assert channel.answer is not None
+    channel.answer.set()  # the messenger's answer comes; the try records it
+    for _ in range(100):
+        if (await store.outbox.items(scope))[0].status == "sent":
+            break
+        await asyncio.sleep(0.02)
+    assert (await store.outbox.items(scope))[0].status == "sent"
+    clock.now += 3600  # the claim ran out long ago: another worker finds nothing to send
+    other = OutboxSender(store, channel, clock)
+    other.worker = "w2"
+    assert await other.flush([scope]) == 0
+    assert channel.sent == ["⏰ Tee trinken"]
+    assert [m.kind for m in await store.messages.recent(scope, 5)] == ["reminder"]
+    assert outbox._in_flight == set()
