@@ -31,7 +31,15 @@ import aiohttp
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench.chaos_world import Server, Webhook, Workers, files_holding, leader, rows_holding  # noqa: E402
+from bench.chaos_world import (  # noqa: E402
+    Server,
+    Webhook,
+    Workers,
+    files_holding,
+    leader,
+    outbox_rows,
+    rows_holding,
+)
 from tests.fakes.telegram_api import FakeTelegram  # noqa: E402
 from tests.scenarios.worker_child import USERS  # noqa: E402
 from tests.scenarios.worker_pool import free_ports  # noqa: E402
@@ -309,7 +317,8 @@ class Chaos:
             elif len(pushed) > 1:
                 at = [self.tg.sent_times[self.tg.sent.index(m)] - self.started for m in pushed]
                 f.reminders_twice.append(f"{subject} (due at {due - self.wall:.1f} s, sent at "
-                                         + ", ".join(f"{a:.1f} s" for a in at) + ")")
+                                         + ", ".join(f"{a:.1f} s" for a in at) + "; outbox: "
+                                         + "; ".join(outbox_rows(self.url, f"⏰ {subject}", self.wall)) + ")")
         f.erasures = len(self.erased)
         words = list(self.erased.values())
         f.erased_rows = sum(rows_holding(self.url, words).values()) if words else 0

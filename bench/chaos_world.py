@@ -192,6 +192,22 @@ def leader(url: str) -> str | None:
     return str(row[0]) if row else None
 
 
+def outbox_rows(url: str, text: str, since: float) -> list[str]:
+    """The outbox rows of a pushed text, one line each (times in seconds after `since`): a push seen twice shows which
+    worker held it until when, how often it was tried and with what error."""
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True, connect_timeout=5) as conn:
+        rows = conn.execute("SELECT id, status, attempts, claimed_by, claimed_until, sent_at, last_error FROM outbox"
+                            " WHERE lower(text) LIKE %s ORDER BY id", (text.lower() + "%",)).fetchall()
+
+    def at(value: float | None) -> str:
+        return "-" if value is None else f"{value - since:.1f} s"
+
+    return [f"#{i} {status}, {tries} tries, claimed by {holder or '-'} until {at(until)}, sent {at(sent)}"
+            + (f", last error {error}" if error else "") for i, status, tries, holder, until, sent, error in rows]
+
+
 def rows_holding(url: str, words: Iterable[str]) -> dict[str, int]:
     """Per word, the rows of every table of the database whose text holds it."""
     import psycopg

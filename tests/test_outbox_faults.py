@@ -170,10 +170,10 @@ async def test_a_message_sent_as_its_job_is_cancelled_is_recorded_and_never_sent
 async def test_a_job_cancelled_while_the_messenger_takes_the_message_still_records_it_once(
     store: MemoryStore,
 ) -> None:
-    """A CI chaos round: a reminder due right after a paused database went out at 13.4 s and again at 39.3 s. The
-    leader's jobs were cancelled while the channel's call was under way (the message taken, the answer not yet read);
-    the cancellation ended the try before it recorded anything, and the next worker sent the item again once its
-    claim ran out. A try, once begun, now runs to its end."""
+    """A CI chaos round: a reminder due right after a paused database went out at 13.4 s and again at 39.3 s, most
+    likely thus: the leader's jobs were cancelled while the channel's call was under way (the message taken, the
+    answer not yet read), the cancellation ended the try before it recorded anything, and the next worker sent the
+    item again once its claim ran out. A try, once begun, now runs to its end."""
     clock = Clock(datetime(2026, 12, 1, 10, 0, tzinfo=ZoneInfo("Europe/Berlin")).timestamp())
     scope = await store.scope("mnemo", "tg:1")
     channel = CancelledAfterSending(answer=asyncio.Event())
