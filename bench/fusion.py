@@ -32,7 +32,7 @@ from bench import locomo  # noqa: E402
 from bench.fusion_cases import Case, collect  # noqa: E402
 from bench.german_set import HELDOUT  # noqa: E402
 from bench.metrics import dedupe  # noqa: E402
-from memory.search.ranking import Weights, _scaled, _spread, agreement, recency_factor, sure_weights  # noqa: E402
+from memory.search.ranking import Weights, agreement, min_max, recency_factor, scaled_by_best, sure_weights  # noqa: E402
 
 METRICS = ("any@1", "any@5", "any@10", "mrr")
 SINGLES = ("e5", "use", "words", "trigram", "e5ctx")
@@ -74,7 +74,7 @@ def columns(case: Case, way: Way) -> tuple[dict[str, np.ndarray], dict[str, floa
     context = way.vector == "e5ctx" or way.alone == "e5ctx"
     raw = {"vector": case.signals["e5ctx" if context else "e5"], "words": case.signals["words"],
            "trigram": case.signals["trigram"], "use": case.signals["usectx" if context else "use"]}
-    scaled = {n: (_spread if n in ("vector", "use") else _scaled)(v.astype(np.float64)) for n, v in raw.items()}
+    scaled = {n: (min_max if n in ("vector", "use") else scaled_by_best)(v.astype(np.float64)) for n, v in raw.items()}
     weight = {"vector": 1.0, "words": way.words, "trigram": way.trigram,
               "use": way.use if way.use_everywhere or case.german else 0.0}
     if way.alone:

@@ -43,7 +43,7 @@ from memory.records.notes import NewNote  # noqa: E402
 from memory.search import search_text  # noqa: E402
 from memory.search.embedder import make_embedder  # noqa: E402
 from memory.search.language import is_german  # noqa: E402
-from memory.search.ranking import Candidate, Weights, _scaled, _spread, faded, recency_factor  # noqa: E402
+from memory.search.ranking import Candidate, Weights, faded, min_max, recency_factor, scaled_by_best  # noqa: E402
 from memory.search.retrievers import CANDIDATES, documents, related_of  # noqa: E402
 from memory.store import MemoryStore  # noqa: E402
 
@@ -96,7 +96,8 @@ def fuse(case: Case, way: Way, weights: Weights | None = None) -> list[int]:
     if way.alone:
         weight = {name: float(name == way.alone) for name in weight}
     total = sum(weight.values())
-    scaled = {name: (_spread if name in ("vector", "use") else _scaled)(values) for name, values in parts.items()}
+    scaled = {name: (min_max if name in ("vector", "use") else scaled_by_best)(values)
+              for name, values in parts.items()}
     base = {c.doc_id: float(sum(weight[n] * scaled[n][i] for n in weight)) / total for i, c in enumerate(cs)}
     scored = []
     for c in cs:

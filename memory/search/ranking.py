@@ -50,13 +50,13 @@ def recency_factor(age_days: float, half_life_days: float, floor: float) -> floa
     return floor + (1.0 - floor) * decay
 
 
-def _scaled(values: np.ndarray) -> np.ndarray:
+def scaled_by_best(values: np.ndarray) -> np.ndarray:
     """Scale non-negative scores into 0..1 by the best of them."""
     top = float(values.max()) if len(values) else 0.0
     return values / top if top > 0 else np.zeros_like(values)
 
 
-def _spread(values: np.ndarray) -> np.ndarray:
+def min_max(values: np.ndarray) -> np.ndarray:
     """Min-max scale cosines so models with compressed similarity ranges weigh the same."""
     if not len(values):
         return values
@@ -68,12 +68,12 @@ def columns(candidates: list[Candidate], weights: Weights, second: bool = False)
                                                                                           dict[str, float]]:
     """Each retriever's scores over the candidates, scaled into 0..1 (cosines min-max, bm25 by the best), and its
     weight; USE joins with `second` (a German query)."""
-    scaled = {"vector": _spread(np.array([c.cosine for c in candidates], np.float64)),
-              "words": _scaled(np.array([c.words for c in candidates], np.float64)),
-              "trigram": _scaled(np.array([c.trigram for c in candidates], np.float64))}
+    scaled = {"vector": min_max(np.array([c.cosine for c in candidates], np.float64)),
+              "words": scaled_by_best(np.array([c.words for c in candidates], np.float64)),
+              "trigram": scaled_by_best(np.array([c.trigram for c in candidates], np.float64))}
     weight = {"vector": weights.vector, "words": weights.words, "trigram": weights.trigram}
     if second and weights.use > 0:
-        scaled["use"] = _spread(np.array([c.use for c in candidates], np.float64))
+        scaled["use"] = min_max(np.array([c.use for c in candidates], np.float64))
         weight["use"] = weights.use
     return scaled, weight
 
